@@ -1,0 +1,1 @@
+"""attncert.constructions: RASP as networkx graphs and every construction built on it."""

@@ -1,0 +1,35 @@
+"""attncert.exact: number domains, exact matrices, canonical JSON and certificates.
+
+This package knows nothing about RASP. See DESIGN.md, "The number tower".
+"""
+
+from exact.domains import EE, QQ, Ball, Domain, Float, domain_from_name
+from exact.eenumber import EENumber
+from exact.errors import (
+    AttncertError,
+    CertificateError,
+    ExactZeroDivision,
+    LimitExceeded,
+    NotInFieldError,
+    ParseError,
+    UndecidedError,
+)
+from exact.rationals import parse_rational
+
+__all__ = [
+    "QQ",
+    "EE",
+    "Ball",
+    "Float",
+    "Domain",
+    "domain_from_name",
+    "EENumber",
+    "parse_rational",
+    "AttncertError",
+    "CertificateError",
+    "ExactZeroDivision",
+    "LimitExceeded",
+    "NotInFieldError",
+    "ParseError",
+    "UndecidedError",
+]

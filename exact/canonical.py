@@ -1,0 +1,47 @@
+"""Canonical JSON and its hash (DESIGN.md, "Certificates").
+
+Canonical JSON: keys sorted, no insignificant whitespace, UTF-8, and no JSON
+floats anywhere (numbers that matter are rational strings). The sha256 of a
+certificate is taken over the canonical JSON of the document without its
+``sha256`` field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from exact.errors import ParseError
+
+#: Deepest nesting accepted in a document (a matrix of EE elements needs about 6).
+DEFAULT_MAX_DEPTH = 64
+
+
+def canonical_json(obj: Any) -> bytes:
+    """The canonical UTF-8 encoding of a JSON value; ParseError on floats or bad types."""
+    _check_values(obj, 0)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
+        "utf-8"
+    )
+
+
+def sha256_hex(obj: Any) -> str:
+    return hashlib.sha256(canonical_json(obj)).hexdigest()
+
+
+def _check_values(obj: Any, depth: int) -> None:
+    if depth > DEFAULT_MAX_DEPTH:
+        raise ParseError(f"document nested deeper than {DEFAULT_MAX_DEPTH} levels")
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise ParseError(f"JSON object keys must be strings, got {k!r:.40}")
+            _check_values(v, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _check_values(v, depth + 1)
+    elif isinstance(obj, float):
+        raise ParseError(f"JSON floats are not allowed in canonical documents (got {obj!r}); use rational strings")
+    elif not (obj is None or isinstance(obj, (str, int, bool))):
+        raise ParseError(f"not a JSON value: {obj!r:.40} of type {type(obj).__name__}")

@@ -1,0 +1,139 @@
+"""The certificate container: documents of format ``attncert/1``.
+
+A certificate is one JSON object (DESIGN.md, "Certificates") whose ``sha256``
+field is the hex sha256 of the canonical JSON of the rest. This module seals,
+writes (atomically: temporary file in the same folder, fsync, then rename) and
+reads documents, checking size limits, the format tag and the hash. It knows
+nothing about what a claim means; :mod:`proofs.verify` checks that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from exact.canonical import DEFAULT_MAX_DEPTH, canonical_json, sha256_hex
+from exact.errors import CertificateError, LimitExceeded, ParseError
+
+FORMAT = "attncert/1"
+REQUIRED_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result", "provenance")
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Limits applied before a document is trusted with any computation."""
+
+    max_bytes: int = 256 * 1024 * 1024
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+def seal(doc: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy of doc with its ``sha256`` field set (any old one is replaced)."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return {**body, "sha256": sha256_hex(body)}
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write data to path so that readers see either the old file or the whole new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_certificate(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
+    """Seal and write a certificate atomically, as canonical JSON."""
+    if doc.get("format") != FORMAT:
+        raise CertificateError(f"refusing to write a document whose format is not {FORMAT!r}")
+    return atomic_write_bytes(path, canonical_json(seal(doc)) + b"\n")
+
+
+def parse_document(data: bytes, limits: ReadLimits = ReadLimits()) -> dict[str, Any]:
+    """Parse bytes into a JSON object, refusing NaN/Infinity, oversize and over-deep input."""
+    if len(data) > limits.max_bytes:
+        raise LimitExceeded(f"document of {len(data)} bytes exceeds the limit of {limits.max_bytes}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"document is not UTF-8: {e.reason} at byte {e.start}") from None
+    if _max_bracket_depth(text) > limits.max_depth:
+        raise LimitExceeded(f"document nested deeper than {limits.max_depth} levels")
+    try:
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_refuse_float)
+    except ParseError:
+        raise
+    except json.JSONDecodeError as e:
+        raise ParseError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except (ValueError, RecursionError) as e:  # e.g. an integer literal over Python's digit limit
+        raise ParseError(f"malformed JSON: {str(e).splitlines()[0][:120]}") from None
+    if not isinstance(doc, dict):
+        raise CertificateError(f"a certificate must be a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def check_document(doc: dict[str, Any]) -> None:
+    """Check the format tag, the presence of every field, and the sha256."""
+    fmt = doc.get("format")
+    if fmt != FORMAT:
+        raise CertificateError(f"unsupported format {fmt!r:.40}: expected {FORMAT!r}")
+    missing = [k for k in REQUIRED_FIELDS + ("sha256",) if k not in doc]
+    if missing:
+        raise CertificateError(f"certificate lacks the field(s) {', '.join(missing)}")
+    recorded = doc["sha256"]
+    if not isinstance(recorded, str):
+        raise CertificateError("the sha256 field must be a hex string")
+    actual = sha256_hex({k: v for k, v in doc.items() if k != "sha256"})
+    if recorded != actual:
+        raise CertificateError(f"sha256 mismatch: recorded {recorded[:16]}..., computed {actual[:16]}...")
+
+
+def read_certificate(path: str | os.PathLike, limits: ReadLimits = ReadLimits()) -> dict[str, Any]:
+    """Read, parse and hash-check a certificate file."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > limits.max_bytes:
+            raise LimitExceeded(f"{path}: {size} bytes exceeds the limit of {limits.max_bytes}")
+        data = path.read_bytes()
+    except OSError as e:
+        raise CertificateError(f"cannot read {path}: {e.strerror}") from None
+    doc = parse_document(data, limits)
+    check_document(doc)
+    return doc
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ParseError(f"JSON constant {name} is not allowed in a certificate")
+
+
+def _refuse_float(text: str) -> Any:
+    raise ParseError(f"JSON float {text[:40]} is not allowed in a certificate; numbers are rational strings")
+
+
+def _max_bracket_depth(text: str) -> int:
+    # Measured before json.loads so that hostile nesting never reaches the recursive parser.
+    outside = _JSON_STRING.sub("", text).encode("utf-8")
+    b = np.frombuffer(outside, dtype=np.uint8)
+    step = np.isin(b, _OPEN).astype(np.int64) - np.isin(b, _CLOSE).astype(np.int64)
+    return int(np.cumsum(step).max(initial=0))
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OPEN = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSE = np.frombuffer(b"]}", dtype=np.uint8)

@@ -1,0 +1,101 @@
+"""Ball(prec): arb midpoint-radius balls at ``prec`` bits (rigorous enclosures).
+
+Every operation returns a ball that contains the exact result of the same
+operation on any points of its arguments (Johansson, "Arb: efficient
+arbitrary-precision midpoint-radius interval arithmetic", IEEE Trans. Comput.
+2017). A ball result is therefore an *enclosure*, never an exact value.
+Comparisons a ball cannot decide (it contains the other side) raise
+:class:`UndecidedError` rather than guess.
+
+FLINT's arb precision is a global setting; :meth:`BallField.context` sets it for
+a computation, and the evaluator runs inside that context.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ContextManager
+
+from flint import arb, ctx, fmpq
+
+from exact.domains.base import Domain
+from exact.eenumber import EENumber
+from exact.errors import ParseError, UndecidedError
+from exact.rationals import parse_rational, rational_from_json, rational_to_json
+
+
+class BallField(Domain):
+    """Balls at a fixed working precision."""
+
+    exact = False
+    relation = "enclosure"
+
+    def __init__(self, prec: int = 128):
+        if not isinstance(prec, int) or isinstance(prec, bool) or not 2 <= prec <= 1 << 24:
+            raise ParseError(f"Ball precision must be an integer number of bits in [2, 2^24], got {prec!r}")
+        self.prec = prec
+        self.name = f"Ball({prec})"
+
+    def context(self) -> ContextManager[None]:
+        return ctx.workprec(self.prec)
+
+    def convert(self, x: object) -> arb:
+        if isinstance(x, arb):
+            return x
+        if isinstance(x, EENumber):
+            return x.enclose(self.prec)
+        with self.context():
+            return arb(parse_rational(x))
+
+    def exp(self, x: arb) -> arb:
+        with self.context():
+            return self.convert(x).exp()
+
+    def sign(self, x: arb) -> int:
+        if x > 0:
+            return 1
+        if x < 0:
+            return -1
+        if x.is_zero():  # the exact point 0
+            return 0
+        raise UndecidedError(f"the sign of the ball {x} is not decided at {self.prec} bits")
+
+    def eq(self, a: arb, b: arb) -> bool:
+        d = a - b
+        if d.is_zero():
+            return True
+        if d > 0 or d < 0:
+            return False
+        raise UndecidedError(f"equality of balls {a} and {b} is not decided at {self.prec} bits")
+
+    def to_json(self, x: arb) -> dict[str, str]:
+        return {"mid": rational_to_json(_dyadic(x.mid())), "rad": rational_to_json(_dyadic(x.rad()))}
+
+    def from_json(self, obj: Any) -> arb:
+        if not isinstance(obj, dict) or set(obj) != {"mid", "rad"}:
+            raise ParseError('a ball must be an object with exactly the keys "mid" and "rad"')
+        mid, rad = rational_from_json(obj["mid"]), rational_from_json(obj["rad"])
+        if rad < 0:
+            raise ParseError(f"a ball radius must be >= 0, got {rad}")
+        with self.context():
+            # arb(mid, rad) rounds outward, so the ball read contains the one written.
+            return arb(mid, rad)
+
+    def enclose(self, x: arb, prec: int = 128) -> arb:
+        return x
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BallField) and other.prec == self.prec
+
+    def __hash__(self) -> int:
+        return hash(("Ball", self.prec))
+
+
+def _dyadic(x: arb) -> fmpq:
+    """The exact rational value of an exact (dyadic) arb, such as a midpoint or radius."""
+    m, e = x.man_exp()
+    return fmpq(m) * fmpq(2) ** int(e) if e >= 0 else fmpq(m, 2 ** int(-e))
+
+
+def Ball(prec: int = 128) -> BallField:
+    """The ball domain at ``prec`` bits."""
+    return BallField(prec)

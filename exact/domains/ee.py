@@ -1,0 +1,92 @@
+"""EE = Frac(Q[e^Q]): the exact field that contains e^q for every rational q.
+
+Elements are :class:`exact.eenumber.EENumber`. The facts the domain rests on
+(Lindemann–Weierstrass zero test, exact sign by arb refinement, closure under
+exp of rationals only) are stated in :mod:`exact.expsum` and
+:mod:`exact.eenumber`.
+
+JSON form (DESIGN.md, "Certificates"): ``{"num": [[q, c], ...], "den": [[q, c], ...]}``,
+exponent q and coefficient c as canonical rational strings, sorted by exponent,
+with den monic at its largest exponent, which is 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from flint import arb, fmpq
+
+from exact.domains.base import Domain
+from exact.eenumber import EENumber, ee_sum
+from exact.errors import ParseError
+from exact.expsum import ExpSum
+from exact.rationals import rational_from_json, rational_to_json
+
+#: Terms allowed in one num or den read from a document.
+DEFAULT_MAX_TERMS = 100_000
+
+
+class ExpField(Domain):
+    """The exact exponential field EE."""
+
+    name = "EE"
+    exact = True
+    relation = "exact_equal"
+
+    def convert(self, x: object) -> EENumber:
+        return x if isinstance(x, EENumber) else EENumber.rational(x)
+
+    def exp(self, x: Any) -> EENumber:
+        """e^x, exactly, for rational x; NotInFieldError names x otherwise."""
+        return EENumber.exp(x)
+
+    def sign(self, x: EENumber) -> int:
+        return x.sign()
+
+    def eq(self, a: EENumber, b: EENumber) -> bool:
+        return a == b
+
+    def sum(self, values: Iterable[EENumber]) -> EENumber:
+        return ee_sum(values)
+
+    def to_json(self, x: EENumber) -> dict[str, list[list[str]]]:
+        return {"num": _sum_to_json(x.num), "den": _sum_to_json(x.den)}
+
+    def from_json(self, obj: Any, max_terms: int = DEFAULT_MAX_TERMS) -> EENumber:
+        if not isinstance(obj, dict) or set(obj) != {"num", "den"}:
+            raise ParseError('an EE element must be an object with exactly the keys "num" and "den"')
+        num = _sum_from_json(obj["num"], "num", max_terms)
+        den = _sum_from_json(obj["den"], "den", max_terms)
+        if den.is_zero():
+            raise ParseError("an EE element has an empty (zero) denominator")
+        return EENumber(num, den)
+
+    def enclose(self, x: EENumber, prec: int = 128) -> arb:
+        return x.enclose(prec)
+
+
+def _sum_to_json(s: ExpSum) -> list[list[str]]:
+    return [[rational_to_json(q), rational_to_json(s.terms[q])] for q in sorted(s.terms)]
+
+
+def _sum_from_json(obj: Any, where: str, max_terms: int) -> ExpSum:
+    if not isinstance(obj, list):
+        raise ParseError(f'EE "{where}" must be a list of [exponent, coefficient] pairs')
+    if len(obj) > max_terms:
+        raise ParseError(f'EE "{where}" has {len(obj)} terms, over the limit of {max_terms}')
+    terms: dict[fmpq, fmpq] = {}
+    last: fmpq | None = None
+    for pair in obj:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ParseError(f'EE "{where}" term must be a pair [exponent, coefficient], got {pair!r:.60}')
+        q, c = rational_from_json(pair[0]), rational_from_json(pair[1])
+        if last is not None and not q > last:
+            raise ParseError(f'EE "{where}" exponents must be strictly increasing ({last} then {q})')
+        if c == 0:
+            raise ParseError(f'EE "{where}" has a zero coefficient at exponent {q}')
+        terms[q] = c
+        last = q
+    return ExpSum(terms)
+
+
+EE = ExpField()

@@ -1,0 +1,50 @@
+"""QQ: the rationals, on FLINT's ``fmpq`` (exact)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flint import arb, ctx, fmpq
+
+from exact.domains.base import Domain
+from exact.errors import NotInFieldError
+from exact.rationals import parse_rational, rational_from_json, rational_to_json
+
+
+class RationalField(Domain):
+    """Q with exact arithmetic. exp is defined only at 0 (e^q is irrational for q != 0)."""
+
+    name = "QQ"
+    exact = True
+    relation = "exact_equal"
+
+    def convert(self, x: object) -> fmpq:
+        return parse_rational(x)
+
+    def exp(self, x: Any) -> fmpq:
+        # Lindemann: e^q is transcendental for rational q != 0, so it is not in QQ.
+        if x == 0:
+            return fmpq(1)
+        raise NotInFieldError(f"exp({x}) is not rational; evaluate in EE for exact exponentials")
+
+    def sign(self, x: fmpq) -> int:
+        return (x > 0) - (x < 0)
+
+    def lt(self, a: fmpq, b: fmpq) -> bool:
+        return a < b
+
+    def eq(self, a: fmpq, b: fmpq) -> bool:
+        return a == b
+
+    def to_json(self, x: fmpq) -> str:
+        return rational_to_json(x)
+
+    def from_json(self, obj: Any) -> fmpq:
+        return rational_from_json(obj)
+
+    def enclose(self, x: fmpq, prec: int = 128) -> arb:
+        with ctx.workprec(prec):
+            return arb(x)
+
+
+QQ = RationalField()

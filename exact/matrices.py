@@ -1,0 +1,74 @@
+"""Matrices as lists of rows, with explicit conversions between storage forms.
+
+Following sympy's ``polys/matrices``, the element domain (a :class:`Domain`),
+the storage (row lists of domain elements, or FLINT's ``fmpq_mat`` for QQ) and
+the API are kept apart, and every conversion is a named function. JSON stores a
+matrix as a list of rows (DESIGN.md, "Certificates").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from flint import fmpq_mat
+
+from exact.domains.base import Domain
+from exact.errors import LimitExceeded, ParseError
+
+Rows = list[list[Any]]
+
+#: Entries allowed in one matrix read from a document.
+DEFAULT_MAX_ENTRIES = 1_000_000
+
+
+def convert_rows(rows: Sequence[Sequence[object]], domain: Domain) -> Rows:
+    """Convert a rectangular nested sequence of numbers into domain elements."""
+    if not isinstance(rows, Sequence) or isinstance(rows, (str, bytes)):
+        raise ParseError(f"a matrix must be a list of rows, got {type(rows).__name__}")
+    if not rows:
+        raise ParseError("a matrix must have at least one row")
+    width = None
+    out: Rows = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Sequence) or isinstance(row, (str, bytes)):
+            raise ParseError(f"matrix row {i} is not a list")
+        if width is None:
+            width = len(row)
+            if width == 0:
+                raise ParseError("a matrix must have at least one column")
+        elif len(row) != width:
+            raise ParseError(f"matrix is ragged: row 0 has {width} entries, row {i} has {len(row)}")
+        out.append([domain.convert(x) for x in row])
+    return out
+
+
+def shape(rows: Rows) -> tuple[int, int]:
+    return len(rows), len(rows[0])
+
+
+def to_fmpq_mat(rows: Rows) -> fmpq_mat:
+    """QQ rows -> FLINT matrix (for fast exact products and inverses)."""
+    r, c = shape(rows)
+    return fmpq_mat(r, c, [x for row in rows for x in row])
+
+
+def from_fmpq_mat(m: fmpq_mat) -> Rows:
+    return [list(row) for row in m.table()]
+
+
+def matrix_to_json(rows: Rows, domain: Domain) -> list[list[Any]]:
+    return [[domain.to_json(x) for x in row] for row in rows]
+
+
+def matrix_from_json(obj: Any, domain: Domain, max_entries: int = DEFAULT_MAX_ENTRIES) -> Rows:
+    """Read a JSON matrix (list of rows of element JSON) in the given domain."""
+    if not isinstance(obj, list) or not obj or not all(isinstance(r, list) for r in obj):
+        raise ParseError("a matrix must be a non-empty list of rows (lists)")
+    n = sum(len(r) for r in obj)
+    if n > max_entries:
+        raise LimitExceeded(f"matrix of {n} entries exceeds the limit of {max_entries}")
+    width = len(obj[0])
+    if width == 0 or any(len(r) != width for r in obj):
+        raise ParseError("a matrix must be rectangular with at least one column")
+    return [[domain.from_json(x) for x in row] for row in obj]
+

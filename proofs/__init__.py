@@ -1,0 +1,1 @@
+"""attncert.proofs: one runnable proof script per claim, the verifier and the command line."""

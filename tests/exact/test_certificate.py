@@ -1,0 +1,97 @@
+"""The certificate container: sealing, atomic writes and hash checks on read."""
+
+import json
+import os
+
+import pytest
+
+from exact.certificate import (
+    FORMAT,
+    ReadLimits,
+    check_document,
+    parse_document,
+    read_certificate,
+    seal,
+    write_certificate,
+)
+from exact.canonical import canonical_json
+from exact.errors import CertificateError, LimitExceeded, ParseError
+
+
+def _doc():
+    return {
+        "format": FORMAT,
+        "claim": "example",
+        "params": {"n": 2},
+        "inputs": {"X": [["1/2", "3"]]},
+        "construction": {"graph": {}, "size": {}},
+        "outputs": {"U": [["1/2", "3"]]},
+        "reference": {"T": [["1/2", "3"]]},
+        "result": {"relation": "exact_equal", "holds": True},
+        "provenance": {"attncert": "0.1.0"},
+    }
+
+
+def test_write_then_read(tmp_path):
+    p = write_certificate(tmp_path / "sub" / "c.json", _doc())
+    doc = read_certificate(p)
+    assert doc["sha256"] == seal(_doc())["sha256"]
+    assert p.read_bytes() == canonical_json(seal(_doc())) + b"\n"
+    assert [f.name for f in p.parent.iterdir()] == ["c.json"]  # no temporary file left
+
+
+def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
+    p = write_certificate(tmp_path / "c.json", _doc())
+    before = p.read_bytes()
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        write_certificate(p, {**_doc(), "claim": "other"})
+    assert p.read_bytes() == before
+    assert [f.name for f in tmp_path.iterdir()] == ["c.json"]
+
+
+def test_tampering_is_caught_by_the_hash(tmp_path):
+    p = write_certificate(tmp_path / "c.json", _doc())
+    doc = json.loads(p.read_text())
+    doc["outputs"]["U"][0][0] = "1/3"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(CertificateError, match="sha256 mismatch"):
+        read_certificate(p)
+
+
+@pytest.mark.parametrize(
+    "text, exc",
+    [
+        (b'{"format": "attncert/1"', ParseError),
+        (b"[1, 2]", CertificateError),
+        (b'{"a": NaN}', ParseError),
+        (b'{"a": 0.5}', ParseError),
+        (b"[" * 10_000 + b"]" * 10_000, LimitExceeded),
+        (b'{"a": ' + b"9" * 1_000_000 + b"}", ParseError),
+        (b"\xff\xfe", ParseError),
+    ],
+)
+def test_hostile_documents_give_clear_errors(text, exc):
+    with pytest.raises(exc):
+        parse_document(text)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    doc = parse_document(json.dumps({"s": "[" * 1000 + '\\"{'}).encode())
+    assert doc["s"].startswith("[[")
+
+
+def test_size_limit_and_missing_fields(tmp_path):
+    p = write_certificate(tmp_path / "c.json", _doc())
+    with pytest.raises(LimitExceeded):
+        read_certificate(p, ReadLimits(max_bytes=10))
+    with pytest.raises(CertificateError, match="lacks"):
+        check_document({"format": FORMAT})
+    with pytest.raises(CertificateError, match="unsupported format"):
+        check_document({**seal(_doc()), "format": "attncert/2"})
+    with pytest.raises(CertificateError, match="cannot read"):
+        read_certificate(tmp_path / "missing.json")
