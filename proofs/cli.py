@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib.metadata import PackageNotFoundError, version
+import time
+from pathlib import Path
 from typing import Sequence
 
+from exact.certificate import write_certificate
 from exact.errors import AttncertError
-from proofs.registry import load_claims
+from proofs.certify import package_version
+from proofs.registry import Claim, load_claims
 
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -20,13 +23,6 @@ EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-def package_version() -> str:
-    try:
-        return version("attncert")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -40,6 +36,65 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
+def _run_claim(claim: Claim, params: dict, out: Path) -> tuple[dict, float]:
+    t0 = time.perf_counter()
+    doc = claim.prove(**params)
+    elapsed = time.perf_counter() - t0
+    write_certificate(out, doc)
+    return doc, elapsed
+
+
+def _summary_row(doc: dict, elapsed: float) -> list[str]:
+    size = doc["construction"].get("size", {})
+    heads = size.get("heads")
+    sizes = ",".join(f"{k}={v}" for k, v in sorted(doc["params"].items()) if k != "seed")
+    return [
+        doc["claim"],
+        sizes,
+        str(size.get("layers", "-")),
+        str(max(heads) if heads else "-"),
+        doc["result"]["relation"],
+        "yes" if doc["result"]["holds"] else "NO",
+        f"{elapsed:.2f}s",
+    ]
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    for r in [header, ["-" * w for w in widths]] + rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+_HEADER = ["claim", "sizes", "layers", "max heads", "relation", "holds", "time"]
+
+
+def _cmd_prove(args: argparse.Namespace) -> int:
+    claim: Claim = args.claim_obj
+    params = {p.name: getattr(args, p.name) for p in claim.params}
+    out = Path(args.out) if args.out else Path("certificates") / f"{claim.name}.json"
+    doc, elapsed = _run_claim(claim, params, out)
+    _print_table(_HEADER, [_summary_row(doc, elapsed)])
+    print(f"certificate: {out}")
+    return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
+
+
+def _cmd_prove_all(args: argparse.Namespace) -> int:
+    claims = load_claims()
+    out_dir = Path(args.out_dir)
+    rows, failed = [], []
+    for name, claim in claims.items():
+        doc, elapsed = _run_claim(claim, claim.defaults(), out_dir / f"{name}.json")
+        rows.append(_summary_row(doc, elapsed))
+        if not doc["result"]["holds"]:
+            failed.append(name)
+    _print_table(_HEADER, rows)
+    print(f"{len(rows)} claims proven at default sizes, certificates in {out_dir}/")
+    if failed:
+        print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
+        return EXIT_FAILS
+    return EXIT_HOLDS
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="attncert", description="Exact-arithmetic proof checker for what transformers can express.")
     p.add_argument("--version", action="version", version=f"attncert {package_version()}")
@@ -47,6 +102,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     sp = sub.add_parser("list", help="list the claims that can be proven")
     sp.set_defaults(func=_cmd_list)
+
+    sp = sub.add_parser("prove", help="prove one claim and write its certificate")
+    claims_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
+    claims_sub.required = True
+    for name, claim in sorted(load_claims().items()):
+        cp = claims_sub.add_parser(name, help=claim.statement)
+        for prm in claim.params:
+            cp.add_argument(f"--{prm.name}", type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
+        cp.add_argument("--out", help="certificate path (default: certificates/CLAIM.json)")
+        cp.set_defaults(func=_cmd_prove, claim_obj=claim)
+
+    sp = sub.add_parser("prove-all", help="prove every claim at default sizes and print a summary")
+    sp.add_argument("--out-dir", default="certificates", help="folder for the certificates (default: certificates)")
+    sp.set_defaults(func=_cmd_prove_all)
     return p
 
 

@@ -1,8 +1,13 @@
 """The registry of claims: every provable claim plugs in here, and only here.
 
 The command line (``attncert list``, ``prove``, ``prove-all``) and the verifier
-find claims through :data:`CLAIMS`; a claim module registers itself with
-:func:`register` when :func:`load_claims` imports it.
+find claims through :func:`load_claims`. A claim module calls :func:`register`
+at import time; add the module's name to :data:`CLAIM_MODULES`.
+
+A claim's ``prove(**params)`` builds its construction, evaluates it, computes an
+independent reference and returns an *unsealed* certificate document (see
+:func:`proofs.certify.certificate`). Its parameters are declared as
+:class:`Param` so that the command line can offer them as options.
 """
 
 from __future__ import annotations
@@ -11,31 +16,44 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: Modules that define claims. Importing them fills :data:`CLAIMS`.
+#: Modules that define claims. Importing them fills the registry.
 CLAIM_MODULES: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
+class Param:
+    """One parameter of a claim, offered on the command line as ``--name``."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str = ""
+
+
+@dataclass(frozen=True)
 class Claim:
-    """A provable statement: how to prove it and what it states."""
+    """A provable statement: what it states, how to prove it, its parameters."""
 
     name: str
     statement: str
     prove: Callable[..., dict[str, Any]]
-    defaults: dict[str, Any] = field(default_factory=dict)
+    params: tuple[Param, ...] = field(default_factory=tuple)
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
 
 
-CLAIMS: dict[str, Claim] = {}
+_CLAIMS: dict[str, Claim] = {}
 
 
 def register(claim: Claim) -> Claim:
-    if claim.name in CLAIMS:
+    if claim.name in _CLAIMS:
         raise ValueError(f"claim {claim.name!r} registered twice")
-    CLAIMS[claim.name] = claim
+    _CLAIMS[claim.name] = claim
     return claim
 
 
 def load_claims() -> dict[str, Claim]:
     for mod in CLAIM_MODULES:
         importlib.import_module(mod)
-    return CLAIMS
+    return dict(_CLAIMS)

@@ -1,0 +1,54 @@
+"""Assembling certificate documents (DESIGN.md, "Certificates", format attncert/1).
+
+Proof scripts call :func:`certificate` with what they built and compared; the
+container in :mod:`exact.certificate` seals and writes it.
+"""
+
+from __future__ import annotations
+
+import platform
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from exact.certificate import FORMAT
+
+RELATIONS = ("exact_equal", "enclosure", "bound", "agreement")
+
+
+def package_version() -> str:
+    try:
+        return version("attncert")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def certificate(
+    claim: str,
+    params: dict[str, Any],
+    inputs: dict[str, Any],
+    construction: dict[str, Any],
+    outputs: dict[str, Any],
+    reference: dict[str, Any],
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """An unsealed attncert/1 document. ``result`` must give ``relation`` and ``holds``."""
+    if result.get("relation") not in RELATIONS:
+        raise ValueError(f"unknown relation {result.get('relation')!r}; expected one of {RELATIONS}")
+    if not isinstance(result.get("holds"), bool):
+        raise ValueError("result.holds must be a bool")
+    return {
+        "format": FORMAT,
+        "claim": claim,
+        "params": params,
+        "inputs": inputs,
+        "construction": construction,
+        "outputs": outputs,
+        "reference": reference,
+        "result": result,
+        "provenance": {
+            "attncert": package_version(),
+            "python": platform.python_version(),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        },
+    }
