@@ -18,4 +18,21 @@ def domain_from_name(name: str) -> Domain:
     raise ParseError(f"unknown domain {name!r}: expected QQ, EE, Float or Ball(prec)")
 
 
-__all__ = ["Domain", "QQ", "EE", "Ball", "Float", "RationalField", "ExpField", "BallField", "FloatField", "domain_from_name"]
+def domain_of(x: object) -> Domain:
+    """The smallest domain whose native type x has (ints and rationals are QQ)."""
+    from flint import arb
+
+    from exact.eenumber import EENumber
+
+    if isinstance(x, EENumber):
+        return EE
+    if isinstance(x, arb):
+        from flint import ctx
+
+        return Ball(ctx.prec)
+    if isinstance(x, float):
+        return Float
+    return QQ
+
+
+__all__ = ["domain_of", "Domain", "QQ", "EE", "Ball", "Float", "RationalField", "ExpField", "BallField", "FloatField", "domain_from_name"]

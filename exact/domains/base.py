@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from typing import Any, ContextManager, Iterable
+from typing import Any, ContextManager, Iterable, Sequence
 
+import numpy as np
 from flint import arb
 
 from exact.errors import ExactZeroDivision
@@ -71,6 +72,22 @@ class Domain(ABC):
         for v in values:
             total = total + v
         return total
+
+    def means(self, values: Sequence[Any], cols: np.ndarray, offsets: Sequence[int]) -> list[Any]:
+        """Row means of a selection in CSR form: row r selects cols[offsets[r]:offsets[r+1]].
+
+        Entry r is (1/|G_r|) sum_{i in G_r} values[i], values[i] itself when |G_r| = 1,
+        and None when G_r is empty. This is the averaging step of RASP's Aggregate;
+        domains override it with a faster exact vector form.
+        """
+        out: list[Any] = []
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            g = cols[a:b].tolist()
+            if len(g) <= 1:
+                out.append(values[g[0]] if g else None)
+            else:
+                out.append(self.div(self.sum(values[i] for i in g), self.convert(len(g))))
+        return out
 
     @abstractmethod
     def to_json(self, x: Any) -> Any:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Sequence
 
-from flint import arb, ctx, fmpq
+import numpy as np
+from flint import arb, ctx, fmpq, fmpz
 
 from exact.domains.base import Domain
 from exact.errors import NotInFieldError
@@ -35,6 +36,28 @@ class RationalField(Domain):
 
     def eq(self, a: fmpq, b: fmpq) -> bool:
         return a == b
+
+    def sum(self, values: Iterable[fmpq]) -> fmpq:
+        return sum(values, fmpq(0))
+
+    def means(self, values: Sequence[fmpq], cols: np.ndarray, offsets: Sequence[int]) -> list[fmpq | None]:
+        """Exact row means over one common denominator L = lcm of all denominators.
+
+        values[i] = N_i / L with integers N_i, so a mean is (sum N_i) / (L |G|):
+        integer additions instead of rational ones (no gcd per term).
+        """
+        den = fmpz(1)
+        for v in values:
+            den = den.lcm(v.q)
+        nums = [int(v.p * (den // v.q)) for v in values]
+        L = int(den)
+        out: list[fmpq | None] = []
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            if b - a == 1:
+                out.append(values[int(cols[a])])
+            else:
+                out.append(fmpq(sum(map(nums.__getitem__, cols[a:b].tolist())), L * (b - a)) if b > a else None)
+        return out
 
     def to_json(self, x: fmpq) -> str:
         return rational_to_json(x)

@@ -1,0 +1,56 @@
+"""RASP, source-compatible with tracr: ``from constructions import rasp``.
+
+The builder (:mod:`.expr`), graphs (:mod:`.graph`), the exact evaluator
+(:mod:`.evaluate`), size accounting (:mod:`.size`) and the function registry
+(:mod:`.functions`). See DESIGN.md, "RASP as computation graphs".
+"""
+
+from constructions.rasp.evaluate import EvaluationError, evaluate, evaluate_graph
+from constructions.rasp.expr import (
+    Aggregate,
+    Comparison,
+    ConstantSelector,
+    ConstantSOp,
+    Encoding,
+    Full,
+    LinearSequenceMap,
+    Map,
+    NumericValue,
+    Predicate,
+    RASPExpr,
+    Select,
+    Selector,
+    SelectorAnd,
+    SelectorNot,
+    SelectorOr,
+    SelectorValue,
+    SelectorWidth,
+    SequenceMap,
+    SOp,
+    Value,
+    annotate,
+    categorical,
+    get_encoding,
+    indices,
+    is_categorical,
+    is_numerical,
+    length,
+    numerical,
+    selector_and,
+    selector_not,
+    selector_or,
+    sop_not,
+    tokens,
+)
+from constructions.rasp.functions import NamedFn, fn, register_function
+from constructions.rasp.graph import graph_from_json, graph_to_dot, graph_to_graphml, graph_to_json, to_graph
+from constructions.rasp.size import Size, size
+
+__all__ = [
+    "Aggregate", "Comparison", "ConstantSelector", "ConstantSOp", "Encoding", "Full", "LinearSequenceMap",
+    "Map", "NumericValue", "Predicate", "SelectorValue", "Value", "RASPExpr", "Select", "Selector", "SelectorAnd", "SelectorNot", "SelectorOr", "SelectorWidth",
+    "SequenceMap", "SOp", "annotate", "categorical", "get_encoding", "indices", "is_categorical",
+    "is_numerical", "length", "numerical", "selector_and", "selector_not", "selector_or", "sop_not", "tokens",
+    "evaluate", "evaluate_graph", "EvaluationError", "NamedFn", "fn", "register_function", "to_graph",
+    "graph_to_json", "graph_from_json", "graph_to_dot", "graph_to_graphml", "size", "Size",
+]

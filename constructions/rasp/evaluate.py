@@ -1,0 +1,315 @@
+"""Evaluation of RASP graphs in any domain of the number tower.
+
+Semantics (DESIGN.md, "RASP as computation graphs"; RASP, Weiss et al. 2021;
+tracr's evaluator):
+
+* ``tokens`` are the input; numeric tokens are converted exactly into the
+  domain, other hashable tokens (strings, bools) are kept. ``indices`` are
+  0..n-1 and ``length`` is n, both as domain numbers.
+* ``Select(keys, queries, p)`` is the boolean matrix M[q][k] = p(key_k, query_q).
+  For Comparison predicates it is built vectorised: keys and queries are
+  replaced by integer codes that preserve equality and order (their rank among
+  the distinct values, sorted exactly), and numpy compares the codes. Other
+  callables are called n^2 times, in-process only.
+* ``Aggregate(s, v, default)`` gives each query the exact mean, in the domain,
+  of the values at its selected keys, or ``default`` if it selects none.
+  Booleans count as 0/1. Non-numeric values may be aggregated only when every
+  selected value is the same (then the mean is that value).
+* ``SelectorWidth(s)`` is the number of selected keys of each query.
+* ``None`` flows through maps as in tracr.
+
+Intermediate values are freed as soon as their last consumer has run, so
+memory stays near the widest layer, not the whole graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import networkx as nx
+import numpy as np
+from flint import fmpq
+
+from constructions.rasp import expr as E
+from constructions.rasp.graph import arguments, decode_params, to_graph
+from exact import EE, QQ, Ball, Domain, EENumber, Float
+from exact.domains import BallField
+from exact.errors import AttncertError
+
+Selection = np.ndarray  # bool, shape (n_queries, n_keys)
+
+#: Sequences longer than this are refused (a selector alone is n^2 booleans).
+DEFAULT_MAX_LENGTH = 1 << 15
+
+
+class EvaluationError(AttncertError):
+    """A program failed on an input (type mismatch, bad aggregate, wrong length...)."""
+
+
+def evaluate(program: E.RASPExpr, xs: Sequence[Any], domain: Domain | None = None) -> Any:
+    """tracr-compatible: the value of ``program`` on input ``xs``.
+
+    The domain defaults to the smallest one that holds the tokens (QQ for numbers and
+    strings, EE if a token is an :class:`EENumber`). Selectors evaluate to lists of
+    lists of booleans, SOps to lists.
+    """
+    g = to_graph(program)
+    out = evaluate_graph(g, xs, domain)["output"]
+    return out.tolist() if isinstance(out, np.ndarray) else out
+
+
+def _default_domain(xs: Sequence[Any]) -> Domain:
+    from flint import arb
+
+    if any(isinstance(x, EENumber) for x in xs):
+        return EE
+    if any(isinstance(x, arb) for x in xs):
+        return Ball(128)
+    return QQ
+
+
+def evaluate_graph(
+    g: nx.MultiDiGraph,
+    xs: Sequence[Any],
+    domain: Domain | None = None,
+    max_length: int = DEFAULT_MAX_LENGTH,
+) -> dict[str, Any]:
+    """Evaluate every output of a RASP graph on the token sequence ``xs``."""
+    if isinstance(xs, (str, bytes)):
+        xs = list(xs)
+    xs = list(xs)
+    if not xs:
+        raise EvaluationError("empty input: RASP programs need at least one token")
+    if len(xs) > max_length:
+        raise EvaluationError(f"input of length {len(xs)} exceeds the limit of {max_length}")
+    domain = domain if domain is not None else _default_domain(xs)
+    ev = _Evaluator(domain, xs)
+    outputs = g.graph["outputs"]
+    keep = set(outputs.values())
+    order = list(nx.lexicographical_topological_sort(g))
+    remaining = {v: g.out_degree(v) for v in g.nodes}
+    values: dict[int, Any] = {}
+    with domain.context():
+        for v in order:
+            d = g.nodes[v]
+            args = arguments(g, v)
+            try:
+                values[v] = ev.node(d, [values[u] for u in args])
+            except (AttncertError, TypeError, ValueError, ArithmeticError) as e:
+                if isinstance(e, EvaluationError):
+                    raise
+                raise EvaluationError(f"at node {d['label']!r} ({d['op']}): {e}") from e
+            for u in args:
+                remaining[u] -= 1
+                if remaining[u] == 0 and u not in keep:
+                    del values[u]
+    return {name: values[v] for name, v in outputs.items()}
+
+
+def _is_number(v: Any) -> bool:
+    return v is not None and not isinstance(v, (str, tuple))
+
+
+class _Evaluator:
+    def __init__(self, domain: Domain, xs: list[Any]):
+        self.domain = domain
+        self.n = len(xs)
+        self.xs = [self.const(x) for x in xs]
+        self._int_cache: dict[int, Any] = {}
+
+    def const(self, x: Any) -> Any:
+        """A value from the input or the graph, in the domain (tokens stay tokens)."""
+        if x is None or isinstance(x, (str, bool, tuple)):
+            return x
+        return self.domain.convert(x)
+
+    def integer(self, k: int) -> Any:
+        v = self._int_cache.get(k)
+        if v is None:
+            v = self._int_cache[k] = self.domain.convert(k)
+        return v
+
+    def node(self, d: Mapping[str, Any], args: list[Any]) -> Any:
+        op = d["op"]
+        py = d.get("callable")
+        params = {} if py is not None else decode_params(op, d["params"])
+        return getattr(self, f"op_{op}")(params, py, *args)
+
+    # -- primitives ---------------------------------------------------------------------
+    def op_tokens(self, params, py):
+        return list(self.xs)
+
+    def op_indices(self, params, py):
+        return [self.integer(i) for i in range(self.n)]
+
+    def op_length(self, params, py):
+        return [self.integer(self.n)] * self.n
+
+    def op_full(self, params, py):
+        return [self.const(params["fill"])] * self.n
+
+    def op_constant_sop(self, params, py):
+        vals = params["value"]
+        if params["check_length"] and len(vals) != self.n:
+            raise EvaluationError(f"constant sequence of length {len(vals)} does not match input length {self.n}")
+        return [self.const(v) for v in vals]
+
+    # -- MLP sublayers ------------------------------------------------------------------
+    def op_map(self, params, py, xs):
+        f = self._function(params, py)
+        return self._check_exact([None if x is None else f(x) for x in xs], py)
+
+    def op_sequence_map(self, params, py, xs, ys):
+        f = self._function(params, py)
+        return self._check_exact([None if x is None or y is None else f(x, y) for x, y in zip(xs, ys)], py)
+
+    def _function(self, params, py) -> Callable:
+        if py is not None:
+            return py
+        f, dom = params["fn"], self.domain
+        return lambda *a: f.apply(dom, *a)
+
+    def _check_exact(self, out: list[Any], py: Any) -> list[Any]:
+        # A float in an exact domain means a Python function rounded: refuse, never pass it on.
+        if self.domain.exact and any(type(v) is float for v in out):
+            name = getattr(py, "__qualname__", repr(py))
+            raise EvaluationError(
+                f"function {name} returned a float while evaluating exactly in {self.domain.name}; "
+                "use exact operations (fmpq, registered functions) or evaluate in Float"
+            )
+        return out
+
+    # -- selectors ----------------------------------------------------------------------
+    def op_select(self, params, py, keys, queries):
+        if py is not None:
+            return np.array([[bool(py(k, q)) for k in keys] for q in queries], dtype=bool).reshape(len(queries), len(keys))
+        pred: E.Comparison = params["predicate"]
+        if pred is E.Comparison.TRUE:
+            return np.ones((len(queries), len(keys)), dtype=bool)
+        if pred is E.Comparison.FALSE:
+            return np.zeros((len(queries), len(keys)), dtype=bool)
+        if any(v is None for v in keys) or any(v is None for v in queries):
+            raise EvaluationError("Select on a sequence that contains None (an aggregate with no default?)")
+        kc, qc = self._codes(keys, queries, ordered=pred not in (E.Comparison.EQ, E.Comparison.NEQ))
+        k, q = kc[None, :], qc[:, None]
+        return {
+            E.Comparison.EQ: lambda: k == q,
+            E.Comparison.NEQ: lambda: k != q,
+            E.Comparison.LT: lambda: k < q,
+            E.Comparison.LEQ: lambda: k <= q,
+            E.Comparison.GT: lambda: k > q,
+            E.Comparison.GEQ: lambda: k >= q,
+        }[pred]()
+
+    def _codes(self, keys: list[Any], queries: list[Any], ordered: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Integer (or float, in Float) codes with the same equalities and order as the values."""
+        allv = keys + queries
+        if self.domain is Float and all(type(v) is float for v in allv):
+            a = np.array(allv, dtype=float)
+            return a[: len(keys)], a[len(keys) :]
+        small = _as_small_ints(allv)
+        if small is not None:
+            return small[: len(keys)], small[len(keys) :]
+        if isinstance(self.domain, BallField):  # arb's == and hash are not decisions: ask the domain
+            a = self._codes_by_sorting(allv)
+            return a[: len(keys)], a[len(keys) :]
+        try:
+            distinct = list(set(allv))
+        except TypeError:  # unhashable (non-rational EE values): sort and merge equal neighbours
+            a = self._codes_by_sorting(allv)
+            return a[: len(keys)], a[len(keys) :]
+        code = {v: i for i, v in enumerate(self._sorted(distinct) if ordered else distinct)}
+        a = np.fromiter((code[v] for v in allv), dtype=np.int64, count=len(allv))
+        return a[: len(keys)], a[len(keys) :]
+
+    def _sorted(self, values: list[Any]) -> list[Any]:
+        kinds = {type(v) for v in values}
+        if kinds <= {fmpq, int} or kinds == {str}:
+            return sorted(values)
+        return sorted(values, key=lambda v: _SortKey(v, self.domain))
+
+    def _codes_by_sorting(self, allv: list[Any]) -> np.ndarray:
+        order = sorted(range(len(allv)), key=lambda i: _SortKey(allv[i], self.domain))
+        a = np.empty(len(allv), dtype=np.int64)
+        c, prev = -1, None
+        for i in order:
+            if prev is None or not self.domain.eq(allv[i], prev):
+                c += 1
+                prev = allv[i]
+            a[i] = c
+        return a
+
+    def op_constant_selector(self, params, py):
+        m = np.array(params["value"], dtype=bool)
+        if params["check_length"] and m.shape != (self.n, self.n):
+            raise EvaluationError(f"constant selector of shape {m.shape} does not match input length {self.n}")
+        return m
+
+    def op_selector_and(self, params, py, a, b):
+        return a & b
+
+    def op_selector_or(self, params, py, a, b):
+        return a | b
+
+    def op_selector_not(self, params, py, a):
+        return ~a
+
+    # -- attention sublayers ------------------------------------------------------------
+    def op_selector_width(self, params, py, sel):
+        return [self.integer(int(w)) for w in sel.sum(axis=1)]
+
+    def op_aggregate(self, params, py, sel: Selection, values: list[Any]):
+        default = self.const(params.get("default"))
+        _, cols = np.nonzero(sel)  # row-major: each query's selected keys are contiguous
+        offsets = [0] + np.cumsum(sel.sum(axis=1)).tolist()
+        if all(_is_number(v) for v in values):
+            nums = [self.integer(int(v)) if type(v) is bool else v for v in values]
+            return [default if m is None else m for m in self.domain.means(nums, cols, offsets)]
+        return [
+            self._categorical_mean([values[i] for i in cols[a:b].tolist()]) if b > a else default
+            for a, b in zip(offsets[:-1], offsets[1:])
+        ]
+
+    def _categorical_mean(self, selected: list[Any]) -> Any:
+        first = selected[0]
+        if any(v != first for v in selected[1:]):
+            raise EvaluationError(
+                f"aggregate of non-numeric values selects {len(selected)} different values "
+                f"(e.g. {first!r:.20} and another); only a mean of numbers is defined"
+            )
+        return first
+
+def _as_small_ints(values: list[Any]) -> np.ndarray | None:
+    """int64 codes if every value is an integer (int, or fmpq with denominator 1) below 2^62."""
+    out = np.empty(len(values), dtype=np.int64)
+    lim = 1 << 62
+    for i, v in enumerate(values):
+        t = type(v)
+        if t is fmpq:
+            if v.q != 1:
+                return None
+            v = int(v.p)
+        elif t is not int:
+            return None
+        if not -lim < v < lim:
+            return None
+        out[i] = v
+    return out
+
+
+class _SortKey:
+    __slots__ = ("v", "domain")
+
+    def __init__(self, v: Any, domain: Domain):
+        self.v, self.domain = v, domain
+
+    def __lt__(self, other: "_SortKey") -> bool:
+        a, b = self.v, other.v
+        if _is_number(a) and _is_number(b) and type(a) is not bool and type(b) is not bool:
+            return self.domain.lt(self.domain.convert(a), self.domain.convert(b))
+        if type(a) is type(b):
+            return a < b
+        raise EvaluationError(
+            f"order comparison between {type(a).__name__} and {type(b).__name__} values is not defined"
+        )
+

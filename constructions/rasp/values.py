@@ -1,0 +1,56 @@
+"""JSON encoding of the constant values a RASP graph may carry.
+
+Constants appear as function parameters, ``Full`` fills, ``ConstantSOp`` entries
+and aggregate defaults. Numbers are stored exactly and tagged so that the number
+1/2 and the token string "1/2" stay different:
+
+=============  ==========================================
+Python value   JSON
+=============  ==========================================
+None           ``null``
+bool           ``{"b": true}``
+str            ``{"s": "..."}``
+number         ``{"q": "p/q"}`` (a float by its exact dyadic value)
+EENumber       ``{"ee": {"num": [...], "den": [...]}}``
+=============  ==========================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exact import EE, EENumber, ParseError, parse_rational
+from exact.rationals import rational_from_json, rational_to_json
+
+
+def encode_value(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return {"b": v}
+    if isinstance(v, str):
+        return {"s": v}
+    if isinstance(v, EENumber):
+        return {"ee": EE.to_json(v)}
+    try:
+        return {"q": rational_to_json(parse_rational(v))}
+    except ParseError:
+        raise ParseError(f"constant {v!r:.60} of type {type(v).__name__} cannot be stored in a graph") from None
+
+
+def decode_value(obj: Any) -> Any:
+    if obj is None:
+        return None
+    if not isinstance(obj, dict) or len(obj) != 1:
+        raise ParseError(f"malformed graph constant {obj!r:.60}: expected null or a one-key object")
+    ((tag, body),) = obj.items()
+    if tag == "b" and isinstance(body, bool):
+        return body
+    if tag == "s" and isinstance(body, str):
+        return body
+    if tag == "q":
+        return rational_from_json(body)
+    if tag == "ee":
+        return EE.from_json(body)
+    raise ParseError(f"malformed graph constant {obj!r:.60}: unknown tag or wrong type")
+
