@@ -47,7 +47,7 @@ def aggregates(sizes=(1024, 4096)) -> dict:
         "header": ["program", "N", "QQ (exact)", "Float (same graph)", "numpy, no RASP", "QQ / Float"],
         "rows": rows,
         "note": "Target (issue 3): gather in QQ at N = 4096 within 20× of Float. Both evaluations build the "
-        "N×N selection matrix; the numpy column computes the same result directly, without attention, "
+        "same sparse selection (sorted pair codes); the numpy column computes the same result directly, without attention, "
         "to show what the RASP formulation itself costs.",
     }
 

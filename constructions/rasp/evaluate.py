@@ -6,11 +6,12 @@ tracr's evaluator):
 * ``tokens`` are the input; numeric tokens are converted exactly into the
   domain, other hashable tokens (strings, bools) are kept. ``indices`` are
   0..n-1 and ``length`` is n, both as domain numbers.
-* ``Select(keys, queries, p)`` is the boolean matrix M[q][k] = p(key_k, query_q).
-  For Comparison predicates it is built vectorised: keys and queries are
-  replaced by integer codes that preserve equality and order (their rank among
-  the distinct values, sorted exactly), and numpy compares the codes. Other
-  callables are called n^2 times, in-process only.
+* ``Select(keys, queries, p)`` is the boolean matrix M[q][k] = p(key_k, query_q),
+  stored sparsely (:mod:`constructions.rasp.selection`). For Comparison
+  predicates it is built vectorised: keys and queries are replaced by integer
+  codes that preserve equality and order (their rank among the distinct values,
+  sorted exactly), and the selected keys of each query are a run of the sorted
+  codes. Other callables are called n^2 times, in-process only.
 * ``Aggregate(s, v, default)`` gives each query the exact mean, in the domain,
   of the values at its selected keys, or ``default`` if it selects none.
   Booleans count as 0/1. Non-numeric values may be aggregated only when every
@@ -32,11 +33,10 @@ from flint import fmpq
 
 from constructions.rasp import expr as E
 from constructions.rasp.graph import arguments, decode_params, to_graph
+from constructions.rasp.selection import Selection
 from exact import EE, QQ, Ball, Domain, EENumber, Float
 from exact.domains import BallField
 from exact.errors import AttncertError
-
-Selection = np.ndarray  # bool, shape (n_queries, n_keys)
 
 #: Sequences longer than this are refused (a selector alone is n^2 booleans).
 DEFAULT_MAX_LENGTH = 1 << 15
@@ -55,7 +55,7 @@ def evaluate(program: E.RASPExpr, xs: Sequence[Any], domain: Domain | None = Non
     """
     g = to_graph(program)
     out = evaluate_graph(g, xs, domain)["output"]
-    return out.tolist() if isinstance(out, np.ndarray) else out
+    return out.to_dense().tolist() if isinstance(out, Selection) else out
 
 
 def _default_domain(xs: Sequence[Any]) -> Domain:
@@ -181,25 +181,18 @@ class _Evaluator:
 
     # -- selectors ----------------------------------------------------------------------
     def op_select(self, params, py, keys, queries):
+        nq, nk = len(queries), len(keys)
         if py is not None:
-            return np.array([[bool(py(k, q)) for k in keys] for q in queries], dtype=bool).reshape(len(queries), len(keys))
+            return Selection.from_dense(np.array([[bool(py(k, q)) for k in keys] for q in queries], dtype=bool).reshape(nq, nk))
         pred: E.Comparison = params["predicate"]
         if pred is E.Comparison.TRUE:
-            return np.ones((len(queries), len(keys)), dtype=bool)
+            return Selection.full(nq, nk)
         if pred is E.Comparison.FALSE:
-            return np.zeros((len(queries), len(keys)), dtype=bool)
+            return Selection.empty(nq, nk)
         if any(v is None for v in keys) or any(v is None for v in queries):
             raise EvaluationError("Select on a sequence that contains None (an aggregate with no default?)")
         kc, qc = self._codes(keys, queries, ordered=pred not in (E.Comparison.EQ, E.Comparison.NEQ))
-        k, q = kc[None, :], qc[:, None]
-        return {
-            E.Comparison.EQ: lambda: k == q,
-            E.Comparison.NEQ: lambda: k != q,
-            E.Comparison.LT: lambda: k < q,
-            E.Comparison.LEQ: lambda: k <= q,
-            E.Comparison.GT: lambda: k > q,
-            E.Comparison.GEQ: lambda: k >= q,
-        }[pred]()
+        return Selection.compare(kc, qc, pred.value)
 
     def _codes(self, keys: list[Any], queries: list[Any], ordered: bool) -> tuple[np.ndarray, np.ndarray]:
         """Integer (or float, in Float) codes with the same equalities and order as the values."""
@@ -243,7 +236,7 @@ class _Evaluator:
         m = np.array(params["value"], dtype=bool)
         if params["check_length"] and m.shape != (self.n, self.n):
             raise EvaluationError(f"constant selector of shape {m.shape} does not match input length {self.n}")
-        return m
+        return Selection.from_dense(m)
 
     def op_selector_and(self, params, py, a, b):
         return a & b
@@ -255,13 +248,12 @@ class _Evaluator:
         return ~a
 
     # -- attention sublayers ------------------------------------------------------------
-    def op_selector_width(self, params, py, sel):
-        return [self.integer(int(w)) for w in sel.sum(axis=1)]
+    def op_selector_width(self, params, py, sel: Selection):
+        return [self.integer(w) for w in sel.widths().tolist()]
 
     def op_aggregate(self, params, py, sel: Selection, values: list[Any]):
         default = self.const(params.get("default"))
-        _, cols = np.nonzero(sel)  # row-major: each query's selected keys are contiguous
-        offsets = [0] + np.cumsum(sel.sum(axis=1)).tolist()
+        cols, offsets = sel.csr()
         if all(_is_number(v) for v in values):
             nums = [self.integer(int(v)) if type(v) is bool else v for v in values]
             return [default if m is None else m for m in self.domain.means(nums, cols, offsets)]

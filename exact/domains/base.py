@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from typing import Any, ContextManager, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import numpy as np
 from flint import arb
@@ -77,17 +77,27 @@ class Domain(ABC):
         """Row means of a selection in CSR form: row r selects cols[offsets[r]:offsets[r+1]].
 
         Entry r is (1/|G_r|) sum_{i in G_r} values[i], values[i] itself when |G_r| = 1,
-        and None when G_r is empty. This is the averaging step of RASP's Aggregate;
-        domains override it with a faster exact vector form.
+        and None when G_r is empty. This is the averaging step of RASP's Aggregate.
+        Rows that select the same keys (all queries of one softmax row, say) share one
+        computed mean, which in EE also means one shared denominator object.
         """
+        mean_of = self.group_mean(values)
+        memo: dict[bytes, Any] = {}
         out: list[Any] = []
         for a, b in zip(offsets[:-1], offsets[1:]):
-            g = cols[a:b].tolist()
-            if len(g) <= 1:
-                out.append(values[g[0]] if g else None)
-            else:
-                out.append(self.div(self.sum(values[i] for i in g), self.convert(len(g))))
+            if b - a <= 1:
+                out.append(values[int(cols[a])] if b > a else None)
+                continue
+            key = cols[a:b].tobytes()
+            m = memo.get(key)
+            if m is None:
+                m = memo[key] = mean_of(cols[a:b].tolist())
+            out.append(m)
         return out
+
+    def group_mean(self, values: Sequence[Any]) -> Callable[[list[int]], Any]:
+        """A function mapping a list of at least two indices to the mean of those values."""
+        return lambda g: self.div(self.sum(values[i] for i in g), self.convert(len(g)))
 
     @abstractmethod
     def to_json(self, x: Any) -> Any:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
 from exact.domains.base import Domain
@@ -40,8 +39,8 @@ class RationalField(Domain):
     def sum(self, values: Iterable[fmpq]) -> fmpq:
         return sum(values, fmpq(0))
 
-    def means(self, values: Sequence[fmpq], cols: np.ndarray, offsets: Sequence[int]) -> list[fmpq | None]:
-        """Exact row means over one common denominator L = lcm of all denominators.
+    def group_mean(self, values: Sequence[fmpq]) -> Callable[[list[int]], fmpq]:
+        """Exact means over one common denominator L = lcm of all denominators.
 
         values[i] = N_i / L with integers N_i, so a mean is (sum N_i) / (L |G|):
         integer additions instead of rational ones (no gcd per term).
@@ -51,13 +50,7 @@ class RationalField(Domain):
             den = den.lcm(v.q)
         nums = [int(v.p * (den // v.q)) for v in values]
         L = int(den)
-        out: list[fmpq | None] = []
-        for a, b in zip(offsets[:-1], offsets[1:]):
-            if b - a == 1:
-                out.append(values[int(cols[a])])
-            else:
-                out.append(fmpq(sum(map(nums.__getitem__, cols[a:b].tolist())), L * (b - a)) if b > a else None)
-        return out
+        return lambda g: fmpq(sum(map(nums.__getitem__, g)), L * len(g))
 
     def to_json(self, x: fmpq) -> str:
         return rational_to_json(x)
