@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 #: Modules that define claims. Importing them fills the registry.
-CLAIM_MODULES: tuple[str, ...] = ()
+CLAIM_MODULES: tuple[str, ...] = (
+    "proofs.lemmas.transpose",
+    "proofs.lemmas.matmul",
+    "proofs.lemmas.softmax",
+    "proofs.lemmas.relu",
+    "proofs.lemmas.maxmin",
+    "proofs.lemmas.inverse3",
+)
 
 
 @dataclass(frozen=True)

@@ -337,3 +337,46 @@ def _select_if(domain, flag, y, other):
 def _both_zero(domain, x, y):
     """1 if x = 0 and y = 0, else 0 (decided exactly in the domain)."""
     return domain.convert(int(domain.sign(domain.convert(x)) == 0 and domain.sign(domain.convert(y)) == 0))
+
+
+def _int_value(x: Any) -> int:
+    """An integer-valued domain number as a Python int (positions and sizes are integers)."""
+    v = _floor(x)
+    if v != x:
+        raise NotInFieldError(f"expected an integer position, got {x}")
+    return v
+
+
+@register_function("radix_affine", 1, ("radices", "coeffs", "const", "bound", "other"))
+def _radix_affine(domain, t, radices, coeffs, const, bound, other):
+    """Index arithmetic for layouts: write t in mixed radix, then take an affine form of the digits.
+
+    With radices (R_1, ..., R_m), t = ((d_1 R_2 + d_2) R_3 + ...) R_m + d_m, where
+    d_m = t mod R_m, ..., and d_1 = t // (R_2 ... R_m) is unbounded (R_1 is ignored).
+    The value is const + sum_i coeffs_i d_i, or ``other`` where t >= bound (if bound is
+    not None). E.g. the source of entry (i, j) of a transposed r x c matrix at position
+    t = i r + j is j c + i: radices (c, r), coeffs (1, c).
+    """
+    t0 = t = _int_value(t)
+    if bound is not None and t0 >= int(bound):
+        return domain.convert(other)
+    digits = []
+    for r in reversed(radices[1:]):
+        t, d = divmod(t, int(r))
+        digits.append(d)
+    digits.append(t)
+    digits.reverse()
+    return domain.convert(int(const) + sum(int(c) * d for c, d in zip(coeffs, digits)))
+
+
+@register_function("pack", 2)
+def _pack(domain, x, y):
+    """The pair (x, y) as one categorical value: lets one MLP read three inputs."""
+    return (x, y)
+
+
+@register_function("maxmin_pick", 2)
+def _maxmin_pick(domain, packed, y):
+    """max(x, y) at even positions t and min(x, y) at odd ones, for packed = (x, t); exact."""
+    x, t = packed
+    return domain.max(x, y) if _int_value(t) % 2 == 0 else domain.min(x, y)

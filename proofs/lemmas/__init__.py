@@ -1,0 +1,1 @@
+"""One proof script per lemma: transpose, matmul, softmax, relu, maxmin, inverse3."""

@@ -1,0 +1,61 @@
+"""Independent references: each result computed straight from the inputs.
+
+Nothing here imports :mod:`constructions`; the verifier recomputes references
+with these functions. Rational linear algebra uses FLINT's fmpq_mat; exponentials
+use the exact field EE.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flint import fmpq_mat
+
+from exact import QQ, AttncertError, Domain
+from exact.matrices import Rows, from_fmpq_mat, shape, to_fmpq_mat
+from exact.softmax import softmax_rows
+
+
+class SingularMatrix(AttncertError):
+    """The matrix to invert has determinant exactly zero."""
+
+
+def transpose(m: Rows) -> Rows:
+    r, c = shape(m)
+    return [[m[i][j] for i in range(r)] for j in range(c)]
+
+
+def matmul(a: Rows, b: Rows, domain: Domain) -> Rows:
+    """AB; in QQ by FLINT's fmpq_mat product, elsewhere by the schoolbook sum in the domain."""
+    if domain is QQ:
+        return from_fmpq_mat(to_fmpq_mat(a) * to_fmpq_mat(b))
+    (r, k), (_, c) = shape(a), shape(b)
+    return [[domain.sum(a[i][l] * b[l][j] for l in range(k)) for j in range(c)] for i in range(r)]
+
+
+def softmax(s: Rows, domain: Domain) -> Rows:
+    return softmax_rows(s, domain)
+
+
+def relu(x: Rows, domain: Domain) -> Rows:
+    return [[v if domain.sign(v) > 0 else domain.zero() for v in row] for row in x]
+
+
+def maxmin(x: Rows, domain: Domain) -> Rows:
+    """Each adjacent pair sorted in descending order; an odd last element unchanged."""
+    out: list[Any] = []
+    row = x[0]
+    for m in range(0, len(row) - 1, 2):
+        a, b = row[m], row[m + 1]
+        out += [a, b] if domain.sign(a - b) >= 0 else [b, a]
+    if len(row) % 2:
+        out.append(row[-1])
+    return [out]
+
+
+def inverse(m: Rows) -> Rows:
+    """M^{-1} over QQ (FLINT); SingularMatrix if det(M) = 0 exactly."""
+    f: fmpq_mat = to_fmpq_mat(m)
+    if f.det() == 0:
+        raise SingularMatrix("the matrix is singular: its determinant is exactly 0")
+    return from_fmpq_mat(f.inv())
