@@ -239,6 +239,8 @@ def _floor(x: Any) -> int:
 
     if isinstance(x, int) and not isinstance(x, bool):
         return x
+    if isinstance(x, float) and x.is_integer():  # positions in the Float domain
+        return int(x)
     if isinstance(x, fmpq):
         return int(x.floor())
     q = getattr(x, "rational_value", lambda: None)()
@@ -322,7 +324,7 @@ def _or(domain, x, y):
 def _lookup(domain, x, table, other):
     """A finite table: the value paired with x in ``table`` (pairs (key, value)), else ``other``."""
     for k, v in table:
-        if k == x:
+        if _compare(domain, "==", x, _c(domain, k)):
             return _c(domain, v)
     return _c(domain, other)
 
