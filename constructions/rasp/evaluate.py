@@ -103,11 +103,14 @@ def evaluate_graph(
                 remaining[u] -= 1
                 if remaining[u] == 0 and u not in keep:
                     del values[u]
-    return {name: values[v] for name, v in outputs.items()}
+    return {name: ev.as_list(values[v]) if isinstance(values[v], np.ndarray) else values[v] for name, v in outputs.items()}
+
+
+_NON_NUMERIC = {str, tuple, type(None)}
 
 
 def _is_number(v: Any) -> bool:
-    return v is not None and not isinstance(v, (str, tuple))
+    return type(v) not in _NON_NUMERIC
 
 
 class _Evaluator:
@@ -129,6 +132,15 @@ class _Evaluator:
             v = self._int_cache[k] = self.domain.convert(k)
         return v
 
+    def as_list(self, xs: Any) -> list[Any]:
+        """A sequence as a list of domain values (integer sequences are kept as int64 arrays)."""
+        if isinstance(xs, np.ndarray):
+            return [self.integer(k) for k in xs.tolist()]
+        return xs
+
+    def as_ints(self, xs: Any) -> np.ndarray | None:
+        return xs if isinstance(xs, np.ndarray) else None
+
     def node(self, d: Mapping[str, Any], args: list[Any]) -> Any:
         op = d["op"]
         py = d.get("callable")
@@ -139,14 +151,18 @@ class _Evaluator:
     def op_tokens(self, params, py):
         return list(self.xs)
 
+    # Integer sequences (positions, lengths, widths, and maps of them that have an
+    # integer form) are int64 arrays: index arithmetic is then vectorised.
     def op_indices(self, params, py):
-        return [self.integer(i) for i in range(self.n)]
+        return np.arange(self.n, dtype=np.int64)
 
     def op_length(self, params, py):
-        return [self.integer(self.n)] * self.n
+        return np.full(self.n, self.n, dtype=np.int64)
 
     def op_full(self, params, py):
-        return [self.const(params["fill"])] * self.n
+        fill = params["fill"]
+        k = _small_int(fill)
+        return np.full(self.n, k, dtype=np.int64) if k is not None else [self.const(fill)] * self.n
 
     def op_constant_sop(self, params, py):
         vals = params["value"]
@@ -156,18 +172,24 @@ class _Evaluator:
 
     # -- MLP sublayers ------------------------------------------------------------------
     def op_map(self, params, py, xs):
+        if py is None and isinstance(xs, np.ndarray):
+            out = params["fn"].apply_ints(xs)
+            if out is not None:
+                return out
         f = self._function(params, py)
-        return self._check_exact([None if x is None else f(x) for x in xs], py)
+        return self._check_exact([None if x is None else f(x) for x in self.as_list(xs)], py)
 
     def op_sequence_map(self, params, py, xs, ys):
+        if py is None and isinstance(xs, np.ndarray) and isinstance(ys, np.ndarray):
+            out = params["fn"].apply_ints(xs, ys)
+            if out is not None:
+                return out
         f = self._function(params, py)
-        return self._check_exact([None if x is None or y is None else f(x, y) for x, y in zip(xs, ys)], py)
+        pairs = zip(self.as_list(xs), self.as_list(ys))
+        return self._check_exact([None if x is None or y is None else f(x, y) for x, y in pairs], py)
 
     def _function(self, params, py) -> Callable:
-        if py is not None:
-            return py
-        f, dom = params["fn"], self.domain
-        return lambda *a: f.apply(dom, *a)
+        return py if py is not None else params["fn"].bind(self.domain)
 
     def _check_exact(self, out: list[Any], py: Any) -> list[Any]:
         # A float in an exact domain means a Python function rounded: refuse, never pass it on.
@@ -182,6 +204,12 @@ class _Evaluator:
     # -- selectors ----------------------------------------------------------------------
     def op_select(self, params, py, keys, queries):
         nq, nk = len(queries), len(keys)
+        if isinstance(keys, np.ndarray) and isinstance(queries, np.ndarray) and py is None:
+            pred = params["predicate"]
+            if pred in (E.Comparison.TRUE, E.Comparison.FALSE):
+                return Selection.full(nq, nk) if pred is E.Comparison.TRUE else Selection.empty(nq, nk)
+            return Selection.compare(keys, queries, pred.value)
+        keys, queries = self.as_list(keys), self.as_list(queries)
         if py is not None:
             return Selection.from_dense(np.array([[bool(py(k, q)) for k in keys] for q in queries], dtype=bool).reshape(nq, nk))
         pred: E.Comparison = params["predicate"]
@@ -249,12 +277,14 @@ class _Evaluator:
 
     # -- attention sublayers ------------------------------------------------------------
     def op_selector_width(self, params, py, sel: Selection):
-        return [self.integer(w) for w in sel.widths().tolist()]
+        return sel.widths().astype(np.int64)
 
-    def op_aggregate(self, params, py, sel: Selection, values: list[Any]):
+    def op_aggregate(self, params, py, sel: Selection, values: Any):
+        values = self.as_list(values)
         default = self.const(params.get("default"))
+        numeric = not (set(map(type, values)) & _NON_NUMERIC)
         cols, offsets = sel.csr()
-        if all(_is_number(v) for v in values):
+        if numeric:
             nums = [self.integer(int(v)) if type(v) is bool else v for v in values]
             return [default if m is None else m for m in self.domain.means(nums, cols, offsets)]
         return [
@@ -270,6 +300,13 @@ class _Evaluator:
                 f"(e.g. {first!r:.20} and another); only a mean of numbers is defined"
             )
         return first
+
+def _small_int(v: Any) -> int | None:
+    """v as an int if it is an integer number (not a bool) of magnitude below 2^62."""
+    if type(v) is fmpq and v.q == 1:
+        v = int(v.p)
+    return v if type(v) is int and -(1 << 62) < v < (1 << 62) else None
+
 
 def _as_small_ints(values: list[Any]) -> np.ndarray | None:
     """int64 codes if every value is an integer (int, or fmpq with denominator 1) below 2^62."""

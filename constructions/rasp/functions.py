@@ -6,16 +6,16 @@ executes code taken from a file. A :class:`NamedFn` is an ordinary callable as
 well, so programs written with lambdas (as in tracr) and programs written with
 named functions look the same.
 
-Each implementation receives the evaluation domain first, then its arguments,
-then its parameters: ``impl(domain, x, **params)``. Domain-aware operations
+Each implementation binds the evaluation domain and its parameters and returns
+the elementwise function: ``impl(domain, **params)(x)``. Domain-aware operations
 (exp, ReLU, max, division, comparisons) go through the domain, so they are exact
 in QQ and EE, rigorous in Ball, and plain IEEE in Float.
 
 Register your own with::
 
     @register_function("triple", arity=1)
-    def _triple(domain, x):
-        return 3 * x
+    def _triple(domain):
+        return lambda x: 3 * x
 
     Map(fn("triple"), tokens)
 """
@@ -23,8 +23,10 @@ Register your own with::
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
+
+import numpy as np
 
 from exact import Domain, ParseError
 from exact.domains import domain_of
@@ -38,13 +40,20 @@ class Function:
     arity: int
     impl: Callable[..., Any]
     params: tuple[str, ...] = ()
+    #: Optional form on int64 arrays (sequences of integers, such as positions): returns
+    #: the result array, or None when it cannot guarantee the exact result (overflow).
+    on_ints: Callable[..., np.ndarray | None] | None = None
 
 
 _REGISTRY: dict[str, Function] = {}
 
 
 def register_function(name: str, arity: int, params: tuple[str, ...] = ()) -> Callable:
-    """Decorator: register ``impl(domain, *args, **params)`` under ``name``."""
+    """Decorator: register ``impl(domain, **params) -> f`` under ``name``.
+
+    ``impl`` binds the domain and parameters (converting constants once) and returns
+    the elementwise function f(x) (arity 1) or f(x, y) (arity 2).
+    """
 
     def deco(impl: Callable[..., Any]) -> Callable[..., Any]:
         if name in _REGISTRY:
@@ -53,6 +62,28 @@ def register_function(name: str, arity: int, params: tuple[str, ...] = ()) -> Ca
         return impl
 
     return deco
+
+
+def integer_form(name: str) -> Callable:
+    """Decorator: attach a vectorised int64 form ``f(*arrays, **params)`` to a registered function.
+
+    It must agree exactly with the scalar form on integers, and return None rather
+    than risk an overflow; the evaluator then uses the scalar form.
+    """
+
+    def deco(f: Callable[..., np.ndarray | None]) -> Callable[..., np.ndarray | None]:
+        _REGISTRY[name] = replace(_REGISTRY[name], on_ints=f)
+        return f
+
+    return deco
+
+
+#: Bound on intermediate magnitudes in integer forms (int64 holds 2^63 - 1).
+SAFE_INT = 1 << 62
+
+
+def _bound(a: np.ndarray) -> int:
+    return int(np.abs(a).max(initial=0))
 
 
 def registered(name: str) -> Function:
@@ -77,8 +108,17 @@ class NamedFn:
     def arity(self) -> int:
         return self._fn.arity
 
+    def bind(self, domain: Domain) -> Callable[..., Any]:
+        """The function on values of ``domain``, with parameters converted once."""
+        return self._fn.impl(domain, **self.params)
+
     def apply(self, domain: Domain, *args: Any) -> Any:
-        return self._fn.impl(domain, *args, **self.params)
+        return self.bind(domain)(*args)
+
+    def apply_ints(self, *arrays: np.ndarray) -> np.ndarray | None:
+        """The vectorised integer form on int64 arrays, or None if there is none or it may overflow."""
+        f = self._fn.on_ints
+        return None if f is None else f(*arrays, **self.params)
 
     def __call__(self, *args: Any) -> Any:
         return self.apply(domain_of(args[0]), *args)
@@ -154,84 +194,95 @@ def _compare(domain: Domain, op: str, x: Any, y: Any) -> bool:
 
 
 @register_function("identity", 1)
-def _identity(domain, x):
-    return x
+def _identity(domain):
+    return lambda x: x
 
 
 @register_function("neg", 1)
-def _neg(domain, x):
-    return -x
+def _neg(domain):
+    return operator.neg
 
 
 @register_function("add_const", 1, ("c",))
-def _add_const(domain, x, c):
-    return x + _c(domain, c)
+def _add_const(domain, c):
+    c = _c(domain, c)
+    return lambda x: x + c
 
 
 @register_function("sub_const", 1, ("c",))
-def _sub_const(domain, x, c):
-    return x - _c(domain, c)
+def _sub_const(domain, c):
+    c = _c(domain, c)
+    return lambda x: x - c
 
 
 @register_function("rsub_const", 1, ("c",))
-def _rsub_const(domain, x, c):
-    return _c(domain, c) - x
+def _rsub_const(domain, c):
+    c = _c(domain, c)
+    return lambda x: c - x
 
 
 @register_function("mul_const", 1, ("c",))
-def _mul_const(domain, x, c):
-    return x * _c(domain, c)
+def _mul_const(domain, c):
+    c = _c(domain, c)
+    return lambda x: x * c
 
 
 @register_function("div_const", 1, ("c",))
-def _div_const(domain, x, c):
-    return domain.div(domain.convert(x), _c(domain, c))
+def _div_const(domain, c):
+    c = _c(domain, c)
+    return lambda x: domain.div(domain.convert(x), c)
 
 
 @register_function("rdiv_const", 1, ("c",))
-def _rdiv_const(domain, x, c):
-    return domain.div(_c(domain, c), domain.convert(x))
+def _rdiv_const(domain, c):
+    c = _c(domain, c)
+    return lambda x: domain.div(c, domain.convert(x))
 
 
 @register_function("compare_const", 1, ("op", "c"))
-def _compare_const(domain, x, op, c):
-    return _compare(domain, op, x, _c(domain, c))
+def _compare_const(domain, op, c):
+    c = _c(domain, c)
+    return lambda x: _compare(domain, op, x, c)
 
 
 @register_function("rcompare_const", 1, ("op", "c"))
-def _rcompare_const(domain, x, op, c):
-    return _compare(domain, op, _c(domain, c), x)
+def _rcompare_const(domain, op, c):
+    c = _c(domain, c)
+    return lambda x: _compare(domain, op, c, x)
 
 
 @register_function("not", 1)
-def _not(domain, x):
-    return not x
+def _not(domain):
+    return operator.not_
 
 
 @register_function("and_const", 1, ("c",))
-def _and_const(domain, x, c):
-    return x and c
+def _and_const(domain, c):
+    return lambda x: x and c
 
 
 @register_function("or_const", 1, ("c",))
-def _or_const(domain, x, c):
-    return x or c
+def _or_const(domain, c):
+    return lambda x: x or c
 
 
 @register_function("exp", 1)
-def _exp(domain, x):
-    return domain.exp(domain.convert(x))
+def _exp(domain):
+    return lambda x: domain.exp(domain.convert(x))
 
 
 @register_function("relu", 1)
-def _relu(domain, x):
-    return domain.relu(domain.convert(x))
+def _relu(domain):
+    return lambda x: domain.relu(domain.convert(x))
 
 
 @register_function("abs", 1)
-def _abs(domain, x):
-    x = domain.convert(x)
-    return -x if domain.sign(x) < 0 else x
+def _abs(domain):
+    def f(x):
+        x = domain.convert(x)
+        return -x if domain.sign(x) < 0 else x
+
+    return f
 
 
 def _floor(x: Any) -> int:
@@ -250,95 +301,113 @@ def _floor(x: Any) -> int:
 
 
 @register_function("floordiv_const", 1, ("k",))
-def _floordiv_const(domain, x, k):
-    return domain.convert(_floor(domain.div(domain.convert(x), domain.convert(k))))
+def _floordiv_const(domain, k):
+    k = domain.convert(k)
+    return lambda x: domain.convert(_floor(domain.div(domain.convert(x), k)))
 
 
 @register_function("mod_const", 1, ("k",))
-def _mod_const(domain, x, k):
-    x, k = domain.convert(x), domain.convert(k)
-    return x - k * domain.convert(_floor(domain.div(x, k)))
+def _mod_const(domain, k):
+    k = domain.convert(k)
+
+    def f(x):
+        x = domain.convert(x)
+        return x - k * domain.convert(_floor(domain.div(x, k)))
+
+    return f
 
 
 @register_function("compose", 1, ("fns",))
-def _compose(domain, x, fns):
+def _compose(domain, fns):
     """fns applied innermost first: compose(fns=(g, f))(x) = f(g(x))."""
-    for f in fns:
-        x = f.apply(domain, x)
-    return x
+    bound = [f.bind(domain) for f in fns]
+
+    def f(x):
+        for g in bound:
+            x = g(x)
+        return x
+
+    return f
 
 
 @register_function("add", 2)
-def _add(domain, x, y):
-    return x + y
+def _add(domain):
+    return operator.add
 
 
 @register_function("sub", 2)
-def _sub(domain, x, y):
-    return x - y
+def _sub(domain):
+    return operator.sub
 
 
 @register_function("mul", 2)
-def _mul(domain, x, y):
-    return x * y
+def _mul(domain):
+    return operator.mul
 
 
 @register_function("div", 2)
-def _div(domain, x, y):
-    return domain.div(domain.convert(x), domain.convert(y))
+def _div(domain):
+    return lambda x, y: domain.div(domain.convert(x), domain.convert(y))
 
 
 @register_function("linear", 2, ("a", "b"))
-def _linear(domain, x, y, a, b):
+def _linear(domain, a, b):
     """a*x + b*y (tracr's LinearSequenceMap)."""
-    return _c(domain, a) * x + _c(domain, b) * y
+    a, b = _c(domain, a), _c(domain, b)
+    return lambda x, y: a * x + b * y
 
 
 @register_function("max", 2)
-def _max(domain, x, y):
-    return domain.max(domain.convert(x), domain.convert(y))
+def _max(domain):
+    return lambda x, y: domain.max(domain.convert(x), domain.convert(y))
 
 
 @register_function("min", 2)
-def _min(domain, x, y):
-    return domain.min(domain.convert(x), domain.convert(y))
+def _min(domain):
+    return lambda x, y: domain.min(domain.convert(x), domain.convert(y))
 
 
 @register_function("compare", 2, ("op",))
-def _compare2(domain, x, y, op):
-    return _compare(domain, op, x, y)
+def _compare2(domain, op):
+    return lambda x, y: _compare(domain, op, x, y)
 
 
 @register_function("and", 2)
-def _and(domain, x, y):
-    return x and y
+def _and(domain):
+    return lambda x, y: x and y
 
 
 @register_function("or", 2)
-def _or(domain, x, y):
-    return x or y
-
+def _or(domain):
+    return lambda x, y: x or y
 
 
 @register_function("lookup", 1, ("table", "other"))
-def _lookup(domain, x, table, other):
+def _lookup(domain, table, other):
     """A finite table: the value paired with x in ``table`` (pairs (key, value)), else ``other``."""
-    for k, v in table:
-        if _compare(domain, "==", x, _c(domain, k)):
-            return _c(domain, v)
-    return _c(domain, other)
+    pairs = [(_c(domain, k), _c(domain, v)) for k, v in table]
+    other = _c(domain, other)
+
+    def f(x):
+        for k, v in pairs:
+            if _compare(domain, "==", x, k):
+                return v
+        return other
+
+    return f
 
 
 @register_function("select_if", 2, ("other",))
-def _select_if(domain, flag, y, other):
+def _select_if(domain, other):
     """y where flag holds, else ``other``."""
-    return y if flag else _c(domain, other)
+    other = _c(domain, other)
+    return lambda flag, y: y if flag else other
 
 
 @register_function("both_zero", 2)
-def _both_zero(domain, x, y):
+def _both_zero(domain):
     """1 if x = 0 and y = 0, else 0 (decided exactly in the domain)."""
-    return domain.convert(int(domain.sign(domain.convert(x)) == 0 and domain.sign(domain.convert(y)) == 0))
+    return lambda x, y: domain.convert(int(domain.sign(domain.convert(x)) == 0 and domain.sign(domain.convert(y)) == 0))
 
 
 def _int_value(x: Any) -> int:
@@ -350,7 +419,7 @@ def _int_value(x: Any) -> int:
 
 
 @register_function("radix_affine", 1, ("radices", "coeffs", "const", "bound", "other"))
-def _radix_affine(domain, t, radices, coeffs, const, bound, other):
+def _radix_affine(domain, radices, coeffs, const, bound, other):
     """Index arithmetic for layouts: write t in mixed radix, then take an affine form of the digits.
 
     With radices (R_1, ..., R_m), t = ((d_1 R_2 + d_2) R_3 + ...) R_m + d_m, where
@@ -359,26 +428,121 @@ def _radix_affine(domain, t, radices, coeffs, const, bound, other):
     not None). E.g. the source of entry (i, j) of a transposed r x c matrix at position
     t = i r + j is j c + i: radices (c, r), coeffs (1, c).
     """
-    t0 = t = _int_value(t)
-    if bound is not None and t0 >= int(bound):
-        return domain.convert(other)
-    digits = []
-    for r in reversed(radices[1:]):
-        t, d = divmod(t, int(r))
-        digits.append(d)
-    digits.append(t)
-    digits.reverse()
-    return domain.convert(int(const) + sum(int(c) * d for c, d in zip(coeffs, digits)))
+    radices = [int(r) for r in radices[1:]]
+    coeffs, const, other = [int(c) for c in coeffs], int(const), domain.convert(other)
+    limit = None if bound is None else int(bound)
+
+    def f(t):
+        t = t0 = _int_value(t)
+        if limit is not None and t0 >= limit:
+            return other
+        digits = []
+        for r in reversed(radices):
+            t, d = divmod(t, r)
+            digits.append(d)
+        digits.append(t)
+        digits.reverse()
+        return domain.convert(const + sum(c * d for c, d in zip(coeffs, digits)))
+
+    return f
 
 
 @register_function("pack", 2)
-def _pack(domain, x, y):
+def _pack(domain):
     """The pair (x, y) as one categorical value: lets one MLP read three inputs."""
-    return (x, y)
+    return lambda x, y: (x, y)
 
 
 @register_function("maxmin_pick", 2)
-def _maxmin_pick(domain, packed, y):
+def _maxmin_pick(domain):
     """max(x, y) at even positions t and min(x, y) at odd ones, for packed = (x, t); exact."""
-    x, t = packed
-    return domain.max(x, y) if _int_value(t) % 2 == 0 else domain.min(x, y)
+
+    def f(packed, y):
+        x, t = packed
+        return domain.max(x, y) if _int_value(t) % 2 == 0 else domain.min(x, y)
+
+    return f
+
+
+# --- integer forms (positions and sizes are integers: vectorise them) ------------------
+
+
+def _int_param(v: Any) -> int | None:
+    """The parameter as a Python int if it is an integer number (not a bool or token)."""
+    from flint import fmpq
+
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, fmpq) and v.q == 1:
+        return int(v.p)
+    return None
+
+
+def _const_form(op: Callable[[np.ndarray, int], np.ndarray], grow: Callable[[int, int], int]):
+    def form(x: np.ndarray, c: Any) -> np.ndarray | None:
+        ci = _int_param(c)
+        if ci is None or grow(_bound(x), abs(ci)) >= SAFE_INT:
+            return None
+        return op(x, ci)
+
+    return form
+
+
+for _name, _op, _grow in [
+    ("add_const", lambda x, c: x + c, lambda b, c: b + c),
+    ("sub_const", lambda x, c: x - c, lambda b, c: b + c),
+    ("rsub_const", lambda x, c: c - x, lambda b, c: b + c),
+    ("mul_const", lambda x, c: x * c, lambda b, c: b * c),
+]:
+    integer_form(_name)(_const_form(_op, _grow))
+
+
+def _binary_form(op: Callable[[np.ndarray, np.ndarray], np.ndarray], grow: Callable[[int, int], int]):
+    def form(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+        return None if grow(_bound(x), _bound(y)) >= SAFE_INT else op(x, y)
+
+    return form
+
+
+for _name, _op, _grow in [
+    ("add", np.add, lambda a, b: a + b),
+    ("sub", np.subtract, lambda a, b: a + b),
+    ("mul", np.multiply, lambda a, b: a * b),
+]:
+    integer_form(_name)(_binary_form(_op, _grow))
+
+
+@integer_form("radix_affine")
+def _radix_affine_ints(t, radices, coeffs, const, bound, other):
+    ints = [_int_param(v) for v in (*radices, *coeffs, const, other)] + ([0] if bound is None else [_int_param(bound)])
+    if any(v is None for v in ints):
+        return None
+    big = _bound(t)
+    if big * (sum(abs(int(c)) for c in coeffs) + 1) + abs(int(const)) + abs(int(other)) >= SAFE_INT:
+        return None
+    rest, digits = t.copy(), []
+    for r in reversed(radices[1:]):
+        rest, d = np.divmod(rest, int(r))
+        digits.append(d)
+    digits.append(rest)
+    digits.reverse()
+    out = np.full(len(t), int(const), dtype=np.int64)
+    for c, d in zip(coeffs, digits):
+        out += int(c) * d
+    if bound is not None:
+        out[t >= int(bound)] = int(other)
+    return out
+
+
+@integer_form("lookup")
+def _lookup_ints(x, table, other):
+    pairs = [(_int_param(k), _int_param(v)) for k, v in table]
+    o = _int_param(other)
+    if o is None or any(k is None or v is None for k, v in pairs):
+        return None
+    out = np.full(len(x), o, dtype=np.int64)
+    for k, v in reversed(pairs):  # the first matching pair wins, as in the scalar form
+        out[x == k] = v
+    return out

@@ -45,12 +45,18 @@ class RationalField(Domain):
         values[i] = N_i / L with integers N_i, so a mean is (sum N_i) / (L |G|):
         integer additions instead of rational ones (no gcd per term).
         """
-        den = fmpz(1)
-        for v in values:
-            den = den.lcm(v.q)
-        nums = [int(v.p * (den // v.q)) for v in values]
-        L = int(den)
-        return lambda g: fmpq(sum(map(nums.__getitem__, g)), L * len(g))
+        cache: list[Any] = []
+
+        def mean(g: list[int]) -> fmpq:
+            if not cache:  # the common denominator is computed once, on first use
+                den = fmpz(1)
+                for v in values:
+                    den = den.lcm(v.q)
+                cache.extend(([int(v.p * (den // v.q)) for v in values], int(den)))
+            nums, L = cache
+            return fmpq(sum(map(nums.__getitem__, g)), L * len(g))
+
+        return mean
 
     def to_json(self, x: fmpq) -> str:
         return rational_to_json(x)
