@@ -124,12 +124,12 @@ class _Evaluator:
         """A value from the input or the graph, in the domain (tokens stay tokens)."""
         if x is None or isinstance(x, (str, bool, tuple)):
             return x
-        return self.domain.convert(x)
+        return self.domain.native(x)
 
     def integer(self, k: int) -> Any:
         v = self._int_cache.get(k)
         if v is None:
-            v = self._int_cache[k] = self.domain.convert(k)
+            v = self._int_cache[k] = self.domain.native(k)
         return v
 
     def as_list(self, xs: Any) -> list[Any]:

@@ -181,7 +181,7 @@ _COMPARE = {
 
 def _c(domain: Domain, v: Any) -> Any:
     """A stored constant in the evaluation domain (tokens such as strings stay as they are)."""
-    return v if isinstance(v, (str, bool)) or v is None else domain.convert(v)
+    return v if isinstance(v, (str, bool)) or v is None else domain.native(v)
 
 
 def _compare(domain: Domain, op: str, x: Any, y: Any) -> bool:
@@ -189,7 +189,7 @@ def _compare(domain: Domain, op: str, x: Any, y: Any) -> bool:
         raise ParseError(f"unknown comparison {op!r}; expected one of {list(_COMPARE)}")
     if isinstance(x, (str, bool)) or isinstance(y, (str, bool)) or x is None or y is None:
         return _COMPARE[op](x, y)
-    d = domain.sign(domain.convert(x) - domain.convert(y))
+    d = domain.sign(domain.native(x) - domain.native(y))
     return _COMPARE[op](d, 0)
 
 
@@ -230,13 +230,13 @@ def _mul_const(domain, c):
 @register_function("div_const", 1, ("c",))
 def _div_const(domain, c):
     c = _c(domain, c)
-    return lambda x: domain.div(domain.convert(x), c)
+    return lambda x: domain.div(domain.native(x), c)
 
 
 @register_function("rdiv_const", 1, ("c",))
 def _rdiv_const(domain, c):
     c = _c(domain, c)
-    return lambda x: domain.div(c, domain.convert(x))
+    return lambda x: domain.div(c, domain.native(x))
 
 
 @register_function("compare_const", 1, ("op", "c"))
@@ -268,18 +268,18 @@ def _or_const(domain, c):
 
 @register_function("exp", 1)
 def _exp(domain):
-    return lambda x: domain.exp(domain.convert(x))
+    return lambda x: domain.exp(domain.native(x))
 
 
 @register_function("relu", 1)
 def _relu(domain):
-    return lambda x: domain.relu(domain.convert(x))
+    return lambda x: domain.relu(domain.native(x))
 
 
 @register_function("abs", 1)
 def _abs(domain):
     def f(x):
-        x = domain.convert(x)
+        x = domain.native(x)
         return -x if domain.sign(x) < 0 else x
 
     return f
@@ -302,17 +302,17 @@ def _floor(x: Any) -> int:
 
 @register_function("floordiv_const", 1, ("k",))
 def _floordiv_const(domain, k):
-    k = domain.convert(k)
-    return lambda x: domain.convert(_floor(domain.div(domain.convert(x), k)))
+    k = domain.native(k)
+    return lambda x: domain.native(_floor(domain.div(domain.native(x), k)))
 
 
 @register_function("mod_const", 1, ("k",))
 def _mod_const(domain, k):
-    k = domain.convert(k)
+    k = domain.native(k)
 
     def f(x):
-        x = domain.convert(x)
-        return x - k * domain.convert(_floor(domain.div(x, k)))
+        x = domain.native(x)
+        return x - k * domain.native(_floor(domain.div(x, k)))
 
     return f
 
@@ -347,7 +347,7 @@ def _mul(domain):
 
 @register_function("div", 2)
 def _div(domain):
-    return lambda x, y: domain.div(domain.convert(x), domain.convert(y))
+    return lambda x, y: domain.div(domain.native(x), domain.native(y))
 
 
 @register_function("linear", 2, ("a", "b"))
@@ -359,12 +359,12 @@ def _linear(domain, a, b):
 
 @register_function("max", 2)
 def _max(domain):
-    return lambda x, y: domain.max(domain.convert(x), domain.convert(y))
+    return lambda x, y: domain.max(domain.native(x), domain.native(y))
 
 
 @register_function("min", 2)
 def _min(domain):
-    return lambda x, y: domain.min(domain.convert(x), domain.convert(y))
+    return lambda x, y: domain.min(domain.native(x), domain.native(y))
 
 
 @register_function("compare", 2, ("op",))
@@ -407,7 +407,7 @@ def _select_if(domain, other):
 @register_function("both_zero", 2)
 def _both_zero(domain):
     """1 if x = 0 and y = 0, else 0 (decided exactly in the domain)."""
-    return lambda x, y: domain.convert(int(domain.sign(domain.convert(x)) == 0 and domain.sign(domain.convert(y)) == 0))
+    return lambda x, y: domain.native(int(domain.sign(domain.native(x)) == 0 and domain.sign(domain.native(y)) == 0))
 
 
 def _int_value(x: Any) -> int:
@@ -429,7 +429,7 @@ def _radix_affine(domain, radices, coeffs, const, bound, other):
     t = i r + j is j c + i: radices (c, r), coeffs (1, c).
     """
     radices = [int(r) for r in radices[1:]]
-    coeffs, const, other = [int(c) for c in coeffs], int(const), domain.convert(other)
+    coeffs, const, other = [int(c) for c in coeffs], int(const), domain.native(other)
     limit = None if bound is None else int(bound)
 
     def f(t):
@@ -442,7 +442,7 @@ def _radix_affine(domain, radices, coeffs, const, bound, other):
             digits.append(d)
         digits.append(t)
         digits.reverse()
-        return domain.convert(const + sum(c * d for c, d in zip(coeffs, digits)))
+        return domain.native(const + sum(c * d for c, d in zip(coeffs, digits)))
 
     return f
 

@@ -33,6 +33,14 @@ class Domain(ABC):
     def convert(self, x: object) -> Any:
         """Bring a user number or an element of a smaller domain into this domain."""
 
+    def native(self, x: object) -> Any:
+        """The cheapest representation of x in this domain, for evaluators.
+
+        Equal to :meth:`convert` except in EE, where rationals stay FLINT rationals
+        (EE contains QQ, and rational arithmetic is far cheaper than EE arithmetic).
+        """
+        return self.convert(x)
+
     def zero(self) -> Any:
         return self.convert(0)
 

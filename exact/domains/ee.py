@@ -12,15 +12,16 @@ with den monic at its largest exponent, which is 0.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from flint import arb, fmpq
 
 from exact.domains.base import Domain
+from exact.domains.qq import QQ
 from exact.eenumber import EENumber, ee_sum
 from exact.errors import ParseError
 from exact.expsum import ExpSum
-from exact.rationals import rational_from_json, rational_to_json
+from exact.rationals import parse_rational, rational_from_json, rational_to_json
 
 #: Terms allowed in one num or den read from a document.
 DEFAULT_MAX_TERMS = 100_000
@@ -36,20 +37,33 @@ class ExpField(Domain):
     def convert(self, x: object) -> EENumber:
         return x if isinstance(x, EENumber) else EENumber.rational(x)
 
+    def native(self, x: object) -> EENumber | fmpq:
+        """Rationals stay ``fmpq``: EE's evaluators work on the union QQ ∪ EENumber."""
+        return x if isinstance(x, (EENumber, fmpq)) else parse_rational(x)
+
     def exp(self, x: Any) -> EENumber:
         """e^x, exactly, for rational x; NotInFieldError names x otherwise."""
         return EENumber.exp(x)
 
-    def sign(self, x: EENumber) -> int:
-        return x.sign()
+    def sign(self, x: EENumber | fmpq) -> int:
+        return x.sign() if isinstance(x, EENumber) else (x > 0) - (x < 0)
 
-    def eq(self, a: EENumber, b: EENumber) -> bool:
+    def eq(self, a: EENumber | fmpq, b: EENumber | fmpq) -> bool:
         return a == b
 
-    def sum(self, values: Iterable[EENumber]) -> EENumber:
-        return ee_sum(values)
+    def sum(self, values: Iterable[EENumber | fmpq]) -> EENumber | fmpq:
+        values = list(values)
+        if all(type(v) is fmpq for v in values):
+            return sum(values, fmpq(0))
+        return ee_sum(self.convert(v) for v in values)
 
-    def to_json(self, x: EENumber) -> dict[str, list[list[str]]]:
+    def group_mean(self, values: Sequence[EENumber | fmpq]) -> Callable[[list[int]], EENumber | fmpq]:
+        if all(type(v) is fmpq for v in values):
+            return QQ.group_mean(values)  # rational stages run at QQ speed
+        return super().group_mean(values)
+
+    def to_json(self, x: EENumber | fmpq) -> dict[str, list[list[str]]]:
+        x = self.convert(x)
         return {"num": _sum_to_json(x.num), "den": _sum_to_json(x.den)}
 
     def from_json(self, obj: Any, max_terms: int = DEFAULT_MAX_TERMS) -> EENumber:
@@ -61,8 +75,8 @@ class ExpField(Domain):
             raise ParseError("an EE element has an empty (zero) denominator")
         return EENumber(num, den)
 
-    def enclose(self, x: EENumber, prec: int = 128) -> arb:
-        return x.enclose(prec)
+    def enclose(self, x: EENumber | fmpq, prec: int = 128) -> arb:
+        return self.convert(x).enclose(prec)
 
 
 def _sum_to_json(s: ExpSum) -> list[list[str]]:
