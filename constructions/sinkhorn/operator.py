@@ -1,0 +1,271 @@
+"""The Sinkhorn operator S_eps(C; a, b) = diag(u) K diag(v), K = exp(-C/eps), in three domains.
+
+* **EE** -- exact iterates u_k, v_k, for a few iterations on small problems.
+  Each iterate is an exact element of Frac(Q[e^Q]); its distance to the limit
+  is then bounded rigorously in arb by the Hilbert bound. Denominators grow
+  like (number of terms)^n per iteration: 2x2 stays practical for about 4
+  iterations, 3x3 for 2, 4x4 for 1 (docs/sinkhorn.md has measurements).
+* **Ball(prec)** -- a plan certified to a tolerance. ``method="hilbert"``
+  iterates and stops when the a-posteriori bound of
+  :mod:`constructions.sinkhorn.hilbert` is below ``tol``;
+  ``method="krawczyk"`` encloses the dual potentials by interval Newton
+  (:mod:`constructions.sinkhorn.krawczyk`), for small eps where lambda -> 1.
+  ``"auto"`` picks Hilbert when Delta(K) <= :data:`HILBERT_MAX_DELTA`.
+* **Float** -- log-domain float iterations (:mod:`constructions.sinkhorn.logdomain`),
+  for agreement with POT and speed baselines; never certified.
+
+Ball iterations run on exact points: after each row update u is replaced by
+the midpoint of its ball, an exact dyadic vector u^. The column update
+v = b / (K^T u^) is a ball containing the exact real v^, and the bound is
+evaluated on balls containing the row sums of P^ = diag(u^) K diag(v^), so it
+holds for that exact real plan P^, whose column sums are exactly b, as the
+bound requires. The rounding in the iterates is thereby irrelevant to rigour,
+and radii cannot accumulate over iterations.
+
+Every result says what it established: ``bound`` (a certified upper bound on
+max_ij |log P^_ij - log P*_ij|, or None), ``plan`` (an enclosure of the
+Sinkhorn plan P*, or None) and ``certified`` (bound <= tol). A run that does
+not reach ``tol`` within ``max_iter`` says so in ``status``; it is never
+reported as converged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from flint import arb, arb_mat, ctx, fmpq
+
+from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
+from constructions.sinkhorn.kernel import ball_kernel, ee_kernel
+from constructions.sinkhorn.krawczyk import certify_dual, float_start
+from constructions.sinkhorn.logdomain import log_sinkhorn
+from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
+from exact.domains.ball import Ball, BallField
+from exact.domains.base import Domain
+from exact.domains.ee import EE
+from exact.domains.floats import Float
+from exact.matrices import Rows
+from exact.rationals import parse_rational
+
+#: ``method="auto"`` uses the Hilbert bound up to this projective diameter
+#: (then 1/(1 - lambda) <= (e^20 + 1)/2, about 2.4e8) and Krawczyk beyond.
+HILBERT_MAX_DELTA = 40
+#: Ball iterations without a smaller bound before declaring the precision floor reached.
+STALL = 25
+#: Default iteration limits per domain.
+MAX_ITER = {"EE": 2, "Ball": 10_000, "Float": 100_000}
+#: Default tolerances: certified bound on the log-plan error (Ball), L1 row residual (Float).
+DEFAULT_TOL = {"Ball": fmpq(1, 10**30), "Float": fmpq(1, 10**13)}
+#: Precision (bits) at which EE iterates are enclosed for their bound.
+EE_BOUND_PREC = 128
+
+
+@dataclass(frozen=True)
+class SinkhornResult:
+    """What a Sinkhorn run computed and what it certified."""
+
+    problem: Problem
+    domain: Domain
+    method: str  # "exact-iterates" (EE), "hilbert" or "krawczyk" (Ball), "log-domain" (Float)
+    iterations: int  # full (row + column) iterations, or Newton steps for krawczyk
+    iterate: Rows  # the computed plan P^: exact (EE), enclosure (Ball) or floats (Float)
+    row_error: list[Any]  # P^ 1 - a, in the iterate's domain
+    col_error: list[Any]  # P^T 1 - b
+    delta: fmpq  # the projective diameter Delta(K), exactly
+    lam: arb  # an enclosure of lambda = tanh(Delta/4)
+    tol: fmpq | None
+    bound: arb | None  # exact arb >= max |log P^ - log P*|, or None (not certified)
+    plan: Rows | None  # enclosure of the Sinkhorn plan P*, or None
+    status: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        """True iff a rigorous bound exists and is <= tol."""
+        return self.bound is not None and self.tol is not None and bool(self.bound <= arb(self.tol))
+
+
+def sinkhorn(
+    C: Any,
+    a: Any,
+    b: Any,
+    eps: Any,
+    domain: Domain = Ball(128),
+    *,
+    tol: Any = None,
+    max_iter: int | None = None,
+    method: str = "auto",
+) -> SinkhornResult:
+    """S_eps(C; a, b) in ``domain`` (EE, Ball(prec) or Float); see the module docstring.
+
+    ``tol``: Ball -- the certified bound to reach (default 1e-30); EE -- stop early
+    once the bound is below it (default: run ``max_iter`` iterations); Float --
+    the L1 row residual to reach (default 1e-13). Raises SinkhornInputError on
+    bad input: different totals, non-positive masses, eps <= 0, mismatched shapes.
+    """
+    if domain is Float:
+        p = read_problem(C, a, b, eps, total_rtol=fmpq(1, 10**12))
+        return _float(p, _tol(tol, "Float"), max_iter or MAX_ITER["Float"])
+    p = read_problem(C, a, b, eps)
+    if domain is EE:
+        return _exact(p, None if tol is None else parse_rational(tol), max_iter or MAX_ITER["EE"])
+    if isinstance(domain, BallField):
+        if method not in ("auto", "hilbert", "krawczyk"):
+            raise SinkhornInputError(f"unknown method {method!r}: expected auto, hilbert or krawczyk")
+        delta = projective_diameter(p)
+        if method == "krawczyk" or (method == "auto" and delta > HILBERT_MAX_DELTA):
+            return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball"))
+        return _hilbert(p, delta, domain.prec, _tol(tol, "Ball"), max_iter or MAX_ITER["Ball"])
+    raise SinkhornInputError(f"Sinkhorn runs in EE, Ball(prec) or Float, not in {domain}")
+
+
+def _tol(tol: Any, kind: str) -> fmpq:
+    t = DEFAULT_TOL[kind] if tol is None else parse_rational(tol)
+    if t <= 0:
+        raise SinkhornInputError(f"the tolerance must be > 0, got {t}")
+    return t
+
+
+# -- shared pieces --------------------------------------------------------------------------
+
+
+def _marginal_errors(P: Rows, p: Problem, zero: Any) -> tuple[list[Any], list[Any]]:
+    rows = [sum(r, zero) - ai for r, ai in zip(P, p.a)]
+    cols = [sum((r[j] for r in P), zero) - bj for j, bj in enumerate(p.b)]
+    return rows, cols
+
+
+def _widen(P: list[list[arb]], bound: arb, prec: int) -> list[list[arb]]:
+    """P* from P^ and max |log P^ - log P*| <= bound: each entry times [e^-bound, e^bound]."""
+    with ctx.workprec(prec):
+        f = arb(0, bound).exp()
+        return [[x * f for x in row] for row in P]
+
+
+# -- EE: exact iterates ---------------------------------------------------------------------
+
+
+def _exact(p: Problem, tol: fmpq | None, max_iter: int) -> SinkhornResult:
+    K = ee_kernel(p.C, p.eps)
+    delta = projective_diameter(p)
+    prec = EE_BOUND_PREC
+    a = [EE.convert(x) for x in p.a]
+    b = [EE.convert(x) for x in p.b]
+    u = [EE.one()] * p.n
+    it = 0
+    while True:
+        v = [bj / EE.sum(K[i][j] * u[i] for i in range(p.n)) for j, bj in enumerate(b)]
+        it += 1
+        Kv = [EE.sum(kij * vj for kij, vj in zip(Ki, v)) for Ki in K]
+        with ctx.workprec(prec):
+            r = [(ui * kv).enclose(prec) for ui, kv in zip(u, Kv)]
+            bound = a_posteriori_bound(hilbert_distance_upper(r, [arb(x) for x in p.a], prec), delta, prec)
+        if it >= max_iter or (tol is not None and bound <= arb(tol)):
+            break
+        u = [ai / kv for ai, kv in zip(a, Kv)]
+    P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, K)]
+    rows, cols = _marginal_errors(P, p, EE.zero())
+    plan = _widen([[x.enclose(prec) for x in row] for row in P], bound, prec)
+    reached = tol is not None and bound <= arb(tol)
+    status = f"{it} exact iteration(s); certified bound {bound.str(5, radius=False)} on the distance to the limit"
+    if tol is not None and not reached:
+        status += f", not below tol {tol}"
+    return SinkhornResult(p, EE, "exact-iterates", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status)
+
+
+# -- Ball: iterations certified by the Hilbert bound ---------------------------------------
+
+
+def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult:
+    n, m = p.n, p.m
+    K = ball_kernel(p, prec)
+    KT = K.transpose()
+    with ctx.workprec(prec):
+        a = [arb(x) for x in p.a]
+        b = [arb(x) for x in p.b]
+        tol_b = arb(tol)
+        u = [arb(1)] * n
+        best, best_it, it = None, 0, 0
+        while True:
+            KTu = KT * arb_mat(n, 1, u)
+            v = [bj / KTu[j, 0] for j, bj in enumerate(b)]  # ball around the exact v^ = b / K^T u^
+            it += 1
+            Kv = K * arb_mat(m, 1, v)
+            r = [ui * Kv[i, 0] for i, ui in enumerate(u)]  # balls around the row sums of P^
+            bound = a_posteriori_bound(hilbert_distance_upper(r, a, prec), delta, prec)
+            if best is None or bound < best:
+                best, best_it = bound, it
+            if bound <= tol_b or it >= max_iter or it - best_it >= STALL:
+                break
+            u = [(ai / Kv[i, 0]).mid() for i, ai in enumerate(a)]
+        Kl = K.tolist()
+        P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, Kl)]
+        rows, cols = _marginal_errors(P, p, arb(0))
+    if bound <= tol_b:
+        status = f"certified: bound {bound.str(5, radius=False)} <= tol {tol} after {it} iterations"
+    elif it >= max_iter:
+        status = f"NOT certified to tol {tol}: bound {bound.str(5, radius=False)} after the limit of {max_iter} iterations"
+    else:
+        status = (
+            f"NOT certified to tol {tol}: bound stalled at {bound.str(5, radius=False)} after {it} iterations "
+            f"(precision floor of Ball({prec}); raise prec)"
+        )
+    plan = _widen(P, bound, prec)
+    return SinkhornResult(p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, {"prec": prec})
+
+
+# -- Ball: interval Newton on the dual equations --------------------------------------------
+
+
+def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
+    """Interval Newton at ``prec`` bits; on failure, or a bound above tol, retry at 2x and 4x prec."""
+    start = float_start(p)
+    for work in (prec, 2 * prec, 4 * prec):
+        d = certify_dual(p, work, start)
+        if d.verified:
+            with ctx.workprec(work):
+                bx = max(((xb - xh).abs_upper() for xb, xh in zip(d.x_box, d.x_hat)), key=lambda t: t.mid())
+                by = max(((yb - yh).abs_upper() for yb, yh in zip(d.y_box, d.y_hat)), key=lambda t: t.mid())
+                bound = (bx + by).upper()  # max |log P^ - log P*| <= max|x - x*| + max|y - y*|
+            if bound <= arb(tol):
+                break
+    K = ball_kernel(p, d.prec).tolist()
+    details = {"prec": d.prec, "float_iterations": d.float_iterations, "newton_steps": d.newton_steps}
+    with ctx.workprec(d.prec):
+        ex, ey = [t.exp() for t in d.x_hat], [t.exp() for t in d.y_hat]
+        P = [[xi * kij * yj for kij, yj in zip(Ki, ey)] for xi, Ki in zip(ex, K)]
+        rows, cols = _marginal_errors(P, p, arb(0))
+        lam = contraction(delta, d.prec)
+        if not d.verified:
+            status = f"NOT certified: {d.reason} (tried {prec} to {d.prec} bits)"
+            return SinkhornResult(p, Ball(prec), "krawczyk", d.newton_steps, P, rows, cols, delta, lam, tol, None, None, status, details)
+        fx, fy = [t.exp() for t in d.x_box], [t.exp() for t in d.y_box]
+        plan = [[xi * kij * yj for kij, yj in zip(Ki, fy)] for xi, Ki in zip(fx, K)]
+    verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
+    status = (
+        f"{verdict}: Krawczyk box verified at {d.prec} bits after {d.newton_steps} Newton steps, "
+        f"bound {bound.str(5, radius=False)}"
+    )
+    return SinkhornResult(p, Ball(prec), "krawczyk", d.newton_steps, P, rows, cols, delta, lam, tol, bound, plan, status, details)
+
+
+# -- Float: log-domain comparison path ------------------------------------------------------
+
+
+def _float(p: Problem, tol: fmpq, max_iter: int) -> SinkhornResult:
+    L = -np.array([[float(c / p.eps) for c in row] for row in p.C])
+    a = np.array([float(x) for x in p.a])
+    b = np.array([float(x) for x in p.b])
+    s = log_sinkhorn(L, a, b, float(tol), max_iter)
+    P = s.plan(L)
+    rows = list(P.sum(1) - a)
+    cols = list(P.sum(0) - b)
+    delta = projective_diameter(p)
+    reached = s.row_error <= float(tol)
+    status = (
+        f"float only (agreement, not a certificate): ||P1 - a||_1 = {s.row_error:.3g} after {s.iterations} iterations"
+        + ("" if reached else f", NOT below tol {float(tol):.3g} within the limit of {max_iter}")
+    )
+    return SinkhornResult(p, Float, "log-domain", s.iterations, P.tolist(), rows, cols, delta, contraction(delta, 64), tol, None, None, status, {"reached_tol": reached})

@@ -1,0 +1,176 @@
+"""The data of a Sinkhorn problem, read exactly and validated once.
+
+A problem is a cost matrix C (n x m), two marginals a (length n) and b
+(length m) with positive masses and equal totals, and a temperature eps > 0.
+Every number is read as an exact rational (:func:`exact.parse_rational`; a
+Python float becomes the dyadic rational it stores), so validation is exact:
+"equal totals" means sum(a) == sum(b) in QQ. Bad input raises one
+:class:`SinkhornInputError` naming what is wrong.
+
+Also here: seeded generators of random problems with small-height rational
+entries, shared by the proof scripts, the tests and the benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Sequence
+
+from flint import fmpq
+
+from exact.domains.qq import QQ
+from exact.errors import ParseError
+from exact.matrices import Rows, convert_rows
+from exact.rationals import parse_rational
+
+
+class SinkhornInputError(ParseError):
+    """Marginals, cost or temperature that do not define a Sinkhorn problem."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """S_eps(C; a, b): cost C (n x m), marginals a, b (equal totals), temperature eps, all in QQ."""
+
+    C: Rows
+    a: list[fmpq]
+    b: list[fmpq]
+    eps: fmpq
+
+    @property
+    def n(self) -> int:
+        return len(self.a)
+
+    @property
+    def m(self) -> int:
+        return len(self.b)
+
+    @property
+    def mass(self) -> fmpq:
+        """The common total mass sum(a) = sum(b)."""
+        return sum(self.a, fmpq(0))
+
+    @cached_property
+    def integer_cost(self) -> tuple[list[list[int]], int]:
+        """(Z, D) with C = Z / D exactly: Z integer, D the least common denominator."""
+        den = math.lcm(*(int(c.q) for row in self.C for c in row))
+        return [[int(c.p) * (den // int(c.q)) for c in row] for row in self.C], den
+
+
+def _as_lists(x: Any) -> Any:
+    return x.tolist() if hasattr(x, "tolist") else x
+
+
+def read_vector(x: Any, name: str) -> list[fmpq]:
+    """A non-empty vector of exact rationals; SinkhornInputError if x is not one."""
+    x = _as_lists(x)
+    if not isinstance(x, Sequence) or isinstance(x, (str, bytes)) or not x:
+        raise SinkhornInputError(f"marginal {name} must be a non-empty list of numbers")
+    return [parse_rational(v) for v in x]
+
+
+def read_marginal(x: Any, name: str) -> list[fmpq]:
+    """A vector of strictly positive masses."""
+    v = read_vector(x, name)
+    for i, w in enumerate(v):
+        if w <= 0:
+            raise SinkhornInputError(f"marginal {name} must have positive masses, but {name}[{i}] = {w}")
+    return v
+
+
+def read_problem(C: Any, a: Any, b: Any, eps: Any, total_rtol: fmpq = fmpq(0)) -> Problem:
+    """Read and validate a Sinkhorn problem.
+
+    ``total_rtol`` allows |sum a - sum b| <= total_rtol * sum a; it is 0 (exact
+    equality) except for the Float comparison path, whose inputs are often
+    decimal data already rounded to doubles.
+    """
+    try:
+        rows = convert_rows(_as_lists(C), QQ)
+    except ParseError as e:
+        raise SinkhornInputError(f"cost matrix: {e}") from None
+    av, bv = read_marginal(a, "a"), read_marginal(b, "b")
+    n, m = len(rows), len(rows[0])
+    if (len(av), len(bv)) != (n, m):
+        raise SinkhornInputError(
+            f"shapes disagree: cost is {n}x{m}, but a has {len(av)} and b has {len(bv)} entries"
+        )
+    sa, sb = sum(av, fmpq(0)), sum(bv, fmpq(0))
+    if abs(sa - sb) > total_rtol * sa:
+        raise SinkhornInputError(f"marginals have different totals: sum(a) = {sa}, sum(b) = {sb}")
+    e = parse_rational(eps)
+    if e <= 0:
+        raise SinkhornInputError(f"the temperature eps must be > 0, got {e}")
+    return Problem(rows, av, bv, e)
+
+
+# -- seeded random data (small-height rationals) -----------------------------------------------
+
+
+def random_cost(n: int, m: int, seed: int, den: int = 1000) -> Rows:
+    """A cost matrix with entries k/den, k uniform in [0, den]: a random cost in [0, 1]."""
+    rng = random.Random(seed)
+    return [[fmpq(rng.randint(0, den), den) for _ in range(m)] for _ in range(n)]
+
+
+def random_marginal(n: int, seed: int, spread: int = 9) -> list[fmpq]:
+    """A probability vector with entries k_i / sum(k), k_i uniform in [1, spread]."""
+    rng = random.Random(seed)
+    k = [rng.randint(1, spread) for _ in range(n)]
+    s = sum(k)
+    return [fmpq(x, s) for x in k]
+
+
+def uniform_marginal(n: int) -> list[fmpq]:
+    return [fmpq(1, n)] * n
+
+
+def random_plan(a: Sequence[fmpq], b: Sequence[fmpq], seed: int, swaps: int = 0) -> Rows:
+    """A strictly positive plan with marginals exactly a and b.
+
+    Start from the independent coupling a b^T / s (s the total mass) and apply
+    ``swaps`` (default 2 n m) random mass-preserving moves
+    +d at (i,j), (k,l) and -d at (i,l), (k,j), with d below half of the smaller
+    entry it decreases, so every entry stays positive and the marginals stay
+    a and b exactly.
+    """
+    rng = random.Random(seed)
+    n, m = len(a), len(b)
+    s = sum(a, fmpq(0))
+    p = [[ai * bj / s for bj in b] for ai in a]
+    for _ in range(swaps or 2 * n * m):
+        if n < 2 or m < 2:
+            break
+        i, k = rng.sample(range(n), 2)
+        j, l = rng.sample(range(m), 2)
+        d = min(p[i][l], p[k][j]) * fmpq(rng.randint(1, 9), 20)
+        p[i][j] += d
+        p[k][l] += d
+        p[i][l] -= d
+        p[k][j] -= d
+    return p
+
+
+def northwest_corner(a: Sequence[fmpq], b: Sequence[fmpq]) -> Rows:
+    """The north-west corner plan: marginals a and b, at most n + m - 1 nonzero entries.
+
+    A vertex of the transport polytope (Dantzig 1951), so it has zeros whenever
+    n, m >= 2: the plans that :mod:`constructions.sinkhorn.fixed_point` cannot
+    reach exactly and that ``sinkhorn_limit`` reaches as a limit.
+    """
+    ra, rb = list(a), list(b)
+    p = [[fmpq(0)] * len(b) for _ in a]
+    i = j = 0
+    while i < len(ra) and j < len(rb):
+        t = min(ra[i], rb[j])
+        p[i][j] = t
+        ra[i] -= t
+        rb[j] -= t
+        if ra[i] == 0:
+            i += 1
+        else:
+            j += 1
+    return p
