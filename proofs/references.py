@@ -11,7 +11,7 @@ from typing import Any
 
 from flint import fmpq_mat
 
-from exact import QQ, AttncertError, Domain
+from exact import EE, QQ, AttncertError, Domain
 from exact.matrices import Rows, from_fmpq_mat, shape, to_fmpq_mat
 from exact.softmax import softmax_rows
 
@@ -59,3 +59,17 @@ def inverse(m: Rows) -> Rows:
     if f.det() == 0:
         raise SingularMatrix("the matrix is singular: its determinant is exactly 0")
     return from_fmpq_mat(f.inv())
+
+
+def attention(x: Rows, a: Rows, v: Rows) -> Rows:
+    """T(X) = softmax(X A X^T) (X V), row-wise softmax, exactly in EE (X, A, V rational).
+
+    S = X A X^T and X V are FLINT products over QQ; the softmax rows share one
+    denominator each, so each output entry is one sum over that denominator.
+    """
+    fx = to_fmpq_mat(x)
+    s = from_fmpq_mat(fx * to_fmpq_mat(a) * fx.transpose())
+    w = from_fmpq_mat(fx * to_fmpq_mat(v))
+    p = softmax_rows(s, EE)
+    n, dv = len(x), len(v[0])
+    return [[EE.sum(p[i][k] * w[k][j] for k in range(n)) for j in range(dv)] for i in range(n)]

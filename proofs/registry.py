@@ -24,6 +24,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.lemmas.relu",
     "proofs.lemmas.maxmin",
     "proofs.lemmas.inverse3",
+    "proofs.simulator.universal",
 )
 
 

@@ -25,6 +25,7 @@ memory stays near the widest layer, not the whole graph.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Mapping, Sequence
 
 import networkx as nx
@@ -84,26 +85,70 @@ def evaluate_graph(
         raise EvaluationError(f"input of length {len(xs)} exceeds the limit of {max_length}")
     domain = domain if domain is not None else _default_domain(xs)
     ev = _Evaluator(domain, xs)
+    plan = _plan(g)
     outputs = g.graph["outputs"]
     keep = set(outputs.values())
-    order = list(nx.lexicographical_topological_sort(g))
-    remaining = {v: g.out_degree(v) for v in g.nodes}
+    static = plan.static_values(len(xs), domain.name)
+    remaining = dict(plan.consumers)
     values: dict[int, Any] = {}
     with domain.context():
-        for v in order:
-            d = g.nodes[v]
-            args = arguments(g, v)
-            try:
-                values[v] = ev.node(d, [values[u] for u in args])
-            except (AttncertError, TypeError, ValueError, ArithmeticError) as e:
-                if isinstance(e, EvaluationError):
-                    raise
-                raise EvaluationError(f"at node {d['label']!r} ({d['op']}): {e}") from e
+        for v, d, args in plan.steps:
+            if v in static:
+                values[v] = static[v]
+            else:
+                try:
+                    values[v] = ev.node(d, [values[u] for u in args])
+                except (AttncertError, TypeError, ValueError, ArithmeticError) as e:
+                    if isinstance(e, EvaluationError):
+                        raise
+                    raise EvaluationError(f"at node {d['label']!r} ({d['op']}): {e}") from e
+                if v in plan.static:
+                    static[v] = values[v]
             for u in args:
                 remaining[u] -= 1
                 if remaining[u] == 0 and u not in keep:
                     del values[u]
     return {name: ev.as_list(values[v]) if isinstance(values[v], np.ndarray) else values[v] for name, v in outputs.items()}
+
+
+class _Plan:
+    """What evaluation needs of a graph, computed once per graph object.
+
+    Nodes that no path connects to ``tokens`` are *static*: their values depend only
+    on the sequence length (and domain), such as positions, index arithmetic and the
+    selectors of every construction in this project. They are cached per length, so
+    evaluating one program on many inputs builds its selections once. Graphs are
+    treated as immutable once evaluated.
+    """
+
+    def __init__(self, g: nx.MultiDiGraph):
+        order = list(nx.lexicographical_topological_sort(g))
+        self.steps = [(v, g.nodes[v], arguments(g, v)) for v in order]
+        self.consumers = {v: g.out_degree(v) for v in g.nodes}
+        data = set()
+        for v, d, args in self.steps:
+            if d["op"] in ("tokens", "constant_sop", "constant_selector") or "callable" in d or any(u in data for u in args):
+                data.add(v)
+        self.static = set(g.nodes) - data
+        self._cache: dict[tuple[int, str], dict[int, Any]] = {}
+
+    def static_values(self, n: int, domain: str) -> dict[int, Any]:
+        key = (n, domain)
+        if key not in self._cache:
+            if len(self._cache) >= 4:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = {}
+        return self._cache[key]
+
+
+_PLANS: "weakref.WeakKeyDictionary[nx.MultiDiGraph, _Plan]" = weakref.WeakKeyDictionary()
+
+
+def _plan(g: nx.MultiDiGraph) -> _Plan:
+    plan = _PLANS.get(g)
+    if plan is None:
+        plan = _PLANS[g] = _Plan(g)
+    return plan
 
 
 _NON_NUMERIC = {str, tuple, type(None)}

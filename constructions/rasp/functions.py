@@ -350,6 +350,32 @@ def _div(domain):
     return lambda x, y: domain.div(domain.native(x), domain.native(y))
 
 
+@register_function("mul_scaled", 2, ("c",))
+def _mul_scaled(domain, c):
+    """c*x*y: a product whose scale is folded into the same MLP."""
+    c = _c(domain, c)
+    return lambda x, y: c * x * y
+
+
+@register_function("masked_exp", 2, ("c",))
+def _masked_exp(domain, c):
+    """m * e^{c s} for (s, m); exactly 0 where m = 0 (e^{c s} is then never formed)."""
+    c = _c(domain, c)
+    return lambda s, m: domain.zero() if domain.sign(domain.native(m)) == 0 else m * domain.exp(c * s)
+
+
+@register_function("token_value", 1)
+def _token_value(domain):
+    """The value of a token: x for a plain number, v for a tagged pair (v, tag)."""
+    return lambda x: domain.native(x[0] if isinstance(x, tuple) else x)
+
+
+@register_function("token_tag", 1)
+def _token_tag(domain):
+    """The tag of a token: tag for a pair (v, tag), 1 (data) for a plain number."""
+    return lambda x: domain.native(x[1] if isinstance(x, tuple) else 1)
+
+
 @register_function("linear", 2, ("a", "b"))
 def _linear(domain, a, b):
     """a*x + b*y (tracr's LinearSequenceMap)."""

@@ -1,0 +1,1 @@
+"""Proof scripts for the universal simulator and the results built on it."""

@@ -1,0 +1,111 @@
+"""The universal simulator U against an attention layer computed here, independently."""
+
+import random
+
+import mpmath
+import numpy as np
+import pytest
+from flint import fmpq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constructions import rasp
+from constructions.simulator import pad_for, read_output, universal
+from exact import EE, Float
+
+
+def rand_matrix(rng, r, c, height=9, den=7):
+    return [[fmpq(rng.randint(-height, height), rng.randint(1, den)) for _ in range(c)] for _ in range(r)]
+
+
+def attention_here(X, A, V):
+    """T(X) entry by entry from the definition, with EE exponentials, without any shared code."""
+    n, d, dv = len(X), len(A), len(V[0])
+    S = [[sum((X[i][l] * A[l][j] * X[k][j] for l in range(d) for j in range(d)), fmpq(0)) for k in range(n)] for i in range(n)]
+    W = [[sum((X[k][l] * V[l][v] for l in range(d)), fmpq(0)) for v in range(dv)] for k in range(n)]
+    out = []
+    for i in range(n):
+        den = EE.convert(0)
+        for k in range(n):
+            den = den + EE.exp(S[i][k])
+        out.append([])
+        for v in range(dv):
+            num = EE.convert(0)
+            for k in range(n):
+                num = num + EE.exp(S[i][k]) * W[k][v]
+            out[-1].append(num / den)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**32))
+def test_universal_is_exact(n, d, dv, seed):
+    rng = random.Random(seed)
+    X, A, V = rand_matrix(rng, n, d), rand_matrix(rng, d, d), rand_matrix(rng, d, dv)
+    U = universal(n, d, dv)
+    seq = U.run({"X": X, "A": A, "V": V}, EE)
+    assert U.layout.decode(seq) == attention_here(X, A, V)
+    assert all(x == 0 for x in U.layout.rest(seq))
+
+
+def test_depth_is_constant_in_n():
+    sizes = [rasp.size(universal(n, 3, 2).graph()) for n in range(1, 33)]
+    assert {s.layers for s in sizes} == {7}
+    assert {tuple(s.heads) for s in sizes} == {(0, 6, 2, 2, 1, 2, 1)}
+    for d, dv in [(1, 1), (8, 8), (5, 2)]:
+        assert rasp.size(universal(4, d, dv).graph()).layers == 7
+
+
+def test_equal_scores_and_zero_input():
+    X = [[fmpq(0)] * 2 for _ in range(3)]
+    A = [[fmpq(1), fmpq(2)], [fmpq(3), fmpq(4)]]
+    V = [[fmpq(5)], [fmpq(-1)]]
+    assert universal(3, 2, 1)({"X": X, "A": A, "V": V}, EE) == [[0], [0], [0]]
+    X = [[fmpq(1), fmpq(0)]] * 3  # identical rows: uniform attention
+    out = universal(3, 2, 1)({"X": X, "A": A, "V": V}, EE)
+    assert out == [[5], [5], [5]]
+
+
+def test_tagged_padding_simulates_smaller_layers():
+    rng = random.Random(3)
+    big = (5, 3, 2)
+    U = universal(*big)
+    g = U.graph()
+    for n, d, dv in [(1, 1, 1), (3, 2, 1), (5, 3, 2), (2, 3, 2)]:
+        X, A, V = rand_matrix(rng, n, d), rand_matrix(rng, d, d), rand_matrix(rng, d, dv)
+        seq = rasp.evaluate_graph(g, pad_for(big, X, A, V, EE), EE)["output"]
+        assert read_output(seq, n, dv, big[2]) == attention_here(X, A, V)
+
+
+def test_float_agreement_with_numpy_up_to_scores_of_50():
+    rng = np.random.default_rng(0)
+    n, d, dv = 6, 3, 2
+    for scale in (0.1, 1.0, 3.0):
+        X, A, V = rng.normal(size=(n, d)), rng.normal(size=(d, d)) * scale, rng.normal(size=(d, dv))
+        S = X @ A @ X.T
+        if np.abs(S).max() > 50:
+            continue
+        P = np.exp(S) / np.exp(S).sum(axis=1, keepdims=True)
+        out = np.array(universal(n, d, dv)({"X": X.tolist(), "A": A.tolist(), "V": V.tolist()}, Float))
+        np.testing.assert_allclose(out, P @ (X @ V), rtol=1e-12, atol=1e-13)
+
+
+def test_exact_result_is_close_to_a_high_precision_value():
+    rng = random.Random(9)
+    X, A, V = rand_matrix(rng, 3, 2), rand_matrix(rng, 2, 2), rand_matrix(rng, 2, 2)
+    out = universal(3, 2, 2)({"X": X, "A": A, "V": V}, EE)
+    with mpmath.workdps(60):
+        mp = lambda q: mpmath.mpf(int(q.p)) / int(q.q)  # noqa: E731
+        Xm, Am, Vm = (mpmath.matrix([[mp(x) for x in r] for r in M]) for M in (X, A, V))
+        S = Xm * Am * Xm.T
+        W = Xm * Vm
+        for i in range(3):
+            z = [mpmath.exp(S[i, k]) for k in range(3)]
+            for v in range(2):
+                want = mpmath.fsum(z[k] * W[k, v] for k in range(3)) / mpmath.fsum(z)
+                assert abs(out[i][v].to_mpmath(50) - want) < mpmath.mpf(10) ** -45
+
+
+def test_bad_sizes():
+    with pytest.raises(ValueError):
+        universal(0, 1, 1)
