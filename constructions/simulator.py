@@ -59,49 +59,137 @@ def _mul(a: rasp.SOp, b: rasp.SOp, scale: int = 1) -> rasp.SOp:
     return rasp.numerical(rasp.SequenceMap(f, a, b))
 
 
-def sequence_length(n: int, d: int, dv: int) -> int:
-    return max(n * d + d * d + d * dv, n * d * d, n * d * dv, n * n * d, n * n * dv)
+def _tokens() -> tuple[rasp.SOp, rasp.SOp]:
+    value = rasp.numerical(rasp.Map(rasp.fn("token_value"), rasp.tokens)).named("value")
+    tag = rasp.numerical(rasp.Map(rasp.fn("token_tag"), rasp.tokens)).named("tag")
+    return value, tag
+
+
+def _attention_heads(value: rasp.SOp, tag: rasp.SOp, n: int, d: int, dv: int, h: int, oA: int, oV: int) -> rasp.SOp:
+    """The h heads T_m(X) = softmax(X A_m X^T)(X V_m), concatenated: T_m(X)[i][v] at i h d_v + m d_v + v.
+
+    X is at position 0, A_m at oA + m d^2, V_m at oV + m d d_v (all row-major). The
+    schedule is the one in the module docstring, with a head digit m in every layout.
+    """
+    # (X A_m)/d at (m n + i) d + j; products at ((m n + i) d + j) d + l.
+    r = (h, n, d, d)
+    xa = _mean_over_groups(
+        index_map((0, d), (1, 0), bound=h * n * d * d),
+        _mul(gather(index_map(r, (0, d, 0, 1)), value), gather(index_map(r, (d * d, 0, 1, d), const=oA), value)),
+    ).named("XA_over_d")
+    # (X V_m)/d at (m n + i) d_v + v; products at ((m n + i) d_v + v) d + l.
+    r = (h, n, dv, d)
+    xv = _mean_over_groups(
+        index_map((0, d), (1, 0), bound=h * n * dv * d),
+        _mul(gather(index_map(r, (0, d, 0, 1)), value), gather(index_map(r, (d * dv, 0, 1, dv), const=oV), value)),
+    ).named("XV_over_d")
+    # S_m / d at (m n + i) n + k; products at ((m n + i) n + k) d + j.
+    r = (h, n, n, d)
+    s_over_d = _mean_over_groups(
+        index_map((0, d), (1, 0), bound=h * n * n * d),
+        _mul(gather(index_map(r, (n * d, d, 0, 1)), xa), gather(index_map(r, (0, 0, d, 1)), value), d),
+    ).named("S_over_d")
+    # Softmax numerators, masked by the tag of row k of X.
+    mask = gather(index_map((h, n, n), (0, 0, d), bound=h * n * n), tag).named("row_tag")
+    e = rasp.numerical(rasp.SequenceMap(rasp.fn("masked_exp", c=d), s_over_d, mask)).named("E")
+    # Row sums of E_m read at the output positions i h d_v + m d_v + v (digits i, m, v).
+    key_row = index_map((0, n), (1, 0), bound=h * n * n, other=-1)
+    out_row = index_map((n, h, dv), (1, n, 0), bound=n * h * dv, other=-2)
+    denom = rasp.numerical(rasp.Aggregate(rasp.Select(key_row, out_row, Cmp.EQ), e, default=1)).named("D_over_n")
+    # sum_k E_m[i][k] (X V_m)[k][v] / n; products at ((i h + m) d_v + v) n + k (digits i, m, v, k).
+    r = (n, h, dv, n)
+    num = _mean_over_groups(
+        index_map((0, n), (1, 0), bound=n * h * dv * n),
+        _mul(gather(index_map(r, (n, n * n, 0, 1)), e), gather(index_map(r, (0, n * dv, 1, dv)), xv), d),
+    ).named("numerator_over_n")
+    return rasp.numerical(rasp.SequenceMap(rasp.fn("div"), num, denom)).named("heads")
+
+
+def _times_matrix(left: rasp.SOp, value: rasp.SOp, n: int, c: int, co: int, oW: int) -> rasp.SOp:
+    """(L W) / c at i co + o, for L (n x c) laid out row-major at 0 in ``left`` and W (c x co) at oW."""
+    r = (n, co, c)  # products at (i co + o) c + u
+    return _mean_over_groups(
+        index_map((0, c), (1, 0), bound=n * co * c),
+        _mul(gather(index_map(r, (c, 0, 1)), left), gather(index_map(r, (0, 1, co), const=oW), value)),
+    )
+
+
+def sequence_length(n: int, d: int, dv: int, h: int = 1, do: int = 0, f: int = 0, inputs: int = 0) -> int:
+    """The positions the stages need (see each builder), and at least the input length."""
+    return max(inputs, h * n * d * d, h * n * dv * d, h * n * n * d, h * n * n * dv, n * do * h * dv, n * f * d, 1)
 
 
 def universal(n: int, d: int, dv: int) -> Construction:
     """U(n, d, d_v) as one RASP program (see the module docstring for the schedule)."""
     _check_sizes(n=n, d=d, dv=dv)
-    oA, oV = n * d, n * d + d * d
-    value = rasp.numerical(rasp.Map(rasp.fn("token_value"), rasp.tokens)).named("value")
-    tag = rasp.numerical(rasp.Map(rasp.fn("token_tag"), rasp.tokens)).named("tag")
+    value, tag = _tokens()
+    out = _attention_heads(value, tag, n, d, dv, 1, n * d, n * d + d * d).named("T")
+    inputs = (("X", n, d), ("A", d, d), ("V", d, dv))
+    length = sequence_length(n, d, dv, inputs=_total(inputs))
+    return Construction("universal", out, Layout(inputs, (n, dv), length))
 
-    # Y = XA / d at i d + j.  Products at t = (i d + j) d + l, digits (i, j, l).
-    x_il = gather(index_map((n, d, d), (d, 0, 1)), value).named("X_il_for_XA")
-    a_lj = gather(index_map((n, d, d), (0, 1, d), const=oA), value).named("A_lj")
-    xa_over_d = _mean_over_groups(index_map((0, d), (1, 0), bound=n * d * d), _mul(x_il, a_lj)).named("XA_over_d")
 
-    # W = XV / d at i d_v + v.  Products at t = (i d_v + v) d + l, digits (i, v, l).
-    x_il2 = gather(index_map((n, dv, d), (d, 0, 1)), value).named("X_il_for_XV")
-    v_lv = gather(index_map((n, dv, d), (0, 1, dv), const=oV), value).named("V_lv")
-    xv_over_d = _mean_over_groups(index_map((0, d), (1, 0), bound=n * dv * d), _mul(x_il2, v_lv)).named("XV_over_d")
+def multihead(n: int, d: int, dv: int, h: int, do: int) -> Construction:
+    """MHA(X) = [T_1(X), ..., T_h(X)] W_O with T_m(X) = softmax(X A_m X^T)(X V_m), as one program.
 
-    # S / d at i n + k.  Products at t = (i n + k) d + j, digits (i, k, j).
-    y_ij = gather(index_map((n, n, d), (d, 0, 1)), xa_over_d).named("XA_ij")
-    x_kj = gather(index_map((n, n, d), (0, d, 1)), value).named("X_kj")
-    s_over_d = _mean_over_groups(index_map((0, d), (1, 0), bound=n * n * d), _mul(y_ij, x_kj, d)).named("S_over_d")
+    Input vec(X) ++ vec(A_1) ++ ... ++ vec(A_h) ++ vec(V_1) ++ ... ++ vec(V_h) ++ vec(W_O),
+    W_O of shape (h d_v) x d_o. Output MHA(X) (n x d_o) at positions 0 .. n d_o - 1,
+    zeros after. 9 layers: U's 7, then one product stage with W_O.
+    """
+    _check_sizes(n=n, d=d, dv=dv, h=h, do=do)
+    inputs = _multihead_inputs(n, d, dv, h, do)
+    oA, oV, oW = _offsets(inputs, "A1", "V1", "WO")
+    value, tag = _tokens()
+    heads = _attention_heads(value, tag, n, d, dv, h, oA, oV)
+    mha = rasp.numerical(rasp.Map(rasp.fn("mul_const", c=h * dv), _times_matrix(heads, value, n, h * dv, do, oW))).named("MHA")
+    length = sequence_length(n, d, dv, h, do, inputs=_total(inputs))
+    return Construction("multihead", mha, Layout(inputs, (n, do), length))
 
-    # Softmax numerators, masked by the tag of row k of X.
-    mask = gather(index_map((n, n), (0, d), bound=n * n), tag).named("row_tag")
-    e = rasp.numerical(rasp.SequenceMap(rasp.fn("masked_exp", c=d), s_over_d, mask)).named("E")
 
-    # Row sums of E, read at the output positions i d_v + v.
-    key_row = index_map((0, n), (1, 0), bound=n * n, other=-1)
-    out_row = index_map((0, dv), (1, 0), bound=n * dv, other=-2)
-    denom = rasp.numerical(rasp.Aggregate(rasp.Select(key_row, out_row, Cmp.EQ), e, default=1)).named("D_over_n")
+def encoder_layer(n: int, d: int, dv: int, h: int, f: int) -> Construction:
+    """One encoder layer: Y = X + MHA(X), Z = Y + ReLU(Y W_1 + b_1) W_2 + b_2, as one program.
 
-    # Numerators sum_k E[i][k] W[k][v].  Products at t = (i d_v + v) n + k, digits (i, v, k).
-    e_ik = gather(index_map((n, dv, n), (n, 0, 1)), e).named("E_ik")
-    w_kv = gather(index_map((n, dv, n), (0, 1, dv)), xv_over_d).named("XV_kv")
-    num = _mean_over_groups(index_map((0, n), (1, 0), bound=n * dv * n), _mul(e_ik, w_kv, d)).named("numerator_over_n")
+    Input: the multi-head input (with d_o = d), then vec(W_1) (d x f), b_1 (1 x f),
+    vec(W_2) (f x d), b_2 (1 x d). Output Z (n x d) at positions 0 .. n d - 1, zeros
+    after. No layer norm (it needs a square root, which leaves EE). 13 layers; ReLU is
+    exact in EE because signs are decided exactly.
+    """
+    _check_sizes(n=n, d=d, dv=dv, h=h, f=f)
+    inputs = _multihead_inputs(n, d, dv, h, d) + (("W1", d, f), ("b1", 1, f), ("W2", f, d), ("b2", 1, d))
+    oA, oV, oW, oW1, ob1, oW2, ob2 = _offsets(inputs, "A1", "V1", "WO", "W1", "b1", "W2", "b2")
+    value, tag = _tokens()
+    heads = _attention_heads(value, tag, n, d, dv, h, oA, oV)
+    mha_over = _times_matrix(heads, value, n, h * dv, d, oW)
+    x_only = gather(index_map((0,), (1,), bound=n * d), value).named("X")  # X, and 0 after it
+    y = rasp.numerical(rasp.SequenceMap(rasp.fn("linear", a=1, b=h * dv), x_only, mha_over)).named("Y")
+    b1 = gather(index_map((n, f), (0, 1), const=ob1, bound=n * f), value).named("b1_rows")
+    hidden = rasp.numerical(rasp.SequenceMap(rasp.fn("affine_relu", c=d), _times_matrix(y, value, n, d, f, oW1), b1)).named("H")
+    b2 = gather(index_map((n, d), (0, 1), const=ob2, bound=n * d), value).named("b2_rows")
+    y_b2 = rasp.numerical(rasp.SequenceMap(rasp.fn("add"), y, b2))
+    z = rasp.numerical(rasp.SequenceMap(rasp.fn("linear", a=1, b=f), y_b2, _times_matrix(hidden, value, n, f, d, oW2))).named("Z")
+    length = sequence_length(n, d, dv, h, d, f, inputs=_total(inputs))
+    return Construction("encoder_layer", z, Layout(inputs, (n, d), length))
 
-    out = rasp.numerical(rasp.SequenceMap(rasp.fn("div"), num, denom)).named("T")
-    layout = Layout((("X", n, d), ("A", d, d), ("V", d, dv)), (n, dv), sequence_length(n, d, dv))
-    return Construction("universal", out, layout)
+
+def _multihead_inputs(n: int, d: int, dv: int, h: int, do: int) -> tuple[tuple[str, int, int], ...]:
+    return (
+        (("X", n, d),)
+        + tuple((f"A{m + 1}", d, d) for m in range(h))
+        + tuple((f"V{m + 1}", d, dv) for m in range(h))
+        + (("WO", h * dv, do),)
+    )
+
+
+def _total(inputs: tuple[tuple[str, int, int], ...]) -> int:
+    return sum(r * c for _, r, c in inputs)
+
+
+def _offsets(inputs: tuple[tuple[str, int, int], ...], *names: str) -> list[int]:
+    pos, at = 0, {}
+    for name, r, c in inputs:
+        at[name] = pos
+        pos += r * c
+    return [at[name] for name in names]
 
 
 def pad_for(
@@ -114,6 +202,7 @@ def pad_for(
     """
     N, D, Dv = big
     n, d, dv = len(X), len(A), len(V[0])
+    length = universal(N, D, Dv).layout.length
     if not (n <= N and d <= D and dv <= Dv):
         raise ValueError(f"({n}, {d}, {dv}) does not fit in U({N}, {D}, {Dv})")
 
@@ -126,7 +215,7 @@ def pad_for(
         seq += [(x, int(i < n)) for x in row]
     seq += [(x, 1) for row in padded(A, D, D) for x in row]
     seq += [(x, 1) for row in padded(V, D, Dv) for x in row]
-    return seq + [(domain.zero(), 0)] * (sequence_length(N, D, Dv) - len(seq))
+    return seq + [(domain.zero(), 0)] * (length - len(seq))
 
 
 def read_output(seq: Sequence[Any], n: int, dv: int, Dv: int) -> Rows:

@@ -73,3 +73,24 @@ def attention(x: Rows, a: Rows, v: Rows) -> Rows:
     p = softmax_rows(s, EE)
     n, dv = len(x), len(v[0])
     return [[EE.sum(p[i][k] * w[k][j] for k in range(n)) for j in range(dv)] for i in range(n)]
+
+
+def add(a: Rows, b: Rows) -> Rows:
+    return [[x + y for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
+
+
+def multihead(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows) -> Rows:
+    """[T_1(X), ..., T_h(X)] W_O with T_m(X) = softmax(X A_m X^T)(X V_m), in EE."""
+    outs = [attention(x, a, v) for a, v in heads]
+    concat = [sum((o[i] for o in outs), []) for i in range(len(x))]
+    return matmul(concat, [[EE.convert(q) for q in row] for row in wo], EE)
+
+
+def encoder_layer(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, w1: Rows, b1: Rows, w2: Rows, b2: Rows) -> Rows:
+    """Y = X + MHA(X), Z = Y + ReLU(Y W_1 + b_1) W_2 + b_2 (b as a row added to every row), in EE."""
+    lift = lambda m: [[EE.convert(q) for q in row] for row in m]  # noqa: E731
+    y = add(lift(x), multihead(x, heads, wo))
+    pre = matmul(y, lift(w1), EE)
+    hidden = [[EE.relu(p + b) for p, b in zip(row, b1[0])] for row in pre]
+    out = matmul(hidden, lift(w2), EE)
+    return [[yv + o + b for yv, o, b in zip(yr, orow, b2[0])] for yr, orow in zip(y, out)]

@@ -25,6 +25,8 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.lemmas.maxmin",
     "proofs.lemmas.inverse3",
     "proofs.simulator.universal",
+    "proofs.simulator.multihead",
+    "proofs.simulator.encoder",
 )
 
 

@@ -364,6 +364,13 @@ def _masked_exp(domain, c):
     return lambda s, m: domain.zero() if domain.sign(domain.native(m)) == 0 else m * domain.exp(c * s)
 
 
+@register_function("affine_relu", 2, ("c",))
+def _affine_relu(domain, c):
+    """ReLU(c*x + y), with the sign decided in the domain (exactly in QQ and EE)."""
+    c = _c(domain, c)
+    return lambda x, y: domain.relu(c * x + y)
+
+
 @register_function("token_value", 1)
 def _token_value(domain):
     """The value of a token: x for a plain number, v for a tagged pair (v, tag)."""

@@ -109,3 +109,69 @@ def test_exact_result_is_close_to_a_high_precision_value():
 def test_bad_sizes():
     with pytest.raises(ValueError):
         universal(0, 1, 1)
+
+
+def _ee(m):
+    return [[EE.convert(x) for x in row] for row in m]
+
+
+def _matmul_here(a, b):
+    out = []
+    for row in a:
+        out.append([])
+        for j in range(len(b[0])):
+            acc = EE.convert(0)
+            for l, x in enumerate(row):
+                acc = acc + x * b[l][j]
+            out[-1].append(acc)
+    return out
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 3), st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(0, 2**32))
+def test_multihead_is_exact(n, d, dv, h, do, seed):
+    from constructions.simulator import multihead
+
+    rng = random.Random(seed)
+    X = rand_matrix(rng, n, d)
+    heads = [(rand_matrix(rng, d, d), rand_matrix(rng, d, dv)) for _ in range(h)]
+    WO = rand_matrix(rng, h * dv, do)
+    mats = {"X": X, "WO": WO, **{f"A{m + 1}": a for m, (a, _) in enumerate(heads)}, **{f"V{m + 1}": v for m, (_, v) in enumerate(heads)}}
+    outs = [attention_here(X, a, v) for a, v in heads]
+    concat = [sum((o[i] for o in outs), []) for i in range(n)]
+    cons = multihead(n, d, dv, h, do)
+    seq = cons.run(mats, EE)
+    assert cons.layout.decode(seq) == _matmul_here(concat, _ee(WO))
+    assert all(x == 0 for x in cons.layout.rest(seq))
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 3), st.integers(0, 2**32))
+def test_encoder_layer_is_exact(n, d, dv, h, f, seed):
+    from constructions.simulator import encoder_layer
+
+    rng = random.Random(seed)
+    X = rand_matrix(rng, n, d)
+    heads = [(rand_matrix(rng, d, d), rand_matrix(rng, d, dv)) for _ in range(h)]
+    WO, W1, b1 = rand_matrix(rng, h * dv, d), rand_matrix(rng, d, f), rand_matrix(rng, 1, f)
+    W2, b2 = rand_matrix(rng, f, d), rand_matrix(rng, 1, d)
+    mats = {"X": X, "WO": WO, "W1": W1, "b1": b1, "W2": W2, "b2": b2}
+    mats.update({f"A{m + 1}": a for m, (a, _) in enumerate(heads)})
+    mats.update({f"V{m + 1}": v for m, (_, v) in enumerate(heads)})
+    outs = [attention_here(X, a, v) for a, v in heads]
+    mha = _matmul_here([sum((o[i] for o in outs), []) for i in range(n)], _ee(WO))
+    Y = [[EE.convert(x) + m for x, m in zip(xr, mr)] for xr, mr in zip(X, mha)]
+    pre = _matmul_here(Y, _ee(W1))
+    H = [[p + b if (p + b).to_mpmath(50) > 0 else EE.convert(0) for p, b in zip(row, b1[0])] for row in pre]
+    Z = [[y + o + b for y, o, b in zip(yr, orow, b2[0])] for yr, orow in zip(Y, _matmul_here(H, _ee(W2)))]
+    cons = encoder_layer(n, d, dv, h, f)
+    seq = cons.run(mats, EE)
+    assert cons.layout.decode(seq) == Z
+    assert all(x == 0 for x in cons.layout.rest(seq))
+
+
+def test_multihead_and_encoder_depth_is_constant():
+    from constructions.simulator import encoder_layer, multihead
+
+    assert {rasp.size(multihead(n, 2, 2, 2, 2).graph()).layers for n in (1, 5, 12)} == {9}
+    assert {rasp.size(encoder_layer(n, 2, 2, 2, 3).graph()).layers for n in (1, 5, 12)} == {13}
