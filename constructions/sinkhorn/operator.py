@@ -31,6 +31,7 @@ reported as converged.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,7 +118,8 @@ def sinkhorn(
         delta = projective_diameter(p)
         if method == "krawczyk" or (method == "auto" and delta > HILBERT_MAX_DELTA):
             return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball"))
-        return _hilbert(p, delta, domain.prec, _tol(tol, "Ball"), max_iter or MAX_ITER["Ball"])
+        t = _tol(tol, "Ball")
+        return _hilbert(p, delta, hilbert_precision(domain.prec, delta, t), t, max_iter or MAX_ITER["Ball"])
     raise SinkhornInputError(f"Sinkhorn runs in EE, Ball(prec) or Float, not in {domain}")
 
 
@@ -176,6 +178,18 @@ def _exact(p: Problem, tol: fmpq | None, max_iter: int) -> SinkhornResult:
 
 
 # -- Ball: iterations certified by the Hilbert bound ---------------------------------------
+
+
+def hilbert_precision(prec: int, delta: fmpq, tol: fmpq) -> int:
+    """Working bits: at least ``prec``, and enough that rounding stays below tol (1 - lambda).
+
+    The bound multiplies d_H by 1/(1 - lambda) <= e^{Delta/2}, so d_H must reach
+    tol e^{-Delta/2}; the iterates need about log2(1/tol) + Delta/(2 ln 2) bits,
+    plus 32 guard bits (rounded up to a multiple of 64).
+    """
+    need = math.ceil(math.log2(float(1 / tol)) + float(delta) / (2 * math.log(2))) + 32
+    return max(prec, -(-need // 64) * 64)
+
 
 
 def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult:

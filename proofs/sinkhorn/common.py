@@ -1,0 +1,184 @@
+"""Shared pieces of the Sinkhorn proofs: parameters, JSON forms, independent references.
+
+The references here never import :mod:`constructions`: the plan reference is
+plain Sinkhorn in mpmath at high precision, and POT (a test extra, optional at
+run time) is a float cross-check labelled as agreement.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import mpmath
+import numpy as np
+from flint import arb, ctx, fmpq
+
+from constructions.sinkhorn import SinkhornResult
+from exact import Ball, ParseError, QQ
+from exact.matrices import Rows, matrix_to_json
+from exact.rationals import parse_rational
+from proofs.registry import Param
+
+
+def rational_list(s: str) -> list[fmpq]:
+    """'1/5,1/20,0.001' -> exact rationals; ParseError on anything else."""
+    items = [t for t in s.split(",") if t.strip()]
+    if not items:
+        raise ParseError(f"expected a comma-separated list of numbers, got {s!r}")
+    return [parse_rational(t.strip()) for t in items]
+
+
+def int_list(s: str) -> list[int]:
+    try:
+        v = [int(t) for t in s.split(",") if t.strip()]
+    except ValueError:
+        raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}") from None
+    if not v or min(v) < 1:
+        raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}")
+    return v
+
+
+def positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise ParseError(f"expected a positive integer, got {s!r}") from None
+    if v < 1:
+        raise ParseError(f"expected a positive integer, got {v}")
+    return v
+
+
+SEED = Param("seed", int, 0, "seed of the random rational data")
+PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits")
+TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
+
+
+def qvec(v: Sequence[fmpq]) -> list[str]:
+    return [QQ.to_json(x) for x in v]
+
+
+def qmat(M: Rows) -> list[list[str]]:
+    return matrix_to_json(M, QQ)
+
+
+def bvec(v: Sequence[arb], prec: int) -> list[dict[str, str]]:
+    return [Ball(prec).to_json(x) for x in v]
+
+
+def bmat(M: Sequence[Sequence[arb]], prec: int) -> list[list[dict[str, str]]]:
+    return matrix_to_json([list(r) for r in M], Ball(prec))
+
+
+def upper(x: arb) -> str:
+    """An exact arb (an upper endpoint) as a rational string."""
+    return QQ.to_json(x.fmpq())
+
+
+def run_json(r: SinkhornResult, prec: int) -> dict[str, Any]:
+    """What a Ball run computed and certified, in canonical JSON."""
+    return {
+        "method": r.method,
+        "iterations": r.iterations,
+        "delta": QQ.to_json(r.delta),
+        "lambda": Ball(prec).to_json(r.lam),
+        "bound": None if r.bound is None else upper(r.bound),
+        "tol": QQ.to_json(r.tol),
+        "certified": r.certified,
+        "status": r.status,
+        "details": {k: v for k, v in r.details.items() if isinstance(v, (int, bool, str))},
+    }
+
+
+def exact_arb(v: Any) -> arb:
+    """An mpf (exactly, as man * 2^exp) or a rational, as an arb."""
+    if isinstance(v, mpmath.mpf):
+        man, exp = v.man_exp
+        return arb((int(man), int(exp)))
+    return arb(v)
+
+
+def contains(enclosure: Sequence[Sequence[arb]], values: Sequence[Sequence[Any]], prec: int) -> bool:
+    """True iff every value (mpf or rational, rounded outward at ``prec`` bits) lies in its ball."""
+    with ctx.workprec(prec):
+        return all(e.contains(exact_arb(v)) for er, vr in zip(enclosure, values) for e, v in zip(er, vr))
+
+
+def marginal_balls(P: Sequence[Sequence[arb]], prec: int) -> tuple[list[arb], list[arb]]:
+    """Balls containing the row and column sums of every matrix in the enclosure P."""
+    with ctx.workprec(prec):
+        rows = [sum(r, arb(0)) for r in P]
+        cols = [sum((r[j] for r in P), arb(0)) for j in range(len(P[0]))]
+    return rows, cols
+
+
+def marginals_contain(P: Sequence[Sequence[arb]], a: Sequence[fmpq], b: Sequence[fmpq], prec: int) -> bool:
+    """Whether the enclosure's row and column sums contain a and b (as they must: P* has marginals a, b)."""
+    rows, cols = marginal_balls(P, prec)
+    return contains([rows, cols], [a, b], prec)
+
+
+# -- independent references ------------------------------------------------------------------
+
+
+def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: int, max_iter: int) -> tuple[list[list[mpmath.mpf]] | None, int]:
+    """Plain Sinkhorn in mpmath at ``dps`` digits until the row residual is below 10^-(dps-10).
+
+    Returns (plan, iterations), or (None, iterations) when the budget ran out: a
+    non-rigorous but independent reference (no underflow: mpf exponents are unbounded).
+    """
+    with mpmath.workdps(dps):
+        q = lambda x: mpmath.mpf(int(x.p)) / int(x.q)  # noqa: E731
+        K = [[mpmath.exp(-q(c) / q(eps)) for c in row] for row in C]
+        A, B = [q(x) for x in a], [q(x) for x in b]
+        n, m = len(A), len(B)
+        u, v = [mpmath.mpf(1)] * n, [mpmath.mpf(1)] * m
+        tol = mpmath.mpf(10) ** (10 - dps)
+        for it in range(1, max_iter + 1):
+            v = [B[j] / mpmath.fsum(K[i][j] * u[i] for i in range(n)) for j in range(m)]
+            Kv = [mpmath.fsum(K[i][j] * v[j] for j in range(m)) for i in range(n)]
+            if max(abs(u[i] * Kv[i] - A[i]) for i in range(n)) < tol:
+                return [[u[i] * K[i][j] * v[j] for j in range(m)] for i in range(n)], it
+            u = [A[i] / Kv[i] for i in range(n)]
+        return None, max_iter
+
+
+def pot_available() -> bool:
+    try:
+        import ot  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def pot_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, max_iter: int) -> dict[str, Any]:
+    """POT's float64 ``ot.sinkhorn`` (method "sinkhorn", stopThr 1e-9) on the same problem, and how it ended."""
+    import ot
+
+    Cf = np.array([[float(c) for c in row] for row in C])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            P, log = ot.sinkhorn(np.array([float(x) for x in a]), np.array([float(x) for x in b]), Cf, float(eps), numItermax=max_iter, stopThr=1e-9, log=True)
+    messages = sorted({str(w.message).split(".")[0] for w in caught})
+    err = log["err"][-1] if log.get("err") else None
+    numerical = any("divide" in m or "invalid" in m or "overflow" in m or "numerical" in m.lower() for m in messages) or not np.isfinite(P).all()
+    converged = err is not None and err < 1e-9 and not numerical
+    if numerical:
+        outcome = "numerical error (underflow: division by zero)"
+    elif converged:
+        outcome = "converged"
+    else:
+        outcome = f"stopped without converging after {log['niter']} iterations"
+    return {"plan": P, "outcome": outcome, "iterations": int(log["niter"]), "err": err, "warnings": messages, "ok": converged}
+
+
+def deviation(P: np.ndarray, enclosure: Sequence[Sequence[arb]]) -> float:
+    """max_ij distance from a float plan to the balls of the true plan (a lower bound on the float plan's error)."""
+    worst = 0.0
+    for i, row in enumerate(enclosure):
+        for j, e in enumerate(row):
+            x = float(P[i, j]) if np.isfinite(P[i, j]) else float("inf")
+            lo, hi = float(e.lower()), float(e.upper())
+            worst = max(worst, lo - x, x - hi, 0.0)
+    return worst
