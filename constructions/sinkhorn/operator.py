@@ -234,9 +234,18 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
 
 
 def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
-    """Interval Newton at ``prec`` bits; on failure, or a bound above tol, retry at 2x and 4x prec."""
+    """Interval Newton at ``prec`` bits; on failure, or a bound above tol, retry at doubled precision.
+
+    The Jacobian's condition number can reach about e^{Delta/2}, so precision is
+    doubled up to at least Delta / (2 ln 2) + 128 bits (and at least 4 prec).
+    This ladder is a heuristic; the test at each rung is rigorous.
+    """
     start = float_start(p)
-    for work in (prec, 2 * prec, 4 * prec):
+    need = max(4 * prec, math.ceil(float(delta) / (2 * math.log(2))) + 128)
+    ladder = [prec]
+    while ladder[-1] < need:
+        ladder.append(2 * ladder[-1])
+    for work in ladder:
         d = certify_dual(p, work, start)
         if d.verified:
             with ctx.workprec(work):
