@@ -26,7 +26,7 @@ import mpmath
 from flint import arb, ctx, fmpq, fmpz
 
 from exact.errors import ExactZeroDivision, NotInFieldError
-from exact.expsum import ONE, Q0, ZERO, ExpSum, add_into, format_expsum
+from exact.expsum import E0, ONE, Q0, ZERO, ExpSum, add_into, format_expsum
 from exact.rationals import parse_rational
 
 _PLAIN = (int, fmpq, fmpz, Fraction)
@@ -53,6 +53,13 @@ class EENumber:
                     num, den = ExpSum.constant(r), ONE
         self.num = num
         self.den = den
+
+    @classmethod
+    def _of(cls, num: ExpSum, den: ExpSum) -> "EENumber":
+        """num/den where den is already normalised (ONE, or its own monic form) and num != 0."""
+        self = object.__new__(cls)
+        self.num, self.den = num, den
+        return self
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -95,6 +102,10 @@ class EENumber:
 
     # -- arithmetic ---------------------------------------------------------------------
     def __add__(self, other: object) -> "EENumber":
+        if type(other) is fmpq or type(other) is int:  # x + c = (num + c den) / den
+            if not other:
+                return self
+            return EENumber(self.num + self.den.scale_shift(fmpq(other), Q0), self.den)
         o = _coerce(other)
         if o is NotImplemented:
             return NotImplemented
@@ -124,6 +135,10 @@ class EENumber:
         return o + (-self)
 
     def __mul__(self, other: object) -> "EENumber":
+        if type(other) is fmpq or type(other) is int:  # c x: scale the numerator only
+            if not other:
+                return _ZERO
+            return self if other == 1 else EENumber._of(self.num.scale_shift(fmpq(other), Q0), self.den)
         o = _coerce(other)
         if o is NotImplemented:
             return NotImplemented
@@ -132,6 +147,8 @@ class EENumber:
     __rmul__ = __mul__
 
     def __truediv__(self, other: object) -> "EENumber":
+        if (type(other) is fmpq or type(other) is int) and other:
+            return self * (1 / fmpq(other))
         o = _coerce(other)
         if o is NotImplemented:
             return NotImplemented
@@ -238,7 +255,7 @@ def _ratio(num: ExpSum, den: ExpSum) -> fmpq | None:
     n, d = num.terms, den.terms
     if len(n) != len(d) or n.keys() != d.keys():
         return None
-    r = n[Q0]
+    r = n[E0]
     return r if all(n[q] == r * c for q, c in d.items()) else None
 
 
@@ -277,3 +294,6 @@ def ee_sum(values: Iterable[EENumber]) -> EENumber:
     for den, acc in groups:
         total = total + EENumber(ExpSum(acc), den)
     return total
+
+
+_ZERO = EENumber(ZERO)

@@ -19,7 +19,9 @@ Facts used here
   evaluation at increasing precision until the ball excludes 0
   (:meth:`ExpSum.sign`); this always terminates.
 
-Storage is a dict exponent -> coefficient, both :class:`flint.fmpq`. Sums are
+Storage is a dict exponent -> coefficient: exponents are :class:`Exponent` (an
+``fmpq`` with a cached hash, because ``fmpq`` hashes through Python's Fraction
+at about 4 µs a call), coefficients ``fmpq``. Sums are
 never made dense (exponents may have huge denominators) and never
 gcd-normalised. Instances are immutable; each caches its monic form and sign,
 so a denominator shared by many fractions is normalised and evaluated once.
@@ -36,6 +38,31 @@ from exact.errors import UndecidedError
 
 Q0 = fmpq(0)
 Q1 = fmpq(1)
+
+
+class Exponent(fmpq):
+    """A rational exponent, hashed once on creation (dictionary keys of exponential sums).
+
+    Equal to the fmpq of the same value, but with its own hash: a dictionary of
+    exponents must be looked up with Exponents only, which this module guarantees.
+    """
+
+    __slots__ = ("_h",)
+
+    def __new__(cls, q: object) -> "Exponent":
+        self = fmpq.__new__(cls, q)
+        self._h = hash((self.p, self.q))
+        return self
+
+    def __hash__(self) -> int:
+        return self._h
+
+
+def exponent(q: fmpq) -> Exponent:
+    return q if type(q) is Exponent else Exponent(q)
+
+
+E0 = Exponent(0)
 
 #: Largest working precision (bits) tried when deciding a sign. A nonzero sum
 #: is always decided eventually; the cap only turns a pathological input
@@ -67,16 +94,17 @@ class ExpSum:
         """Build from (exponent, coefficient) pairs, adding repeated exponents."""
         acc: dict[fmpq, fmpq] = {}
         for q, c in pairs:
+            q = exponent(q)
             acc[q] = acc.get(q, Q0) + c
         return cls({q: c for q, c in acc.items() if c})
 
     @classmethod
     def constant(cls, c: fmpq) -> "ExpSum":
-        return cls({Q0: c}) if c else ZERO
+        return cls({E0: c}) if c else ZERO
 
     @classmethod
     def monomial(cls, q: fmpq, c: fmpq = Q1) -> "ExpSum":
-        return cls({q: c}) if c else ZERO
+        return cls({exponent(q): c}) if c else ZERO
 
     # -- predicates --------------------------------------------------------------------
     def is_zero(self) -> bool:
@@ -89,7 +117,7 @@ class ExpSum:
         if not t:
             return Q0
         if len(t) == 1:
-            c = t.get(Q0)
+            c = t.get(E0)
             if c is not None:
                 return c
         return None
@@ -137,7 +165,7 @@ class ExpSum:
         acc: dict[fmpq, fmpq] = {}
         for qb, cb in b.items():
             for qa, ca in a.items():
-                k = qa + qb
+                k = Exponent(qa + qb)
                 acc[k] = acc.get(k, Q0) + ca * cb
         return ExpSum({q: c for q, c in acc.items() if c})
 
@@ -147,8 +175,8 @@ class ExpSum:
             return ZERO
         if s:
             if c == 1:
-                return ExpSum({q + s: v for q, v in self.terms.items()})
-            return ExpSum({q + s: v * c for q, v in self.terms.items()})
+                return ExpSum({Exponent(q + s): v for q, v in self.terms.items()})
+            return ExpSum({Exponent(q + s): v * c for q, v in self.terms.items()})
         if c == 1:
             return self
         return ExpSum({q: v * c for q, v in self.terms.items()})
@@ -251,5 +279,5 @@ def format_expsum(s: ExpSum) -> str:
 
 
 ZERO = ExpSum({})
-ONE = ExpSum({Q0: Q1})
+ONE = ExpSum({E0: Q1})
 ONE._monic = (Q0, Q1, ONE)

@@ -105,7 +105,7 @@ class Domain(ABC):
 
     def group_mean(self, values: Sequence[Any]) -> Callable[[list[int]], Any]:
         """A function mapping a list of at least two indices to the mean of those values."""
-        return lambda g: self.div(self.sum(values[i] for i in g), self.convert(len(g)))
+        return lambda g: self.div(self.sum(values[i] for i in g), self.native(len(g)))
 
     @abstractmethod
     def to_json(self, x: Any) -> Any:

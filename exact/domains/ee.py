@@ -19,8 +19,8 @@ from flint import arb, fmpq
 from exact.domains.base import Domain
 from exact.domains.qq import QQ
 from exact.eenumber import EENumber, ee_sum
-from exact.errors import ParseError
-from exact.expsum import ExpSum
+from exact.errors import ExactZeroDivision, ParseError
+from exact.expsum import ExpSum, exponent
 from exact.rationals import parse_rational, rational_from_json, rational_to_json
 
 #: Terms allowed in one num or den read from a document.
@@ -52,10 +52,19 @@ class ExpField(Domain):
         return a == b
 
     def sum(self, values: Iterable[EENumber | fmpq]) -> EENumber | fmpq:
-        values = list(values)
-        if all(type(v) is fmpq for v in values):
-            return sum(values, fmpq(0))
-        return ee_sum(self.convert(v) for v in values)
+        rational, other = fmpq(0), []
+        for v in values:
+            if type(v) is EENumber:
+                other.append(v)
+            else:
+                rational += v
+        return ee_sum(other) + rational if other else rational
+
+    def div(self, a: EENumber | fmpq, b: EENumber | fmpq) -> EENumber | fmpq:
+        """a / b; the zero test of b is exact (Lindemann–Weierstrass), with no sign evaluation."""
+        if (b == 0) if type(b) is not EENumber else b.is_zero():
+            raise ExactZeroDivision(f"division by an exact zero in EE: ({a}) / 0")
+        return a * (1 / b) if type(b) is not EENumber else a / b
 
     def group_mean(self, values: Sequence[EENumber | fmpq]) -> Callable[[list[int]], EENumber | fmpq]:
         if all(type(v) is fmpq for v in values):
@@ -98,7 +107,7 @@ def _sum_from_json(obj: Any, where: str, max_terms: int) -> ExpSum:
             raise ParseError(f'EE "{where}" exponents must be strictly increasing ({last} then {q})')
         if c == 0:
             raise ParseError(f'EE "{where}" has a zero coefficient at exponent {q}')
-        terms[q] = c
+        terms[exponent(q)] = c
         last = q
     return ExpSum(terms)
 

@@ -1,0 +1,117 @@
+"""Match2 and k-PARITY as single-layer softmax attention layers with rational weights.
+
+Each language comes with an explicit attention layer T (matrices A, V), an
+embedding of words as X, a readout of T(X) decided exactly in EE, and the
+language's own definition, so that the three can be compared word by word.
+
+Match2 (Sanford, Hsu, Telgarsky, "Representational strengths and limitations of
+transformers", NeurIPS 2023). For x in [M]^n, Match2(x)_i = 1 iff some j in 1..n
+(j = i included) has x_i + x_j = 0 (mod M). So residue 0 always pairs with
+itself (and M/2 does for even M); the published RASP program
+``select(x % p, p - x % p, ==)`` compares with p instead of 0 and misses this.
+
+* Embedding: X_i = one-hot(x_i) in Q^M (d = M).
+* A = beta * Pi with Pi[a][b] = 1 iff a + b = 0 (mod M); V = I_M (d_v = M).
+* Readout: r_i = sum_c T(X)[i][c] Pi[x_i][c], output 1 iff r_i > 1/2.
+
+Why T decides Match2: S[i][j] = beta [x_i + x_j = 0], so if x_i has k >= 0
+partners among the n positions, r_i = k e^beta / (k e^beta + n - k). If k = 0 then
+r_i = 0; if k >= 1 then r_i > 1/2 iff k e^beta > n - k, which holds for every
+k >= 1 as soon as e^beta > n - 1. We take beta the least positive integer with
+e^beta > N (decided exactly), for all lengths n <= N.
+
+k-PARITY. For bits b in {0,1}^n and a fixed index set S of size k,
+PARITY_S(b) = (sum_{i in S} b_i) mod 2, the same at every position.
+
+* Embedding: X_j = (1, s_j, s_j b_j) with s_j = [j in S] (d = 3).
+* A = beta E_{12} (score beta s_j for every query), V = e_3 (d_v = 1).
+* Then T(X)_i = e^beta c / (k e^beta + n - k) with c = sum_{j in S} b_j, so
+  c = T(X)_i (k e^beta + n - k) / e^beta exactly, and the readout is
+  sum_{t=1..k} (-1)^(t+1) [c >= t - 1/2]: k thresholds with alternating signs
+  (one hidden layer of threshold units), each decided exactly in EE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from flint import fmpq
+
+from exact import EE
+from exact.matrices import Rows
+
+
+@dataclass(frozen=True)
+class LanguageLayer:
+    """An attention layer T = (A, V) with an embedding and a readout for one language."""
+
+    name: str
+    A: Rows
+    V: Rows
+    embed: Callable[[Sequence[int]], Rows]
+    readout: Callable[[Rows, Sequence[int]], list[int]]
+    language: Callable[[Sequence[int]], list[int]]
+
+
+def least_beta_above(bound: int) -> int:
+    """The least positive integer beta with e^beta > bound, decided exactly in EE."""
+    beta = 1
+    while not EE.exp(beta) > bound:
+        beta += 1
+    return beta
+
+
+def match2(M: int, N: int) -> LanguageLayer:
+    """Match2 over residues mod M, for words of length at most N (see the module docstring)."""
+    if M < 2 or N < 1:
+        raise ValueError("Match2 needs M >= 2 residues and length N >= 1")
+    beta = least_beta_above(N)
+    pi = [[int((a + b) % M == 0) for b in range(M)] for a in range(M)]
+    A = [[fmpq(beta * pi[a][b]) for b in range(M)] for a in range(M)]
+    V = [[fmpq(int(a == b)) for b in range(M)] for a in range(M)]
+    half = fmpq(1, 2)
+
+    def embed(word: Sequence[int]) -> Rows:
+        return [[fmpq(int(x == c)) for c in range(M)] for x in word]
+
+    def readout(t: Rows, word: Sequence[int]) -> list[int]:
+        return [int(EE.sum(t[i][c] for c in range(M) if pi[x][c]) > half) for i, x in enumerate(word)]
+
+    def language(word: Sequence[int]) -> list[int]:
+        return [int(any((x + y) % M == 0 for y in word)) for x in word]
+
+    return LanguageLayer(f"match2(M={M})", A, V, embed, readout, language)
+
+
+def parity(n: int, S: Sequence[int]) -> LanguageLayer:
+    """k-PARITY on bit strings of length n for the index set S (0-based), k = |S|."""
+    S = sorted(set(S))
+    if not S or S[0] < 0 or S[-1] >= n:
+        raise ValueError(f"index set {S} must be non-empty and inside 0..{n - 1}")
+    k, beta = len(S), 1
+    A = [[fmpq(0)] * 3 for _ in range(3)]
+    A[0][1] = fmpq(beta)
+    V = [[fmpq(0)], [fmpq(0)], [fmpq(1)]]
+    scale = (EE.exp(beta) * k + (n - k)) / EE.exp(beta)
+
+    def embed(word: Sequence[int]) -> Rows:
+        return [[fmpq(1), fmpq(int(j in S)), fmpq(int(j in S) * b)] for j, b in enumerate(word)]
+
+    def readout(t: Rows, word: Sequence[int]) -> list[int]:
+        out = []
+        for row in t:
+            c = row[0] * scale
+            out.append(sum((-1) ** (s + 1) * int(c >= fmpq(2 * s - 1, 2)) for s in range(1, k + 1)))
+        return out
+
+    def language(word: Sequence[int]) -> list[int]:
+        return [sum(word[i] for i in S) % 2] * len(word)
+
+    return LanguageLayer(f"parity(S={S})", A, V, embed, readout, language)
+
+
+def decide_match2_readout(n: int, k: int, beta: int) -> Any:
+    """r = k e^beta / (k e^beta + n - k), the Match2 readout of a position with k partners."""
+    e = EE.exp(beta)
+    return (e * k) / (e * k + (n - k))

@@ -1,0 +1,70 @@
+"""Match2 and k-PARITY: T decides each language, and U runs T, on every word checked."""
+
+import itertools
+import random
+
+import pytest
+
+from constructions.languages import match2, parity
+from proofs import references
+from proofs.simulator.languages import parity_set, prove_match2, prove_parity
+
+
+def ref_match2(word, M):
+    return [int(any((x + y) % M == 0 for y in word)) for x in word]
+
+
+def test_match2_definition_pairs_zero_with_itself():
+    layer = match2(5, 8)
+    assert layer.language([0]) == [1]  # the case the published RASP program misses
+    assert layer.language([1, 2, 4]) == [1, 0, 1]
+    assert ref_match2([2, 2], 4) == [1, 1]  # M/2 pairs with itself for even M
+
+
+@pytest.mark.parametrize("M", [2, 3, 4, 5])
+def test_T_decides_match2_directly_on_random_words(M):
+    """T computed by the independent reference attention (no U), read out exactly."""
+    layer = match2(M, 8)
+    rng = random.Random(M)
+    for _ in range(40):
+        word = [rng.randrange(M) for _ in range(rng.randint(1, 8))]
+        T = references.attention(layer.embed(word), layer.A, layer.V)
+        assert layer.readout(T, word) == ref_match2(word, M)
+
+
+def test_T_decides_parity_directly():
+    for n in (1, 5, 9):
+        for k in range(1, min(4, n) + 1):
+            S = parity_set(n, k)
+            layer = parity(n, S)
+            for word in itertools.islice(itertools.product((0, 1), repeat=n), 64):
+                T = references.attention(layer.embed(word), layer.A, layer.V)
+                assert layer.readout(T, word) == [sum(word[i] for i in S) % 2] * n
+
+
+def test_u_recognises_match2_on_every_short_word():
+    doc = prove_match2(max_M=3, max_length=4)
+    assert doc["result"]["holds"] and doc["result"]["words_checked"] == sum(M**n for M in (2, 3) for n in range(1, 5))
+    for case, got in doc["outputs"]["readouts"].items():
+        M, n = (int(part.split("=")[1]) for part in case.split(","))
+        want = "".join("".join(map(str, ref_match2(w, M))) for w in itertools.product(range(M), repeat=n))
+        assert got == want
+
+
+def test_u_recognises_parity_on_every_short_string():
+    doc = prove_parity(max_k=3, max_length=5)
+    assert doc["result"]["holds"]
+    for case in doc["inputs"]["cases"]:
+        assert case["words"] == 2 ** case["length"]
+
+
+@pytest.mark.slow
+def test_u_recognises_parity_on_every_string_up_to_12():
+    doc = prove_parity(max_k=4, max_length=12)
+    assert doc["result"]["holds"] and doc["result"]["words_checked"] == sum(2**n * min(4, n) for n in range(1, 13))
+
+
+@pytest.mark.slow
+def test_u_recognises_match2_on_every_word_up_to_6():
+    doc = prove_match2(max_M=5, max_length=6)
+    assert doc["result"]["holds"]
