@@ -175,3 +175,10 @@ def test_multihead_and_encoder_depth_is_constant():
 
     assert {rasp.size(multihead(n, 2, 2, 2, 2).graph()).layers for n in (1, 5, 12)} == {9}
     assert {rasp.size(encoder_layer(n, 2, 2, 2, 3).graph()).layers for n in (1, 5, 12)} == {13}
+
+
+def test_heads_do_not_grow_with_the_number_of_attention_heads():
+    from constructions.simulator import encoder_layer, multihead
+
+    assert {tuple(rasp.size(multihead(3, 2, 2, h, 3).graph()).heads) for h in (1, 2, 4)} == {(0, 7, 2, 2, 1, 2, 1, 1, 1)}
+    assert {tuple(rasp.size(encoder_layer(3, 2, 2, h, 3).graph()).heads) for h in (1, 3)} == {(0, 12, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1)}
