@@ -73,8 +73,12 @@ def projective_diameter(p: Problem) -> fmpq:
     exact (int64 while it cannot overflow, Python integers otherwise).
     """
     ints, den = p.integer_cost
-    big = max(abs(x) for row in ints for x in row)
-    Z = np.array(ints, dtype=np.int64 if big < 2**60 else object)
+    try:
+        Z = np.array(ints, dtype=np.int64)
+        if np.abs(Z).max() >= 2**60:  # differences of two entries must not overflow
+            raise OverflowError
+    except OverflowError:
+        Z = np.array(ints, dtype=object)
     best = 0
     for i in range(Z.shape[0]):
         d = Z - Z[i]  # d[j, k] = C_jk - C_ik (scaled)
@@ -95,12 +99,16 @@ def inverse_gap(delta: fmpq, prec: int) -> arb:
 
 
 def hilbert_distance_upper(x: Sequence[arb], y: Sequence[arb], prec: int) -> arb:
-    """An exact arb >= d_H(x', y') for every x' in the balls x and y' in the balls y (all > 0)."""
+    """An exact arb >= d_H(x', y') for every x' in the balls x and y' in the balls y (all > 0).
+
+    d_H = log(max q / min q) with q = x/y: one logarithm, of the ratio of the
+    largest upper endpoint to the smallest lower endpoint.
+    """
     with ctx.workprec(prec):
-        logs = [(xi / yi).log() for xi, yi in zip(x, y)]
-        hi = max((t.upper() for t in logs), key=lambda t: t.mid())
-        lo = min((t.lower() for t in logs), key=lambda t: t.mid())
-        return (hi - lo).upper()
+        q = [xi / yi for xi, yi in zip(x, y)]
+        hi = max((t.upper() for t in q), key=lambda t: t.mid())
+        lo = min((t.lower() for t in q), key=lambda t: t.mid())
+        return (hi / lo).log().upper()
 
 
 def a_posteriori_bound(dH: arb, delta: fmpq, prec: int) -> arb:

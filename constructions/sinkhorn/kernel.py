@@ -1,10 +1,8 @@
 """The Gibbs kernel K = exp(-C/eps) in each domain.
 
 * EE: K_ij = e^{-C_ij/eps} exactly, since -C_ij/eps is rational.
-* Ball: an ``arb_mat`` of rigorous enclosures. A cost usually has few distinct
-  values (a random cost k/1000 has at most 1001), so each distinct entry is
-  exponentiated once (keyed by its integer numerator over the common
-  denominator: hashing Python integers is much cheaper than hashing fmpq).
+* Ball: an ``arb_mat`` of rigorous enclosures, built from powers of one
+  exponential (see :func:`ball_kernel`).
 """
 
 from __future__ import annotations
@@ -23,16 +21,20 @@ def ee_kernel(C: Rows, eps: fmpq) -> list[list[EENumber]]:
 
 
 def ball_kernel(p: Problem, prec: int) -> arb_mat:
-    """An arb_mat enclosing K = exp(-C/eps) entrywise, at ``prec`` bits."""
+    """An arb_mat enclosing K = exp(-C/eps) entrywise, at ``prec`` bits.
+
+    With C = Z / D (Z integer), K_ij = w^{Z_ij} for w = e^{-1/(D eps)}. The
+    distinct exponents are visited in increasing order and each power is the
+    previous one times a power of w: one exp in all, then multiplications
+    (rigorous ball products; the radius grows by a few ulps per step).
+    """
     ints, den = p.integer_cost
-    scale = -1 / (den * p.eps)
-    cache: dict[int, arb] = {}
-    entries = []
+    with ctx.workprec(prec + 16):
+        w = arb(-1 / (den * p.eps)).exp()
+        powers: dict[int, arb] = {}
+        last, cur = None, None
+        for z in sorted({z for row in ints for z in row}):
+            cur = w**z if last is None else cur * w ** (z - last)
+            powers[z], last = cur, z
     with ctx.workprec(prec):
-        for row in ints:
-            for z in row:
-                k = cache.get(z)
-                if k is None:
-                    k = cache[z] = arb(z * scale).exp()
-                entries.append(k)
-        return arb_mat(p.n, p.m, entries)
+        return arb_mat(p.n, p.m, [powers[z] for row in ints for z in row])

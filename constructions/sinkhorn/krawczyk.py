@@ -114,9 +114,8 @@ class _DualSystem:
 
 def float_start(p: Problem) -> tuple[np.ndarray, np.ndarray, int]:
     """Potentials (x, y) with y_1 = 0 from float log-domain Sinkhorn then float capped Newton."""
-    L = -np.array([[float(c / p.eps) for c in row] for row in p.C])
-    a = np.array([float(v) for v in p.a])
-    b = np.array([float(v) for v in p.b])
+    L = p.log_kernel_float
+    a, b = p.float_marginals()
     s = log_sinkhorn(L, a, b, tol=1e-12, max_iter=FLOAT_SINKHORN)
     x, y, k = log_newton(L, a, b, s.x, s.y)
     return x, y, s.iterations + k

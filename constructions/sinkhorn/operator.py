@@ -14,7 +14,9 @@
 * **Float** -- log-domain float iterations (:mod:`constructions.sinkhorn.logdomain`),
   for agreement with POT and speed baselines; never certified.
 
-Ball iterations run on exact points: after each row update u is replaced by
+Ball iterations start from float log-domain iterations (a warm start: the
+bound is a posteriori, so where the iterates come from is irrelevant to it)
+and run on exact points: after each row update u is replaced by
 the midpoint of its ball, an exact dyadic vector u^. The column update
 v = b / (K^T u^) is a ball containing the exact real v^, and the bound is
 evaluated on balls containing the row sums of P^ = diag(u^) K diag(v^), so it
@@ -41,7 +43,7 @@ from flint import arb, arb_mat, ctx, fmpq
 from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
 from constructions.sinkhorn.kernel import ball_kernel, ee_kernel
 from constructions.sinkhorn.krawczyk import certify_dual, float_start
-from constructions.sinkhorn.logdomain import log_sinkhorn
+from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn
 from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 from exact.domains.ball import Ball, BallField
 from exact.domains.base import Domain
@@ -200,7 +202,8 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
         a = [arb(x) for x in p.a]
         b = [arb(x) for x in p.b]
         tol_b = arb(tol)
-        u = [arb(1)] * n
+        warm = _float_warm_start(p)
+        u = [arb(float(t)) for t in np.exp(warm.x)]  # exact dyadic starting point
         best, best_it, it = None, 0, 0
         while True:
             KTu = KT * arb_mat(n, 1, u)
@@ -214,9 +217,9 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             if bound <= tol_b or it >= max_iter or it - best_it >= STALL:
                 break
             u = [(ai / Kv[i, 0]).mid() for i, ai in enumerate(a)]
-        Kl = K.tolist()
-        P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, Kl)]
-        rows, cols = _marginal_errors(P, p, arb(0))
+        P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, K.tolist())]
+        rows = [ri - ai for ri, ai in zip(r, a)]  # P^ 1 = u (K v): already enclosed
+        cols = [vj * KTu[j, 0] - bj for j, (vj, bj) in enumerate(zip(v, b))]  # P^T 1 = v (K^T u), exactly b
     if bound <= tol_b:
         status = f"certified: bound {bound.str(5, radius=False)} <= tol {tol} after {it} iterations"
     elif it >= max_iter:
@@ -227,7 +230,13 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             f"(precision floor of Ball({prec}); raise prec)"
         )
     plan = _widen(P, bound, prec)
-    return SinkhornResult(p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, {"prec": prec})
+    details = {"prec": prec, "float_warm_start": warm.iterations}
+    return SinkhornResult(p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details)
+
+
+def _float_warm_start(p: Problem) -> LogSinkhorn:
+    """Float log-domain iterations to about 1e-14: only a starting point (the bound is a posteriori)."""
+    return log_sinkhorn(p.log_kernel_float, *p.float_marginals(), 1e-14, 10_000)
 
 
 # -- Ball: interval Newton on the dual equations --------------------------------------------
@@ -278,9 +287,8 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
 
 
 def _float(p: Problem, tol: fmpq, max_iter: int) -> SinkhornResult:
-    L = -np.array([[float(c / p.eps) for c in row] for row in p.C])
-    a = np.array([float(x) for x in p.a])
-    b = np.array([float(x) for x in p.b])
+    L = p.log_kernel_float
+    a, b = p.float_marginals()
     s = log_sinkhorn(L, a, b, float(tol), max_iter)
     P = s.plan(L)
     rows = list(P.sum(1) - a)

@@ -13,17 +13,17 @@ entries, shared by the proof scripts, the tests and the benchmark.
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Sequence
 
+import numpy as np
 from flint import fmpq
 
 from exact.domains.qq import QQ
 from exact.errors import ParseError
-from exact.matrices import Rows, convert_rows
+from exact.matrices import Rows, convert_rows, to_fmpq_mat
 from exact.rationals import parse_rational
 
 
@@ -56,12 +56,29 @@ class Problem:
     @cached_property
     def integer_cost(self) -> tuple[list[list[int]], int]:
         """(Z, D) with C = Z / D exactly: Z integer, D the least common denominator."""
-        den = math.lcm(*(int(c.q) for row in self.C for c in row))
-        return [[int(c.p) * (den // int(c.q)) for c in row] for row in self.C], den
+        num, den = to_fmpq_mat(self.C).numer_denom()  # FLINT: one common denominator
+        return [[int(x) for x in row] for row in num.tolist()], int(den)
+
+    @cached_property
+    def log_kernel_float(self) -> np.ndarray:
+        """-C/eps in float64: for warm starts and float comparisons only, never for a certificate."""
+        Z, den = self.integer_cost
+        return -np.array(Z, dtype=float) / float(den * self.eps)
+
+    def float_marginals(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([float(x) for x in self.a]), np.array([float(x) for x in self.b])
 
 
 def _as_lists(x: Any) -> Any:
     return x.tolist() if hasattr(x, "tolist") else x
+
+
+def _rational_rows(C: Any) -> Rows | None:
+    """C itself if it is already a non-empty rectangular list of lists of fmpq (a fast path), else None."""
+    if isinstance(C, list) and C and all(isinstance(r, list) and len(r) == len(C[0]) for r in C) and C[0]:
+        if all(type(x) is fmpq for r in C for x in r):
+            return [list(r) for r in C]
+    return None
 
 
 def read_vector(x: Any, name: str) -> list[fmpq]:
@@ -88,8 +105,9 @@ def read_problem(C: Any, a: Any, b: Any, eps: Any, total_rtol: fmpq = fmpq(0)) -
     equality) except for the Float comparison path, whose inputs are often
     decimal data already rounded to doubles.
     """
+    C = _as_lists(C)
     try:
-        rows = convert_rows(_as_lists(C), QQ)
+        rows = _rational_rows(C) or convert_rows(C, QQ)
     except ParseError as e:
         raise SinkhornInputError(f"cost matrix: {e}") from None
     av, bv = read_marginal(a, "a"), read_marginal(b, "b")
