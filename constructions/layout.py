@@ -40,7 +40,7 @@ class Layout:
                 raise ParseError(f"missing input matrix {name!r}")
             if shape(mats[name]) != (r, c):
                 raise ParseError(f"input {name} must be {r}x{c}, got {shape(mats[name])[0]}x{shape(mats[name])[1]}")
-            seq += [domain.convert(x) for row in mats[name] for x in row]
+            seq += [domain.native(x) for row in mats[name] for x in row]
         return seq + [domain.zero()] * (self.length - len(seq))
 
     def decode(self, seq: Sequence[Any]) -> Rows:

@@ -13,10 +13,7 @@ import json
 from typing import Any
 
 from exact.errors import ParseError
-
-#: Deepest nesting accepted in a document (a matrix of EE elements needs about 6).
-DEFAULT_MAX_DEPTH = 64
-
+from exact.limits import current as current_limits
 
 def canonical_json(obj: Any) -> bytes:
     """The canonical UTF-8 encoding of a JSON value; ParseError on floats or bad types."""
@@ -31,8 +28,8 @@ def sha256_hex(obj: Any) -> str:
 
 
 def _check_values(obj: Any, depth: int) -> None:
-    if depth > DEFAULT_MAX_DEPTH:
-        raise ParseError(f"document nested deeper than {DEFAULT_MAX_DEPTH} levels")
+    if depth > current_limits().max_depth:
+        raise ParseError(f"document nested deeper than {current_limits().max_depth} levels")
     if isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(k, str):

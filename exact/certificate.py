@@ -13,25 +13,17 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from exact.canonical import DEFAULT_MAX_DEPTH, canonical_json, sha256_hex
+from exact.canonical import canonical_json, sha256_hex
 from exact.errors import CertificateError, LimitExceeded, ParseError
+from exact.limits import current as current_limits
 
 FORMAT = "attncert/1"
 REQUIRED_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result", "provenance")
-
-
-@dataclass(frozen=True)
-class ReadLimits:
-    """Limits applied before a document is trusted with any computation."""
-
-    max_bytes: int = 256 * 1024 * 1024
-    max_depth: int = DEFAULT_MAX_DEPTH
 
 
 def seal(doc: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +56,9 @@ def write_certificate(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
     return atomic_write_bytes(path, canonical_json(seal(doc)) + b"\n")
 
 
-def parse_document(data: bytes, limits: ReadLimits = ReadLimits()) -> dict[str, Any]:
+def parse_document(data: bytes) -> dict[str, Any]:
     """Parse bytes into a JSON object, refusing NaN/Infinity, oversize and over-deep input."""
+    limits = current_limits()
     if len(data) > limits.max_bytes:
         raise LimitExceeded(f"document of {len(data)} bytes exceeds the limit of {limits.max_bytes}")
     try:
@@ -103,8 +96,9 @@ def check_document(doc: dict[str, Any]) -> None:
         raise CertificateError(f"sha256 mismatch: recorded {recorded[:16]}..., computed {actual[:16]}...")
 
 
-def read_certificate(path: str | os.PathLike, limits: ReadLimits = ReadLimits()) -> dict[str, Any]:
-    """Read, parse and hash-check a certificate file."""
+def read_certificate(path: str | os.PathLike) -> dict[str, Any]:
+    """Read, parse and hash-check a certificate file, within the limits in force."""
+    limits = current_limits()
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -113,7 +107,7 @@ def read_certificate(path: str | os.PathLike, limits: ReadLimits = ReadLimits())
         data = path.read_bytes()
     except OSError as e:
         raise CertificateError(f"cannot read {path}: {e.strerror}") from None
-    doc = parse_document(data, limits)
+    doc = parse_document(data)
     check_document(doc)
     return doc
 

@@ -14,11 +14,9 @@ from flint import fmpq_mat
 
 from exact.domains.base import Domain
 from exact.errors import LimitExceeded, ParseError
+from exact.limits import current as current_limits
 
 Rows = list[list[Any]]
-
-#: Entries allowed in one matrix read from a document.
-DEFAULT_MAX_ENTRIES = 1_000_000
 
 
 def convert_rows(rows: Sequence[Sequence[object]], domain: Domain) -> Rows:
@@ -60,8 +58,9 @@ def matrix_to_json(rows: Rows, domain: Domain) -> list[list[Any]]:
     return [[domain.to_json(x) for x in row] for row in rows]
 
 
-def matrix_from_json(obj: Any, domain: Domain, max_entries: int = DEFAULT_MAX_ENTRIES) -> Rows:
-    """Read a JSON matrix (list of rows of element JSON) in the given domain."""
+def matrix_from_json(obj: Any, domain: Domain) -> Rows:
+    """Read a JSON matrix (list of rows of element JSON) in the given domain, within the limits in force."""
+    max_entries = current_limits().max_entries
     if not isinstance(obj, list) or not obj or not all(isinstance(r, list) for r in obj):
         raise ParseError("a matrix must be a non-empty list of rows (lists)")
     n = sum(len(r) for r in obj)

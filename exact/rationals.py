@@ -22,16 +22,17 @@ from numbers import Integral, Rational
 from flint import fmpq, fmpz
 
 from exact.errors import LimitExceeded, ParseError
-
-#: Digits allowed in one numerator or denominator read from a document.
-DEFAULT_MAX_DIGITS = 10_000
+from exact.limits import current as current_limits
 
 _CANONICAL = re.compile(r"-?(0|[1-9][0-9]*)(/[1-9][0-9]*)?")
 _FRACTION = re.compile(r"\s*([+-]?[0-9]+)\s*/\s*([+-]?[0-9]+)\s*")
 
 
-def parse_rational(x: object, max_digits: int = DEFAULT_MAX_DIGITS) -> fmpq:
-    """Convert a user-supplied number to an exact rational, or raise ParseError."""
+def parse_rational(x: object, max_digits: int | None = None) -> fmpq:
+    """Convert a user-supplied number to an exact rational, or raise ParseError.
+
+    Strings longer than the digit limit in force (:mod:`exact.limits`) are refused.
+    """
     if isinstance(x, fmpq):
         return x
     if isinstance(x, bool):
@@ -46,7 +47,7 @@ def parse_rational(x: object, max_digits: int = DEFAULT_MAX_DIGITS) -> fmpq:
     if isinstance(x, Fraction):
         return fmpq(x.numerator, x.denominator)
     if isinstance(x, str):
-        return _parse_string(x, max_digits)
+        return _parse_string(x, max_digits if max_digits is not None else current_limits().max_digits)
     if isinstance(x, Rational):  # e.g. sympy.Rational, numpy integers via Integral
         return fmpq(int(x.numerator), int(x.denominator))
     if isinstance(x, Integral):
@@ -94,8 +95,13 @@ def rational_to_json(q: fmpq) -> str:
     return q.str()
 
 
-def rational_from_json(s: object, max_digits: int = DEFAULT_MAX_DIGITS) -> fmpq:
-    """Read a rational written canonically as ``"p/q"`` or ``"p"``; refuse anything else."""
+def rational_from_json(s: object, max_digits: int | None = None) -> fmpq:
+    """Read a rational written canonically as ``"p/q"`` or ``"p"``; refuse anything else.
+
+    The digit limit defaults to the one in force (:mod:`exact.limits`).
+    """
+    if max_digits is None:
+        max_digits = current_limits().max_digits
     if not isinstance(s, str):
         raise ParseError(f"expected a rational string \"p/q\", got {_short(s)} of type {type(s).__name__}")
     _check_digits(s, max_digits)

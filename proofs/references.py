@@ -94,3 +94,13 @@ def encoder_layer(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, w1: Rows, b
     hidden = [[EE.relu(p + b) for p, b in zip(row, b1[0])] for row in pre]
     out = matmul(hidden, lift(w2), EE)
     return [[yv + o + b for yv, o, b in zip(yr, orow, b2[0])] for yr, orow in zip(y, out)]
+
+
+def match2_language(word: list[int], M: int) -> list[int]:
+    """Match2(x)_i = 1 iff some j (j = i included) has x_i + x_j = 0 mod M."""
+    return [int(any((x + y) % M == 0 for y in word)) for x in word]
+
+
+def parity_language(word: list[int], S: list[int]) -> list[int]:
+    """The parity of the bits at S, at every position."""
+    return [sum(word[i] for i in S) % 2] * len(word)

@@ -45,12 +45,20 @@ class Param:
 
 @dataclass(frozen=True)
 class Claim:
-    """A provable statement: what it states, how to prove it, its parameters."""
+    """A provable statement: what it states, how to prove it, how to check a certificate of it.
+
+    ``verify(doc)`` re-checks a certificate (already hash-checked) independently and
+    returns the list of problems found (empty: it holds); malformed content raises
+    ParseError. ``build(**sizes)``, where there is one construction, gives it for
+    ``attncert graph``.
+    """
 
     name: str
     statement: str
     prove: Callable[..., dict[str, Any]]
     params: tuple[Param, ...] = field(default_factory=tuple)
+    verify: Callable[[dict[str, Any]], list[str]] | None = None
+    build: Callable[..., Any] | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

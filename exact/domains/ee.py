@@ -19,12 +19,10 @@ from flint import arb, fmpq
 from exact.domains.base import Domain
 from exact.domains.qq import QQ
 from exact.eenumber import EENumber, ee_sum
-from exact.errors import ExactZeroDivision, ParseError
+from exact.errors import ExactZeroDivision, LimitExceeded, ParseError
+from exact.limits import current as current_limits
 from exact.expsum import ExpSum, exponent
 from exact.rationals import parse_rational, rational_from_json, rational_to_json
-
-#: Terms allowed in one num or den read from a document.
-DEFAULT_MAX_TERMS = 100_000
 
 
 class ExpField(Domain):
@@ -75,11 +73,11 @@ class ExpField(Domain):
         x = self.convert(x)
         return {"num": _sum_to_json(x.num), "den": _sum_to_json(x.den)}
 
-    def from_json(self, obj: Any, max_terms: int = DEFAULT_MAX_TERMS) -> EENumber:
+    def from_json(self, obj: Any) -> EENumber:
         if not isinstance(obj, dict) or set(obj) != {"num", "den"}:
             raise ParseError('an EE element must be an object with exactly the keys "num" and "den"')
-        num = _sum_from_json(obj["num"], "num", max_terms)
-        den = _sum_from_json(obj["den"], "den", max_terms)
+        num = _sum_from_json(obj["num"], "num")
+        den = _sum_from_json(obj["den"], "den")
         if den.is_zero():
             raise ParseError("an EE element has an empty (zero) denominator")
         return EENumber(num, den)
@@ -92,17 +90,20 @@ def _sum_to_json(s: ExpSum) -> list[list[str]]:
     return [[rational_to_json(q), rational_to_json(s.terms[q])] for q in sorted(s.terms)]
 
 
-def _sum_from_json(obj: Any, where: str, max_terms: int) -> ExpSum:
+def _sum_from_json(obj: Any, where: str) -> ExpSum:
+    lim = current_limits()
     if not isinstance(obj, list):
         raise ParseError(f'EE "{where}" must be a list of [exponent, coefficient] pairs')
-    if len(obj) > max_terms:
-        raise ParseError(f'EE "{where}" has {len(obj)} terms, over the limit of {max_terms}')
+    if len(obj) > lim.max_terms:
+        raise LimitExceeded(f'EE "{where}" has {len(obj)} terms, over the limit of {lim.max_terms}')
     terms: dict[fmpq, fmpq] = {}
     last: fmpq | None = None
     for pair in obj:
         if not isinstance(pair, list) or len(pair) != 2:
             raise ParseError(f'EE "{where}" term must be a pair [exponent, coefficient], got {pair!r:.60}')
         q, c = rational_from_json(pair[0]), rational_from_json(pair[1])
+        if abs(q) > lim.max_exponent:
+            raise LimitExceeded(f"EE exponent {str(q)[:30]} exceeds the limit of {lim.max_exponent} in absolute value")
         if last is not None and not q > last:
             raise ParseError(f'EE "{where}" exponents must be strictly increasing ({last} then {q})')
         if c == 0:

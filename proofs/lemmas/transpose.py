@@ -6,17 +6,16 @@ Checked exactly in QQ on the given or random rational inputs.
 from __future__ import annotations
 
 from constructions.linalg import transpose
-from exact import QQ
 from proofs import references
-from proofs.lemmas.common import INPUTS, SEED, inputs_for, prove_construction, size_param
-from proofs.registry import Claim, register
+from proofs.layout_claims import LayoutClaim
+from proofs.lemmas.common import size_param
+from proofs.registry import register
 
-STATEMENT = "transpose(r, c) maps vec(M) to vec(M^T) exactly"
-
-
-def prove(r: int = 3, c: int = 5, seed: int = 0, inputs: str | None = None) -> dict:
-    mats = inputs_for(seed, inputs, {"M": (r, c)}, QQ)
-    return prove_construction(transpose(r, c), mats, references.transpose(mats["M"]), QQ, {"r": r, "c": c, "seed": seed}, STATEMENT)
-
-
-register(Claim("transpose", STATEMENT, prove, (size_param("r", 3, "rows of M"), size_param("c", 5, "columns of M"), SEED, INPUTS)))
+CLAIM = LayoutClaim(
+    "transpose",
+    "transpose(r, c) maps vec(M) to vec(M^T) exactly",
+    transpose,
+    lambda mats, dom: references.transpose(mats["M"]),
+    (size_param("r", 3, "rows of M"), size_param("c", 5, "columns of M")),
+)
+register(CLAIM.claim())

@@ -5,38 +5,25 @@ square root, which leaves EE."""
 from __future__ import annotations
 
 from constructions.simulator import encoder_layer
-from exact import EE, QQ
 from proofs import references
-from proofs.lemmas.common import INPUTS, SEED, inputs_for, prove_construction, size_param
-from proofs.registry import Claim, register
+from proofs.layout_claims import LayoutClaim
+from proofs.lemmas.common import size_param
+from proofs.registry import register
+from proofs.simulator.multihead import _heads
 
-STATEMENT = "encoder_layer(n, d, d_v, h, f) maps its encoded weights and X to Z = Y + ReLU(Y W1 + b1) W2 + b2, Y = X + MHA(X), exactly in EE"
-
-
-def prove(n: int = 3, d: int = 2, dv: int = 2, h: int = 2, f: int = 3, seed: int = 0, inputs: str | None = None) -> dict:
-    cons = encoder_layer(n, d, dv, h, f)
-    shapes = {name: (r, c) for name, r, c in cons.layout.inputs}
-    mats = inputs_for(seed, inputs, shapes, QQ)
-    heads = [(mats[f"A{m + 1}"], mats[f"V{m + 1}"]) for m in range(h)]
-    ref = references.encoder_layer(mats["X"], heads, mats["WO"], mats["W1"], mats["b1"], mats["W2"], mats["b2"])
-    ee = {k: [[EE.convert(x) for x in row] for row in m] for k, m in mats.items()}
-    params = {"n": n, "d": d, "dv": dv, "h": h, "f": f, "seed": seed}
-    return prove_construction(cons, ee, ref, EE, params, STATEMENT)
-
-
-register(
-    Claim(
-        "encoder_layer",
-        STATEMENT,
-        prove,
-        (
-            size_param("n", 3, "rows of X"),
-            size_param("d", 2, "model width"),
-            size_param("dv", 2, "columns of each V_m"),
-            size_param("h", 2, "heads"),
-            size_param("f", 3, "feed-forward width"),
-            SEED,
-            INPUTS,
-        ),
-    )
+CLAIM = LayoutClaim(
+    "encoder_layer",
+    "encoder_layer(n, d, d_v, h, f) maps its encoded weights and X to Z = Y + ReLU(Y W1 + b1) W2 + b2, Y = X + MHA(X), exactly in EE",
+    encoder_layer,
+    lambda m, dom: references.encoder_layer(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"]),
+    (
+        size_param("n", 3, "rows of X"),
+        size_param("d", 2, "model width"),
+        size_param("dv", 2, "columns of each V_m"),
+        size_param("h", 2, "heads"),
+        size_param("f", 3, "feed-forward width"),
+    ),
+    domain="EE",
+    input_domain="QQ",
 )
+register(CLAIM.claim())

@@ -13,8 +13,8 @@ import random
 
 from constructions import rasp
 from constructions.simulator import pad_for, read_output, universal
-from exact import EE, QQ
-from exact.matrices import matrix_to_json
+from exact import EE, QQ, ParseError
+from exact.matrices import matrix_from_json, matrix_to_json
 from proofs import references
 from proofs.certify import certificate
 from proofs.lemmas.common import SEED, random_matrix, size_param
@@ -58,11 +58,49 @@ def prove(N: int = 8, D: int = 4, Dv: int = 4, seed: int = 0) -> dict:
     )
 
 
+def verify(doc: dict) -> list[str]:
+    """Re-check every case: reference from the recorded small X, A, V alone; U re-run on the padding."""
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    N, D, Dv = (params.get(k) for k in ("N", "D", "Dv"))
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64 for v in (N, D, Dv)):
+        raise ParseError("hierarchy parameters N, D, Dv must be integers in 1..64")
+    U = universal(N, D, Dv)
+    g = rasp.graph_from_json(doc["construction"]["graph"])
+    problems = []
+    if rasp.graph_to_json(g) != rasp.graph_to_json(U.graph()):
+        problems.append(f"the recorded graph is not U({N}, {D}, {Dv})")
+    cases, outs, refs = doc["inputs"]["cases"], doc["outputs"]["cases"], doc["reference"]["cases"]
+    if not (isinstance(cases, list) and isinstance(outs, list) and isinstance(refs, list) and len(cases) == len(outs) == len(refs)):
+        raise ParseError("hierarchy cases, outputs and references must be lists of one length")
+    seen = set()
+    all_hold = True
+    for case, out_rec, ref_rec in zip(cases, outs, refs):
+        n, d, dv = case["n"], case["d"], case["dv"]
+        X, A, V = (matrix_from_json(case[k], QQ) for k in ("X", "A", "V"))
+        if (len(X), len(X[0]), len(A), len(A[0]), len(V), len(V[0])) != (n, d, d, d, d, dv) or not (n <= N and d <= D and dv <= Dv):
+            raise ParseError(f"hierarchy case {n},{d},{dv} has inputs of the wrong shape")
+        seen.add((n, d, dv))
+        ref = references.attention(X, A, V)
+        got = read_output(rasp.evaluate_graph(g, pad_for((N, D, Dv), X, A, V, EE), EE)["output"], n, dv, Dv)
+        if matrix_from_json(ref_rec, EE) != ref:
+            problems.append(f"case {n},{d},{dv}: the recorded reference differs from the recomputed one")
+        if matrix_from_json(out_rec, EE) != got:
+            problems.append(f"case {n},{d},{dv}: re-running U does not give the recorded output")
+        all_hold &= got == ref
+    if seen != {(n, d, dv) for n in range(1, N + 1) for d in range(1, D + 1) for dv in range(1, Dv + 1)}:
+        problems.append("the cases do not cover every n <= N, d <= D, d_v <= D_v exactly once")
+    if doc["result"].get("holds") is not (all_hold and not problems):
+        problems.append(f"the recorded result says holds={doc['result'].get('holds')!r}")
+    return problems
+
+
 register(
     Claim(
         "hierarchy",
         STATEMENT,
         prove,
         (size_param("N", 8, "rows of the big U"), size_param("D", 4, "width of the big U"), size_param("Dv", 4, "value width of the big U"), SEED),
+        verify=verify,
+        build=lambda N=8, D=4, Dv=4: universal(N, D, Dv),
     )
 )

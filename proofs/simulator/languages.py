@@ -19,23 +19,28 @@ lexicographic order) with U's readouts and the language's values.
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 from constructions import rasp
 from constructions.languages import LanguageLayer, decide_match2_readout, least_beta_above, match2, parity
 from constructions.simulator import universal
-from exact import EE
+from exact import EE, ParseError
 from exact.matrices import matrix_to_json
+from proofs import references
 from proofs.certify import certificate
 from proofs.lemmas.common import positive_int
 from proofs.registry import Claim, Param, register
 
 
-def _run_all_words(layer: LanguageLayer, n: int, alphabet: int) -> tuple[str, str, dict[str, Any]]:
-    """U's readouts and the language's values on every word of length n, as 0/1 strings."""
+def _run_all_words(layer: LanguageLayer, n: int, alphabet: int, graph: Any = None) -> tuple[str, str, dict[str, Any]]:
+    """U's readouts and the language's values on every word of length n, as 0/1 strings.
+
+    ``graph`` (a recorded graph, when verifying) replaces the one attncert builds.
+    """
     d, dv = len(layer.A), len(layer.V[0])
     U = universal(n, d, dv)
-    g = U.graph()
+    g = graph if graph is not None else U.graph()
     got, want = [], []
     for word in itertools.product(range(alphabet), repeat=n):
         mats = {"X": layer.embed(word), "A": layer.A, "V": layer.V}
@@ -43,6 +48,36 @@ def _run_all_words(layer: LanguageLayer, n: int, alphabet: int) -> tuple[str, st
         got.append("".join(map(str, layer.readout(out, word))))
         want.append("".join(map(str, layer.language(word))))
     return "".join(got), "".join(want), rasp.graph_to_json(g)
+
+
+def _verify(doc: dict, layers: dict[str, tuple[LanguageLayer, int, int]], language: Any, t_checks: list[dict]) -> list[str]:
+    """Re-run every case on the recorded graph; the language values come from proofs.references."""
+    problems = []
+    graphs = doc["construction"]["graphs"]
+    cases = {c["case"]: c for c in doc["inputs"]["cases"]}
+    if set(cases) != set(layers):
+        return ["the recorded cases are not the ones these parameters call for"]
+    for key, (layer, n, alphabet) in layers.items():
+        case = cases[key]
+        if case["A"] != matrix_to_json(layer.A, EE) or case["V"] != matrix_to_json(layer.V, EE):
+            problems.append(f"{key}: the recorded attention layer is not T for this language")
+        gkey = f"n={n},d={len(layer.A)},dv={len(layer.V[0])}"
+        g = rasp.graph_from_json(graphs.get(gkey))
+        if rasp.graph_to_json(g) != rasp.graph_to_json(universal(n, len(layer.A), len(layer.V[0])).graph()):
+            problems.append(f"{key}: the recorded graph is not U{gkey}")
+        got, _, _ = _run_all_words(layer, n, alphabet, g)
+        want = "".join("".join(map(str, language(list(w), key))) for w in itertools.product(range(alphabet), repeat=n))
+        if got != doc["outputs"]["readouts"].get(key):
+            problems.append(f"{key}: re-running U does not give the recorded readouts")
+        if want != doc["reference"]["language"].get(key):
+            problems.append(f"{key}: the recorded language values are wrong")
+        if got != want:
+            problems.append(f"{key}: U's readout differs from the language")
+    if doc["reference"].get("T_decides") != t_checks or not all(t["holds"] for t in t_checks):
+        problems.append("the checks that T decides the language do not reproduce")
+    if doc["result"].get("holds") is not (not problems):
+        problems.append(f"the recorded result says holds={doc['result'].get('holds')!r}")
+    return problems
 
 
 def _certificate(claim: str, statement: str, params: dict, cases: list[dict], t_checks: list[dict], graphs: dict) -> dict:
@@ -82,22 +117,30 @@ def _case(layer: LanguageLayer, key: str, n: int, alphabet: int, graphs: dict) -
 MATCH2 = "for every M <= max_M and every word in [M]^n with n <= max_length, U's exact readout of T_Match2 equals Match2"
 
 
-def prove_match2(max_M: int = 5, max_length: int = 4) -> dict:
+def _match2_plan(max_M: int, max_length: int) -> tuple[dict, list[dict], int]:
     if max_M < 2:
-        raise ValueError("max_M must be at least 2")
+        raise ParseError("max_M must be at least 2")
     beta = least_beta_above(max_length)
     t_checks = [
         {"n": n, "k": k, "beta": beta, "holds": (decide_match2_readout(n, k, beta) > EE.convert("1/2")) == (k >= 1)}
         for n in range(1, max_length + 1)
         for k in range(0, n + 1)
     ]
+    layers = {f"M={M},n={n}": (match2(M, max_length), n, M) for M in range(2, max_M + 1) for n in range(1, max_length + 1)}
+    return layers, t_checks, beta
+
+
+def prove_match2(max_M: int = 5, max_length: int = 4) -> dict:
+    layers, t_checks, beta = _match2_plan(max_M, max_length)
     graphs: dict = {}
-    cases = [
-        _case(match2(M, max_length), f"M={M},n={n}", n, M, graphs)
-        for M in range(2, max_M + 1)
-        for n in range(1, max_length + 1)
-    ]
+    cases = [_case(layer, key, n, M, graphs) for key, (layer, n, M) in layers.items()]
     return _certificate("match2", MATCH2, {"max_M": max_M, "max_length": max_length, "beta": beta}, cases, t_checks, graphs)
+
+
+def verify_match2(doc: dict) -> list[str]:
+    p = doc["params"]
+    layers, t_checks, _ = _match2_plan(_small(p.get("max_M")), _small(p.get("max_length")))
+    return _verify(doc, layers, lambda w, key: references.match2_language(w, int(key.split(",")[0][2:])), t_checks)
 
 
 PARITY = (
@@ -110,17 +153,33 @@ def parity_set(n: int, k: int) -> list[int]:
     return sorted({(j * n) // k for j in range(k)})
 
 
-def prove_parity(max_k: int = 4, max_length: int = 6) -> dict:
-    t_checks = []
-    graphs: dict = {}
-    cases = []
+def _parity_plan(max_k: int, max_length: int) -> tuple[dict, list[dict]]:
+    layers, t_checks = {}, []
     for n in range(1, max_length + 1):
         for k in range(1, min(max_k, n) + 1):
-            layer = parity(n, parity_set(n, k))
-            # The readout of a count c, exactly (T(X) itself is checked through U below).
+            layers[f"k={k},n={n},S={parity_set(n, k)}"] = (parity(n, parity_set(n, k)), n, 2)
+            # The readout of a count c, exactly (T(X) itself is checked through U).
             t_checks.append({"n": n, "k": k, "holds": all(_threshold_sum(k, c) == c % 2 for c in range(k + 1))})
-            cases.append(_case(layer, f"k={k},n={n},S={parity_set(n, k)}", n, 2, graphs))
+    return layers, t_checks
+
+
+def prove_parity(max_k: int = 4, max_length: int = 6) -> dict:
+    layers, t_checks = _parity_plan(max_k, max_length)
+    graphs: dict = {}
+    cases = [_case(layer, key, n, 2, graphs) for key, (layer, n, _) in layers.items()]
     return _certificate("parity", PARITY, {"max_k": max_k, "max_length": max_length}, cases, t_checks, graphs)
+
+
+def verify_parity(doc: dict) -> list[str]:
+    p = doc["params"]
+    layers, t_checks = _parity_plan(_small(p.get("max_k")), _small(p.get("max_length")))
+    return _verify(doc, layers, lambda w, key: references.parity_language(w, json.loads(key.split("S=")[1])), t_checks)
+
+
+def _small(v: Any) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 16:
+        raise ParseError(f"language parameters must be integers in 1..16, got {v!r:.20}")
+    return v
 
 
 def _threshold_sum(k: int, c: int) -> int:
@@ -133,7 +192,8 @@ register(
         "match2",
         MATCH2,
         prove_match2,
-        (
+        verify=verify_match2,
+        params=(
             Param("max_M", positive_int, 5, "largest number of residues M (from 2)"),
             Param("max_length", positive_int, 4, "longest word checked (all words up to it)"),
         ),
@@ -144,7 +204,8 @@ register(
         "parity",
         PARITY,
         prove_parity,
-        (
+        verify=verify_parity,
+        params=(
             Param("max_k", positive_int, 4, "largest |S|"),
             Param("max_length", positive_int, 6, "longest bit string checked (all strings up to it)"),
         ),

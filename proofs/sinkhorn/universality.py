@@ -3,7 +3,6 @@ coupling systems (independent, entropic plan of |x - y|, their mixture); certifi
 
 from __future__ import annotations
 
-from flint import fmpq
 
 from constructions.sinkhorn.universality import FIT_BITS, systems, sweep, texts
 from exact import QQ

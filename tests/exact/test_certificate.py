@@ -7,7 +7,6 @@ import pytest
 
 from exact.certificate import (
     FORMAT,
-    ReadLimits,
     check_document,
     parse_document,
     read_certificate,
@@ -16,6 +15,7 @@ from exact.certificate import (
 )
 from exact.canonical import canonical_json
 from exact.errors import CertificateError, LimitExceeded, ParseError
+from exact.limits import Limits, limits
 
 
 def _doc():
@@ -87,8 +87,8 @@ def test_brackets_inside_strings_do_not_count_as_nesting():
 
 def test_size_limit_and_missing_fields(tmp_path):
     p = write_certificate(tmp_path / "c.json", _doc())
-    with pytest.raises(LimitExceeded):
-        read_certificate(p, ReadLimits(max_bytes=10))
+    with limits(Limits(max_bytes=10)), pytest.raises(LimitExceeded):
+        read_certificate(p)
     with pytest.raises(CertificateError, match="lacks"):
         check_document({"format": FORMAT})
     with pytest.raises(CertificateError, match="unsupported format"):

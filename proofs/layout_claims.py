@@ -1,0 +1,122 @@
+"""Claims about one construction on matrix inputs: prove and verify from one description.
+
+Most claims (the lemmas, U, multi-head, the encoder layer) say: the RASP program
+``build(**sizes)`` maps the encoded input matrices to ``reference(inputs)``, exactly,
+in the output block, and to 0 elsewhere. :func:`layout_claim` turns such a
+description into a registered :class:`~proofs.registry.Claim` whose ``prove`` writes
+the certificate and whose ``verify`` checks one independently:
+
+1. the inputs are read from the certificate (with limits) in the recorded domain;
+2. the reference is recomputed from them alone by ``reference`` (functions of
+   :mod:`proofs.references`, which never import the constructions);
+3. the recorded graph is loaded (registry functions only, nothing executed from
+   the file) and re-evaluated on the encoded inputs;
+4. the recorded outputs, the recorded reference and the recorded result must all
+   agree with what was recomputed, and the recorded graph must be exactly the one
+   attncert builds for the recorded sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from constructions import rasp
+from constructions.layout import Construction, Layout
+from exact import Domain, EENumber, ParseError
+from exact.matrices import Rows, matrix_from_json
+from proofs.lemmas.common import INPUTS, SEED, exact_domain, inputs_for, prove_construction
+from proofs.registry import Claim, Param
+
+
+@dataclass(frozen=True)
+class LayoutClaim:
+    name: str
+    statement: str
+    build: Callable[..., Construction]
+    reference: Callable[[Mapping[str, Rows], Domain], Rows]
+    sizes: tuple[Param, ...]
+    #: The domain the claim is decided in, or None if it is the ``domain`` parameter.
+    domain: str | None = "QQ"
+    #: Domain of the random inputs ("QQ" for rational inputs lifted into EE).
+    input_domain: str | None = None
+    accept: Callable[[Mapping[str, Rows]], bool] = field(default=lambda mats: True)
+
+    def params(self) -> tuple[Param, ...]:
+        extra = () if self.domain else (Param("domain", str, "EE", "exact domain: QQ or EE"),)
+        return self.sizes + (SEED,) + extra + (INPUTS,)
+
+    def prove(self, seed: int = 0, inputs: str | None = None, domain: str | None = None, **sizes: int) -> dict:
+        dom = exact_domain(self.domain or domain or "EE")
+        cons = self.build(**sizes)
+        gen = exact_domain(self.input_domain) if self.input_domain else dom
+        shapes = {name: (r, c) for name, r, c in cons.layout.inputs}
+        mats = inputs_for(seed, inputs, shapes, gen, self.accept)
+        mats = {k: [[dom.native(x) for x in row] for row in m] for k, m in mats.items()}
+        return prove_construction(cons, mats, self.reference(mats, dom), dom, {**sizes, "seed": seed}, self.statement)
+
+    def verify(self, doc: dict[str, Any]) -> list[str]:
+        params = _object(doc, "params")
+        result = _object(doc, "result")
+        dom = exact_domain(result.get("domain"))
+        if self.domain and dom.name != self.domain:
+            return [f"claim {self.name} is decided in {self.domain}, the certificate says {dom.name}"]
+        sizes = {}
+        for p in self.sizes:
+            v = params.get(p.name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ParseError(f"parameter {p.name} must be a positive integer, got {v!r:.20}")
+            sizes[p.name] = v
+        cons = self.build(**sizes)
+        recorded = _object(doc, "construction")
+        if Layout.from_json(recorded.get("layout")) != cons.layout:
+            return ["the recorded layout is not the one of this construction at these sizes"]
+        mats = {}
+        inputs = _object(doc, "inputs")
+        for name, r, c in cons.layout.inputs:
+            m = matrix_from_json(inputs.get(name), dom)
+            if (len(m), len(m[0])) != (r, c):
+                raise ParseError(f"input {name} must be {r}x{c}")
+            mats[name] = [[_rational(x, name) for x in row] for row in m] if self.input_domain == "QQ" else m
+        problems = []
+        ref = self.reference(mats, dom)
+        out_rec = matrix_from_json(_object(doc, "outputs").get("output"), dom)
+        ref_rec = matrix_from_json(_object(doc, "reference").get("output"), dom)
+        if not _equal(ref_rec, ref, dom):
+            problems.append("the recorded reference differs from the reference recomputed from the inputs")
+        g = rasp.graph_from_json(recorded.get("graph"))
+        seq = rasp.evaluate_graph(g, cons.layout.encode(mats, dom), dom)["output"]
+        out, rest = cons.layout.decode(seq), cons.layout.rest(seq)
+        if not _equal(out_rec, out, dom):
+            problems.append("re-evaluating the recorded graph does not give the recorded output")
+        holds = _equal(out, ref, dom) and all(dom.sign(v) == 0 for v in rest)
+        if result.get("holds") is not holds:
+            problems.append(f"the recorded result says holds={result.get('holds')!r}, recomputation says {holds}")
+        elif not holds:
+            problems.append("the construction's output differs from the reference: the claim does not hold")
+        if rasp.graph_to_json(g) != rasp.graph_to_json(cons.graph()):
+            problems.append("the recorded graph is not the graph attncert builds for these sizes")
+        return problems
+
+    def claim(self) -> Claim:
+        return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build)
+
+
+def _object(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    v = doc.get(key)
+    if not isinstance(v, dict):
+        raise ParseError(f'certificate field "{key}" must be an object')
+    return v
+
+
+def _rational(x: Any, name: str) -> Any:
+    """The claim is about rational inputs: an EE input must have a rational value."""
+    q = x.rational_value() if isinstance(x, EENumber) else x
+    if q is None:
+        raise ParseError(f"input {name} must be rational, got {x}")
+    return q
+
+
+def _equal(a: Rows, b: Rows, dom: Domain) -> bool:
+    return len(a) == len(b) and all(len(ra) == len(rb) and all(dom.eq(x, y) for x, y in zip(ra, rb)) for ra, rb in zip(a, b))
+

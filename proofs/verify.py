@@ -1,0 +1,82 @@
+"""``attncert verify``: re-check certificates independently (DESIGN.md, "Certificates").
+
+For each file:
+
+1. read it within the limits in force, check the format tag and the sha256;
+2. hand it to its claim's checker (from the registry; nothing named in the file is
+   imported or executed), which recomputes the reference from the recorded inputs
+   alone, re-evaluates the recorded graph with registered functions only, and
+   decides the recorded relation in the recorded domain.
+
+Outcomes: ``OK`` (exit 0), ``FAIL`` when a well-formed certificate does not hold or
+was tampered with (exit 1), ``BAD`` when the file is malformed or over a limit
+(exit 2). Each file gets one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exact.certificate import read_certificate
+from exact.errors import AttncertError, CertificateError
+from exact.limits import Limits, limits
+from proofs.registry import load_claims
+
+OK, FAIL, BAD = "OK", "FAIL", "BAD"
+EXIT = {OK: 0, FAIL: 1, BAD: 2}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    path: str
+    status: str  # OK, FAIL or BAD
+    claim: str
+    sizes: str
+    relation: str
+    reason: str
+
+    def line(self) -> str:
+        what = " ".join(x for x in (self.claim, self.sizes, self.relation) if x)
+        tail = "" if self.status == OK else f": {self.reason}"
+        return f"{self.status:4} {self.path}  {what}{tail}"
+
+
+def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
+    """(status, reason) for a hash-checked document."""
+    claims = load_claims()
+    claim = claims.get(doc.get("claim")) if isinstance(doc.get("claim"), str) else None
+    if claim is None:
+        return BAD, f"unknown claim {doc.get('claim')!r:.40}"
+    if claim.verify is None:
+        return FAIL, f"no independent checker is registered for {claim.name}"
+    problems = claim.verify(doc)
+    return (FAIL, "; ".join(problems)) if problems else (OK, "")
+
+
+def verify_file(path: str | Path, lim: Limits | None = None) -> Outcome:
+    claim = sizes = relation = ""
+    with limits(lim or Limits()):
+        try:
+            doc = read_certificate(path)
+            claim = str(doc.get("claim"))[:40]
+            params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+            sizes = ",".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "seed" and isinstance(v, (int, str)))[:80]
+            relation = str(doc["result"].get("relation")) if isinstance(doc.get("result"), dict) else ""
+            status, reason = verify_document(doc)
+        except CertificateError as e:
+            hash_problem = "sha256 mismatch" in str(e)
+            status, reason = (FAIL if hash_problem else BAD), str(e)
+        except AttncertError as e:
+            status, reason = BAD, str(e)
+        except RecursionError:
+            status, reason = BAD, "document nested too deeply"
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as e:
+            # A document that passes the schema checks but still breaks a checker is malformed.
+            status, reason = BAD, f"malformed certificate ({type(e).__name__}: {str(e)[:120]})"
+    return Outcome(str(path), status, claim, sizes, relation, reason.splitlines()[0] if reason else "")
+
+
+def exit_code(outcomes: list[Outcome]) -> int:
+    return max((EXIT[o.status] for o in outcomes), default=0)
