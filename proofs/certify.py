@@ -6,6 +6,7 @@ container in :mod:`exact.certificate` seals and writes it.
 
 from __future__ import annotations
 
+import functools
 import platform
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -16,6 +17,7 @@ from exact.certificate import FORMAT
 RELATIONS = ("exact_equal", "enclosure", "bound", "agreement")
 
 
+@functools.lru_cache(maxsize=1)
 def package_version() -> str:
     try:
         return version("attncert")
@@ -52,3 +54,16 @@ def certificate(
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
     }
+
+
+#: Fields a verifier recomputes; the provenance and the hash are not part of the claim.
+CLAIM_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result")
+
+
+def differing_fields(doc: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """Problems for every claim field of ``doc`` that is not exactly its recomputation."""
+    return [
+        f'the field "{k}" differs from its recomputation'
+        for k in CLAIM_FIELDS
+        if doc.get(k) != expected.get(k)
+    ] + [f'unexpected field "{k}"' for k in doc if k not in CLAIM_FIELDS + ("provenance", "sha256")]

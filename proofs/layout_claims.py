@@ -13,7 +13,9 @@ the certificate and whose ``verify`` checks one independently:
    the file) and re-evaluated on the encoded inputs;
 4. the recorded outputs, the recorded reference and the recorded result must all
    agree with what was recomputed, and the recorded graph must be exactly the one
-   attncert builds for the recorded sizes.
+   attncert builds for the recorded sizes;
+5. finally every claim field (statement, size, layout, ...) must be exactly what
+   proving on the recorded inputs writes, so that no field can be altered.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from constructions.layout import Construction, Layout
 from exact import Domain, EENumber, ParseError
 from exact.matrices import Rows, matrix_from_json
 from proofs.lemmas.common import INPUTS, SEED, exact_domain, inputs_for, prove_construction
+from proofs.certify import differing_fields
 from proofs.registry import Claim, Param
 
 
@@ -49,11 +52,15 @@ class LayoutClaim:
     def prove(self, seed: int = 0, inputs: str | None = None, domain: str | None = None, **sizes: int) -> dict:
         dom = exact_domain(self.domain or domain or "EE")
         cons = self.build(**sizes)
+        mats = self._inputs(seed, inputs, cons, dom)
+        origin = {"seed": seed} if inputs is None else {"inputs": "file"}
+        return prove_construction(cons, mats, self.reference(mats, dom), dom, {**sizes, **origin}, self.statement)
+
+    def _inputs(self, seed: int, inputs: str | None, cons: Construction, dom: Domain) -> dict[str, Rows]:
         gen = exact_domain(self.input_domain) if self.input_domain else dom
         shapes = {name: (r, c) for name, r, c in cons.layout.inputs}
         mats = inputs_for(seed, inputs, shapes, gen, self.accept)
-        mats = {k: [[dom.native(x) for x in row] for row in m] for k, m in mats.items()}
-        return prove_construction(cons, mats, self.reference(mats, dom), dom, {**sizes, "seed": seed}, self.statement)
+        return {k: [[dom.native(x) for x in row] for row in m] for k, m in mats.items()}
 
     def verify(self, doc: dict[str, Any]) -> list[str]:
         params = _object(doc, "params")
@@ -87,7 +94,10 @@ class LayoutClaim:
         g = rasp.graph_from_json(recorded.get("graph"))
         seq = rasp.evaluate_graph(g, cons.layout.encode(mats, dom), dom)["output"]
         out, rest = cons.layout.decode(seq), cons.layout.rest(seq)
-        if not _equal(out_rec, out, dom):
+        rest_rec = _object(doc, "outputs").get("rest")
+        if not isinstance(rest_rec, list):
+            raise ParseError('certificate field "outputs.rest" must be a list')
+        if not _equal(out_rec, out, dom) or not _equal([[dom.from_json(v) for v in rest_rec]], [rest], dom):
             problems.append("re-evaluating the recorded graph does not give the recorded output")
         holds = _equal(out, ref, dom) and all(dom.sign(v) == 0 for v in rest)
         if result.get("holds") is not holds:
@@ -96,6 +106,19 @@ class LayoutClaim:
             problems.append("the construction's output differs from the reference: the claim does not hold")
         if rasp.graph_to_json(g) != rasp.graph_to_json(cons.graph()):
             problems.append("the recorded graph is not the graph attncert builds for these sizes")
+        # Where the inputs came from: a seed (then they must be the seed's) or a file.
+        if "seed" in params:
+            seed = params["seed"]
+            if not isinstance(seed, int) or isinstance(seed, bool):
+                raise ParseError("parameter seed must be an integer")
+            origin = {"seed": seed}
+            if not all(_equal(mats[k], m, dom) for k, m in self._inputs(seed, None, cons, dom).items()):
+                problems.append("the recorded inputs are not the ones the recorded seed gives")
+        else:
+            origin = {"inputs": "file"}
+        if not problems:  # every recorded field, statement and size included, must be its recomputation
+            expected = prove_construction(cons, mats, ref, dom, {**sizes, **origin}, self.statement)
+            problems += differing_fields(doc, expected)
         return problems
 
     def claim(self) -> Claim:

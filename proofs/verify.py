@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from exact.certificate import read_certificate
+from exact.certificate import check_document, parse_document, read_certificate
 from exact.errors import AttncertError, CertificateError
 from exact.limits import Limits, limits
 from proofs.registry import load_claims
@@ -56,10 +56,25 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
 
 
 def verify_file(path: str | Path, lim: Limits | None = None) -> Outcome:
+    return _verify(str(path), lambda: read_certificate(path), lim)
+
+
+def verify_bytes(data: bytes, name: str = "<bytes>", lim: Limits | None = None) -> Outcome:
+    """Verify a certificate given as bytes (as :func:`verify_file` does a file)."""
+
+    def read() -> dict[str, Any]:
+        doc = parse_document(data)
+        check_document(doc)
+        return doc
+
+    return _verify(name, read, lim)
+
+
+def _verify(name: str, read: Callable[[], dict[str, Any]], lim: Limits | None) -> Outcome:
     claim = sizes = relation = ""
     with limits(lim or Limits()):
         try:
-            doc = read_certificate(path)
+            doc = read()
             claim = str(doc.get("claim"))[:40]
             params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
             sizes = ",".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "seed" and isinstance(v, (int, str)))[:80]
@@ -75,7 +90,7 @@ def verify_file(path: str | Path, lim: Limits | None = None) -> Outcome:
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as e:
             # A document that passes the schema checks but still breaks a checker is malformed.
             status, reason = BAD, f"malformed certificate ({type(e).__name__}: {str(e)[:120]})"
-    return Outcome(str(path), status, claim, sizes, relation, reason.splitlines()[0] if reason else "")
+    return Outcome(name, status, claim, sizes, relation, reason.splitlines()[0] if reason else "")
 
 
 def exit_code(outcomes: list[Outcome]) -> int:

@@ -7,7 +7,9 @@ exp of rationals only) are stated in :mod:`exact.expsum` and
 
 JSON form (DESIGN.md, "Certificates"): ``{"num": [[q, c], ...], "den": [[q, c], ...]}``,
 exponent q and coefficient c as canonical rational strings, sorted by exponent,
-with den monic at its largest exponent, which is 0.
+with den monic at its largest exponent, which is 0 (zero is 0/1). Reading checks
+this light normal form, so that changing any number of a written element either
+changes its value or makes the document malformed.
 """
 
 from __future__ import annotations
@@ -80,6 +82,12 @@ class ExpField(Domain):
         den = _sum_from_json(obj["den"], "den")
         if den.is_zero():
             raise ParseError("an EE element has an empty (zero) denominator")
+        top = max(den.terms)
+        if top != 0 or den.terms[top] != 1 or (num.is_zero() and len(den) != 1):
+            raise ParseError(
+                "an EE element must be lightly normalised: the denominator's largest exponent is 0 with "
+                "coefficient 1, and zero is written with denominator 1"
+            )
         return EENumber(num, den)
 
     def enclose(self, x: EENumber | fmpq, prec: int = 128) -> arb:
