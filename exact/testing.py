@@ -1,13 +1,17 @@
-"""Helpers for users' own regression tests: hypothesis strategies for exact values.
+"""Helpers for users' own regression tests: hypothesis strategies and exact assertions.
 
 Requires hypothesis (``pip install 'attncert[test]'``). The strategies draw
 small-height numbers on purpose: exact arithmetic is exercised through
-cancellation and shared exponents, not through size.
+cancellation and shared exponents, not through size. :func:`assert_exact_equal`
+compares numbers, vectors or matrices exactly and reports the first differences.
 """
 
 from __future__ import annotations
 
-from flint import fmpq
+from typing import Any
+
+import mpmath
+from flint import arb, fmpq
 from hypothesis import strategies as st
 
 from exact.eenumber import EENumber
@@ -49,3 +53,43 @@ def ee_numbers(max_terms: int = 3) -> st.SearchStrategy[EENumber]:
     dens = exp_sums(max_terms).filter(lambda s: not s.is_zero())
     return st.builds(EENumber, exp_sums(max_terms), dens)
 
+
+
+def assert_exact_equal(actual: Any, expected: Any, max_shown: int = 5) -> None:
+    """Assert that two numbers, vectors or matrices are exactly equal (QQ or EE).
+
+    Entries are compared with exact equality (EE: Lindemann–Weierstrass, not
+    precision); floats and balls are refused, since they cannot be equal exactly.
+    On failure the message lists the first ``max_shown`` differing positions with
+    both values and, for readability, 20-digit approximations of them.
+    """
+    diffs: list[str] = []
+    _compare(actual, expected, (), diffs)
+    if diffs:
+        shown = "\n".join(diffs[:max_shown])
+        more = f"\n... and {len(diffs) - max_shown} more" if len(diffs) > max_shown else ""
+        raise AssertionError(f"not exactly equal ({len(diffs)} difference(s)):\n{shown}{more}")
+
+
+def _compare(a: Any, b: Any, at: tuple, diffs: list[str]) -> None:
+    where = "".join(f"[{i}]" for i in at) or "value"
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
+            diffs.append(f"{where}: a sequence against a scalar ({_show(a)} vs {_show(b)})")
+        elif len(a) != len(b):
+            diffs.append(f"{where}: lengths differ, {len(a)} vs {len(b)}")
+        else:
+            for i, (x, y) in enumerate(zip(a, b)):
+                _compare(x, y, at + (i,), diffs)
+        return
+    for v in (a, b):
+        if isinstance(v, (float, arb)):
+            raise TypeError(f"{where}: {type(v).__name__} values cannot be compared exactly; use QQ or EE values")
+    if not (EENumber.rational(a) if not isinstance(a, EENumber) else a) == b:
+        diffs.append(f"{where}: {_show(a)} != {_show(b)}")
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, EENumber) and v.rational_value() is None:
+        return f"{v} (≈ {mpmath.nstr(v.to_mpmath(25), 20)})"
+    return str(v)

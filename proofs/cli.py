@@ -7,12 +7,15 @@ one line on stderr and never a traceback.
 from __future__ import annotations
 
 import argparse
+import inspect
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
-from exact.certificate import write_certificate
+from exact.certificate import atomic_write_bytes, write_certificate
 from exact.errors import AttncertError
 from proofs.certify import package_version
 from exact.limits import Limits
@@ -111,6 +114,44 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return exit_code(outcomes)
 
 
+GRAPH_FORMATS = {"dot": "graph_to_dot", "json": "graph_to_json", "graphml": "graph_to_graphml"}
+
+
+def _build_params(claim: Claim) -> list:
+    """The claim's parameters that its construction builder takes (sizes, not seeds or files)."""
+    if claim.build is None:
+        return []
+    names = set(inspect.signature(claim.build).parameters)
+    return [p for p in claim.params if p.name in names]
+
+
+def _cmd_graph(args: argparse.Namespace) -> int:
+    from constructions import rasp
+    from exact.canonical import canonical_json
+
+    claim: Claim = args.claim_obj
+    if claim.build is None:
+        raise AttncertError(f"claim {claim.name} has no RASP construction to export")
+    sizes = {p.name: getattr(args, p.name) for p in _build_params(claim)}
+    g = claim.build(**sizes).graph()
+    if args.format == "json":
+        text = canonical_json(rasp.graph_to_json(g)).decode() + "\n"
+    else:
+        text = getattr(rasp, GRAPH_FORMATS[args.format])(g)
+    if args.png:
+        dot = shutil.which("dot")
+        if dot is None:
+            raise AttncertError("--png needs Graphviz's dot program, which is not installed (apt-get install graphviz)")
+        done = subprocess.run([dot, "-Tpng", "-o", args.png], input=rasp.graph_to_dot(g), text=True, capture_output=True)
+        if done.returncode != 0:
+            raise AttncertError(f"dot failed: {done.stderr.strip().splitlines()[0] if done.stderr.strip() else done.returncode}")
+    if args.out:
+        atomic_write_bytes(args.out, text.encode())
+    elif not args.png:
+        sys.stdout.write(text)
+    return EXIT_HOLDS
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="attncert", description="Exact-arithmetic proof checker for what transformers can express.")
     p.add_argument("--version", action="version", version=f"attncert {package_version()}")
@@ -128,6 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
             cp.add_argument(f"--{prm.name}", type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--out", help="certificate path (default: certificates/CLAIM.json)")
         cp.set_defaults(func=_cmd_prove, claim_obj=claim)
+
+    sp = sub.add_parser("graph", help="export a claim's RASP construction graph (dot, json, graphml, png)")
+    graph_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
+    graph_sub.required = True
+    for name, claim in sorted(load_claims().items()):
+        if claim.build is None:
+            continue
+        cp = graph_sub.add_parser(name, help=claim.statement)
+        for prm in _build_params(claim):
+            cp.add_argument(f"--{prm.name}", type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
+        cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", help="output format (default: dot)")
+        cp.add_argument("--out", help="write to FILE instead of standard output")
+        cp.add_argument("--png", metavar="FILE", help="also render a PNG with Graphviz's dot")
+        cp.set_defaults(func=_cmd_graph, claim_obj=claim)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
     sp.add_argument("files", nargs="+", metavar="FILE")

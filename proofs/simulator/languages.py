@@ -191,6 +191,7 @@ register(
         MATCH2,
         prove_match2,
         verify=verify_match2,
+        build=lambda max_M=5, max_length=4: universal(max_length, max_M, max_M),  # the largest U it runs
         params=(
             Param("max_M", positive_int, 5, "largest number of residues M (from 2)"),
             Param("max_length", positive_int, 4, "longest word checked (all words up to it)"),
@@ -203,6 +204,7 @@ register(
         PARITY,
         prove_parity,
         verify=verify_parity,
+        build=lambda max_k=4, max_length=6: universal(max_length, 3, 1),  # the largest U it runs
         params=(
             Param("max_k", positive_int, 4, "largest |S|"),
             Param("max_length", positive_int, 6, "longest bit string checked (all strings up to it)"),

@@ -1,0 +1,43 @@
+"""attncert graph: DOT, JSON and GraphML exports of a claim's construction, and PNG via Graphviz."""
+
+import json
+import shutil
+
+import networkx as nx
+import pytest
+
+from constructions import rasp
+from proofs.cli import main
+
+
+def test_dot_to_stdout(capsys):
+    assert main(["graph", "transpose", "--r", "2", "--c", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("digraph rasp {") and "radix_affine" in out
+
+
+def test_json_round_trips_and_matches_the_construction(tmp_path):
+    f = tmp_path / "u.json"
+    assert main(["graph", "universal", "--n", "3", "--d", "2", "--dv", "1", "--format", "json", "--out", str(f)]) == 0
+    g = rasp.graph_from_json(json.loads(f.read_text()))
+    assert rasp.size(g).layers == 7
+
+
+def test_graphml(tmp_path):
+    f = tmp_path / "m.graphml"
+    assert main(["graph", "matmul", "--format", "graphml", "--out", str(f)]) == 0
+    h = nx.read_graphml(f)
+    assert h.number_of_nodes() > 5
+
+
+def test_png_without_graphviz_is_one_clear_error(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert main(["graph", "relu", "--png", str(tmp_path / "r.png")]) == 2
+    assert "Graphviz" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+def test_png_with_graphviz(tmp_path):
+    f = tmp_path / "t.png"
+    assert main(["graph", "transpose", "--png", str(f)]) == 0
+    assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
