@@ -83,6 +83,10 @@ class SinkhornResult:
     plan: Rows | None  # enclosure of the Sinkhorn plan P*, or None
     status: str
     details: dict[str, Any] = field(default_factory=dict)
+    #: What lets anyone re-check ``plan`` from the inputs alone: the exact point u^ of a
+    #: Hilbert certificate ({"u": [...]}) or the exact potentials and box radius of a
+    #: Krawczyk certificate ({"x": [...], "y": [...], "rho": r}); None otherwise.
+    witness: dict[str, Any] | None = None
 
     @property
     def certified(self) -> bool:
@@ -108,12 +112,14 @@ def sinkhorn(
     the L1 row residual to reach (default 1e-13). Raises SinkhornInputError on
     bad input: different totals, non-positive masses, eps <= 0, mismatched shapes.
     """
+    if max_iter is not None and (not isinstance(max_iter, int) or max_iter < 1):
+        raise SinkhornInputError(f"max_iter must be a positive integer, got {max_iter!r}")
     if domain is Float:
         p = read_problem(C, a, b, eps, total_rtol=fmpq(1, 10**12))
         return _float(p, _tol(tol, "Float"), max_iter or MAX_ITER["Float"])
     p = read_problem(C, a, b, eps)
     if domain is EE:
-        return _exact(p, None if tol is None else parse_rational(tol), max_iter or MAX_ITER["EE"])
+        return _exact(p, None if tol is None else _tol(tol, "Ball"), max_iter or MAX_ITER["EE"])
     if isinstance(domain, BallField):
         if method not in ("auto", "hilbert", "krawczyk"):
             raise SinkhornInputError(f"unknown method {method!r}: expected auto, hilbert or krawczyk")
@@ -193,7 +199,6 @@ def hilbert_precision(prec: int, delta: fmpq, tol: fmpq) -> int:
     return max(prec, -(-need // 64) * 64)
 
 
-
 def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult:
     n, m = p.n, p.m
     K = ball_kernel(p, prec)
@@ -231,7 +236,10 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
         )
     plan = _widen(P, bound, prec)
     details = {"prec": prec, "float_warm_start": warm.iterations}
-    return SinkhornResult(p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details)
+    witness = {"u": [x.fmpq() for x in u]}
+    return SinkhornResult(
+        p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details, witness
+    )
 
 
 def _float_warm_start(p: Problem) -> LogSinkhorn:
@@ -280,7 +288,8 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
         f"{verdict}: Krawczyk box verified at {d.prec} bits after {d.newton_steps} Newton steps, "
         f"bound {bound.str(5, radius=False)}"
     )
-    return SinkhornResult(p, Ball(prec), "krawczyk", d.newton_steps, P, rows, cols, delta, lam, tol, bound, plan, status, details)
+    witness = {"x": [t.fmpq() for t in d.x_hat], "y": [t.fmpq() for t in d.y_hat], "rho": d.rho.fmpq()}
+    return SinkhornResult(p, Ball(prec), "krawczyk", d.newton_steps, P, rows, cols, delta, lam, tol, bound, plan, status, details, witness)
 
 
 # -- Float: log-domain comparison path ------------------------------------------------------

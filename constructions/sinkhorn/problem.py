@@ -48,11 +48,6 @@ class Problem:
     def m(self) -> int:
         return len(self.b)
 
-    @property
-    def mass(self) -> fmpq:
-        """The common total mass sum(a) = sum(b)."""
-        return sum(self.a, fmpq(0))
-
     @cached_property
     def integer_cost(self) -> tuple[list[list[int]], int]:
         """(Z, D) with C = Z / D exactly: Z integer, D the least common denominator."""

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import networkx as nx
-from flint import arb, ctx, fmpq
+from flint import arb, fmpq
 
 from constructions.sinkhorn.problem import SinkhornInputError
 from exact.matrices import Rows

@@ -19,6 +19,7 @@ from exact import Ball, ParseError, QQ
 from exact.matrices import Rows, matrix_to_json
 from exact.rationals import parse_rational
 from proofs.registry import Param
+from proofs.sinkhorn.verify import witness_json
 
 
 def rational_list(s: str) -> list[fmpq]:
@@ -76,7 +77,7 @@ def upper(x: arb) -> str:
 
 
 def run_json(r: SinkhornResult, prec: int) -> dict[str, Any]:
-    """What a Ball run computed and certified, in canonical JSON."""
+    """What a Ball run computed and certified, in canonical JSON, with the witness a verifier re-checks."""
     return {
         "method": r.method,
         "iterations": r.iterations,
@@ -87,6 +88,7 @@ def run_json(r: SinkhornResult, prec: int) -> dict[str, Any]:
         "certified": r.certified,
         "status": r.status,
         "details": {k: v for k, v in r.details.items() if isinstance(v, (int, bool, str))},
+        "witness": witness_json(r.witness),
     }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from constructions.sinkhorn import sinkhorn
 from constructions.sinkhorn.problem import random_cost, random_marginal
-from exact import Ball, QQ
+from exact import Ball, ParseError, QQ
+from exact.matrices import matrix_from_json
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
 from proofs.sinkhorn.common import (
@@ -26,6 +27,7 @@ from proofs.sinkhorn.common import (
     rational_list,
     run_json,
 )
+from proofs.sinkhorn.verify import check_run, qvector
 
 NAME = "sinkhorn_convergence"
 STATEMENT = "the Sinkhorn plan of a random cost is enclosed to a certified bound at every eps, also where float64 Sinkhorn fails"
@@ -54,7 +56,8 @@ def prove(
         ref_ok = ref is None or (r.plan is not None and contains(r.plan, ref, r.details["prec"]))
         holds = holds and r.certified and marg_ok and ref_ok
         iters = max(iters, r.iterations)
-        run = {"eps": QQ.to_json(e), **run_json(r, prec), "plan": bmat(P, prec), "plan_marginals_contain_a_b": marg_ok}
+        run = {"eps": QQ.to_json(e), **run_json(r, prec), "plan": None if r.plan is None else bmat(r.plan, prec)}
+        run["plan_marginals_contain_a_b"] = marg_ok
         run["iterate_row_error"] = bvec(r.row_error, prec)
         run["iterate_col_error"] = bvec(r.col_error, prec)
         runs.append(run)
@@ -95,6 +98,22 @@ def prove(
     )
 
 
+def verify(doc: dict) -> list[str]:
+    """Independent: each recorded plan contains the enclosure recomputed from the inputs and its witness."""
+    inp = doc["inputs"]
+    C = matrix_from_json(inp["C"], QQ)
+    a, b = qvector(inp["a"]), qvector(inp["b"])
+    problems = []
+    for run in doc["outputs"]["runs"]:
+        prec = run["details"]["prec"]
+        if not isinstance(prec, int) or not 2 <= prec <= 1 << 16:
+            raise ParseError("a run's precision must be an integer number of bits in [2, 65536]")
+        problems += check_run(C, a, b, QQ.from_json(run["eps"]), run, run["plan"], prec)
+        if not run["certified"]:
+            problems.append(f"eps {run['eps']}: not certified")
+    return problems
+
+
 register(
     Claim(
         NAME,
@@ -109,5 +128,6 @@ register(
             Param("ref_iter", positive_int, 2000, "iteration budget of the mpmath reference"),
             Param("pot_iter", positive_int, 10000, "numItermax of POT's float Sinkhorn (if POT is installed)"),
         ),
+        verify=verify,
     )
 )

@@ -7,11 +7,15 @@ from fractions import Fraction
 
 from constructions.sinkhorn.fixed_point import COST_RULE, fixed_point
 from constructions.sinkhorn.problem import random_marginal, random_plan
-from exact import QQ
+from flint import fmpq
+
+from exact import QQ, ParseError
+from exact.matrices import matrix_from_json
 from exact.rationals import parse_rational
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
 from proofs.sinkhorn.common import SEED, positive_int, qmat, qvec
+from proofs.sinkhorn.verify import qvector
 
 NAME = "sinkhorn_fixed_point"
 STATEMENT = "a positive rational plan pi with marginals a, b is the Sinkhorn plan S_eps(-eps log pi; a, b), exactly"
@@ -53,6 +57,23 @@ def prove(n: int = 3, m: int = 4, seed: int = 0, eps: str = "1/10") -> dict:
     )
 
 
+def verify(doc: dict) -> list[str]:
+    """Independent: from the recorded pi, a, b alone, pi > 0 and its row and column sums are a and b, in QQ."""
+    inp = doc["inputs"]
+    pi = matrix_from_json(inp["pi"], QQ)
+    a, b = qvector(inp["a"]), qvector(inp["b"])
+    problems = []
+    if (len(pi), len(pi[0])) != (len(a), len(b)):
+        raise ParseError("pi, a and b have shapes that disagree")
+    if not all(x > 0 for row in pi for x in row):
+        problems.append("pi is not positive, so -eps log pi is undefined")
+    if [sum(r, fmpq(0)) for r in pi] != a or [sum((r[j] for r in pi), fmpq(0)) for j in range(len(b))] != b:
+        problems.append("the marginals of pi are not a and b")
+    if matrix_from_json(doc["outputs"]["plan"], QQ) != pi or doc["result"].get("holds") is not True:
+        problems.append("the recorded plan or result disagrees with pi")
+    return problems
+
+
 register(
     Claim(
         NAME,
@@ -64,5 +85,6 @@ register(
             SEED,
             Param("eps", str, "1/10", "temperature eps > 0 (rational)"),
         ),
+        verify=verify,
     )
 )

@@ -12,10 +12,12 @@ from constructions.sinkhorn.fixed_point import fixed_point, interpolate
 from constructions.sinkhorn.problem import northwest_corner, random_marginal
 from constructions.sinkhorn.wasserstein import W1Certificate, check, ground_distance, product_support, w1_exact
 from exact import QQ, Float
+from exact.matrices import matrix_from_json
 from exact.rationals import parse_rational
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
 from proofs.sinkhorn.common import SEED, positive_int, pot_available, qmat, qvec, rational_list
+from proofs.sinkhorn.verify import qvector, w1_holds
 
 NAME = "sinkhorn_limit"
 STATEMENT = "a plan with zeros is the limit of positive Sinkhorn plans pi_t; W1(pi_t, pi) = t W1(ab^T/s, pi) -> 0, exactly"
@@ -99,6 +101,33 @@ def prove(n: int = 3, m: int = 3, seed: int = 0, eps: str = "1/10", ts: str = "1
     )
 
 
+def verify(doc: dict) -> list[str]:
+    """Independent, in QQ: every pi_t is (1-t) pi + t ab^T/s, positive with marginals a, b; every W1
+    certificate satisfies LP duality; W1(pi_t, pi) = t W1(ab^T/s, pi); pi has a zero."""
+    inp = doc["inputs"]
+    pi = matrix_from_json(inp["pi"], QQ)
+    a, b = qvector(inp["a"]), qvector(inp["b"])
+    xs, ys = matrix_from_json(inp["xs"], QQ), matrix_from_json(inp["ys"], QQ)
+    s = sum(a, fmpq(0))
+    indep = [[ai * bj / s for bj in b] for ai in a]
+    base = doc["reference"]["w1_independent_vs_pi"]
+    problems = [] if w1_holds(base, indep, pi, xs, ys) else ["the W1 certificate of a b^T/s against pi fails"]
+    if not any(x == 0 for row in pi for x in row):
+        problems.append("pi has no zero entry")
+    for step in doc["outputs"]["steps"]:
+        t = QQ.from_json(step["t"])
+        pt = matrix_from_json(step["pi_t"], QQ)
+        if not 0 < t <= 1 or pt != [[(1 - t) * x + t * y for x, y in zip(r, q)] for r, q in zip(pi, indep)]:
+            problems.append(f"t = {t}: pi_t is not (1-t) pi + t ab^T/s")
+        if not all(x > 0 for row in pt for x in row):
+            problems.append(f"t = {t}: pi_t is not positive")
+        if not w1_holds(step["w1"], pt, pi, xs, ys):
+            problems.append(f"t = {t}: the W1 certificate fails")
+        if QQ.from_json(step["w1"]["value"]) != t * QQ.from_json(base["value"]):
+            problems.append(f"t = {t}: W1(pi_t, pi) != t W1(ab^T/s, pi)")
+    return problems
+
+
 register(
     Claim(
         NAME,
@@ -111,5 +140,6 @@ register(
             Param("eps", str, "1/10", "temperature eps > 0 (rational)"),
             Param("ts", str, "1/10,1/100,1/1000,1/10000", "values of t in (0, 1], comma-separated"),
         ),
+        verify=verify,
     )
 )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 
 from constructions.sinkhorn.universality import FIT_BITS, systems, sweep, texts
-from exact import QQ
+from exact import QQ, ParseError
 from exact.rationals import parse_rational
-from proofs.certify import certificate
+from proofs.certify import certificate, differing_fields
 from proofs.registry import Claim, Param, register
 from proofs.sinkhorn.common import PREC, SEED, int_list, positive_int, qmat, qvec, upper
 
@@ -53,6 +53,17 @@ def prove(n: int = 6, seed: int = 0, eps: str = "1/2", widths: str = "1,2,3,4,5,
     )
 
 
+def verify(doc: dict) -> list[str]:
+    """Not independent: re-runs the proof from the recorded parameters and requires every claim field
+    to be identical (as ``differing_fields`` does for other claims). Deterministic on one machine; the
+    least-squares fit uses floats, so another platform may legitimately produce different weights."""
+    params = doc["params"]
+    if not isinstance(params.get("n"), int) or not 1 <= params["n"] <= 32 or not isinstance(params.get("seed"), int):
+        raise ParseError("universality parameters n (1..32) and seed must be integers")
+    redo = prove(params["n"], params["seed"], params["eps"], params["widths"], params["target"], params["prec"])
+    return differing_fields(doc, redo) or ([] if doc["result"]["holds"] else ["the claim does not hold"])
+
+
 register(
     Claim(
         NAME,
@@ -66,5 +77,6 @@ register(
             Param("target", str, "1e-6", "W1 accuracy some width must reach"),
             PREC,
         ),
+        verify=verify,
     )
 )

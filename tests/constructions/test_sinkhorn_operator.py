@@ -32,6 +32,13 @@ def test_bad_input_is_one_clear_error(C, a, b, eps, message, domain):
         sinkhorn(C, a, b, eps, domain)
 
 
+def test_bad_options_are_one_clear_error():
+    with pytest.raises(SinkhornInputError, match="max_iter"):
+        sinkhorn(C2, ["1/2", "1/2"], ["1/2", "1/2"], 1, Ball(64), max_iter=0)
+    with pytest.raises(SinkhornInputError, match="tolerance"):
+        sinkhorn(C2, ["1/2", "1/2"], ["1/2", "1/2"], 1, EE, tol="-1")
+
+
 def test_unknown_method_and_domain():
     with pytest.raises(SinkhornInputError, match="unknown method"):
         sinkhorn(C2, ["1/2", "1/2"], ["1/2", "1/2"], 1, Ball(64), method="newton")
