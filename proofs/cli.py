@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import shutil
 import subprocess
 import sys
@@ -152,6 +153,29 @@ def _cmd_graph(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
+def _note(message: str) -> None:
+    print(f"attncert: note: {message}", file=sys.stderr)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from proofs import sweep
+
+    plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir)
+    for note in plan.notes:
+        _note(note)
+    execute = sweep.executor_for(args.jobs, args.scheduler, _note)
+    where = f"on the Dask cluster at {args.scheduler}" if args.scheduler else f"with {min(args.jobs, len(plan.tasks))} process(es)"
+    print(f"sweep: {len(plan.tasks)} task(s) {where}; certificates in {args.out_dir}", flush=True)
+    t0 = time.perf_counter()
+    results = sweep.run_tasks(plan.tasks, execute, progress=not args.no_progress and sys.stderr.isatty())
+    _print_table(sweep.SUMMARY_HEADER, sweep.summary(results, [t.claim for t in plan.tasks]))
+    for line in sweep.problems(results):
+        print(line)
+    held = sum(r.status in (sweep.OK, sweep.SKIPPED) for r in results)
+    print(f"{held} of {len(results)} certificates hold; wall time {time.perf_counter() - t0:.2f}s")
+    return sweep.exit_code(results)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="attncert", description="Exact-arithmetic proof checker for what transformers can express.")
     p.add_argument("--version", action="version", version=f"attncert {package_version()}")
@@ -196,6 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("prove-all", help="prove every claim at default sizes, print a summary, verify the certificates")
     sp.add_argument("--out-dir", default="certificates", help="folder for the certificates (default: certificates)")
     sp.set_defaults(func=_cmd_prove_all)
+
+    sp = sub.add_parser("sweep", help="prove claims over many seeds and sizes in parallel (resumable), then summarize")
+    sp.add_argument("claims", nargs="+", metavar="CLAIM")
+    sp.add_argument("--seeds", help="seeds: a range 0-9, a list 0,3,7, or both (default: each claim's default seed)")
+    sp.add_argument("--size", action="append", default=[], metavar="NAME=V1,V2,...", help="values of one parameter (repeatable), e.g. --size n=2,3,4")
+    sp.add_argument("--out-dir", default="sweeps", help="folder for the certificates (default: sweeps)")
+    sp.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
+    sp.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask distributed cluster at ADDRESS instead (needs dask[distributed])")
+    sp.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only when stderr is a terminal)")
+    sp.set_defaults(func=_cmd_sweep)
     return p
 
 

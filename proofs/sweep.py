@@ -1,0 +1,345 @@
+"""``attncert sweep``: prove many seeds x sizes of one or more claims in parallel.
+
+A sweep is planned in the parent (:func:`plan`): one :class:`Task` per claim and
+combination of seeds and ``--size`` values, each with a certificate path that
+depends only on the claim and those values, so that a second run finds the
+certificates of the first. Every task then runs :func:`run_task` somewhere (in
+this process, in a local process pool, or on a Dask cluster): it re-checks an
+existing certificate and stops there if it still verifies (that is what makes a
+sweep resumable), otherwise it proves the claim, writes the certificate
+atomically and verifies the file independently. The three ways of running differ
+only in how tasks reach :func:`run_task` (:func:`in_process`, :func:`local_pool`,
+:func:`dask_cluster`); progress and results are handled once, by
+:func:`run_tasks`, and :func:`summary` turns the results into the closing table.
+
+The resume check runs in the workers rather than in the parent because
+verifying a certificate costs about as much as a small proof: the parent only
+plans and collects, so ``--jobs`` and a cluster speed up a resumed sweep too.
+Workers must therefore see ``--out-dir`` at the same path: always true locally,
+a shared filesystem on a cluster.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import itertools
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from tqdm import tqdm
+
+from exact.certificate import read_certificate, write_certificate
+from exact.errors import AttncertError
+from proofs.registry import Claim, load_claims
+from proofs.verify import BAD, EXIT, FAIL, OK, verify_file
+
+#: Status of a task whose certificate already existed and still verifies.
+SKIPPED = "SKIPPED"
+
+#: Status -> its column in the summary (and in the progress bar).
+_COLUMNS = {OK: "holds", FAIL: "fails", BAD: "bad", SKIPPED: "skipped"}
+
+#: Longest file stem before it is shortened with a hash (file systems allow 255 bytes).
+_MAX_STEM = 180
+
+#: Runs tasks and yields their results in the order they finish.
+Executor = Callable[[Sequence["Task"]], Iterator["Result"]]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One claim at one combination of values.
+
+    ``params`` holds the seed (an int, for claims that take one) and the ``--size``
+    values as typed on the command line; they are converted with the claim's own
+    parameter types in the worker, so an invalid value becomes that task's BAD
+    result instead of ending the sweep. Parameters not listed take the claim's
+    defaults.
+    """
+
+    claim: str
+    params: tuple[tuple[str, Any], ...]
+    path: str
+
+    def label(self) -> str:
+        return " ".join([self.claim, *(f"{k}={v}" for k, v in self.params)])
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a worker sends back: small and picklable, never the certificate itself."""
+
+    task: Task
+    status: str  # OK, FAIL, BAD (as from attncert verify) or SKIPPED
+    seconds: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    tasks: list[Task]
+    notes: list[str]  # parameters some claims do not take (they run at their defaults)
+
+
+# --- planning -----------------------------------------------------------------------
+
+
+def parse_seeds(spec: str) -> list[int]:
+    """``"0-9"``, ``"0,3,7"`` or a mix such as ``"0-3,8"`` -> distinct seeds, in order."""
+    seeds: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        if m := re.fullmatch(r"(\d+)-(\d+)", part):
+            lo, hi = int(m[1]), int(m[2])
+            if lo > hi:
+                raise AttncertError(f"--seeds: empty range {part!r} (write low-high)")
+            seeds.extend(range(lo, hi + 1))
+        elif re.fullmatch(r"-?\d+", part):
+            seeds.append(int(part))
+        else:
+            raise AttncertError(f"--seeds: expected a range like 0-9 or a list like 0,3,7, got {spec!r}")
+    return list(dict.fromkeys(seeds))
+
+
+def parse_sizes(specs: Sequence[str]) -> dict[str, list[str]]:
+    """``["n=2,3", "d=1", "n=4"]`` -> ``{"n": ["2", "3", "4"], "d": ["1"]}`` (repeats merge)."""
+    sizes: dict[str, list[str]] = {}
+    for spec in specs:
+        name, sep, values = spec.partition("=")
+        name = name.strip()
+        items = [v.strip() for v in values.split(",")]
+        if not sep or not re.fullmatch(r"[A-Za-z_]\w*", name) or "" in items:
+            raise AttncertError(f"--size: expected NAME=V1,V2,... such as n=2,3,4, got {spec!r}")
+        if name == "seed":
+            raise AttncertError("--size: give seeds with --seeds, not --size seed=...")
+        sizes[name] = list(dict.fromkeys(sizes.get(name, []) + items))
+    return sizes
+
+
+def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str], out_dir: str | Path) -> Plan:
+    """The tasks of a sweep, or an AttncertError for an unknown claim or parameter.
+
+    A ``--size`` parameter must be declared by at least one of the claims (a typo is
+    an error); a claim that does not declare it runs at its own default for it, so
+    that e.g. ``transpose matmul --size k=2,3`` sweeps k for matmul only. Claims
+    without a ``seed`` parameter ignore ``--seeds``.
+    """
+    registry = load_claims()
+    unknown = [n for n in claim_names if n not in registry]
+    if unknown:
+        raise AttncertError(f"unknown claim {unknown[0]!r} (attncert list shows the claims)")
+    claims = [registry[n] for n in dict.fromkeys(claim_names)]
+    sizes = parse_sizes(size_specs)
+    seed_values = parse_seeds(seeds) if seeds is not None else None
+    declared = {p.name for c in claims for p in c.params}
+    for name in sizes:
+        if name not in declared:
+            names = ", ".join(c.name for c in claims)
+            raise AttncertError(f"--size {name}: no parameter {name!r} in {names} (attncert prove CLAIM --help lists them)")
+    out = Path(out_dir).resolve()
+    tasks, notes = [], []
+    for claim in claims:
+        own = {p.name for p in claim.params}
+        axes = {name: values for name, values in sizes.items() if name in own}
+        notes += [f"{claim.name} has no parameter {name}; it runs without it" for name in sizes if name not in own]
+        if "seed" in own:
+            axes["seed"] = seed_values if seed_values is not None else [claim.defaults()["seed"]]
+        tasks += [_task(claim, params, out) for params in _combinations(axes)]
+    return Plan(tasks, notes)
+
+
+def _combinations(axes: dict[str, list[Any]]) -> Iterator[tuple[tuple[str, Any], ...]]:
+    names = sorted(axes)
+    for values in itertools.product(*(axes[n] for n in names)):
+        yield tuple(zip(names, values))
+
+
+def _task(claim: Claim, params: tuple[tuple[str, Any], ...], out: Path) -> Task:
+    return Task(claim.name, params, str(out / file_name(claim.name, params)))
+
+
+def file_name(claim: str, params: tuple[tuple[str, Any], ...]) -> str:
+    """``transpose__c=5__r=3__seed=4.json``: the same claim and values give the same name.
+
+    Characters other than letters, digits and ``._+-`` become ``_``; when that
+    changed a value (``eps=1/10``) or the name is too long, a hash of the exact
+    values is appended so that two different tasks never share a file.
+    """
+    raw = [f"{k}={v}" for k, v in params]
+    safe = [re.sub(r"[^A-Za-z0-9._+=-]", "_", s) for s in raw]
+    stem = "__".join([claim, *safe])
+    if safe != raw or len(stem) > _MAX_STEM:
+        digest = hashlib.sha256("\0".join([claim, *raw]).encode()).hexdigest()[:10]
+        stem = f"{stem[:_MAX_STEM]}__{digest}"
+    return stem + ".json"
+
+
+# --- one task (runs in a worker) -----------------------------------------------------
+
+
+def run_task(task: Task) -> Result:
+    """Skip, or prove + write + verify, one task. Never raises for a bad parameter value."""
+    t0 = time.perf_counter()
+    status, reason = _attempt(task)
+    return Result(task, status, time.perf_counter() - t0, reason)
+
+
+def _attempt(task: Task) -> tuple[str, str]:
+    path = Path(task.path)
+    try:
+        claim = load_claims()[task.claim]
+        params = _typed(claim, task.params)
+        if _already_verified(path, claim.name, params):
+            return SKIPPED, ""
+        write_certificate(path, claim.prove(**{**claim.defaults(), **params}))
+    except AttncertError as e:
+        return BAD, _first_line(str(e))
+    except Exception as e:  # a claim that breaks at one size must not end a long sweep; the reason is reported
+        return BAD, _first_line(f"{type(e).__name__}: {e}")
+    outcome = verify_file(path)
+    return outcome.status, outcome.reason
+
+
+def _typed(claim: Claim, params: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """Convert the command-line text of each value with the claim's parameter type."""
+    types = {p.name: p.type for p in claim.params}
+    return {k: v if k == "seed" else types[k](v) for k, v in params}
+
+
+def _already_verified(path: Path, claim: str, params: dict[str, Any]) -> bool:
+    """The certificate at path is of this claim at these values, and verifies."""
+    if not path.is_file():
+        return False
+    try:
+        doc = read_certificate(path)
+    except AttncertError:
+        return False  # tampered or truncated: prove again
+    recorded = doc.get("params")
+    if doc.get("claim") != claim or not isinstance(recorded, dict):
+        return False
+    if any(recorded.get(k) != v for k, v in params.items()):
+        return False
+    return verify_file(path).status == OK
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "(no message)"
+
+
+# --- running: one loop, three executors ------------------------------------------------
+
+
+def run_tasks(tasks: Sequence[Task], execute: Executor, progress: bool) -> list[Result]:
+    """Run every task with ``execute``, with a progress bar on stderr; results in task order."""
+    results: list[Result] = []
+    counts = dict.fromkeys(_COLUMNS, 0)
+    with tqdm(total=len(tasks), desc="sweep", unit="task", disable=not progress, file=sys.stderr) as bar:
+        for result in execute(tasks):
+            results.append(result)
+            counts[result.status] += 1
+            bar.set_postfix_str(" ".join(f"{_COLUMNS[k]} {v}" for k, v in counts.items()), refresh=False)
+            bar.update()
+    order = {t: i for i, t in enumerate(tasks)}
+    return sorted(results, key=lambda r: order[r.task])
+
+
+def in_process(tasks: Sequence[Task]) -> Iterator[Result]:
+    """``--jobs 1``: one task after the other, in this process."""
+    return map(run_task, tasks)
+
+
+def local_pool(jobs: int) -> Executor:
+    """``--jobs N``: a pool of N local processes (the default)."""
+
+    def execute(tasks: Sequence[Task]) -> Iterator[Result]:
+        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
+        try:
+            futures = [pool.submit(run_task, t) for t in tasks]
+            for f in cf.as_completed(futures):
+                yield f.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # on Ctrl-C, start nothing new
+
+    return execute
+
+
+def dask_cluster(address: str, warn: Callable[[str], None]) -> Executor:
+    """``--scheduler ADDRESS``: the same tasks on a Dask distributed cluster.
+
+    Dask is imported only here, so local sweeps need no Dask install. Workers need
+    attncert installed and ``--out-dir`` at the same path. FLINT's ball precision is
+    one setting per process, so workers should run one thread each.
+    """
+    try:
+        import distributed
+    except ImportError:
+        raise AttncertError("install dask[distributed] to use --scheduler") from None
+
+    def execute(tasks: Sequence[Task]) -> Iterator[Result]:
+        try:
+            client = distributed.Client(address, timeout="10s")
+        except (OSError, ValueError) as e:
+            raise AttncertError(f"cannot reach the Dask scheduler at {address}: {_first_line(str(e))}") from None
+        with client:
+            threaded = [w for w, n in client.nthreads().items() if n > 1]
+            if threaded:
+                warn(f"{len(threaded)} Dask worker(s) run several threads; start them with --nthreads 1 (FLINT precision is per process)")
+            futures = client.map(run_task, tasks, pure=False)
+            for f in distributed.as_completed(futures):
+                yield f.result()
+
+    return execute
+
+
+def executor_for(jobs: int, scheduler: str | None, warn: Callable[[str], None]) -> Executor:
+    if scheduler:
+        return dask_cluster(scheduler, warn)
+    if jobs < 1:
+        raise AttncertError(f"--jobs must be at least 1, got {jobs}")
+    return in_process if jobs == 1 else local_pool(jobs)
+
+
+# --- summary --------------------------------------------------------------------------
+
+SUMMARY_HEADER = ["claim", "tasks", *_COLUMNS.values(), "time"]
+
+
+def summary(results: Iterable[Result], claim_order: Sequence[str]) -> list[list[str]]:
+    """One row per claim (in ``claim_order``), then a total row when there are several.
+
+    ``holds`` counts certificates proven and verified in this run, ``skipped`` those
+    that already existed and verified again; time is the workers' time, summed.
+    """
+    by_claim: dict[str, list[Result]] = {c: [] for c in claim_order}
+    for r in results:
+        by_claim[r.task.claim].append(r)
+    rows = [_row(c, rs) for c, rs in by_claim.items()]
+    if len(rows) > 1:
+        rows.append(_row("total", [r for rs in by_claim.values() for r in rs]))
+    return rows
+
+
+def _row(name: str, results: list[Result]) -> list[str]:
+    counts = Counter(r.status for r in results)
+    seconds = sum(r.seconds for r in results)
+    return [name, str(len(results)), *(str(counts[s]) for s in _COLUMNS), f"{seconds:.2f}s"]
+
+
+def problems(results: Iterable[Result]) -> list[str]:
+    """One line per task that did not hold; a FAIL names its certificate, which is there to inspect."""
+    return [
+        f"{r.status:4} {r.task.label()}{f'  ({Path(r.task.path).name})' if r.status == FAIL else ''}: {r.reason}"
+        for r in results
+        if r.status in (FAIL, BAD)
+    ]
+
+
+def exit_code(results: Iterable[Result]) -> int:
+    """0 when every task holds (or was already verified), 1 when one fails, 2 when one is BAD."""
+    return max((EXIT.get(r.status, 0) for r in results), default=0)
