@@ -22,20 +22,11 @@ from constructions.layout import Construction
 from exact import EE, Domain, ParseError, domain_from_name
 from exact.matrices import Rows, convert_rows, matrix_to_json
 from proofs.certify import certificate
+from proofs.params import positive_int
 from proofs.registry import Param
 
 #: Exact domains a lemma may be proven in (Ball and Float give no exact proof).
 EXACT_DOMAINS = ("QQ", "EE")
-
-
-def positive_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise ParseError(f"expected a positive integer, got {s!r}") from None
-    if v < 1:
-        raise ParseError(f"expected a positive integer, got {v}")
-    return v
 
 
 def size_param(name: str, default: int, help: str) -> Param:

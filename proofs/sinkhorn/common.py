@@ -18,6 +18,7 @@ from constructions.sinkhorn import SinkhornResult
 from exact import Ball, ParseError, QQ
 from exact.matrices import Rows, matrix_to_json
 from exact.rationals import parse_rational
+from proofs.params import positive_int
 from proofs.registry import Param
 from proofs.sinkhorn.verify import witness_json
 
@@ -37,16 +38,6 @@ def int_list(s: str) -> list[int]:
         raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}") from None
     if not v or min(v) < 1:
         raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}")
-    return v
-
-
-def positive_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise ParseError(f"expected a positive integer, got {s!r}") from None
-    if v < 1:
-        raise ParseError(f"expected a positive integer, got {v}")
     return v
 
 
