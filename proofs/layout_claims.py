@@ -27,7 +27,7 @@ from constructions import rasp
 from constructions.layout import Construction, Layout
 from exact import Domain, EENumber, ParseError
 from exact.matrices import Rows, matrix_from_json
-from proofs.lemmas.common import INPUTS, SEED, exact_domain, inputs_for, prove_construction
+from proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction
 from proofs.certify import differing_fields
 from proofs.registry import Claim, Param
 
@@ -46,7 +46,7 @@ class LayoutClaim:
     accept: Callable[[Mapping[str, Rows]], bool] = field(default=lambda mats: True)
 
     def params(self) -> tuple[Param, ...]:
-        extra = () if self.domain else (Param("domain", str, "EE", "exact domain: QQ or EE"),)
+        extra = () if self.domain else (Param("domain", str, "EE", f"exact domain: {' or '.join(EXACT_DOMAINS)}"),)
         return self.sizes + (SEED,) + extra + (INPUTS,)
 
     def prove(self, seed: int = 0, inputs: str | None = None, domain: str | None = None, **sizes: int) -> dict:

@@ -37,10 +37,6 @@ SEED = Param("seed", int, 0, "seed of the random rational inputs")
 INPUTS = Param("inputs", str, None, "JSON file with the input matrices (rational strings or decimals), instead of random ones")
 
 
-def domain_param(default: str) -> Param:
-    return Param("domain", str, default, "exact domain: QQ or EE")
-
-
 def exact_domain(name: str) -> Domain:
     if name not in EXACT_DOMAINS:
         raise ParseError(f"a lemma is proven in an exact domain ({', '.join(EXACT_DOMAINS)}), not {name!r}")
