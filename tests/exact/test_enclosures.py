@@ -4,7 +4,7 @@ import mpmath
 from flint import arb, ctx
 from hypothesis import given, settings
 
-from exact import EE, QQ, Ball, Float
+from exact import QQ, Ball, Float
 from exact.testing import ee_numbers, rationals
 
 DPS = 100

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from flint import arb, fmpq
+from flint import fmpq
 from hypothesis import given, settings
 
 from exact import EE, QQ, Ball, Float, ParseError, domain_from_name
