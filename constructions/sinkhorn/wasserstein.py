@@ -102,7 +102,9 @@ def w1_exact(pi: Rows, pi2: Rows, xs: Sequence[Point], ys: Sequence[Point]) -> W
     return W1Certificate(fmpq(cost, mden * dden), flow, phi, psi)
 
 
-def _potentials(S, T, dist, dden, flow) -> tuple[dict[int, fmpq], dict[int, fmpq]]:
+def _potentials(
+    S: list[int], T: list[int], dist: dict[tuple[int, int], fmpq], dden: int, flow: list[tuple[int, int, fmpq]]
+) -> tuple[dict[int, fmpq], dict[int, fmpq]]:
     """Dual potentials from shortest-path distances in the residual graph of an optimal flow.
 
     Residual arcs: s -> t with cost d(s,t) (uncapacitated), t -> s with cost

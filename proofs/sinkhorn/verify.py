@@ -30,6 +30,9 @@ from exact.matrices import matrix_from_json
 
 EXTRA_BITS = 64
 
+Matrix = Sequence[Sequence[fmpq]]
+Vector = Sequence[fmpq]
+
 
 def _q(obj: Any) -> fmpq:
     return QQ.from_json(obj)
@@ -41,7 +44,7 @@ def qvector(obj: Any) -> list[fmpq]:
     return [_q(x) for x in obj]
 
 
-def diameter(C: Sequence[Sequence[fmpq]], eps: fmpq) -> fmpq:
+def diameter(C: Matrix, eps: fmpq) -> fmpq:
     n = len(C)
     best = fmpq(0)
     for i in range(n):
@@ -51,12 +54,12 @@ def diameter(C: Sequence[Sequence[fmpq]], eps: fmpq) -> fmpq:
     return best / eps
 
 
-def _kernel(C, eps, prec) -> list[list[arb]]:
+def _kernel(C: Matrix, eps: fmpq, prec: int) -> list[list[arb]]:
     with ctx.workprec(prec):
         return [[(-arb(c) / arb(eps)).exp() for c in row] for row in C]
 
 
-def hilbert_plan(C, a, b, eps, u: list[fmpq], prec: int) -> tuple[arb, list[list[arb]]]:
+def hilbert_plan(C: Matrix, a: Vector, b: Vector, eps: fmpq, u: list[fmpq], prec: int) -> tuple[arb, list[list[arb]]]:
     """(beta, enclosure of P*) recomputed from the Hilbert witness u^."""
     n, m = len(a), len(b)
     K = _kernel(C, eps, prec)
@@ -72,7 +75,7 @@ def hilbert_plan(C, a, b, eps, u: list[fmpq], prec: int) -> tuple[arb, list[list
         return beta, [[U[i] * K[i][j] * v[j] * f for j in range(m)] for i in range(n)]
 
 
-def krawczyk_plan(C, a, b, eps, x: list[fmpq], y: list[fmpq], rho: fmpq, prec: int) -> list[list[arb]] | None:
+def krawczyk_plan(C: Matrix, a: Vector, b: Vector, eps: fmpq, x: list[fmpq], y: list[fmpq], rho: fmpq, prec: int) -> list[list[arb]] | None:
     """Enclosure of P* if Krawczyk's test holds on (x^, y^) +- rho, else None."""
     n, m = len(a), len(b)
     if y[0] != 0 or len(x) != n or len(y) != m or rho <= 0:
@@ -114,7 +117,7 @@ def contained(recorded: Sequence[Sequence[arb]], ours: Sequence[Sequence[arb]]) 
     return len(recorded) == len(ours) and all(len(r) == len(o) and all(x.contains(y) for x, y in zip(r, o)) for r, o in zip(recorded, ours))
 
 
-def check_run(C, a, b, eps, run: dict, plan_json: Any, prec_key: int) -> list[str]:
+def check_run(C: Matrix, a: Vector, b: Vector, eps: fmpq, run: dict, plan_json: Any, prec_key: int) -> list[str]:
     """Problems with one recorded Ball run: its plan must contain our recomputed enclosure."""
     problems: list[str] = []
     witness, method = run.get("witness"), run.get("method")
@@ -154,7 +157,7 @@ def l1(p: Sequence[fmpq], q: Sequence[fmpq]) -> fmpq:
     return sum((abs(u - v) for u, v in zip(p, q)), fmpq(0))
 
 
-def w1_holds(cert: dict, pi: list[list[fmpq]], pi2: list[list[fmpq]], xs, ys) -> bool:
+def w1_holds(cert: dict, pi: Matrix, pi2: Matrix, xs: Matrix, ys: Matrix) -> bool:
     """LP duality, checked in QQ: the recorded flow moves (pi - pi2)_+ onto (pi - pi2)_-, the recorded
     potentials satisfy phi_s - psi_t <= d(s, t) for all pairs, and flow cost = dual value = recorded value."""
     cells = [(x, y) for x in xs for y in ys]
