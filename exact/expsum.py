@@ -49,10 +49,10 @@ class Exponent(fmpq):
 
     __slots__ = ("_h",)
 
-    def __new__(cls, q: object) -> "Exponent":
-        self = fmpq.__new__(cls, q)
+    def __init__(self, q: object):
+        # fmpq takes its value in __init__, so the hash can only be taken after it.
+        super().__init__(q)
         self._h = hash((self.p, self.q))
-        return self
 
     def __hash__(self) -> int:
         return self._h

@@ -124,3 +124,14 @@ def test_hash_is_defined_on_rationals_only():
     assert hash(EE.convert("1/2")) == hash(fmpq(1, 2))
     with pytest.raises(TypeError):
         hash(e)
+
+
+def test_exponent_keys_hash_by_value():
+    """Exponents are dictionary keys: equal values hash equally, distinct ones spread out."""
+    from exact.expsum import Exponent
+
+    qs = [fmpq(p, q) for p in range(-20, 21) for q in range(1, 8)]
+    keys = [Exponent(q) for q in qs]
+    assert all(hash(Exponent(q)) == hash(k) and Exponent(q) == k for q, k in zip(qs, keys))
+    # A few collisions are normal (Python hashes -1 and -2 alike); one hash for all is not.
+    assert len({hash(k) for k in keys}) >= 0.95 * len(set(qs))
