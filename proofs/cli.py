@@ -115,6 +115,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return exit_code(outcomes)
 
 
+def _flags(name: str) -> list[str]:
+    """--max_length is also accepted as --max-length."""
+    return [f"--{name}"] + ([f"--{name.replace('_', '-')}"] if "_" in name else [])
+
+
 GRAPH_FORMATS = {"dot": "graph_to_dot", "json": "graph_to_json", "graphml": "graph_to_graphml"}
 
 
@@ -190,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, claim in sorted(load_claims().items()):
         cp = claims_sub.add_parser(name, help=claim.statement)
         for prm in claim.params:
-            cp.add_argument(f"--{prm.name}", type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--out", help="certificate path (default: certificates/CLAIM.json)")
         cp.set_defaults(func=_cmd_prove, claim_obj=claim)
 
@@ -202,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         cp = graph_sub.add_parser(name, help=claim.statement)
         for prm in _build_params(claim):
-            cp.add_argument(f"--{prm.name}", type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", help="output format (default: dot)")
         cp.add_argument("--out", help="write to FILE instead of standard output")
         cp.add_argument("--png", metavar="FILE", help="also render a PNG with Graphviz's dot")

@@ -18,8 +18,11 @@ lexicographic order) with U's readouts and the language's values.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 from constructions import rasp
@@ -33,24 +36,56 @@ from proofs.lemmas.common import positive_int
 from proofs.registry import Claim, Param, register
 
 
-def _run_all_words(layer: LanguageLayer, n: int, alphabet: int, graph: Any = None) -> tuple[str, str, dict[str, Any]]:
-    """U's readouts and the language's values on every word of length n, as 0/1 strings.
+#: Words per task when the exhaustive check runs in several processes.
+CHUNK = 4096
 
-    ``graph`` (a recorded graph, when verifying) replaces the one attncert builds.
-    """
+_GRAPHS: dict[tuple[int, int, int], Any] = {}
+
+
+def _layer(spec: tuple) -> LanguageLayer:
+    """The attention layer from a picklable description (so that worker processes can rebuild it)."""
+    kind, *args = spec
+    return match2(*args) if kind == "match2" else parity(args[0], list(args[1]))
+
+
+def _u_graph(n: int, d: int, dv: int) -> Any:
+    """U(n, d, d_v)'s graph, built once per process (its evaluation plan is cached on it)."""
+    key = (n, d, dv)
+    if key not in _GRAPHS:
+        _GRAPHS[key] = universal(n, d, dv).graph()
+    return _GRAPHS[key]
+
+
+def _words(spec: tuple, n: int, alphabet: int, start: int, stop: int) -> tuple[str, str]:
+    """U's readouts and the language's values on words start..stop-1 of [alphabet]^n (lexicographic)."""
+    layer = _layer(spec)
     d, dv = len(layer.A), len(layer.V[0])
-    U = universal(n, d, dv)
-    g = graph if graph is not None else U.graph()
+    U, g = universal(n, d, dv), _u_graph(n, d, dv)
     got, want = [], []
-    for word in itertools.product(range(alphabet), repeat=n):
+    for word in itertools.islice(itertools.product(range(alphabet), repeat=n), start, stop):
         mats = {"X": layer.embed(word), "A": layer.A, "V": layer.V}
         out = U.layout.decode(rasp.evaluate_graph(g, U.layout.encode(mats, EE), EE)["output"])
         got.append("".join(map(str, layer.readout(out, word))))
         want.append("".join(map(str, layer.language(word))))
-    return "".join(got), "".join(want), rasp.graph_to_json(g)
+    return "".join(got), "".join(want)
 
 
-def _verify(doc: dict, layers: dict[str, tuple[LanguageLayer, int, int]], language: Any, t_checks: list[dict]) -> list[str]:
+def _run_all_words(spec: tuple, n: int, alphabet: int, pool: Executor | None) -> tuple[str, str]:
+    """Every word of length n, in chunks, in worker processes when a pool is given."""
+    total = alphabet**n
+    bounds = [(a, min(a + CHUNK, total)) for a in range(0, total, CHUNK)]
+    if pool is None:
+        parts = [_words(spec, n, alphabet, a, b) for a, b in bounds]
+    else:
+        parts = list(pool.map(_words, *zip(*[(spec, n, alphabet, a, b) for a, b in bounds])))
+    return "".join(p[0] for p in parts), "".join(p[1] for p in parts)
+
+
+def _pool(jobs: int) -> Executor | contextlib.nullcontext:
+    return ProcessPoolExecutor(jobs) if jobs > 1 else contextlib.nullcontext()
+
+
+def _verify(doc: dict, layers: dict[str, tuple[tuple, int, int]], language: Any, t_checks: list[dict]) -> list[str]:
     """The recorded language values against proofs.references, and U's recorded readouts against them.
 
     That the recorded readouts are what U gives, on the recorded graphs, is then
@@ -60,7 +95,7 @@ def _verify(doc: dict, layers: dict[str, tuple[LanguageLayer, int, int]], langua
     cases = {c["case"]: c for c in doc["inputs"]["cases"]}
     if set(cases) != set(layers):
         return ["the recorded cases are not the ones these parameters call for"]
-    for key, (layer, n, alphabet) in layers.items():
+    for key, (_, n, alphabet) in layers.items():
         want = "".join("".join(map(str, language(list(w), key))) for w in itertools.product(range(alphabet), repeat=n))
         if want != doc["reference"]["language"].get(key):
             problems.append(f"{key}: the recorded language values are not the language's")
@@ -72,8 +107,9 @@ def _verify(doc: dict, layers: dict[str, tuple[LanguageLayer, int, int]], langua
 
 
 def _reproduces(doc: dict, prove: Any) -> list[str]:
-    """The inputs are determined by the parameters: every field must reproduce exactly."""
-    return differing_fields(doc, prove(**{k: doc["params"][k] for k in ("max_M", "max_k", "max_length") if k in doc["params"]}))
+    """The inputs are determined by the parameters: every field must reproduce exactly (on all CPUs)."""
+    params = {k: doc["params"][k] for k in ("max_M", "max_k", "max_length") if k in doc["params"]}
+    return differing_fields(doc, prove(**params, jobs=os.cpu_count() or 1))
 
 
 def _certificate(claim: str, statement: str, params: dict, cases: list[dict], t_checks: list[dict], graphs: dict) -> dict:
@@ -95,9 +131,11 @@ def _certificate(claim: str, statement: str, params: dict, cases: list[dict], t_
     )
 
 
-def _case(layer: LanguageLayer, key: str, n: int, alphabet: int, graphs: dict) -> dict:
-    got, want, g = _run_all_words(layer, n, alphabet)
-    graphs.setdefault(f"n={n},d={len(layer.A)},dv={len(layer.V[0])}", g)
+def _case(spec: tuple, key: str, n: int, alphabet: int, graphs: dict, pool: Executor | None) -> dict:
+    layer = _layer(spec)
+    d, dv = len(layer.A), len(layer.V[0])
+    got, want = _run_all_words(spec, n, alphabet, pool)
+    graphs.setdefault(f"n={n},d={d},dv={dv}", rasp.graph_to_json(_u_graph(n, d, dv)))
     return {
         "case": key,
         "length": n,
@@ -122,14 +160,15 @@ def _match2_plan(max_M: int, max_length: int) -> tuple[dict, list[dict], int]:
         for n in range(1, max_length + 1)
         for k in range(0, n + 1)
     ]
-    layers = {f"M={M},n={n}": (match2(M, max_length), n, M) for M in range(2, max_M + 1) for n in range(1, max_length + 1)}
+    layers = {f"M={M},n={n}": (("match2", M, max_length), n, M) for M in range(2, max_M + 1) for n in range(1, max_length + 1)}
     return layers, t_checks, beta
 
 
-def prove_match2(max_M: int = 5, max_length: int = 4) -> dict:
+def prove_match2(max_M: int = 5, max_length: int = 4, jobs: int = 1) -> dict:
     layers, t_checks, beta = _match2_plan(max_M, max_length)
     graphs: dict = {}
-    cases = [_case(layer, key, n, M, graphs) for key, (layer, n, M) in layers.items()]
+    with _pool(jobs) as pool:
+        cases = [_case(spec, key, n, M, graphs, pool) for key, (spec, n, M) in layers.items()]
     return _certificate("match2", MATCH2, {"max_M": max_M, "max_length": max_length, "beta": beta}, cases, t_checks, graphs)
 
 
@@ -154,16 +193,17 @@ def _parity_plan(max_k: int, max_length: int) -> tuple[dict, list[dict]]:
     layers, t_checks = {}, []
     for n in range(1, max_length + 1):
         for k in range(1, min(max_k, n) + 1):
-            layers[f"k={k},n={n},S={parity_set(n, k)}"] = (parity(n, parity_set(n, k)), n, 2)
+            layers[f"k={k},n={n},S={parity_set(n, k)}"] = (("parity", n, tuple(parity_set(n, k))), n, 2)
             # The readout of a count c, exactly (T(X) itself is checked through U).
             t_checks.append({"n": n, "k": k, "holds": all(_threshold_sum(k, c) == c % 2 for c in range(k + 1))})
     return layers, t_checks
 
 
-def prove_parity(max_k: int = 4, max_length: int = 6) -> dict:
+def prove_parity(max_k: int = 4, max_length: int = 6, jobs: int = 1) -> dict:
     layers, t_checks = _parity_plan(max_k, max_length)
     graphs: dict = {}
-    cases = [_case(layer, key, n, 2, graphs) for key, (layer, n, _) in layers.items()]
+    with _pool(jobs) as pool:
+        cases = [_case(spec, key, n, 2, graphs, pool) for key, (spec, n, _) in layers.items()]
     return _certificate("parity", PARITY, {"max_k": max_k, "max_length": max_length}, cases, t_checks, graphs)
 
 
@@ -185,6 +225,8 @@ def _threshold_sum(k: int, c: int) -> int:
     return sum((-1) ** (s + 1) * int(2 * c >= 2 * s - 1) for s in range(1, k + 1))
 
 
+JOBS = Param("jobs", positive_int, 1, "worker processes for the exhaustive check (not recorded: it changes no result)")
+
 register(
     Claim(
         "match2",
@@ -195,6 +237,7 @@ register(
         params=(
             Param("max_M", positive_int, 5, "largest number of residues M (from 2)"),
             Param("max_length", positive_int, 4, "longest word checked (all words up to it)"),
+            JOBS,
         ),
     )
 )
@@ -208,6 +251,7 @@ register(
         params=(
             Param("max_k", positive_int, 4, "largest |S|"),
             Param("max_length", positive_int, 6, "longest bit string checked (all strings up to it)"),
+            JOBS,
         ),
     )
 )

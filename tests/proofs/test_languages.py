@@ -52,7 +52,8 @@ def test_u_recognises_match2_on_every_short_word():
 
 
 def test_u_recognises_parity_on_every_short_string():
-    doc = prove_parity(max_k=3, max_length=5)
+    doc = prove_parity(max_k=3, max_length=5, jobs=2)  # in two processes: same certificate as one
+    assert doc["outputs"] == prove_parity(max_k=3, max_length=5)["outputs"]
     assert doc["result"]["holds"]
     for case in doc["inputs"]["cases"]:
         assert case["words"] == 2 ** case["length"]
@@ -60,11 +61,11 @@ def test_u_recognises_parity_on_every_short_string():
 
 @pytest.mark.slow
 def test_u_recognises_parity_on_every_string_up_to_12():
-    doc = prove_parity(max_k=4, max_length=12)
+    doc = prove_parity(max_k=4, max_length=12, jobs=2)
     assert doc["result"]["holds"] and doc["result"]["words_checked"] == sum(2**n * min(4, n) for n in range(1, 13))
 
 
 @pytest.mark.slow
 def test_u_recognises_match2_on_every_word_up_to_6():
-    doc = prove_match2(max_M=5, max_length=6)
+    doc = prove_match2(max_M=5, max_length=6, jobs=2)
     assert doc["result"]["holds"]
