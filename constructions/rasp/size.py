@@ -32,7 +32,8 @@ from typing import Any
 
 import networkx as nx
 
-from constructions.rasp.graph import ATTENTION_OPS, MLP_OPS, arguments
+from constructions.rasp.expr import RASPExpr
+from constructions.rasp.graph import ATTENTION_OPS, MLP_OPS, arguments, to_graph
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,10 @@ def schedule(g: nx.MultiDiGraph) -> dict[int, int]:
     return slot
 
 
-def size(g: nx.MultiDiGraph) -> Size:
+def size(g: "nx.MultiDiGraph | RASPExpr") -> Size:
+    """The size of a graph, or of a program (which is converted to its graph first)."""
+    if isinstance(g, RASPExpr):
+        g = to_graph(g)
     slot = schedule(g)
     computed = [s for v, s in slot.items() if g.nodes[v]["op"] in ATTENTION_OPS | MLP_OPS]
     layers = max(computed) // 2 + 1 if computed else 0

@@ -103,3 +103,4 @@ def test_size_schedule():
     s = rasp.size(rasp.to_graph(wide))
     assert s.layers == 1 and s.heads == [2] and s.mlps == [1] and s.distinct_maps == 1
     assert rasp.size(rasp.to_graph(rasp.tokens)).layers == 0
+    assert rasp.size(two) == rasp.size(rasp.to_graph(two))  # a program is accepted as well as its graph
