@@ -16,19 +16,20 @@ multiplied by exactly 0), which is how U(N, D, D_v) simulates every smaller
 rows of X with 0 (:func:`pad_for`). Zero columns change nothing, and zero-tagged
 rows get weight 0.
 
-Schedule (7 layers; heads per layer 0, 5, 2, 2, 1, 3, 1)
----------------------------------------------------------
+Schedule (7 layers; heads per layer 0, 6, 2, 2, 1, 2, 1; each node sits at the
+earliest sublayer its arguments allow, see :mod:`constructions.rasp.size`)
+-----------------------------------------------------------------------------
 L0 MLP   split tokens into value and tag; all index arithmetic (one map each).
-L1 attn  gather X[i][l] and A[l][j] to position (i d + j) d + l, X[i][l] and V[l][v]
-         to (i d_v + v) d + l, and the tag of X[k][0] to position i n + k.
+L1 attn  gather X[i][l] and A[l][j] to position (i d + j) d + l; X[i][l] and V[l][v]
+         to (i d_v + v) d + l; X[k][j] to (i n + k) d + j; the tag of X[k][0] to i n + k.
 L1 MLP   products X[i][l] A[l][j] and X[i][l] V[l][v].
 L2 attn  group means over l: (XA)[i][j] / d at i d + j, (XV)[i][v] / d at i d_v + v.
-L3 attn  gather (XA)[i][j] / d and X[k][j] to position (i n + k) d + j.
+L3 attn  gather (XA)[i][j] / d to (i n + k) d + j, and (XV)[k][v] / d to (i d_v + v) n + k.
 L3 MLP   d (XA/d)[i][j] X[k][j].
 L4 attn  group mean over j: S[i][k] / d at i n + k, with S = X A X^T.
 L4 MLP   E[i][k] = tag_k e^{S[i][k]}  (exact in EE: S is rational).
-L5 attn  row mean of E to output position i d_v + v (D_i / n); gather E[i][k] and
-         (XV)[k][v] / d to position (i d_v + v) n + k.
+L5 attn  row mean of E to output position i d_v + v (D_i / n); gather E[i][k] to
+         (i d_v + v) n + k.
 L5 MLP   d E[i][k] (XV/d)[k][v].
 L6 attn  group mean over k: (1/n) sum_k E[i][k] (XV)[k][v] at i d_v + v.
 L6 MLP   divide by D_i / n: T(X)[i][v].
