@@ -38,6 +38,9 @@ def test_write_then_read(tmp_path):
     assert doc["sha256"] == seal(_doc())["sha256"]
     assert p.read_bytes() == canonical_json(seal(_doc())) + b"\n"
     assert [f.name for f in p.parent.iterdir()] == ["c.json"]  # no temporary file left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert p.stat().st_mode & 0o777 == 0o666 & ~umask  # readable by others, as the umask allows
 
 
 def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):

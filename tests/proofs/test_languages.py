@@ -69,3 +69,22 @@ def test_u_recognises_parity_on_every_string_up_to_12():
 def test_u_recognises_match2_on_every_word_up_to_6():
     doc = prove_match2(max_M=5, max_length=6, jobs=2)
     assert doc["result"]["holds"]
+
+
+def test_recorded_evidence_for_match2_up_to_length_8():
+    """The committed certificate of the full run: hash, coverage and outcome (not a re-run: that takes ~50 min)."""
+    from pathlib import Path
+
+    from exact.certificate import read_certificate
+
+    doc = read_certificate(Path(__file__).parents[2] / "docs" / "evidence" / "match2-M5-L8.json")
+    assert doc["params"] == {"max_M": 5, "max_length": 8, "beta": 3}
+    assert doc["result"]["words_checked"] == sum(M**n for M in range(2, 6) for n in range(1, 9)) == 586_010
+    assert doc["result"]["holds"] and all(t["holds"] for t in doc["reference"]["T_decides"])
+    assert doc["outputs"]["readouts"] == doc["reference"]["language"]
+    # The language values of the shorter words, recomputed here from the definition.
+    for key, got in doc["reference"]["language"].items():
+        M, n = (int(part.split("=")[1]) for part in key.split(","))
+        if M**n <= 5_000:
+            want = "".join("".join(map(str, ref_match2(w, M))) for w in itertools.product(range(M), repeat=n))
+            assert got == want, key
