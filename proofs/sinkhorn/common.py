@@ -46,6 +46,16 @@ PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits
 TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
 
 
+def plan_params(n: int, m: int, eps: str) -> tuple[Param, ...]:
+    """The sizes of an n x m plan, the seed of its random data, and the temperature."""
+    return (
+        Param("n", positive_int, n, "rows of the plan"),
+        Param("m", positive_int, m, "columns of the plan"),
+        SEED,
+        Param("eps", str, eps, "temperature eps > 0 (rational)"),
+    )
+
+
 def qvec(v: Sequence[fmpq]) -> list[str]:
     return [QQ.to_json(x) for x in v]
 

@@ -13,8 +13,8 @@ from exact import QQ, ParseError
 from exact.matrices import matrix_from_json
 from exact.rationals import parse_rational
 from proofs.certify import certificate
-from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import SEED, positive_int, qmat, qvec
+from proofs.registry import Claim, register
+from proofs.sinkhorn.common import plan_params, qmat, qvec
 from proofs.sinkhorn.verify import qvector
 
 NAME = "sinkhorn_fixed_point"
@@ -79,12 +79,7 @@ register(
         NAME,
         STATEMENT,
         prove,
-        (
-            Param("n", positive_int, 3, "rows of the plan"),
-            Param("m", positive_int, 4, "columns of the plan"),
-            SEED,
-            Param("eps", str, "1/10", "temperature eps > 0 (rational)"),
-        ),
+        plan_params(3, 4, "1/10"),
         verify=verify,
     )
 )

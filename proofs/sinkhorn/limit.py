@@ -16,7 +16,7 @@ from exact.matrices import matrix_from_json
 from exact.rationals import parse_rational
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import SEED, positive_int, pot_available, qmat, qvec, rational_list
+from proofs.sinkhorn.common import plan_params, pot_available, qmat, qvec, rational_list
 from proofs.sinkhorn.verify import qvector, w1_holds
 
 NAME = "sinkhorn_limit"
@@ -133,13 +133,7 @@ register(
         NAME,
         STATEMENT,
         prove,
-        (
-            Param("n", positive_int, 3, "rows of the plan"),
-            Param("m", positive_int, 3, "columns of the plan"),
-            SEED,
-            Param("eps", str, "1/10", "temperature eps > 0 (rational)"),
-            Param("ts", str, "1/10,1/100,1/1000,1/10000", "values of t in (0, 1], comma-separated"),
-        ),
+        plan_params(3, 3, "1/10") + (Param("ts", str, "1/10,1/100,1/1000,1/10000", "values of t in (0, 1], comma-separated"),),
         verify=verify,
     )
 )
