@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from flint import fmpq
+
 from exact.errors import ParseError
+from exact.rationals import parse_rational
 
 
 def positive_int(s: str) -> int:
@@ -13,4 +16,31 @@ def positive_int(s: str) -> int:
         raise ParseError(f"expected a positive integer, got {s!r}") from None
     if v < 1:
         raise ParseError(f"expected a positive integer, got {v}")
+    return v
+
+
+def rational_list(s: str) -> list[fmpq]:
+    """'1/5,1/20,0.001' -> exact rationals; ParseError on anything else (or on an empty list)."""
+    items = [t for t in str(s).split(",") if t.strip()]
+    if not items:
+        raise ParseError(f"expected a comma-separated list of numbers, got {s!r}")
+    return [parse_rational(t.strip()) for t in items]
+
+
+def int_list(s: str) -> list[int]:
+    """'1,2,3' -> [1, 2, 3]: a non-empty list of positive integers, or a one-line ParseError."""
+    try:
+        v = [int(t) for t in str(s).split(",") if t.strip()]
+    except ValueError:
+        raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}") from None
+    if not v or min(v) < 1:
+        raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}")
+    return v
+
+
+def positive_rational(s: object, name: str = "eps") -> fmpq:
+    """An exact rational > 0 (a temperature, a target, a tolerance), or a one-line ParseError naming it."""
+    v = parse_rational(s)
+    if not v > 0:
+        raise ParseError(f"{name} must be > 0, got {v}")
     return v

@@ -47,9 +47,18 @@ class Param:
 class Claim:
     """A provable statement: what it states, how to prove it, how to check a certificate of it.
 
-    ``verify(doc)`` re-checks a certificate (already hash-checked) independently and
-    returns the list of problems found (empty: it holds); malformed content raises
-    ParseError. ``build(**sizes)``, where there is one construction, gives it for
+    A certificate (already hash-checked) is verified in one of two ways, each
+    returning the list of problems found (empty: it holds; malformed content
+    raises ParseError):
+
+    * ``check(doc)``: an independent check (:mod:`proofs.checkers`, which never
+      imports the constructions) establishes the claim from the recorded data,
+      then :func:`proofs.rebuild.rebuilt_differences` proves it again from the
+      recorded parameters and compares every field;
+    * ``verify(doc)``: the claim's own procedure, for claims whose inputs may come
+      from a file (the layout claims), which ends with the same whole-document
+      comparison.
+ ``build(**sizes)``, where there is one construction, gives it for
     ``attncert graph``.
     """
 
@@ -58,6 +67,7 @@ class Claim:
     prove: Callable[..., dict[str, Any]]
     params: tuple[Param, ...] = field(default_factory=tuple)
     verify: Callable[[dict[str, Any]], list[str]] | None = None
+    check: Callable[[dict[str, Any]], list[str]] | None = None
     build: Callable[..., Any] | None = None
 
     def defaults(self) -> dict[str, Any]:

@@ -38,16 +38,26 @@ from typing import Callable, Sequence
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn.operator import sinkhorn
+from constructions.sinkhorn.operator import SinkhornResult, sinkhorn
 from constructions.sinkhorn.transformer import LinearEncoder, SinkhornTransformer
-from constructions.sinkhorn.wasserstein import w1_enclosure
+from constructions.sinkhorn.wasserstein import W1Enclosure, w1_enclosure
 from exact.domains.ball import Ball
 from exact.matrices import Rows
 
 #: Fitted weights are rounded to multiples of 2^-FIT_BITS.
 FIT_BITS = 24
 
-Target = Callable[[list[fmpq], Rows, list[fmpq], Rows, int], list[list[arb]]]
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    """An enclosure of F(mu, nu), and the certified Sinkhorn run behind it where there is one."""
+
+    plan: list[list[arb]]
+    run: SinkhornResult | None = None
+
+
+Target = Callable[[list[fmpq], Rows, list[fmpq], Rows, int], TargetPlan]
 
 
 def chebyshev_features(width: int) -> Callable[[Rows], Rows]:
@@ -65,22 +75,21 @@ def chebyshev_features(width: int) -> Callable[[Rows], Rows]:
     return phi
 
 
-def independent(a: list[fmpq], xs: Rows, b: list[fmpq], ys: Rows, prec: int) -> list[list[arb]]:
+def independent(a: list[fmpq], xs: Rows, b: list[fmpq], ys: Rows, prec: int) -> TargetPlan:
     """mu (x) nu = a b^T / s, exact (as exact balls)."""
     s = sum(a, fmpq(0))
     with ctx.workprec(prec):
-        return [[arb(ai * bj / s) for bj in b] for ai in a]
+        return TargetPlan([[arb(ai * bj / s) for bj in b] for ai in a])
 
 
 def entropic(eps0: fmpq) -> Target:
     """The entropic plan of c0(x, y) = |x - y| at temperature eps0, certified to 1e-30."""
 
-    def target(a: list[fmpq], xs: Rows, b: list[fmpq], ys: Rows, prec: int) -> list[list[arb]]:
-        C = [[abs(x[0] - y[0]) for y in ys] for x in xs]
-        r = sinkhorn(C, a, b, eps0, Ball(prec))
+    def target(a: list[fmpq], xs: Rows, b: list[fmpq], ys: Rows, prec: int) -> TargetPlan:
+        r = sinkhorn(entropic_cost(xs, ys), a, b, eps0, Ball(prec))
         if not r.certified:
             raise ArithmeticError(f"target plan not certified: {r.status}")
-        return r.plan
+        return TargetPlan(r.plan, r)
 
     return target
 
@@ -88,12 +97,18 @@ def entropic(eps0: fmpq) -> Target:
 def mixture(f: Target, g: Target, theta: fmpq = fmpq(1, 2)) -> Target:
     """theta F + (1 - theta) G."""
 
-    def target(a: list[fmpq], xs: Rows, b: list[fmpq], ys: Rows, prec: int) -> list[list[arb]]:
+    def target(a: list[fmpq], xs: Rows, b: list[fmpq], ys: Rows, prec: int) -> TargetPlan:
         F, G = f(a, xs, b, ys, prec), g(a, xs, b, ys, prec)
         with ctx.workprec(prec):
-            return [[theta * u + (1 - theta) * v for u, v in zip(r, s)] for r, s in zip(F, G)]
+            plan = [[theta * u + (1 - theta) * v for u, v in zip(r, s)] for r, s in zip(F.plan, G.plan)]
+        return TargetPlan(plan, F.run or G.run)
 
     return target
+
+
+def entropic_cost(xs: Rows, ys: Rows) -> Rows:
+    """c0(x_i, y_j) = |x_i - y_j| on the first coordinate."""
+    return [[abs(x[0] - y[0]) for y in ys] for x in xs]
 
 
 def systems(eps0: fmpq) -> dict[str, Target]:
@@ -126,25 +141,32 @@ class WidthRow:
     """One width of the sweep: the certified W1 enclosure and the Sinkhorn run behind it."""
 
     width: int
-    w1_lo: fmpq
-    w1_hi: fmpq
-    iterations: int
-    bound: arb
     weights: Rows
+    run: SinkhornResult
+    w1: W1Enclosure
+
+    @property
+    def w1_lo(self) -> fmpq:
+        return self.w1.lo
+
+    @property
+    def w1_hi(self) -> fmpq:
+        return self.w1.hi
 
 
-def sweep(target: Target, xs: Rows, a: list[fmpq], ys: Rows, b: list[fmpq], eps: fmpq, widths: Sequence[int], prec: int = 128) -> list[WidthRow]:
-    """Certified W1(network_w(mu, nu), F(mu, nu)) for each width w."""
+def sweep(
+    target: Target, xs: Rows, a: list[fmpq], ys: Rows, b: list[fmpq], eps: fmpq, widths: Sequence[int], prec: int = 128
+) -> tuple[TargetPlan, list[WidthRow]]:
+    """The target's enclosure, and certified W1(network_w(mu, nu), F(mu, nu)) for each width w."""
     F = target(a, xs, b, ys, prec)
     rows = []
     for w in widths:
-        net = network(w, F, xs, ys, eps)
+        net = network(w, F.plan, xs, ys, eps)
         r = net(xs, a, ys, b, Ball(prec))
         if not r.certified:
             raise ArithmeticError(f"width {w}: coupling not certified: {r.status}")
-        lo, hi, _ = w1_enclosure(r.plan, F, sum(a, fmpq(0)), xs, ys)
-        rows.append(WidthRow(w, lo, hi, r.iterations, r.bound, net.query.weight))
-    return rows
+        rows.append(WidthRow(w, net.query.weight, r, w1_enclosure(r.plan, F.plan, sum(a, fmpq(0)), xs, ys)))
+    return F, rows
 
 
 def texts(n: int, m: int, seed: int) -> tuple[Rows, list[fmpq], Rows, list[fmpq]]:

@@ -174,9 +174,20 @@ def diameter(xs: Sequence[Point], ys: Sequence[Point]) -> fmpq:
     return dx + dy
 
 
+@dataclass(frozen=True)
+class W1Enclosure:
+    """lo <= W1(P', F') <= hi for all P', F' in two enclosures, with what proves it."""
+
+    lo: fmpq
+    hi: fmpq
+    certificate: W1Certificate  # W1(P~, F~), exactly
+    P_rep: Rows  # rational representative of P, of the exact mass
+    F_rep: Rows  # rational representative of F, of the exact mass
+
+
 def w1_enclosure(
     P: Sequence[Sequence[arb]], F: Sequence[Sequence[arb]], mass: fmpq, xs: Sequence[Point], ys: Sequence[Point]
-) -> tuple[fmpq, fmpq, W1Certificate]:
+) -> W1Enclosure:
     """Exact rationals lo <= W1(P', F') <= hi for every P' in P and F' in F of total ``mass``.
 
     W1(P', F') lies within W1(P~, F~) +- (diam/2)(||P' - P~||_1 + ||F' - F~||_1)
@@ -187,4 +198,4 @@ def w1_enclosure(
     Fr, ef = representative(F, mass)
     cert = w1_exact(Pr, Fr, xs, ys)
     slack = diameter(xs, ys) * (ep + ef) / 2
-    return max(cert.value - slack, fmpq(0)), cert.value + slack, cert
+    return W1Enclosure(max(cert.value - slack, fmpq(0)), cert.value + slack, cert, Pr, Fr)

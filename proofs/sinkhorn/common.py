@@ -15,30 +15,11 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from constructions.sinkhorn import SinkhornResult
-from exact import Ball, ParseError, QQ
+from constructions.sinkhorn.wasserstein import W1Certificate
+from exact import Ball, QQ
 from exact.matrices import Rows, matrix_to_json
-from exact.rationals import parse_rational
 from proofs.params import positive_int
 from proofs.registry import Param
-from proofs.sinkhorn.verify import witness_json
-
-
-def rational_list(s: str) -> list[fmpq]:
-    """'1/5,1/20,0.001' -> exact rationals; ParseError on anything else."""
-    items = [t for t in s.split(",") if t.strip()]
-    if not items:
-        raise ParseError(f"expected a comma-separated list of numbers, got {s!r}")
-    return [parse_rational(t.strip()) for t in items]
-
-
-def int_list(s: str) -> list[int]:
-    try:
-        v = [int(t) for t in s.split(",") if t.strip()]
-    except ValueError:
-        raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}") from None
-    if not v or min(v) < 1:
-        raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}")
-    return v
 
 
 SEED = Param("seed", int, 0, "seed of the random rational data")
@@ -90,6 +71,23 @@ def run_json(r: SinkhornResult, prec: int) -> dict[str, Any]:
         "status": r.status,
         "details": {k: v for k, v in r.details.items() if isinstance(v, (int, bool, str))},
         "witness": witness_json(r.witness),
+    }
+
+
+def witness_json(w: dict | None) -> dict | None:
+    """A result's witness in canonical JSON."""
+    if w is None:
+        return None
+    return {k: (QQ.to_json(v) if isinstance(v, fmpq) else [QQ.to_json(t) for t in v]) for k, v in w.items()}
+
+
+def w1_json(c: W1Certificate) -> dict[str, Any]:
+    """An exact W1 value with the optimal flow and dual potentials that prove it."""
+    return {
+        "value": QQ.to_json(c.value),
+        "flow": [[s, t, QQ.to_json(f)] for s, t, f in c.flow],
+        "phi": {str(k): QQ.to_json(v) for k, v in sorted(c.phi.items())},
+        "psi": {str(k): QQ.to_json(v) for k, v in sorted(c.psi.items())},
     }
 
 

@@ -7,18 +7,19 @@ from fractions import Fraction
 
 from constructions.sinkhorn.fixed_point import COST_RULE, fixed_point
 from constructions.sinkhorn.problem import random_marginal, random_plan
-from flint import fmpq
+from exact import QQ
 
-from exact import QQ, ParseError
-from exact.matrices import matrix_from_json
-from exact.rationals import parse_rational
 from proofs.certify import certificate
 from proofs.registry import Claim, register
 from proofs.sinkhorn.common import plan_params, qmat, qvec
-from proofs.sinkhorn.verify import qvector
+from proofs.checkers.sinkhorn_claims import check_fixed_point
+from proofs.params import positive_rational
 
 NAME = "sinkhorn_fixed_point"
-STATEMENT = "a positive rational plan pi with marginals a, b is the Sinkhorn plan S_eps(-eps log pi; a, b), exactly"
+STATEMENT = (
+    "a positive rational plan pi whose row and column sums are a and b (decided in QQ) is the Sinkhorn plan "
+    "S_eps(-eps log pi; a, b): K = exp(-C/eps) = pi exactly, and one exact Sinkhorn step from u = v = 1 returns u = v = 1"
+)
 THEOREM = (
     "Sinkhorn (Amer. Math. Monthly 74 (1967) 402-405): for a positive matrix K and positive a, b with equal totals, "
     "diag(u) K diag(v) with row sums a and column sums b is unique. Here K = exp(-C/eps) = pi exactly and u = v = 1."
@@ -26,7 +27,7 @@ THEOREM = (
 
 
 def prove(n: int = 3, m: int = 4, seed: int = 0, eps: str = "1/10") -> dict:
-    e = parse_rational(eps)
+    e = positive_rational(eps)
     a, b = random_marginal(n, seed), random_marginal(m, seed + 1)
     pi = random_plan(a, b, seed + 2)
     fp = fixed_point(pi, a, b, e)
@@ -57,29 +58,12 @@ def prove(n: int = 3, m: int = 4, seed: int = 0, eps: str = "1/10") -> dict:
     )
 
 
-def verify(doc: dict) -> list[str]:
-    """Independent: from the recorded pi, a, b alone, pi > 0 and its row and column sums are a and b, in QQ."""
-    inp = doc["inputs"]
-    pi = matrix_from_json(inp["pi"], QQ)
-    a, b = qvector(inp["a"]), qvector(inp["b"])
-    problems = []
-    if (len(pi), len(pi[0])) != (len(a), len(b)):
-        raise ParseError("pi, a and b have shapes that disagree")
-    if not all(x > 0 for row in pi for x in row):
-        problems.append("pi is not positive, so -eps log pi is undefined")
-    if [sum(r, fmpq(0)) for r in pi] != a or [sum((r[j] for r in pi), fmpq(0)) for j in range(len(b))] != b:
-        problems.append("the marginals of pi are not a and b")
-    if matrix_from_json(doc["outputs"]["plan"], QQ) != pi or doc["result"].get("holds") is not True:
-        problems.append("the recorded plan or result disagrees with pi")
-    return problems
-
-
 register(
     Claim(
         NAME,
         STATEMENT,
         prove,
         plan_params(3, 4, "1/10"),
-        verify=verify,
+        check=check_fixed_point,
     )
 )

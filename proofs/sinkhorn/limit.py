@@ -10,27 +10,18 @@ from flint import fmpq
 
 from constructions.sinkhorn.fixed_point import fixed_point, interpolate
 from constructions.sinkhorn.problem import northwest_corner, random_marginal
-from constructions.sinkhorn.wasserstein import W1Certificate, check, ground_distance, product_support, w1_exact
+from constructions.sinkhorn.wasserstein import check, ground_distance, product_support, w1_exact
 from exact import QQ, Float
-from exact.matrices import matrix_from_json
-from exact.rationals import parse_rational
+
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import plan_params, pot_available, qmat, qvec, rational_list
-from proofs.sinkhorn.verify import qvector, w1_holds
+from proofs.checkers.sinkhorn_claims import check_limit
+from proofs.params import positive_rational, rational_list
+from proofs.sinkhorn.common import plan_params, pot_available, qmat, qvec, w1_json
 
 NAME = "sinkhorn_limit"
 STATEMENT = "a plan with zeros is the limit of positive Sinkhorn plans pi_t; W1(pi_t, pi) = t W1(ab^T/s, pi) -> 0, exactly"
 METRIC = "d((x,y),(x',y')) = ||x - x'||_1 + ||y - y'||_1 on the product support"
-
-
-def _cert_json(c: W1Certificate) -> dict:
-    return {
-        "value": QQ.to_json(c.value),
-        "flow": [[s, t, QQ.to_json(f)] for s, t, f in c.flow],
-        "phi": {str(k): QQ.to_json(v) for k, v in sorted(c.phi.items())},
-        "psi": {str(k): QQ.to_json(v) for k, v in sorted(c.psi.items())},
-    }
 
 
 def _pot_w1(p, q, xs, ys) -> float:
@@ -43,7 +34,7 @@ def _pot_w1(p, q, xs, ys) -> float:
 
 
 def prove(n: int = 3, m: int = 3, seed: int = 0, eps: str = "1/10", ts: str = "1/10,1/100,1/1000,1/10000") -> dict:
-    e = parse_rational(eps)
+    e = positive_rational(eps)
     tlist = rational_list(ts)
     rng = random.Random(seed)
     xs = [[fmpq(rng.randint(0, 100), 100)] for _ in range(n)]
@@ -66,12 +57,12 @@ def prove(n: int = 3, m: int = 3, seed: int = 0, eps: str = "1/10", ts: str = "1
             "t": QQ.to_json(t),
             "pi_t": qmat(pt),
             "pi_t_is_sinkhorn_plan": fp.holds,
-            "w1": _cert_json(c),
+            "w1": w1_json(c),
             "w1_equals_t_times_base": c.value == t * base.value,
         }
         if use_pot:
             pot = _pot_w1(pt, pi, xs, ys)
-            step["pot_emd2"] = {"value_float": repr(pot), "abs_difference": repr(abs(pot - float(c.value)))}
+            step["pot_emd2"] = {"relation": "agreement", "value_float": repr(pot), "abs_difference": repr(abs(pot - float(c.value)))}
         steps.append(step)
     return certificate(
         NAME,
@@ -87,7 +78,7 @@ def prove(n: int = 3, m: int = 3, seed: int = 0, eps: str = "1/10", ts: str = "1
         },
         {"steps": steps},
         {
-            "w1_independent_vs_pi": _cert_json(base),
+            "w1_independent_vs_pi": w1_json(base),
             "identity": "W1(pi_t, pi) = t * W1(a b^T / s, pi), since pi_t - pi = t (a b^T / s - pi) and W1 depends only on the difference "
             "(Kantorovich-Rubinstein)",
             "pot": "ot.emd2 in float64 (agreement only)" if use_pot else "POT not installed: float cross-check skipped",
@@ -101,39 +92,12 @@ def prove(n: int = 3, m: int = 3, seed: int = 0, eps: str = "1/10", ts: str = "1
     )
 
 
-def verify(doc: dict) -> list[str]:
-    """Independent, in QQ: every pi_t is (1-t) pi + t ab^T/s, positive with marginals a, b; every W1
-    certificate satisfies LP duality; W1(pi_t, pi) = t W1(ab^T/s, pi); pi has a zero."""
-    inp = doc["inputs"]
-    pi = matrix_from_json(inp["pi"], QQ)
-    a, b = qvector(inp["a"]), qvector(inp["b"])
-    xs, ys = matrix_from_json(inp["xs"], QQ), matrix_from_json(inp["ys"], QQ)
-    s = sum(a, fmpq(0))
-    indep = [[ai * bj / s for bj in b] for ai in a]
-    base = doc["reference"]["w1_independent_vs_pi"]
-    problems = [] if w1_holds(base, indep, pi, xs, ys) else ["the W1 certificate of a b^T/s against pi fails"]
-    if not any(x == 0 for row in pi for x in row):
-        problems.append("pi has no zero entry")
-    for step in doc["outputs"]["steps"]:
-        t = QQ.from_json(step["t"])
-        pt = matrix_from_json(step["pi_t"], QQ)
-        if not 0 < t <= 1 or pt != [[(1 - t) * x + t * y for x, y in zip(r, q)] for r, q in zip(pi, indep)]:
-            problems.append(f"t = {t}: pi_t is not (1-t) pi + t ab^T/s")
-        if not all(x > 0 for row in pt for x in row):
-            problems.append(f"t = {t}: pi_t is not positive")
-        if not w1_holds(step["w1"], pt, pi, xs, ys):
-            problems.append(f"t = {t}: the W1 certificate fails")
-        if QQ.from_json(step["w1"]["value"]) != t * QQ.from_json(base["value"]):
-            problems.append(f"t = {t}: W1(pi_t, pi) != t W1(ab^T/s, pi)")
-    return problems
-
-
 register(
     Claim(
         NAME,
         STATEMENT,
         prove,
         plan_params(3, 3, "1/10") + (Param("ts", str, "1/10,1/100,1/1000,1/10000", "values of t in (0, 1], comma-separated"),),
-        verify=verify,
+        check=check_limit,
     )
 )

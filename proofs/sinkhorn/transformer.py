@@ -6,17 +6,17 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from flint import arb, ctx, fmpq
+from flint import fmpq
 
 from constructions.sinkhorn.problem import random_marginal
 from constructions.sinkhorn.transformer import LinearEncoder, SinkhornTransformer
-from exact import Ball, ParseError, QQ
-from exact.matrices import matrix_from_json
-from exact.rationals import parse_rational
+from exact import Ball, QQ
+
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.verify import check_run, qvector
-from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, positive_int, qmat, qvec, run_json
+from proofs.checkers.sinkhorn_claims import check_transformer
+from proofs.params import positive_int, positive_rational
+from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, qmat, qvec, run_json
 
 NAME = "sinkhorn_transformer"
 STATEMENT = "a Sinkhorn Transformer's coupling (cost -<Q(x), K(y)>, linear Q, K) is enclosed to a certified bound, with its marginal errors"
@@ -27,7 +27,7 @@ def _rand(rng: random.Random, rows: int, cols: int) -> list[list[fmpq]]:
 
 
 def prove(n: int = 4, m: int = 5, d: int = 3, k: int = 2, seed: int = 0, eps: str = "1/2", tol: str = "1e-30", prec: int = 128) -> dict:
-    e = parse_rational(eps)
+    e = positive_rational(eps)
     rng = random.Random(seed)
     xs, ys = _rand(rng, n, d), _rand(rng, m, d)
     WQ, WK = _rand(rng, d, k), _rand(rng, d, k)
@@ -80,37 +80,6 @@ def prove(n: int = 4, m: int = 5, d: int = 3, k: int = 2, seed: int = 0, eps: st
     )
 
 
-def verify(doc: dict) -> list[str]:
-    """Independent: the cost from the recorded points and weights (Fractions), the coupling's enclosure
-    from its witness, and the enclosure's marginals containing a and b."""
-    inp, cons = doc["inputs"], doc["construction"]
-    xs, ys = matrix_from_json(inp["xs"], QQ), matrix_from_json(inp["ys"], QQ)
-    a, b = qvector(inp["a"]), qvector(inp["b"])
-    WQ = matrix_from_json(cons["encoders"]["query"]["weight"], QQ)
-    WK = matrix_from_json(cons["encoders"]["key"]["weight"], QQ)
-    if cons["encoders"]["query"]["type"] != "linear" or cons["encoders"]["key"]["type"] != "linear":
-        raise ParseError("only linear encoders can be re-checked")
-    feats = lambda P, W: [[sum((p[t] * W[t][c] for t in range(len(W))), fmpq(0)) for c in range(len(W[0]))] for p in P]  # noqa: E731
-    q, k = feats(xs, WQ), feats(ys, WK)
-    C = [[-sum((u * v for u, v in zip(qi, kj)), fmpq(0)) for kj in k] for qi in q]
-    problems = [] if C == matrix_from_json(cons["cost"], QQ) else ["the recorded cost is not -<x W_Q, y W_K>"]
-    run = cons["sinkhorn"]
-    prec = run["details"]["prec"]
-    if not isinstance(prec, int) or not 2 <= prec <= 1 << 16:
-        raise ParseError("the precision must be an integer number of bits in [2, 65536]")
-    problems += check_run(C, a, b, QQ.from_json(inp["eps"]), run, doc["outputs"]["coupling"], prec)
-    if doc["outputs"]["coupling"] is not None:
-        P = matrix_from_json(doc["outputs"]["coupling"], Ball(prec + 64))
-        with ctx.workprec(prec + 64):
-            rows = [sum(r, arb(0)) for r in P]
-            cols = [sum((r[j] for r in P), arb(0)) for j in range(len(b))]
-            if not all(x.contains(arb(v)) for x, v in zip(rows + cols, a + b)):
-                problems.append("the coupling's marginals do not contain a and b")
-    if not run["certified"]:
-        problems.append("the coupling is not certified")
-    return problems
-
-
 register(
     Claim(
         NAME,
@@ -126,6 +95,6 @@ register(
             TOL,
             PREC,
         ),
-        verify=verify,
+        check=check_transformer,
     )
 )

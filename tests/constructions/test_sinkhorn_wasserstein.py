@@ -56,5 +56,6 @@ def test_enclosure_contains_the_exact_value():
     with ctx.workprec(128):
         P = [[arb(x) * (1 + arb(0, fmpq(1, 10**20))) for x in r] for r in p]
         Q = [[arb(x) for x in r] for r in q]
-    lo, hi, _ = w1_enclosure(P, Q, fmpq(1), xs, ys)
+    enc = w1_enclosure(P, Q, fmpq(1), xs, ys)
+    lo, hi = enc.lo, enc.hi
     assert lo <= exact <= hi and hi - lo < fmpq(1, 10**15)

@@ -1,7 +1,6 @@
 """Sinkhorn certificates re-check independently (attncert verify), and tampering is caught."""
 
 import copy
-import json
 
 import pytest
 from flint import fmpq
@@ -9,7 +8,8 @@ from flint import fmpq
 from exact.certificate import write_certificate
 from proofs.cli import main
 from proofs.registry import load_claims
-from proofs.sinkhorn.verify import diameter, w1_holds
+from proofs.checkers.duality import w1_value
+from proofs.checkers.problem import HypothesisError, projective_diameter, sinkhorn_problem
 from proofs.verify import verify_document
 
 SMALL = {
@@ -73,7 +73,8 @@ def test_tampered_enclosures_fail(docs):
 def test_verifier_diameter_is_the_brute_force_maximum():
     C = [[fmpq(0), fmpq(3)], [fmpq(1), fmpq(-2)], [fmpq(5, 2), fmpq(1)]]
     brute = max(C[j][k] + C[i][l] - C[i][k] - C[j][l] for i in range(3) for j in range(3) for k in range(2) for l in range(2))
-    assert diameter(C, fmpq(1, 4)) == brute * 4
+    p = sinkhorn_problem(C, [fmpq(1, 3)] * 3, [fmpq(1, 2)] * 2, fmpq(1, 4))
+    assert projective_diameter(p) == brute * 4
 
 
 def test_verifier_w1_rejects_an_infeasible_dual():
@@ -82,7 +83,10 @@ def test_verifier_w1_rejects_an_infeasible_dual():
     xs, ys = [[fmpq(0)], [fmpq(1)]], [[fmpq(0)], [fmpq(1)]]
     # cells 0..3 = (0,0), (0,1), (1,0), (1,1); move 1/2 from cell 0 to 1 and from 3 to 2: cost 1/2 + 1/2
     good = {"value": "1", "flow": [[0, 1, "1/2"], [3, 2, "1/2"]], "phi": {"0": "0", "3": "0"}, "psi": {"1": "-1", "2": "-1"}}
-    assert w1_holds(good, pi, pi2, xs, ys)
-    assert not w1_holds({**good, "psi": {"1": "-3", "2": "-1"}}, pi, pi2, xs, ys)
-    assert not w1_holds({**good, "value": "1/2"}, pi, pi2, xs, ys)
-    json.dumps(good)
+    assert w1_value(good, pi, pi2, xs, ys) == 1
+    with pytest.raises(HypothesisError, match="infeasible"):
+        w1_value({**good, "psi": {"1": "-3", "2": "-1"}}, pi, pi2, xs, ys)
+    with pytest.raises(HypothesisError, match="recorded W1 value"):
+        w1_value({**good, "value": "1/2"}, pi, pi2, xs, ys)
+    with pytest.raises(HypothesisError, match="equal total mass"):
+        w1_value(good, pi, [[x * 2 for x in r] for r in pi2], xs, ys)

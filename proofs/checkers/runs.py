@@ -1,0 +1,74 @@
+r"""One recorded Ball run of certified Sinkhorn, checked against the theorem its method names.
+
+A run records ``method`` (hilbert or krawczyk), a ``witness``, the precision it
+worked at, the plan enclosure it claims, its ``bound`` on max |log P^ - log P*|,
+its ``tol`` and whether it is ``certified``. :func:`check_run` concludes that the
+recorded enclosure contains P* only if
+
+* the problem's hypotheses hold (:mod:`proofs.checkers.problem`),
+* the method's theorem holds on the witness (:mod:`~proofs.checkers.hilbert`,
+  :mod:`~proofs.checkers.krawczyk`), recomputed at 64 bits more than the prover used,
+* the recorded bound is at least the bound the theorem proves,
+* the recorded plan contains the recomputed enclosure (ball by ball), and
+* ``certified`` is exactly ``bound <= tol``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flint import arb
+
+from exact import Ball, ParseError
+from exact.matrices import matrix_from_json
+from proofs.checkers.hilbert import hilbert_enclosure
+from proofs.checkers.krawczyk import krawczyk_enclosure
+from proofs.checkers.problem import HypothesisError, Problem
+from proofs.checkers.reading import flag, integer, obj, qvector, rational
+
+EXTRA_BITS = 64
+MAX_PREC = 1 << 16
+
+
+def run_precision(run: dict[str, Any]) -> int:
+    return integer(obj(run, "details"), "prec", 2, MAX_PREC)
+
+
+def read_plan(plan_json: Any, prec: int) -> list[list[arb]]:
+    return matrix_from_json(plan_json, Ball(prec + EXTRA_BITS))
+
+
+def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> list[str]:
+    """Problems with one run; an empty list means the recorded plan provably contains P*."""
+    if not isinstance(run, dict):
+        raise ParseError("a Sinkhorn run must be an object")
+    certified = flag(run, "certified")
+    if not certified:
+        return [f"{label}: the run is not certified"]
+    prec = run_precision(run)
+    witness = obj(run, "witness")
+    method = run.get("method")
+    try:
+        if method == "hilbert":
+            enclosure = hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS)
+        elif method == "krawczyk":
+            enclosure = krawczyk_enclosure(p, qvector(witness.get("x")), qvector(witness.get("y")), rational(witness.get("rho")), prec + EXTRA_BITS)
+        else:
+            raise ParseError(f"unknown Sinkhorn method {method!r:.30}")
+    except HypothesisError as e:
+        return [f"{label}: {e}"]
+    problems = []
+    bound, tol = rational(run.get("bound")), rational(run.get("tol"))
+    if bound < enclosure.log_error:
+        problems.append(f"{label}: the recorded bound is below what the {method} theorem proves ({float(enclosure.log_error):.3g})")
+    if not bound <= tol:
+        problems.append(f"{label}: marked certified but the bound exceeds tol")
+    recorded = read_plan(plan_json, prec)
+    if not contains_all(recorded, enclosure.plan):
+        problems.append(f"{label}: the recorded plan does not contain the recomputed enclosure")
+    return problems
+
+
+def contains_all(outer: list[list[arb]], inner: list[list[arb]]) -> bool:
+    """Ball by ball, outer contains inner (same shape)."""
+    return len(outer) == len(inner) and all(len(r) == len(s) and all(x.contains(y) for x, y in zip(r, s)) for r, s in zip(outer, inner))

@@ -1,0 +1,325 @@
+r"""Independent checks of the five Sinkhorn claims, from the recorded data alone.
+
+Each ``check_*`` reads the recorded parameters and inputs, checks that the
+recorded outputs are consistent with the parameters (every eps, t or width asked
+for has exactly one run, sizes agree, tolerances agree, nothing is empty), uses
+only the theorem checkers of this package (whose hypotheses are checked first),
+recomputes ``holds`` and requires the claim's own relation. ``attncert verify``
+then rebuilds the whole document from the recorded parameters and compares
+every field (:mod:`proofs.rebuild`); these checks are what makes an OK mean the
+claim is true even for a document the prover itself could have written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flint import arb, ctx, fmpq
+
+from exact import ParseError
+from exact.matrices import Rows
+from exact.rationals import parse_rational
+from proofs.checkers.duality import diameter, w1_value
+from proofs.checkers.fixed_point import is_sinkhorn_plan
+from proofs.checkers.problem import HypothesisError, Problem, sinkhorn_problem
+from proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
+from proofs.checkers.runs import EXTRA_BITS, check_run, contains_all, read_plan, run_precision
+from proofs.params import int_list, rational_list
+
+MAX_SIZE = 1 << 12
+
+
+def conclude(doc: dict[str, Any], relation: str, problems: list[str]) -> list[str]:
+    """The recorded result must say the claim's relation and holds = (no problem was found)."""
+    result = obj(doc, "result")
+    if result.get("relation") != relation:
+        problems.append(f"the relation of this claim is {relation!r}, the certificate says {result.get('relation')!r:.30}")
+    holds = not problems
+    if result.get("holds") is not holds:
+        problems.append(f"the recorded result says holds={result.get('holds')!r:.10}, the check says {holds}")
+    return problems
+
+
+def problem_or_reason(C: Rows, a: list[fmpq], b: list[fmpq], eps: fmpq, label: str, problems: list[str]) -> Problem | None:
+    try:
+        return sinkhorn_problem(C, a, b, eps)
+    except HypothesisError as e:
+        problems.append(f"{label}: {e}")
+        return None
+
+
+def marginals_contain(P: list[list[arb]], a: list[fmpq], b: list[fmpq], prec: int) -> bool:
+    """Whether the enclosure's row and column sums contain a and b (as P*'s do, exactly)."""
+    with ctx.workprec(prec + EXTRA_BITS):
+        rows = [sum(r, arb(0)) for r in P]
+        cols = [sum((r[j] for r in P), arb(0)) for j in range(len(P[0]))]
+        return all(x.contains(arb(v)) for x, v in zip(rows + cols, list(a) + list(b)))
+
+
+def same_eps(params: dict[str, Any], inputs: dict[str, Any]) -> fmpq:
+    eps = parse_rational(params.get("eps"))
+    if "eps" in inputs and rational(inputs["eps"]) != eps:
+        raise ParseError("the inputs record another eps than the parameters")
+    return eps
+
+
+# -- sinkhorn_fixed_point -------------------------------------------------------------------
+
+
+def check_fixed_point(doc: dict[str, Any]) -> list[str]:
+    """pi > 0 with marginals a, b (in QQ) is S_eps(-eps log pi; a, b): Sinkhorn's uniqueness theorem."""
+    params, inp, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs")
+    n, m = integer(params, "n", 1, MAX_SIZE), integer(params, "m", 1, MAX_SIZE)
+    pi, a, b = qmatrix(inp.get("pi")), qvector(inp.get("a")), qvector(inp.get("b"))
+    shape_is(pi, n, m, "pi")
+    if (len(a), len(b)) != (n, m):
+        raise ParseError(f"a and b must have {n} and {m} entries")
+    eps = same_eps(params, inp)
+    problems: list[str] = []
+    try:
+        if not is_sinkhorn_plan(pi, a, b, eps):
+            problems.append("pi is not positive with marginals a and b, so it is not S_eps(-eps log pi; a, b)")
+    except HypothesisError as e:
+        problems.append(str(e))
+    if qmatrix(out.get("plan")) != pi:
+        problems.append("the recorded plan is not pi")
+    rows = [sum(r, fmpq(0)) for r in pi]
+    cols = [sum((r[j] for r in pi), fmpq(0)) for j in range(m)]
+    if qvector(out.get("row_sums")) != rows or qvector(out.get("col_sums")) != cols:
+        problems.append("the recorded row or column sums are not those of pi")
+    return conclude(doc, "exact_equal", problems)
+
+
+# -- sinkhorn_limit ---------------------------------------------------------------------------
+
+
+def check_limit(doc: dict[str, Any]) -> list[str]:
+    """pi >= 0 with marginals a, b and a zero entry; every pi_t = (1-t) pi + t ab^T/s is a positive
+    Sinkhorn plan (fixed-point theorem); W1(pi_t, pi) is proven by LP duality and equals t W1(ab^T/s, pi)."""
+    params, inp, out, ref = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs"), obj(doc, "reference")
+    n, m = integer(params, "n", 1, MAX_SIZE), integer(params, "m", 1, MAX_SIZE)
+    pi, a, b = qmatrix(inp.get("pi")), qvector(inp.get("a")), qvector(inp.get("b"))
+    xs, ys = qmatrix(inp.get("xs")), qmatrix(inp.get("ys"))
+    shape_is(pi, n, m, "pi")
+    if (len(a), len(b), len(xs), len(ys)) != (n, m, n, m):
+        raise ParseError(f"a, xs must have {n} entries and b, ys {m}")
+    eps = same_eps(params, inp)
+    problems: list[str] = []
+    if problem_or_reason(pi, a, b, eps, "the problem", problems) is None:
+        return conclude(doc, "exact_equal", problems)
+    if any(x < 0 for r in pi for x in r):
+        problems.append("pi has a negative entry: it is not a coupling")
+    if [sum(r, fmpq(0)) for r in pi] != a or [sum((r[j] for r in pi), fmpq(0)) for j in range(m)] != b:
+        problems.append("the marginals of pi are not a and b")
+    if not any(x == 0 for r in pi for x in r):
+        problems.append("pi has no zero entry, so it is not a limit of a different kind")
+    if problems:
+        return conclude(doc, "exact_equal", problems)
+    s = sum(a, fmpq(0))
+    indep = [[ai * bj / s for bj in b] for ai in a]
+    try:
+        base = w1_value(obj(ref, "w1_independent_vs_pi"), indep, pi, xs, ys)
+    except HypothesisError as e:
+        return conclude(doc, "exact_equal", [f"W1(ab^T/s, pi): {e}"])
+    steps = items(out, "steps")
+    ts = rational_list(params.get("ts"))
+    if [rational(step.get("t")) if isinstance(step, dict) else None for step in steps] != ts:
+        problems.append("the steps are not exactly the values of t in the parameters")
+    for step in steps:
+        t = rational(step.get("t"))
+        label = f"t = {t}"
+        pt = qmatrix(step.get("pi_t"))
+        if not 0 < t <= 1:
+            problems.append(f"{label}: t is not in (0, 1]")
+            continue
+        if pt != [[(1 - t) * x + t * y for x, y in zip(r, q)] for r, q in zip(pi, indep)]:
+            problems.append(f"{label}: pi_t is not (1-t) pi + t ab^T/s")
+            continue
+        plan = is_sinkhorn_plan(pt, a, b, eps)
+        if flag(step, "pi_t_is_sinkhorn_plan") is not plan or not plan:
+            problems.append(f"{label}: pi_t is a Sinkhorn plan: {plan}; recorded {step.get('pi_t_is_sinkhorn_plan')!r:.6}")
+        try:
+            w = w1_value(obj(step, "w1"), pt, pi, xs, ys)
+        except HypothesisError as e:
+            problems.append(f"{label}: W1(pi_t, pi): {e}")
+            continue
+        scaled = w == t * base
+        if flag(step, "w1_equals_t_times_base") is not scaled or not scaled:
+            problems.append(f"{label}: W1(pi_t, pi) = t W1(ab^T/s, pi) is {scaled}")
+    return conclude(doc, "exact_equal", problems)
+
+
+# -- sinkhorn_convergence ---------------------------------------------------------------------
+
+
+def check_convergence(doc: dict[str, Any]) -> list[str]:
+    """Every eps of the parameters has one certified run whose plan provably contains P*."""
+    params, inp, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs")
+    n = integer(params, "n", 1, MAX_SIZE)
+    C, a, b = qmatrix(inp.get("C")), qvector(inp.get("a")), qvector(inp.get("b"))
+    shape_is(C, n, n, "C")
+    eps_list, tol = rational_list(params.get("eps")), parse_rational(params.get("tol"))
+    runs = items(out, "runs")
+    problems: list[str] = []
+    if [rational(r.get("eps")) if isinstance(r, dict) else None for r in runs] != eps_list:
+        problems.append("the runs are not exactly one per eps of the parameters")
+    for run in runs:
+        e = rational(run.get("eps"))
+        label = f"eps {e}"
+        p = problem_or_reason(C, a, b, e, label, problems)
+        if p is None:
+            continue
+        if rational(run.get("tol")) != tol:
+            problems.append(f"{label}: the run's tol is not the tol of the parameters")
+        found = check_run(p, run, run.get("plan"), label)
+        problems += found
+        if not found:
+            marg = marginals_contain(read_plan(run.get("plan"), run_precision(run)), a, b, run_precision(run))
+            if flag(run, "plan_marginals_contain_a_b") is not marg or not marg:
+                problems.append(f"{label}: the plan's marginals contain a, b: {marg}")
+    return conclude(doc, "enclosure", problems)
+
+
+# -- sinkhorn_transformer ---------------------------------------------------------------------
+
+
+def linear_features(points: Rows, W: Rows) -> Rows:
+    return [[sum((p[t] * W[t][c] for t in range(len(W))), fmpq(0)) for c in range(len(W[0]))] for p in points]
+
+
+def check_transformer(doc: dict[str, Any]) -> list[str]:
+    """The cost is -<x W_Q, y W_K> (recomputed in QQ) and the certified run's coupling contains P*."""
+    params, inp, cons, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "construction"), obj(doc, "outputs")
+    n, m = integer(params, "n", 1, MAX_SIZE), integer(params, "m", 1, MAX_SIZE)
+    d, k = integer(params, "d", 1, MAX_SIZE), integer(params, "k", 1, MAX_SIZE)
+    xs, ys, a, b = qmatrix(inp.get("xs")), qmatrix(inp.get("ys")), qvector(inp.get("a")), qvector(inp.get("b"))
+    shape_is(xs, n, d, "xs")
+    shape_is(ys, m, d, "ys")
+    enc = obj(cons, "encoders")
+    if obj(enc, "query").get("type") != "linear" or obj(enc, "key").get("type") != "linear":
+        raise ParseError("only linear encoders can be re-checked")
+    WQ, WK = qmatrix(enc["query"].get("weight")), qmatrix(enc["key"].get("weight"))
+    shape_is(WQ, d, k, "W_Q")
+    shape_is(WK, d, k, "W_K")
+    eps, tol = same_eps(params, inp), parse_rational(params.get("tol"))
+    q, kk = linear_features(xs, WQ), linear_features(ys, WK)
+    C = [[-sum((u * v for u, v in zip(qi, kj)), fmpq(0)) for kj in kk] for qi in q]
+    problems = [] if qmatrix(cons.get("cost")) == C else ["the recorded cost is not -<x W_Q, y W_K>"]
+    p = problem_or_reason(C, a, b, eps, "the problem", problems)
+    if p is None:
+        return conclude(doc, "enclosure", problems)
+    run = obj(cons, "sinkhorn")
+    if rational(run.get("tol")) != tol:
+        problems.append("the run's tol is not the tol of the parameters")
+    if out.get("bound") != run.get("bound"):
+        problems.append("outputs.bound is not the run's bound")
+    found = check_run(p, run, out.get("coupling"), "the coupling")
+    problems += found
+    if not found and not marginals_contain(read_plan(out.get("coupling"), run_precision(run)), a, b, run_precision(run)):
+        problems.append("the coupling's marginals do not contain a and b")
+    return conclude(doc, "enclosure", problems)
+
+
+# -- sinkhorn_universality --------------------------------------------------------------------
+
+
+def chebyshev(points: Rows, width: int) -> Rows:
+    """(T_0(x), ..., T_{width-1}(x)) of each point's first coordinate: T_0 = 1, T_1 = x, T_{k+1} = 2x T_k - T_{k-1}."""
+    out = []
+    for p in points:
+        x = p[0]
+        row = [fmpq(1), x]
+        for _ in range(width - 2):
+            row.append(2 * x * row[-1] - row[-2])
+        out.append(row[:width])
+    return out
+
+
+def l1_to_balls(R: Rows, balls: Any) -> fmpq:
+    """An exact r >= ||P' - R||_1 for every P' in the recorded balls: sum |R - mid| + rad, from the JSON values."""
+    total = fmpq(0)
+    for r_row, b_row in zip(R, balls):
+        for x, ball in zip(r_row, b_row):
+            if not isinstance(ball, dict):
+                raise ParseError("a ball must be an object")
+            total += abs(x - rational(ball.get("mid"))) + rational(ball.get("rad"))
+    return total
+
+
+def mass(R: Rows) -> fmpq:
+    return sum((x for r in R for x in r), fmpq(0))
+
+
+def check_universality(doc: dict[str, Any]) -> list[str]:
+    """Every recorded W1 bound follows from the recorded enclosures: the network's coupling and the
+    entropic target re-checked by their theorems, W1 of the rational representatives by LP duality, and
+    W1(P*, F*) <= W1(P~, F~) + (diam/2)(||P* - P~||_1 + ||F* - F~||_1) for couplings of equal mass.
+    No float fit is re-run here: the weights are data."""
+    params, inp, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs")
+    n = integer(params, "n", 1, 64)
+    xs, ys, a, b = qmatrix(inp.get("xs")), qmatrix(inp.get("ys")), qvector(inp.get("a")), qvector(inp.get("b"))
+    shape_is(xs, n, 1, "xs")
+    shape_is(ys, n, 1, "ys")
+    eps, goal, widths = same_eps(params, inp), parse_rational(params.get("target")), int_list(params.get("widths"))
+    if max(widths) > 64:
+        raise ParseError("widths above 64 are not re-checked")
+    problems: list[str] = []
+    ent = obj(out, "entropic_target")
+    p0 = problem_or_reason([[abs(x[0] - y[0]) for y in ys] for x in xs], a, b, eps, "the entropic target", problems)
+    if p0 is None or check_run(p0, ent, ent.get("plan"), "the entropic target"):
+        return conclude(doc, "bound", problems or ["the entropic target's enclosure does not check"])
+    prec = run_precision(ent)
+    s = mass([a])
+    with ctx.workprec(prec + EXTRA_BITS):
+        E = read_plan(ent.get("plan"), prec)
+        ind = [[arb(ai * bj / s) for bj in b] for ai in a]
+        enclosures = {"independent": ind, "entropic": E, "mixture": [[(u + v) / 2 for u, v in zip(r, q)] for r, q in zip(ind, E)]}
+    table = obj(out, "table")
+    if set(table) != set(enclosures):
+        raise ParseError(f"the table must have exactly the systems {sorted(enclosures)}")
+    diam = diameter(xs, ys)
+    for name, F in enclosures.items():
+        entry = obj(table, name)
+        if not contains_all(read_plan(entry.get("target_plan"), prec), F):
+            problems.append(f"{name}: the recorded target plan does not contain the target's enclosure")
+            continue
+        F_rep = qmatrix(entry.get("target_representative"))
+        shape_is(F_rep, n, n, "a target representative")
+        ef = l1_to_balls(F_rep, entry.get("target_plan"))
+        rows = items(entry, "rows")
+        if [r.get("width") if isinstance(r, dict) else None for r in rows] != widths:
+            problems.append(f"{name}: the rows are not exactly one per width of the parameters")
+            continue
+        uppers = []
+        for w, row in zip(widths, rows):
+            label = f"{name}, width {w}"
+            M = qmatrix(row.get("weights"))
+            shape_is(M, w, w, f"the weights at width {w}")
+            q, k = linear_features(chebyshev(xs, w), M), chebyshev(ys, w)
+            C = [[-sum((u * v for u, v in zip(qi, kj)), fmpq(0)) for kj in k] for qi in q]
+            p = problem_or_reason(C, a, b, eps, label, problems)
+            run = obj(row, "run")
+            if p is None or check_run(p, run, row.get("coupling"), label):
+                problems.append(f"{label}: the network's coupling does not check")
+                continue
+            P_rep = qmatrix(row.get("representative"))
+            shape_is(P_rep, n, n, "a representative")
+            if mass(P_rep) != s or mass(F_rep) != s:
+                problems.append(f"{label}: a representative does not have the mass sum(a)")
+                continue
+            try:
+                value = w1_value(obj(row, "w1_of_representatives"), P_rep, F_rep, xs, ys)
+            except HypothesisError as e:
+                problems.append(f"{label}: W1 of the representatives: {e}")
+                continue
+            slack = diam * (l1_to_balls(P_rep, row.get("coupling")) + ef) / 2
+            lo, hi = rational(row.get("w1_lower")), rational(row.get("w1_upper"))
+            if hi < value + slack or lo > max(value - slack, fmpq(0)):
+                problems.append(f"{label}: the recorded W1 bounds are not implied by the enclosures")
+            uppers.append(hi)
+        reached = [w for w, u in zip(widths, uppers) if u <= goal]
+        if not reached:
+            problems.append(f"{name}: no width has a certified W1 <= {goal}")
+        elif entry.get("first_width_within_target") != reached[0]:
+            problems.append(f"{name}: the first width within the target is {reached[0]}")
+    return conclude(doc, "bound", problems)
