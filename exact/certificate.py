@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ def parse_document(data: bytes) -> dict[str, Any]:
     if _max_bracket_depth(text) > limits.max_depth:
         raise LimitExceeded(f"document nested deeper than {limits.max_depth} levels")
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_refuse_float)
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_refuse_float, object_pairs_hook=_refuse_duplicates)
     except ParseError:
         raise
     except json.JSONDecodeError as e:
@@ -80,6 +81,20 @@ def parse_document(data: bytes) -> dict[str, Any]:
         raise ParseError(f"malformed JSON: {str(e).splitlines()[0][:120]}") from None
     if not isinstance(doc, dict):
         raise CertificateError(f"a certificate must be a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def load_certificate_bytes(data: bytes) -> dict[str, Any]:
+    """Parse a certificate and check its hash, refusing any bytes but its canonical serialisation.
+
+    Only ``canonical_json(doc)``, optionally followed by one newline, is accepted:
+    then the bytes a reader sees and the document verify checks are the same
+    (no duplicate keys, no reordering, no escapes that display differently).
+    """
+    doc = parse_document(data)
+    if data not in (canonical := canonical_json(doc), canonical + b"\n"):
+        raise ParseError("the document is not in canonical form (sorted keys, no whitespace, as attncert writes it)")
+    check_document(doc)
     return doc
 
 
@@ -101,18 +116,39 @@ def check_document(doc: dict[str, Any]) -> None:
 
 def read_certificate(path: str | os.PathLike) -> dict[str, Any]:
     """Read, parse and hash-check a certificate file, within the limits in force."""
+    return load_certificate_bytes(read_bounded(path))
+
+
+def read_bounded(path: str | os.PathLike) -> bytes:
+    """The bytes of a regular file, reading at most the byte limit plus one (devices and pipes are refused)."""
     limits = current_limits()
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > limits.max_bytes:
-            raise LimitExceeded(f"{path}: {size} bytes exceeds the limit of {limits.max_bytes}")
-        data = path.read_bytes()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
         raise CertificateError(f"cannot read {path}: {e.strerror}") from None
-    doc = parse_document(data)
-    check_document(doc)
-    return doc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CertificateError(f"cannot read {path}: not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limits.max_bytes + 1)
+    except OSError as e:
+        raise CertificateError(f"cannot read {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limits.max_bytes:
+        raise LimitExceeded(f"{path}: more than the limit of {limits.max_bytes} bytes")
+    return data
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ParseError(f"duplicate key {dup!r:.40} in a JSON object: a certificate names each field once")
+    return obj
 
 
 def _refuse_constant(name: str) -> Any:

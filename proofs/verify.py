@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from exact.certificate import check_document, parse_document, read_certificate
+from exact.certificate import load_certificate_bytes, read_certificate
 from exact.errors import AttncertError, CertificateError
 from exact.limits import Limits, limits
 from proofs.rebuild import rebuilt_differences
@@ -66,12 +66,7 @@ def verify_file(path: str | Path, lim: Limits | None = None) -> Outcome:
 def verify_bytes(data: bytes, name: str = "<bytes>", lim: Limits | None = None) -> Outcome:
     """Verify a certificate given as bytes (as :func:`verify_file` does a file)."""
 
-    def read() -> dict[str, Any]:
-        doc = parse_document(data)
-        check_document(doc)
-        return doc
-
-    return _verify(name, read, lim)
+    return _verify(name, lambda: load_certificate_bytes(data), lim)
 
 
 def _verify(name: str, read: Callable[[], dict[str, Any]], lim: Limits | None) -> Outcome:

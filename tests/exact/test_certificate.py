@@ -61,7 +61,7 @@ def test_tampering_is_caught_by_the_hash(tmp_path):
     p = write_certificate(tmp_path / "c.json", _doc())
     doc = json.loads(p.read_text())
     doc["outputs"]["U"][0][0] = "1/3"
-    p.write_text(json.dumps(doc))
+    p.write_bytes(canonical_json(doc))
     with pytest.raises(CertificateError, match="sha256 mismatch"):
         read_certificate(p)
 
