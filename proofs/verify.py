@@ -56,6 +56,9 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
         problems = claim.verify(doc)
     else:
         return FAIL, f"no independent checker is registered for {claim.name}"
+    result = doc.get("result")
+    if not problems and not (isinstance(result, dict) and result.get("holds") is True):
+        problems = ["the certificate records that its claim does not hold"]
     return (FAIL, "; ".join(problems)) if problems else (OK, "")
 
 

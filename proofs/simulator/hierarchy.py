@@ -1,6 +1,6 @@
-"""Theorem (size hierarchy): U(N, D, D_v), built once, simulates every smaller attention layer exactly.
+"""Size hierarchy: U(N, D, D_v), built once, simulates smaller attention layers exactly.
 
-For every n <= N, d <= D and d_v <= D_v, a random rational layer (A: d x d, V: d x d_v)
+What is checked (and stated): for every n <= N, d <= D and d_v <= D_v, a random rational layer (A: d x d, V: d x d_v)
 and input X (n x d) are padded with zeros to N x D, D x D, D x D_v, the padded rows of
 X are tagged 0 (:func:`constructions.simulator.pad_for`), and the top-left n x d_v
 block of U(N, D, D_v)'s output is compared exactly in EE with T(X) computed directly
@@ -20,7 +20,10 @@ from proofs.certify import certificate, differing_fields
 from proofs.lemmas.common import SEED, random_matrix, size_param
 from proofs.registry import Claim, register
 
-STATEMENT = "U(N, D, D_v) on zero-padded, row-tagged input equals softmax(X A X^T) X V exactly for every n <= N, d <= D, d_v <= D_v"
+STATEMENT = (
+    "U(N, D, D_v), built once, on zero-padded, row-tagged input equals softmax(X A X^T) X V exactly, checked on one "
+    "random rational layer (A, V) and input X for each of the N D D_v sizes n <= N, d <= D, d_v <= D_v"
+)
 
 
 def prove(N: int = 8, D: int = 4, Dv: int = 4, seed: int = 0) -> dict:

@@ -20,7 +20,10 @@ from proofs.params import positive_rational, rational_list
 from proofs.sinkhorn.common import plan_params, pot_available, qmat, qvec, w1_json
 
 NAME = "sinkhorn_limit"
-STATEMENT = "a plan with zeros is the limit of positive Sinkhorn plans pi_t; W1(pi_t, pi) = t W1(ab^T/s, pi) -> 0, exactly"
+STATEMENT = (
+    "a rational coupling pi of a, b with a zero entry is the limit of the positive Sinkhorn plans pi_t = (1-t) pi + t ab^T/s "
+    "(each an exact fixed point): for each recorded t, W1(pi_t, pi) = t W1(ab^T/s, pi), decided in QQ with LP duality"
+)
 METRIC = "d((x,y),(x',y')) = ||x - x'||_1 + ||y - y'||_1 on the product support"
 
 
