@@ -1,0 +1,52 @@
+"""Independence, measured: the checkers that decide a claim's truth never load the constructions.
+
+Each module is imported in a fresh interpreter, which then lists the modules it
+loaded. Claims verified through ``Claim.check`` (the five Sinkhorn claims) are
+decided there alone; the rebuild that follows pins fields and imports the prover
+by design. Claims verified through ``Claim.verify`` re-evaluate the recorded RASP
+graph (and U) with the evaluator, by design "rebuild the construction and
+compare"; their references come from :mod:`proofs.references`, measured here too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import proofs.checkers
+from proofs.registry import load_claims
+
+CHECKER_MODULES = sorted(f"proofs.checkers.{m.name}" for m in pkgutil.iter_modules(proofs.checkers.__path__))
+#: Claims whose verification re-evaluates the construction by design (docs/certificate.md says so).
+REBUILD_BY_DESIGN = {
+    "transpose", "matmul", "softmax", "relu", "maxmin", "inverse3",
+    "universal", "multihead", "encoder_layer", "hierarchy", "match2", "parity",
+}  # fmt: skip
+
+
+def loaded_by(module: str) -> list[str]:
+    code = f"import sys, json, {module}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("module", CHECKER_MODULES + ["proofs.references", "proofs.params"])
+def test_checkers_and_references_load_no_construction(module):
+    mods = loaded_by(module)
+    assert module in mods
+    assert not [m for m in mods if m == "constructions" or m.startswith("constructions.")]
+
+
+def test_every_claim_is_checked_independently_or_rebuilt_by_design():
+    for name, claim in load_claims().items():
+        if claim.check is not None:
+            assert claim.check.__module__ in CHECKER_MODULES, name
+            assert importlib.import_module(claim.check.__module__)
+        else:
+            assert name in REBUILD_BY_DESIGN and claim.verify is not None, name
+    assert {n for n, c in load_claims().items() if c.check is None} == REBUILD_BY_DESIGN
