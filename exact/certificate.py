@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from exact.canonical import canonical_json, sha256_hex
-from exact.errors import CertificateError, LimitExceeded, ParseError
+from exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
 from exact.limits import current as current_limits
 
 FORMAT = "attncert/1"
@@ -33,11 +33,55 @@ def seal(doc: dict[str, Any]) -> dict[str, Any]:
     return {**body, "sha256": sha256_hex(body)}
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write data to path so that readers see either the old file or the whole new one."""
+def check_target(path: str | os.PathLike) -> None:
+    """Refuse, before any work is done, an output that is not a regular file or a new name in a writable folder.
+
+    The atomic rename would replace whatever the name points at: a device node
+    (``/dev/null``), a symbolic link, a FIFO. Those are refused, as are folders,
+    names under a file, names that are too long, and folders where no file can
+    be created (probed by creating and removing a temporary file: permissions
+    alone do not tell, e.g. for root or on /proc).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {e.strerror}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a device, pipe or socket"
+        raise OutputError(f"refusing to write {path}: it is {kind}, not a regular file")
+    check_folder(path.parent)
+
+
+def check_folder(folder: str | os.PathLike) -> None:
+    """A folder that exists and takes a new file, or a new path under one (it will be created)."""
+    folder = Path(os.path.abspath(folder))
+    existing = next(p for p in (folder, *folder.parents) if os.path.lexists(p))
+    if not existing.is_dir():
+        raise OutputError(f"cannot write in {folder}: {existing} is not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".attncert-probe.", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise OutputError(f"cannot write in {existing}: {e.strerror}") from None
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write data to path so that readers see either the old file or the whole new one.
+
+    Every OSError (full disk, permissions, a name too long) becomes one OutputError
+    naming the path; the old file, if any, is left as it was.
+    """
+    path = Path(path)
+    check_target(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {e.strerror}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -47,6 +91,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"cannot write {path}: {e.strerror}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -22,8 +23,12 @@ class Limits:
     max_exponent: int = 1_000_000  # |q| for an exponent e^q in EE
     max_terms: int = 100_000  # terms in one EE numerator or denominator
     max_entries: int = 1_000_000  # entries in one matrix
-    max_length: int = 1 << 16  # RASP sequence length to re-evaluate
     max_nodes: int = 100_000  # nodes in one RASP graph
+    # What one run may compute, from a claim's cost model (proofs/cost.py), for prove and verify alike.
+    max_positions: int = 1 << 15  # RASP sequence length
+    max_pairs: int = 1 << 28  # selection pairs in one attention layer
+    max_evaluations: int = 2_000_000  # sequences (words, cases) or Sinkhorn runs in one claim
+    max_precision: int = 1 << 16  # arb precision of a Sinkhorn run, in bits
 
 
 _CURRENT: contextvars.ContextVar[Limits] = contextvars.ContextVar("attncert_limits", default=Limits())
@@ -37,7 +42,11 @@ def current() -> Limits:
 def limits(lim: Limits) -> Iterator[Limits]:
     """Run a block with these limits in force."""
     token = _CURRENT.set(lim)
+    # Python's own limit on int <-> decimal string conversion must not be stricter than ours.
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(max(before, lim.max_digits) if before else 0)
     try:
         yield lim
     finally:
+        sys.set_int_max_str_digits(before)
         _CURRENT.reset(token)

@@ -7,21 +7,29 @@ one line on stderr and never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Sequence
 
-from exact.certificate import atomic_write_bytes, write_certificate
-from exact.errors import AttncertError
+from exact.canonical import canonical_json
+from exact.certificate import atomic_write_bytes, check_folder, check_target, seal, write_certificate
+from exact.errors import AttncertError, OutputError
+from exact.limits import Limits, limits
 from proofs.certify import package_version
-from exact.limits import Limits
+from proofs.cost import parsed, refuse_over_limits
+from proofs.params import positive_int
 from proofs.registry import Claim, load_claims
 from proofs.verify import OK, exit_code, verify_file
+from proofs.workers import Terminated, orderly_signals
 
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -29,6 +37,59 @@ EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        return super().parse_known_args(_glue_negative_values(sys.argv[1:] if args is None else list(args)), namespace)
+
+
+_NEGATIVE = re.compile(r"^-[0-9.]")
+
+
+def _glue_negative_values(argv: list[str]) -> list[str]:
+    """``--eps -1/10`` -> ``--eps=-1/10``: a value that starts with a minus is a value, not an option,
+    so that the claim can answer "eps must be > 0" instead of argparse "expected one argument"."""
+    out: list[str] = []
+    for tok in argv:
+        if out and _NEGATIVE.match(tok) and out[-1].startswith("--") and "=" not in out[-1]:
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second occurrence (``--n 2 --n 3`` is a mistake, not a choice)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        seen = namespace.__dict__.setdefault("_given", set())
+        if self.dest in seen:
+            parser.error(f"{option_string} given twice; give each option once")
+        seen.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+def _add_limits(sp: argparse.ArgumentParser, documents: bool = False) -> None:
+    """The limits a run may reach (proofs/cost.py), shared by prove, sweep and verify; verify adds the document limits."""
+    d = Limits()
+    options = [
+        ("--max-positions", "max_positions", "longest RASP sequence"),
+        ("--max-pairs", "max_pairs", "selection pairs in one attention layer"),
+        ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
+        ("--max-precision", "max_precision", "arb precision of a Sinkhorn run, in bits"),
+    ]
+    if documents:
+        options = [
+            ("--max-bytes", "max_bytes", "largest document"),
+            ("--max-digits", "max_digits", "digits per numerator/denominator (also Python's integer-string limit)"),
+            ("--max-exponent", "max_exponent", "largest |q| in e^q"),
+            ("--max-entries", "max_entries", "entries per matrix"),
+        ] + options
+    for flag, field, what in options:
+        sp.add_argument(flag, dest=field, type=positive_int, action=_Once, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    return replace(Limits(), **{f.name: getattr(args, f.name) for f in fields(Limits) if hasattr(args, f.name)})
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -65,6 +126,11 @@ def _summary_row(doc: dict, elapsed: float) -> list[str]:
     ]
 
 
+def _print_row(row: list[str], widths: list[int]) -> None:
+    cells = [c if len(c) <= w else c[: w - 1] + "~" for c, w in zip(row, widths)]
+    print("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip(), flush=True)
+
+
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for r in [header, ["-" * w for w in widths]] + rows:
@@ -77,24 +143,50 @@ _HEADER = ["claim", "sizes", "layers", "max heads", "relation", "holds", "time"]
 def _cmd_prove(args: argparse.Namespace) -> int:
     claim: Claim = args.claim_obj
     params = {p.name: getattr(args, p.name) for p in claim.params}
+    lim = _limits(args)
+    if args.estimate:
+        print(f"{claim.name}: estimate at " + (", ".join(f"{k}={v}" for k, v in params.items()) or "its parameters"))
+        for line in claim.estimate(params).lines():
+            print(f"  {line}")
+        return EXIT_HOLDS
+    to_stdout = args.out == "-"
     out = Path(args.out) if args.out else Path("certificates") / f"{claim.name}.json"
-    doc, elapsed = _run_claim(claim, params, out)
-    _print_table(_HEADER, [_summary_row(doc, elapsed)])
-    print(f"certificate: {out}")
+    if not to_stdout:
+        check_target(out)  # before the work: a proof must not end in an unwritable file
+    refuse_over_limits(claim, params, lim)
+    with limits(lim):
+        t0 = time.perf_counter()
+        doc = claim.prove(**params)
+        elapsed = time.perf_counter() - t0
+    if to_stdout:
+        sys.stdout.buffer.write(canonical_json(seal(doc)) + b"\n")
+        sys.stdout.flush()
+    else:
+        write_certificate(out, doc)
+    report = sys.stderr if to_stdout else sys.stdout
+    with contextlib.redirect_stdout(report):
+        _print_table(_HEADER, [_summary_row(doc, elapsed)])
+        print(f"certificate: {'standard output' if to_stdout else out}")
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
 
 
 def _cmd_prove_all(args: argparse.Namespace) -> int:
     claims = load_claims()
     out_dir = Path(args.out_dir)
-    rows, paths = [], []
+    check_folder(out_dir)
+    for name in claims:
+        check_target(out_dir / f"{name}.json")
+    paths = []
+    # Rows print as each claim completes: widths are fixed in advance (the sizes column is cut, not the table).
+    widths = [22, 44, 6, 9, 11, 5, 7]
+    _print_row(_HEADER, widths)
+    _print_row(["-" * w for w in widths], widths)
     for name, claim in claims.items():
         path = out_dir / f"{name}.json"
         doc, elapsed = _run_claim(claim, claim.defaults(), path)
-        rows.append(_summary_row(doc, elapsed))
+        _print_row(_summary_row(doc, elapsed), widths)
         paths.append(path)
-    _print_table(_HEADER, rows)
-    print(f"{len(rows)} claims proven at default sizes, certificates in {out_dir}/; verifying them independently:")
+    print(f"{len(paths)} claims proven at default sizes, certificates in {out_dir}/; verifying them independently:", flush=True)
     outcomes = [verify_file(p) for p in paths]
     for o in outcomes:
         print(o.line())
@@ -104,9 +196,7 @@ def _cmd_prove_all(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    lim = Limits(
-        max_bytes=args.max_bytes, max_digits=args.max_digits, max_exponent=args.max_exponent, max_entries=args.max_entries
-    )
+    lim = _limits(args)
     outcomes = []
     for path in args.files:
         o = verify_file(path, lim)
@@ -133,11 +223,13 @@ def _build_params(claim: Claim) -> list:
 
 def _cmd_graph(args: argparse.Namespace) -> int:
     from constructions import rasp
-    from exact.canonical import canonical_json
 
     claim: Claim = args.claim_obj
     if claim.build is None:
         raise AttncertError(f"claim {claim.name} has no RASP construction to export")
+    for target in (args.out, args.png):
+        if target:
+            check_target(target)
     sizes = {p.name: getattr(args, p.name) for p in _build_params(claim)}
     g = claim.build(**sizes).graph()
     if args.format == "json":
@@ -165,7 +257,18 @@ def _note(message: str) -> None:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from proofs import sweep
 
+    check_folder(args.out_dir)
+    if os.path.lexists(args.out_dir) and not os.path.isdir(args.out_dir):
+        raise OutputError(f"--out-dir {args.out_dir} is not a folder")
     plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir)
+    lim = _limits(args)
+    claims = load_claims()
+    for task in plan.tasks:  # every task within the limits before any is run
+        try:
+            params = parsed(claims[task.claim], dict(task.params))
+        except AttncertError:
+            continue  # an invalid value is that task's BAD result, reported by the sweep
+        refuse_over_limits(claims[task.claim], params, lim)
     for note in plan.notes:
         _note(note)
     execute = sweep.executor_for(args.jobs, args.scheduler, _note)
@@ -195,8 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, claim in sorted(load_claims().items()):
         cp = claims_sub.add_parser(name, help=claim.statement)
         for prm in claim.params:
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
-        cp.add_argument("--out", help="certificate path (default: certificates/CLAIM.json)")
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+        cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
+        cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
+        _add_limits(cp)
         cp.set_defaults(func=_cmd_prove, claim_obj=claim)
 
     sp = sub.add_parser("graph", help="export a claim's RASP construction graph (dot, json, graphml, png)")
@@ -207,48 +312,58 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         cp = graph_sub.add_parser(name, help=claim.statement)
         for prm in _build_params(claim):
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, help=f"{prm.help} (default: {prm.default})")
-        cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", help="output format (default: dot)")
-        cp.add_argument("--out", help="write to FILE instead of standard output")
-        cp.add_argument("--png", metavar="FILE", help="also render a PNG with Graphviz's dot")
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+        cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", action=_Once, help="output format (default: dot)")
+        cp.add_argument("--out", action=_Once, help="write to FILE instead of standard output")
+        cp.add_argument("--png", metavar="FILE", action=_Once, help="also render a PNG with Graphviz's dot")
+        _add_limits(cp)
         cp.set_defaults(func=_cmd_graph, claim_obj=claim)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
     sp.add_argument("files", nargs="+", metavar="FILE")
-    d = Limits()
-    sp.add_argument("--max-bytes", type=int, default=d.max_bytes, help=f"largest document (default {d.max_bytes})")
-    sp.add_argument("--max-digits", type=int, default=d.max_digits, help=f"digits per numerator/denominator (default {d.max_digits})")
-    sp.add_argument("--max-exponent", type=int, default=d.max_exponent, help=f"largest |q| in e^q (default {d.max_exponent})")
-    sp.add_argument("--max-entries", type=int, default=d.max_entries, help=f"entries per matrix (default {d.max_entries})")
+    _add_limits(sp, documents=True)
     sp.set_defaults(func=_cmd_verify)
 
     sp = sub.add_parser("prove-all", help="prove every claim at default sizes, print a summary, verify the certificates")
-    sp.add_argument("--out-dir", default="certificates", help="folder for the certificates (default: certificates)")
+    sp.add_argument("--out-dir", default="certificates", action=_Once, help="folder for the certificates (default: certificates)")
     sp.set_defaults(func=_cmd_prove_all)
 
     sp = sub.add_parser("sweep", help="prove claims over many seeds and sizes in parallel (resumable), then summarize")
     sp.add_argument("claims", nargs="+", metavar="CLAIM")
-    sp.add_argument("--seeds", help="seeds: a range 0-9, a list 0,3,7, or both (default: each claim's default seed)")
+    sp.add_argument("--seeds", action=_Once, help="seeds: a range 0-9, a list 0,3,7, or both (default: each claim's default seed)")
     sp.add_argument("--size", action="append", default=[], metavar="NAME=V1,V2,...", help="values of one parameter (repeatable), e.g. --size n=2,3,4")
-    sp.add_argument("--out-dir", default="sweeps", help="folder for the certificates (default: sweeps)")
-    sp.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
-    sp.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask distributed cluster at ADDRESS instead (needs dask[distributed])")
+    sp.add_argument("--out-dir", default="sweeps", action=_Once, help="folder for the certificates (default: sweeps)")
+    sp.add_argument("--jobs", type=positive_int, action=_Once, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
+    sp.add_argument("--scheduler", metavar="ADDRESS", action=_Once, help="run on the Dask distributed cluster at ADDRESS instead (needs dask[distributed])")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only when stderr is a terminal)")
+    _add_limits(sp)
     sp.set_defaults(func=_cmd_sweep)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except AttncertError as e:
-        print(f"attncert: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("attncert: interrupted", file=sys.stderr)
-        return 130
+    # Ctrl-C and SIGTERM end a run in order: worker processes stopped, one line, 130 or 143. Run as
+    # the program (argv None), a second signal during the shutdown ends it at once, as quietly.
+    with orderly_signals("attncert", keep_after_signal=argv is None) as stopped:
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            code = args.func(args)
+            sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush
+            return code
+        except AttncertError as e:
+            print(f"attncert: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            return stopped.report(signal.SIGINT)
+        except Terminated:
+            return stopped.report(signal.SIGTERM)
+        except BrokenPipeError:
+            # `attncert verify ... | head -1`: stop quietly, with what a process killed by SIGPIPE
+            # gives (141); later flushes go to devnull, as the Python docs recommend (signal, SIGPIPE).
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ class LayoutClaim:
     #: Domain of the random inputs ("QQ" for rational inputs lifted into EE).
     input_domain: str | None = None
     accept: Callable[[Mapping[str, Rows]], bool] = field(default=lambda mats: True)
+    #: The cost model (proofs/cost.py) at the sizes.
+    cost: Callable[..., Any] | None = None
 
     def params(self) -> tuple[Param, ...]:
         extra = () if self.domain else (Param("domain", str, "EE", f"exact domain: {' or '.join(EXACT_DOMAINS)}"),)
@@ -122,7 +124,7 @@ class LayoutClaim:
         return problems
 
     def claim(self) -> Claim:
-        return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build)
+        return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build, cost=self.cost)
 
 
 def _object(doc: dict[str, Any], key: str) -> dict[str, Any]:

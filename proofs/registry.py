@@ -68,10 +68,18 @@ class Claim:
     params: tuple[Param, ...] = field(default_factory=tuple)
     verify: Callable[[dict[str, Any]], list[str]] | None = None
     check: Callable[[dict[str, Any]], list[str]] | None = None
+    #: ``cost(**params)``: what a run will compute, from the parameters alone (proofs/cost.py).
+    cost: Callable[..., Any] | None = None
     build: Callable[..., Any] | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
+
+    def estimate(self, params: dict[str, Any]) -> Any:
+        """The cost model at these parameters (defaults for the rest); a claim without one costs nothing."""
+        from proofs.cost import Cost
+
+        return self.cost(**{**self.defaults(), **params}) if self.cost else Cost()
 
 
 _CLAIMS: dict[str, Claim] = {}

@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 from exact.certificate import load_certificate_bytes, read_certificate
 from exact.errors import AttncertError, CertificateError
-from exact.limits import Limits, limits
+from exact.limits import Limits, current as current_limits, limits
+from proofs.cost import refuse_over_limits
 from proofs.rebuild import rebuilt_differences
 from proofs.registry import load_claims
 
@@ -50,6 +51,8 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     claim = claims.get(doc.get("claim")) if isinstance(doc.get("claim"), str) else None
     if claim is None:
         return BAD, f"unknown claim {doc.get('claim')!r:.40}"
+    # The recorded parameters must be within the limits in force before anything is rebuilt from them.
+    refuse_over_limits(claim, doc["params"] if isinstance(doc.get("params"), dict) else {}, current_limits())
     if claim.check is not None:
         problems = claim.check(doc) or rebuilt_differences(claim, doc)
     elif claim.verify is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from constructions.linalg import inverse3
 from exact.matrices import to_fmpq_mat
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.registry import register
 
@@ -19,5 +19,6 @@ CLAIM = LayoutClaim(
     lambda mats, dom: references.inverse(mats["M"]),  # raises SingularMatrix on a singular input
     (),
     accept=lambda mats: to_fmpq_mat(mats["M"]).det() != 0,
+    cost=cost.inverse3,
 )
 register(CLAIM.claim())

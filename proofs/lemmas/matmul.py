@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from constructions.linalg import matmul
 from exact import QQ
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -18,5 +18,6 @@ CLAIM = LayoutClaim(
     matmul,
     lambda mats, dom: references.matmul(mats["A"], mats["B"], QQ),
     (size_param("r", 4, "rows of A"), size_param("k", 3, "columns of A = rows of B"), size_param("c", 5, "columns of B")),
+    cost=cost.matmul,
 )
 register(CLAIM.claim())

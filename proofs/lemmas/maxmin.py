@@ -6,7 +6,7 @@ An odd last element is passed through. Comparisons are exact in QQ and EE.
 from __future__ import annotations
 
 from constructions.activations import maxmin
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -18,5 +18,6 @@ CLAIM = LayoutClaim(
     lambda mats, dom: references.maxmin(mats["x"], dom),
     (size_param("n", 9, "length of x"),),
     domain=None,
+    cost=cost.elementwise,
 )
 register(CLAIM.claim())

@@ -7,7 +7,7 @@ the Lindemann–Weierstrass zero test and arb refinement.
 from __future__ import annotations
 
 from constructions.activations import relu
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -19,5 +19,6 @@ CLAIM = LayoutClaim(
     lambda mats, dom: references.relu(mats["x"], dom),
     (size_param("n", 8, "length of x"),),
     domain=None,
+    cost=cost.elementwise,
 )
 register(CLAIM.claim())

@@ -7,7 +7,7 @@ decided by Lindemann–Weierstrass, not by precision.
 from __future__ import annotations
 
 from constructions.activations import softmax_rows
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -20,5 +20,6 @@ CLAIM = LayoutClaim(
     (size_param("r", 3, "rows of S"), size_param("c", 4, "columns of S")),
     domain="EE",
     input_domain="QQ",  # scores are rational, so exp stays in EE
+    cost=cost.softmax,
 )
 register(CLAIM.claim())

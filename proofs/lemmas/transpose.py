@@ -6,7 +6,7 @@ Checked exactly in QQ on the given or random rational inputs.
 from __future__ import annotations
 
 from constructions.linalg import transpose
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -17,5 +17,6 @@ CLAIM = LayoutClaim(
     transpose,
     lambda mats, dom: references.transpose(mats["M"]),
     (size_param("r", 3, "rows of M"), size_param("c", 5, "columns of M")),
+    cost=cost.transpose,
 )
 register(CLAIM.claim())

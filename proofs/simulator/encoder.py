@@ -5,7 +5,7 @@ square root, which leaves EE."""
 from __future__ import annotations
 
 from constructions.simulator import encoder_layer
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -25,5 +25,6 @@ CLAIM = LayoutClaim(
     ),
     domain="EE",
     input_domain="QQ",
+    cost=cost.encoder_layer,
 )
 register(CLAIM.claim())

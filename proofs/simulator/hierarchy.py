@@ -15,7 +15,7 @@ from constructions import rasp
 from constructions.simulator import pad_for, read_output, universal
 from exact import EE, QQ, ParseError
 from exact.matrices import matrix_from_json, matrix_to_json
-from proofs import references
+from proofs import cost, progress, references
 from proofs.certify import certificate, differing_fields
 from proofs.lemmas.common import SEED, random_matrix, size_param
 from proofs.registry import Claim, register
@@ -42,15 +42,17 @@ def _certify(N: int, D: int, Dv: int, seed: int, inputs: list[tuple]) -> dict:
     U = universal(N, D, Dv)
     g = U.graph()
     cases, outputs, refs, failures = [], [], [], []
-    for X, A, V in inputs:
-        n, d, dv = len(X), len(A), len(V[0])
-        got = read_output(rasp.evaluate_graph(g, pad_for((N, D, Dv), X, A, V, EE), EE)["output"], n, dv, Dv)
-        want = references.attention(X, A, V)
-        if got != want:
-            failures.append({"n": n, "d": d, "dv": dv})
-        cases.append({"n": n, "d": d, "dv": dv, "X": matrix_to_json(X, QQ), "A": matrix_to_json(A, QQ), "V": matrix_to_json(V, QQ)})
-        outputs.append(matrix_to_json(got, EE))
-        refs.append(matrix_to_json(want, EE))
+    with progress.bar(len(inputs), "cases", desc="hierarchy") as bar:
+        for X, A, V in inputs:
+            n, d, dv = len(X), len(A), len(V[0])
+            got = read_output(rasp.evaluate_graph(g, pad_for((N, D, Dv), X, A, V, EE), EE)["output"], n, dv, Dv)
+            want = references.attention(X, A, V)
+            if got != want:
+                failures.append({"n": n, "d": d, "dv": dv})
+            cases.append({"n": n, "d": d, "dv": dv, "X": matrix_to_json(X, QQ), "A": matrix_to_json(A, QQ), "V": matrix_to_json(V, QQ)})
+            outputs.append(matrix_to_json(got, EE))
+            refs.append(matrix_to_json(want, EE))
+            bar.update()
     return certificate(
         claim="hierarchy",
         params={"N": N, "D": D, "Dv": Dv, "seed": seed},
@@ -74,24 +76,27 @@ def verify(doc: dict) -> list[str]:
     field must be what proving on the recorded inputs writes."""
     params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
     N, D, Dv, seed = (params.get(k) for k in ("N", "D", "Dv", "seed"))
-    if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64 for v in (N, D, Dv)) or not isinstance(seed, int):
-        raise ParseError("hierarchy parameters N, D, Dv must be integers in 1..64, and seed an integer")
+    # Their size was checked against the limits in force by the cost model (proofs/cost.py) before this.
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (N, D, Dv)) or not isinstance(seed, int):
+        raise ParseError("hierarchy parameters N, D, Dv must be positive integers, and seed an integer")
     g = rasp.graph_from_json(doc["construction"]["graph"])
     cases, outs, refs = doc["inputs"]["cases"], doc["outputs"]["cases"], doc["reference"]["cases"]
     if not (isinstance(cases, list) and isinstance(outs, list) and isinstance(refs, list) and len(cases) == len(outs) == len(refs)):
         raise ParseError("hierarchy cases, outputs and references must be lists of one length")
     problems, inputs = [], []
-    for case, out_rec, ref_rec in zip(cases, outs, refs):
-        X, A, V = (matrix_from_json(case[k], QQ) for k in ("X", "A", "V"))
-        n, d, dv = len(X), len(A), len(V[0])
-        if (len(X[0]), len(A[0]), len(V)) != (d, d, d) or not (n <= N and d <= D and dv <= Dv):
-            raise ParseError(f"hierarchy case {n},{d},{dv} has inputs of the wrong shape")
-        inputs.append((X, A, V))
-        if matrix_from_json(ref_rec, EE) != references.attention(X, A, V):
-            problems.append(f"case {n},{d},{dv}: the recorded reference differs from the recomputed one")
-        got = read_output(rasp.evaluate_graph(g, pad_for((N, D, Dv), X, A, V, EE), EE)["output"], n, dv, Dv)
-        if matrix_from_json(out_rec, EE) != got:
-            problems.append(f"case {n},{d},{dv}: re-running the recorded graph does not give the recorded output")
+    with progress.bar(len(cases), "cases", desc="hierarchy (recorded graph)") as bar:
+        for case, out_rec, ref_rec in zip(cases, outs, refs):
+            X, A, V = (matrix_from_json(case[k], QQ) for k in ("X", "A", "V"))
+            n, d, dv = len(X), len(A), len(V[0])
+            if (len(X[0]), len(A[0]), len(V)) != (d, d, d) or not (n <= N and d <= D and dv <= Dv):
+                raise ParseError(f"hierarchy case {n},{d},{dv} has inputs of the wrong shape")
+            inputs.append((X, A, V))
+            if matrix_from_json(ref_rec, EE) != references.attention(X, A, V):
+                problems.append(f"case {n},{d},{dv}: the recorded reference differs from the recomputed one")
+            got = read_output(rasp.evaluate_graph(g, pad_for((N, D, Dv), X, A, V, EE), EE)["output"], n, dv, Dv)
+            if matrix_from_json(out_rec, EE) != got:
+                problems.append(f"case {n},{d},{dv}: re-running the recorded graph does not give the recorded output")
+            bar.update()
     if {(len(X), len(A), len(V[0])) for X, A, V in inputs} != {
         (n, d, dv) for n in range(1, N + 1) for d in range(1, D + 1) for dv in range(1, Dv + 1)
     } or len(inputs) != N * D * Dv:
@@ -106,6 +111,7 @@ register(
         prove,
         (size_param("N", 8, "rows of the big U"), size_param("D", 4, "width of the big U"), size_param("Dv", 4, "value width of the big U"), SEED),
         verify=verify,
+        cost=cost.hierarchy,
         build=lambda N=8, D=4, Dv=4: universal(N, D, Dv),
     )
 )

@@ -22,22 +22,24 @@ import contextlib
 import itertools
 import json
 import os
-from concurrent.futures import Executor, ProcessPoolExecutor
-from typing import Any
+from concurrent.futures import Executor
+from typing import Any, ContextManager
 
 from constructions import rasp
 from constructions.languages import LanguageLayer, decide_match2_readout, least_beta_above, match2, parity
 from constructions.simulator import universal
 from exact import EE, ParseError
 from exact.matrices import matrix_to_json
-from proofs import references
+from proofs import cost
+from proofs import progress, references, workers
 from proofs.certify import certificate, differing_fields
 from proofs.lemmas.common import positive_int
 from proofs.registry import Claim, Param, register
 
 
-#: Words per task when the exhaustive check runs in several processes.
-CHUNK = 4096
+#: Words per piece of the exhaustive check: one task when it runs in several processes, one step
+#: of the progress bar (a few seconds of work at length 8).
+CHUNK = 512
 
 _GRAPHS: dict[tuple[int, int, int], Any] = {}
 
@@ -70,19 +72,29 @@ def _words(spec: tuple, n: int, alphabet: int, start: int, stop: int) -> tuple[s
     return "".join(got), "".join(want)
 
 
-def _run_all_words(spec: tuple, n: int, alphabet: int, pool: Executor | None) -> tuple[str, str]:
-    """Every word of length n, in chunks, in worker processes when a pool is given."""
-    total = alphabet**n
-    bounds = [(a, min(a + CHUNK, total)) for a in range(0, total, CHUNK)]
-    if pool is None:
-        parts = [_words(spec, n, alphabet, a, b) for a, b in bounds]
-    else:
-        parts = list(pool.map(_words, *zip(*[(spec, n, alphabet, a, b) for a, b in bounds])))
+def _bounds(total: int) -> list[tuple[int, int]]:
+    return [(a, min(a + CHUNK, total)) for a in range(0, total, CHUNK)]
+
+
+def _run_all_words(spec: tuple, n: int, alphabet: int, pool: Executor | None, bar: Any) -> tuple[str, str]:
+    """Every word of length n, in pieces, in worker processes when a pool is given; the bar counts words."""
+    bounds = _bounds(alphabet**n)
+    run = map if pool is None else pool.map  # both lazy, in order
+    parts = []
+    for (a, b), part in zip(bounds, run(_words, *zip(*[(spec, n, alphabet, a, b) for a, b in bounds]))):
+        parts.append(part)
+        bar.update(b - a)
     return "".join(p[0] for p in parts), "".join(p[1] for p in parts)
 
 
-def _pool(jobs: int) -> Executor | contextlib.nullcontext:
-    return ProcessPoolExecutor(jobs) if jobs > 1 else contextlib.nullcontext()
+def _pool(jobs: int, layers: dict[str, tuple[tuple, int, int]]) -> ContextManager[Executor | None]:
+    """Worker processes for the largest case's pieces (no more: see proofs.workers.cap), or none."""
+    processes = workers.cap(jobs, max(len(_bounds(alphabet**n)) for _, n, alphabet in layers.values()))
+    return workers.pool(processes) if processes > 1 else contextlib.nullcontext()
+
+
+def _progress(claim: str, layers: dict[str, tuple[tuple, int, int]]) -> ContextManager[Any]:
+    return progress.bar(sum(alphabet**n for _, n, alphabet in layers.values()), "words", desc=claim)
 
 
 def _verify(doc: dict, layers: dict[str, tuple[tuple, int, int]], language: Any, t_checks: list[dict]) -> list[str]:
@@ -131,10 +143,10 @@ def _certificate(claim: str, statement: str, params: dict, cases: list[dict], t_
     )
 
 
-def _case(spec: tuple, key: str, n: int, alphabet: int, graphs: dict, pool: Executor | None) -> dict:
+def _case(spec: tuple, key: str, n: int, alphabet: int, graphs: dict, pool: Executor | None, bar: Any) -> dict:
     layer = _layer(spec)
     d, dv = len(layer.A), len(layer.V[0])
-    got, want = _run_all_words(spec, n, alphabet, pool)
+    got, want = _run_all_words(spec, n, alphabet, pool, bar)
     graphs.setdefault(f"n={n},d={d},dv={dv}", rasp.graph_to_json(_u_graph(n, d, dv)))
     return {
         "case": key,
@@ -167,8 +179,8 @@ def _match2_plan(max_M: int, max_length: int) -> tuple[dict, list[dict], int]:
 def prove_match2(max_M: int = 5, max_length: int = 4, jobs: int = 1) -> dict:
     layers, t_checks, beta = _match2_plan(max_M, max_length)
     graphs: dict = {}
-    with _pool(jobs) as pool:
-        cases = [_case(spec, key, n, M, graphs, pool) for key, (spec, n, M) in layers.items()]
+    with _progress("match2", layers) as bar, _pool(jobs, layers) as pool:
+        cases = [_case(spec, key, n, M, graphs, pool, bar) for key, (spec, n, M) in layers.items()]
     return _certificate("match2", MATCH2, {"max_M": max_M, "max_length": max_length, "beta": beta}, cases, t_checks, graphs)
 
 
@@ -202,8 +214,8 @@ def _parity_plan(max_k: int, max_length: int) -> tuple[dict, list[dict]]:
 def prove_parity(max_k: int = 4, max_length: int = 6, jobs: int = 1) -> dict:
     layers, t_checks = _parity_plan(max_k, max_length)
     graphs: dict = {}
-    with _pool(jobs) as pool:
-        cases = [_case(spec, key, n, 2, graphs, pool) for key, (spec, n, _) in layers.items()]
+    with _progress("parity", layers) as bar, _pool(jobs, layers) as pool:
+        cases = [_case(spec, key, n, 2, graphs, pool, bar) for key, (spec, n, _) in layers.items()]
     return _certificate("parity", PARITY, {"max_k": max_k, "max_length": max_length}, cases, t_checks, graphs)
 
 
@@ -215,8 +227,9 @@ def verify_parity(doc: dict) -> list[str]:
 
 
 def _small(v: Any) -> int:
-    if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 16:
-        raise ParseError(f"language parameters must be integers in 1..16, got {v!r:.20}")
+    """A positive integer parameter; its size was checked against the limits by the cost model first."""
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise ParseError(f"language parameters must be positive integers, got {v!r:.20}")
     return v
 
 
@@ -233,6 +246,7 @@ register(
         MATCH2,
         prove_match2,
         verify=verify_match2,
+        cost=cost.match2,
         build=lambda max_M=5, max_length=4: universal(max_length, max_M, max_M),  # the largest U it runs
         params=(
             Param("max_M", positive_int, 5, "largest number of residues M (from 2)"),
@@ -247,6 +261,7 @@ register(
         PARITY,
         prove_parity,
         verify=verify_parity,
+        cost=cost.parity,
         build=lambda max_k=4, max_length=6: universal(max_length, 3, 1),  # the largest U it runs
         params=(
             Param("max_k", positive_int, 4, "largest |S|"),

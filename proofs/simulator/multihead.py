@@ -4,7 +4,7 @@ exactly, from vec(X) ++ vec(A_1..A_h) ++ vec(V_1..V_h) ++ vec(W_O). Decided in E
 from __future__ import annotations
 
 from constructions.simulator import multihead
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -28,5 +28,6 @@ CLAIM = LayoutClaim(
     ),
     domain="EE",
     input_domain="QQ",
+    cost=cost.multihead,
 )
 register(CLAIM.claim())

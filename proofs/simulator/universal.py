@@ -9,7 +9,7 @@ directly from X, A, V (FLINT products, EE softmax). Equality is decided in EE.
 from __future__ import annotations
 
 from constructions.simulator import universal
-from proofs import references
+from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
@@ -22,5 +22,6 @@ CLAIM = LayoutClaim(
     (size_param("n", 4, "rows of X (tokens)"), size_param("d", 3, "columns of X"), size_param("dv", 2, "columns of V")),
     domain="EE",
     input_domain="QQ",
+    cost=cost.universal,
 )
 register(CLAIM.claim())

@@ -18,13 +18,30 @@ from constructions.sinkhorn import SinkhornResult
 from constructions.sinkhorn.wasserstein import W1Certificate
 from exact import Ball, QQ
 from exact.matrices import Rows, matrix_to_json
-from proofs.params import positive_int
+from proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
+from proofs.params import int_list, positive_int, positive_rational, rational_list
 from proofs.registry import Param
 
 
 SEED = Param("seed", int, 0, "seed of the random rational data")
 PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits")
 TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
+
+
+def convergence_cost(n: int, eps: str, prec: int, **_: Any) -> Cost:
+    """Random costs lie in [0, 1]; one run per eps, the hardest sets the precision."""
+    eps_list = [positive_rational(e) for e in rational_list(eps)]
+    return sinkhorn_cost(n, n, len(eps_list), max(krawczyk_bits(fmpq(1), e, prec) for e in eps_list))
+
+
+def transformer_cost(n: int, m: int, d: int, k: int, eps: str, prec: int, **_: Any) -> Cost:
+    """Points and weights lie in [-1, 1], so |C_ij| <= k d^2 and max C - min C <= 2 k d^2."""
+    return sinkhorn_cost(n, m, 1, krawczyk_bits(fmpq(2 * k * d * d), positive_rational(eps), prec))
+
+
+def universality_cost(n: int, eps: str, widths: str, prec: int, **_: Any) -> Cost:
+    """The entropic target's cost |x - y| lies in [0, 2]; one run per system and width, and the target's."""
+    return sinkhorn_cost(n, n, 3 * len(int_list(widths)) + 1, krawczyk_bits(fmpq(2), positive_rational(eps), prec))
 
 
 def plan_params(n: int, m: int, eps: str) -> tuple[Param, ...]:

@@ -6,9 +6,11 @@ from __future__ import annotations
 from constructions.sinkhorn import sinkhorn
 from constructions.sinkhorn.problem import random_cost, random_marginal
 from exact import Ball, QQ
+from proofs import progress
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
 from proofs.sinkhorn.common import (
+    convergence_cost,
     PREC,
     SEED,
     TOL,
@@ -51,36 +53,38 @@ def prove(
     a, b = random_marginal(n, seed + 1), random_marginal(n, seed + 2)
     use_pot = pot_available()
     runs, refs, holds, iters = [], [], True, 0
-    for e in eps_list:
-        r = sinkhorn(C, a, b, e, Ball(prec), tol=tol)
-        P = r.plan if r.plan is not None else r.iterate
-        marg_ok = r.plan is not None and marginals_contain(P, a, b, r.details["prec"])
-        ref, its = mp_sinkhorn(C, a, b, e, REFERENCE_DPS, ref_iter)
-        ref_ok = ref is None or (r.plan is not None and contains(r.plan, ref, r.details["prec"]))
-        holds = holds and r.certified and marg_ok and ref_ok
-        iters = max(iters, r.iterations)
-        run = {"eps": QQ.to_json(e), **run_json(r, prec), "plan": None if r.plan is None else bmat(r.plan, prec)}
-        run["plan_marginals_contain_a_b"] = marg_ok
-        run["iterate_row_error"] = bvec(r.row_error, prec)
-        run["iterate_col_error"] = bvec(r.col_error, prec)
-        runs.append(run)
-        entry = {
-            "eps": QQ.to_json(e),
-            "mpmath": f"plain Sinkhorn at {REFERENCE_DPS} digits: "
-            + (f"converged in {its} iterations; inside the enclosure: {ref_ok}" if ref is not None else f"did not converge in {its} iterations (no comparison)"),
-        }
-        if use_pot:
-            pot = pot_sinkhorn(C, a, b, e, pot_iter)
-            entry["pot"] = {
-                "relation": "agreement",
-                "outcome": pot["outcome"],
-                "iterations": pot["iterations"],
-                "err": repr(pot["err"]),
-                "warnings": pot["warnings"],
-                "max_distance_to_enclosure": repr(deviation(pot["plan"], P)) if r.plan is not None else None,
-                "pot_fails_we_certify": (not pot["ok"]) and r.certified,
+    with progress.bar(len(eps_list), "eps", desc=NAME) as bar:
+        for e in eps_list:
+            r = sinkhorn(C, a, b, e, Ball(prec), tol=tol)
+            P = r.plan if r.plan is not None else r.iterate
+            marg_ok = r.plan is not None and marginals_contain(P, a, b, r.details["prec"])
+            ref, its = mp_sinkhorn(C, a, b, e, REFERENCE_DPS, ref_iter)
+            ref_ok = ref is None or (r.plan is not None and contains(r.plan, ref, r.details["prec"]))
+            holds = holds and r.certified and marg_ok and ref_ok
+            iters = max(iters, r.iterations)
+            run = {"eps": QQ.to_json(e), **run_json(r, prec), "plan": None if r.plan is None else bmat(r.plan, prec)}
+            run["plan_marginals_contain_a_b"] = marg_ok
+            run["iterate_row_error"] = bvec(r.row_error, prec)
+            run["iterate_col_error"] = bvec(r.col_error, prec)
+            runs.append(run)
+            entry = {
+                "eps": QQ.to_json(e),
+                "mpmath": f"plain Sinkhorn at {REFERENCE_DPS} digits: "
+                + (f"converged in {its} iterations; inside the enclosure: {ref_ok}" if ref is not None else f"did not converge in {its} iterations (no comparison)"),
             }
-        refs.append(entry)
+            if use_pot:
+                pot = pot_sinkhorn(C, a, b, e, pot_iter)
+                entry["pot"] = {
+                    "relation": "agreement",
+                    "outcome": pot["outcome"],
+                    "iterations": pot["iterations"],
+                    "err": repr(pot["err"]),
+                    "warnings": pot["warnings"],
+                    "max_distance_to_enclosure": repr(deviation(pot["plan"], P)) if r.plan is not None else None,
+                    "pot_fails_we_certify": (not pot["ok"]) and r.certified,
+                }
+            refs.append(entry)
+            bar.update()
     return certificate(
         NAME,
         {"n": n, "seed": seed, "eps": eps, "tol": tol, "prec": prec, "ref_iter": ref_iter, "pot_iter": pot_iter},
@@ -117,5 +121,6 @@ register(
             Param("pot_iter", positive_int, 10000, "numItermax of POT's float Sinkhorn (if POT is installed)"),
         ),
         check=check_convergence,
+        cost=convergence_cost,
     )
 )

@@ -16,6 +16,7 @@ from exact import QQ, Float
 from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
 from proofs.checkers.sinkhorn_claims import check_limit
+from proofs.cost import Cost
 from proofs.params import positive_rational, rational_list
 from proofs.sinkhorn.common import plan_params, pot_available, qmat, qvec, w1_json
 
@@ -102,5 +103,6 @@ register(
         prove,
         plan_params(3, 3, "1/10") + (Param("ts", str, "1/10,1/100,1/1000,1/10000", "values of t in (0, 1], comma-separated"),),
         check=check_limit,
+        cost=lambda ts, **_: Cost(evaluations=len(rational_list(ts))),
     )
 )

@@ -16,7 +16,7 @@ from proofs.certify import certificate
 from proofs.registry import Claim, Param, register
 from proofs.checkers.sinkhorn_claims import check_transformer
 from proofs.params import positive_int, positive_rational
-from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, qmat, qvec, run_json
+from proofs.sinkhorn.common import transformer_cost, PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, qmat, qvec, run_json
 
 NAME = "sinkhorn_transformer"
 STATEMENT = "a Sinkhorn Transformer's coupling (cost -<Q(x), K(y)>, linear Q, K) is enclosed to a certified bound, with its marginal errors"
@@ -96,5 +96,6 @@ register(
             PREC,
         ),
         check=check_transformer,
+        cost=transformer_cost,
     )
 )

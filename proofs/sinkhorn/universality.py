@@ -4,15 +4,19 @@ with certified upper bounds on W1."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from constructions.sinkhorn.universality import FIT_BITS, systems, sweep, texts
-from exact import QQ
+from exact import QQ, ParseError
+from proofs import progress
 from proofs.certify import certificate
 from proofs.checkers.sinkhorn_claims import check_universality
 from proofs.params import int_list, positive_int, positive_rational
 from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import PREC, SEED, bmat, qmat, qvec, run_json, w1_json
+from proofs.sinkhorn.common import PREC, SEED, bmat, qmat, qvec, run_json, universality_cost, w1_json
 
 NAME = "sinkhorn_universality"
+MAX_WIDTH = 64
 STATEMENT = (
     "on one pair of random texts, Sinkhorn Transformers of growing width (Chebyshev features, weights fitted in floats "
     "and then fixed as rationals) approximate the independent, entropic and mixed coupling systems: each W1 error has a "
@@ -22,10 +26,14 @@ STATEMENT = (
 
 def prove(n: int = 6, seed: int = 0, eps: str = "1/2", widths: str = "1,2,3,4,5,6", target: str = "1e-6", prec: int = 128) -> dict:
     e, goal, ws = positive_rational(eps), positive_rational(target, "target"), int_list(widths)
+    if max(ws) > MAX_WIDTH:
+        raise ParseError(f"widths must be at most {MAX_WIDTH} (the Chebyshev fit and its check), got {max(ws)}")
     xs, a, ys, b = texts(n, n, seed)
     table, holds, entropic_run = {}, True, None
-    for name, system in systems(e).items():
-        F, rows = sweep(system, xs, a, ys, b, e, ws, prec)
+    targets = systems(e)
+    with progress.bar(len(targets) * len(ws), "widths", desc=NAME) as bar:
+        fitted = {name: _sweep(system, xs, a, ys, b, e, ws, prec, bar) for name, system in targets.items()}
+    for name, (F, rows) in fitted.items():
         entropic_run = entropic_run or (F.run and {**run_json(F.run, prec), "plan": bmat(F.run.plan, prec)})
         reached = [r.width for r in rows if r.w1_hi <= goal]
         holds = holds and bool(reached)
@@ -72,6 +80,16 @@ def prove(n: int = 6, seed: int = 0, eps: str = "1/2", widths: str = "1,2,3,4,5,
     )
 
 
+def _sweep(system: Any, xs: list, a: list, ys: list, b: list, e: Any, ws: list[int], prec: int, bar: Any) -> tuple[Any, list]:
+    """``sweep`` one width at a time, the target computed once, so that the bar moves per system and width."""
+    F = system(a, xs, b, ys, prec)
+    rows = []
+    for w in ws:
+        rows += sweep(lambda *_: F, xs, a, ys, b, e, [w], prec)[1]
+        bar.update()
+    return F, rows
+
+
 register(
     Claim(
         NAME,
@@ -86,5 +104,6 @@ register(
             PREC,
         ),
         check=check_universality,
+        cost=universality_cost,
     )
 )

@@ -1,0 +1,221 @@
+r"""Cost models: what a claim will compute, from its parameters alone, before anything is built.
+
+Every claim declares ``cost(**params) -> Cost``. ``attncert prove``, ``sweep`` and
+``verify`` consult it first and refuse, with one line that names the claim's
+parameters, the computed size, the limit and the option that raises it, any run
+over the limits in force (:class:`exact.limits.Limits`, one set shared by prove
+and verify). ``attncert prove CLAIM --estimate`` prints the figures without
+running. The formulas (docs/limits.md) mirror each construction's layout:
+
+* transpose r x c: N = rc;  relu, maxmin: N = n;  inverse3: N = 9;  softmax r x c: N = rc;
+* matmul (r, k, c): N = max(rk + kc, rck);
+* U(n, d, d_v): N = max(nd + d^2 + d d_v, n d^2, n d d_v, n^2 d, n^2 d_v, 1);
+* multi-head (h heads, d_o): N = max(inputs, h n d^2, h n d d_v, h n^2 d, h n^2 d_v, n d_o h d_v),
+  inputs = nd + h d^2 + h d d_v + h d_v d_o;
+* encoder layer (h heads, f hidden): as multi-head with d_o = d, and n f d, and the
+  inputs W_1, b_1, W_2, b_2 (2 d f + f + d more);
+* hierarchy: U(N, D, D_v) on N D D_v cases;
+* Match2: U(L, M, M) on sum_{M=2}^{max_M} sum_{n=1}^{L} M^n words;
+* k-PARITY: U(L, 3, 1) on sum_{n=1}^{L} min(max_k, n) 2^n words;
+* Sinkhorn: no RASP sequence; the arb precision of a Krawczyk run is at least
+  Delta / (2 ln 2) + 128 bits with Delta <= 2 (max C - min C) / eps.
+
+``pairs`` (selection pairs of the widest attention) and ``seconds`` / ``memory``
+are estimates, labelled so: N times the widest fan-in, and linear models with
+constants measured on the benchmark machine (2 cores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from flint import fmpq
+
+from exact.errors import LimitExceeded
+from exact.limits import Limits
+
+#: Seconds per evaluated position (U(64, 8, 8) exact: 1.39 s for 32 768 positions, bench/RESULTS.md).
+SECONDS_PER_POSITION = 4.5e-5
+#: Bytes per evaluated position (peak RSS of U(64, 8, 8): 18 MiB for 32 768 positions), rounded up.
+BYTES_PER_POSITION = 1024
+#: Seconds per (n m) x (bits / 128)^1.5 of a certified Sinkhorn run (8 x 8 at eps = 1/10000: about 2 s).
+SINKHORN_SECONDS = 2.6e-5
+#: Counts beyond this are reported as this (2^1000000000 words is never computed).
+CAP = 10**18
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one run of a claim computes: exact sizes, and rough estimates of time and memory."""
+
+    positions: int = 0  # longest RASP sequence evaluated (exact)
+    pairs: int = 0  # selection pairs of the widest attention layer (estimate: N x widest fan-in)
+    evaluations: int = 1  # sequences (words, cases) or Sinkhorn runs (exact)
+    precision: int = 0  # arb working precision of the hardest Sinkhorn run, in bits (estimate, 0: none)
+    seconds: float = 0.0  # estimate
+    memory: int = 0  # estimate, bytes
+
+    def lines(self) -> list[str]:
+        return [
+            f"sequence length (positions)  {self.positions:,}",
+            f"selection pairs (estimate)   {self.pairs:,}",
+            f"evaluations or runs          {self.evaluations:,}",
+            f"arb precision, bits (est.)   {self.precision:,}",
+            f"time (rough estimate)        {_seconds(self.seconds)}",
+            f"memory (rough estimate)      {_bytes(self.memory)}",
+        ]
+
+
+#: Limit field, Cost field, what it counts, the option that raises it.
+CHECKED = (
+    ("max_positions", "positions", "a sequence of {:,} positions", "--max-positions"),
+    ("max_pairs", "pairs", "about {:,} selection pairs", "--max-pairs"),
+    ("max_evaluations", "evaluations", "{:,} evaluations", "--max-evaluations"),
+    ("max_precision", "precision", "about {:,} bits of arb precision", "--max-precision"),
+)
+
+
+def check(claim: str, params: dict[str, Any], cost: Cost, lim: Limits) -> None:
+    """LimitExceeded (one line: claim, parameters, size, limit, option) if the cost is over a limit."""
+    for limit_field, cost_field, what, option in CHECKED:
+        size, limit = getattr(cost, cost_field), getattr(lim, limit_field)
+        if size > limit:
+            shown = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("seed", "inputs", "jobs", "domain"))
+            amount = what.format(size) if size < CAP else what.replace("{:,}", "more than 10^18").replace("about ", "")
+            raise LimitExceeded(
+                f"{claim} with {shown or 'these parameters'} needs {amount}, over the limit of {limit:,} "
+                f"(raise it with {option} if you mean it)"
+            )
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.2g} s" if s < 120 else f"{s / 60:.2g} min" if s < 7200 else f"{s / 3600:.2g} h"
+
+
+def _bytes(b: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if b < 1024 or unit == "TiB":
+            return f"{b:.3g} {unit}" if unit != "B" else f"{b} B"
+        b /= 1024
+    return f"{b} B"
+
+
+def rasp_cost(positions: int, fan_in: int, evaluations: int = 1) -> Cost:
+    """A RASP run: N positions (exact), N x fan-in pairs, time and memory linear in N."""
+    positions, evaluations = min(positions, CAP), min(evaluations, CAP)
+    return Cost(
+        positions=positions,
+        pairs=min(positions * max(fan_in, 1), CAP),
+        evaluations=evaluations,
+        seconds=SECONDS_PER_POSITION * positions * evaluations,
+        memory=BYTES_PER_POSITION * positions,
+    )
+
+
+# -- sequence lengths -----------------------------------------------------------------------------
+
+
+def universal_length(n: int, d: int, dv: int) -> int:
+    return max(n * d + d * d + d * dv, n * d * d, n * d * dv, n * n * d, n * n * dv, 1)
+
+
+def multihead_length(n: int, d: int, dv: int, h: int, do: int, f: int = 0, extra_inputs: int = 0) -> int:
+    inputs = n * d + h * d * d + h * d * dv + h * dv * do + extra_inputs
+    return max(inputs, h * n * d * d, h * n * d * dv, h * n * n * d, h * n * n * dv, n * do * h * dv, n * f * d, 1)
+
+
+def transpose(r: int, c: int, **_: Any) -> Cost:
+    return rasp_cost(r * c, 1)
+
+
+def matmul(r: int, k: int, c: int, **_: Any) -> Cost:
+    return rasp_cost(max(r * k + k * c, r * c * k), k)
+
+
+def softmax(r: int, c: int, **_: Any) -> Cost:
+    return rasp_cost(r * c, c)
+
+
+def elementwise(n: int, **_: Any) -> Cost:
+    return rasp_cost(n, 1)
+
+
+def inverse3(**_: Any) -> Cost:
+    return rasp_cost(9, 9)
+
+
+def universal(n: int, d: int, dv: int, **_: Any) -> Cost:
+    return rasp_cost(universal_length(n, d, dv), max(n, d))
+
+
+def multihead(n: int, d: int, dv: int, h: int, do: int, **_: Any) -> Cost:
+    return rasp_cost(multihead_length(n, d, dv, h, do), max(n, d, h * dv))
+
+
+def encoder_layer(n: int, d: int, dv: int, h: int, f: int, **_: Any) -> Cost:
+    return rasp_cost(multihead_length(n, d, dv, h, d, f, 2 * d * f + f + d), max(n, d, h * dv, f))
+
+
+def hierarchy(N: int, D: int, Dv: int, **_: Any) -> Cost:
+    return rasp_cost(universal_length(N, D, Dv), max(N, D), N * D * Dv)
+
+
+def _power_sum(base: int, top: int, weight: Callable[[int], int] = lambda n: 1) -> int:
+    """sum_{n=1}^{top} weight(n) base^n, or CAP once it exceeds CAP."""
+    total, term = 0, 1
+    for n in range(1, top + 1):
+        term *= base
+        total += weight(n) * term
+        if total > CAP:
+            return CAP
+    return total
+
+
+def match2(max_M: int, max_length: int, **_: Any) -> Cost:
+    words = min(sum(_power_sum(M, max_length) for M in range(2, max_M + 1)) if max_M <= 10**6 else CAP, CAP)
+    return rasp_cost(universal_length(max_length, max_M, max_M), max(max_length, max_M), words)
+
+
+def parity(max_k: int, max_length: int, **_: Any) -> Cost:
+    words = _power_sum(2, max_length, lambda n: min(max_k, n))
+    return rasp_cost(universal_length(max_length, 3, 1), max(max_length, 3), words)
+
+
+# -- Sinkhorn -------------------------------------------------------------------------------------
+
+
+def krawczyk_bits(cost_range: fmpq, eps: fmpq, prec: int) -> int:
+    """The precision the prover's Krawczyk ladder climbs to: max(4 prec, Delta / (2 ln 2) + 128), Delta <= 2 range / eps.
+
+    Below Delta = 40 the Hilbert bound is used at ``prec`` bits.
+    """
+    delta = 2 * cost_range / eps
+    if delta <= 40:
+        return prec
+    # 1 / (2 ln 2) < 0.7214; the ceiling of an exact rational, no float overflow for any eps.
+    return max(4 * prec, int(-(-(delta * fmpq(7214, 10000)).p // (delta * fmpq(7214, 10000)).q)) + 128)
+
+
+def sinkhorn_cost(n: int, m: int, runs: int, bits: int) -> Cost:
+    work = n * m * max(1.0, min(bits, 10**12) / 128) ** 1.5
+    return Cost(evaluations=runs, precision=bits, seconds=SINKHORN_SECONDS * work * runs, memory=64 * n * m * max(bits, 64) + (1 << 20))
+
+
+
+def parsed(claim: Any, raw: dict[str, Any]) -> dict[str, Any]:
+    """The claim's declared parameters among ``raw`` (strings or ints), parsed with their own types."""
+    out = {}
+    for p in claim.params:
+        v = raw.get(p.name)
+        if v is not None and not isinstance(v, bool):
+            out[p.name] = p.type(str(v))
+    return out
+
+
+def refuse_over_limits(claim: Any, raw: dict[str, Any], lim: Limits) -> Cost:
+    """The cost at these parameters, or LimitExceeded before anything is built."""
+    params = parsed(claim, raw)
+    cost = claim.estimate(params)
+    check(claim.name, params, cost, lim)
+    return cost
