@@ -34,3 +34,17 @@ class UndecidedError(AttncertError, ArithmeticError):
 
 class CertificateError(AttncertError):
     """A certificate document is malformed, of the wrong format, or fails its hash."""
+
+
+class FloatRefused(ParseError, TypeError):
+    """A binary float (Python or numpy) was given where an exact number is needed (QQ, EE).
+
+    A float is a binary approximation: 0.1 is stored as 3602879701896397/2^55, so
+    reading it silently would make an "exact" result exact about the wrong number.
+    Decimal strings are exact ("0.1" is 1/10). A ParseError (one line, exit 2 on the
+    command line) and a TypeError (the operand type is wrong, as for ``fmpq + float``).
+    """
+
+
+class OutputError(AttncertError):
+    """An output target that cannot or must not be written (a directory, a device, no permission, a full disk)."""

@@ -25,17 +25,15 @@ import concurrent.futures as cf
 import hashlib
 import itertools
 import re
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from tqdm import tqdm
-
 from exact.certificate import read_certificate, write_certificate
 from exact.errors import AttncertError
+from proofs import progress as _progress, workers
 from proofs.registry import Claim, load_claims
 from proofs.verify import BAD, EXIT, FAIL, OK, verify_file
 
@@ -236,10 +234,13 @@ def _first_line(text: str) -> str:
 
 
 def run_tasks(tasks: Sequence[Task], execute: Executor, progress: bool) -> list[Result]:
-    """Run every task with ``execute``, with a progress bar on stderr; results in task order."""
+    """Run every task with ``execute``, with a progress bar on stderr (proofs.progress); results in task order.
+
+    The claims run in this process (``--jobs 1``) show no bars of their own under the sweep's.
+    """
     results: list[Result] = []
     counts = dict.fromkeys(_COLUMNS, 0)
-    with tqdm(total=len(tasks), desc="sweep", unit="task", disable=not progress, file=sys.stderr) as bar:
+    with _progress.bar(len(tasks), "task", desc="sweep", show=progress, leave=True) as bar, _progress.disabled():
         for result in execute(tasks):
             results.append(result)
             counts[result.status] += 1
@@ -255,16 +256,19 @@ def in_process(tasks: Sequence[Task]) -> Iterator[Result]:
 
 
 def local_pool(jobs: int) -> Executor:
-    """``--jobs N``: a pool of N local processes (the default)."""
+    """``--jobs N``: a pool of N local processes (the default), no more than there are tasks.
+
+    The workers ignore Ctrl-C and die with this process (:func:`proofs.workers.pool`). On
+    Ctrl-C, SIGTERM or an error, pending tasks are cancelled and the workers terminated:
+    a task cut short removes its temporary file, the certificates of finished tasks stay,
+    and the next run of the same sweep skips them.
+    """
 
     def execute(tasks: Sequence[Task]) -> Iterator[Result]:
-        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
-        try:
+        with workers.pool(workers.cap(jobs, len(tasks))) as pool:
             futures = [pool.submit(run_task, t) for t in tasks]
             for f in cf.as_completed(futures):
                 yield f.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)  # on Ctrl-C, start nothing new
 
     return execute
 
