@@ -48,7 +48,7 @@ def check_target(path: str | os.PathLike) -> None:
     except FileNotFoundError:
         st = None
     except OSError as e:
-        raise OutputError(f"cannot write {path}: {e.strerror}") from None
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     if st is not None and not stat.S_ISREG(st.st_mode):
         kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a device, pipe or socket"
         raise OutputError(f"refusing to write {path}: it is {kind}, not a regular file")
@@ -81,7 +81,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
-        raise OutputError(f"cannot write {path}: {e.strerror}") from None
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -93,7 +93,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         os.replace(tmp, path)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"cannot write {path}: {e.strerror}") from None
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -108,7 +108,17 @@ def write_certificate(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
 
 
 def parse_document(data: bytes) -> dict[str, Any]:
-    """Parse bytes into a JSON object, refusing NaN/Infinity, oversize and over-deep input."""
+    """Parse bytes into a JSON object, refusing NaN/Infinity, floats, oversize and over-deep input."""
+    doc = parse_json(data)
+    if not isinstance(doc, dict):
+        raise CertificateError(f"a certificate must be a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def parse_json(data: bytes, decimals: bool = False) -> Any:
+    """Parse untrusted JSON within the limits in force: size, UTF-8, nesting (scanned before parsing, in
+    bounded memory), integer digits, no NaN/Infinity, no duplicate keys. JSON floats are refused, or with
+    ``decimals`` kept as their exact decimal text (for user input files, where 0.1 means 1/10)."""
     limits = current_limits()
     if len(data) > limits.max_bytes:
         raise LimitExceeded(f"document of {len(data)} bytes exceeds the limit of {limits.max_bytes}")
@@ -116,18 +126,18 @@ def parse_document(data: bytes) -> dict[str, Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ParseError(f"document is not UTF-8: {e.reason} at byte {e.start}") from None
-    if _max_bracket_depth(text) > limits.max_depth:
+    if _max_bracket_depth(data) > limits.max_depth:
         raise LimitExceeded(f"document nested deeper than {limits.max_depth} levels")
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_refuse_float, object_pairs_hook=_refuse_duplicates)
+        doc = json.loads(
+            text, parse_constant=_refuse_constant, parse_float=str if decimals else _refuse_float, object_pairs_hook=_refuse_duplicates
+        )
     except ParseError:
         raise
     except json.JSONDecodeError as e:
         raise ParseError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except (ValueError, RecursionError) as e:  # e.g. an integer literal over Python's digit limit
         raise ParseError(f"malformed JSON: {str(e).splitlines()[0][:120]}") from None
-    if not isinstance(doc, dict):
-        raise CertificateError(f"a certificate must be a JSON object, got {type(doc).__name__}")
     return doc
 
 
@@ -206,14 +216,34 @@ def _refuse_float(text: str) -> Any:
     raise ParseError(f"JSON float {text[:40]} is not allowed in a certificate; numbers are rational strings")
 
 
-def _max_bracket_depth(text: str) -> int:
-    # Measured before json.loads so that hostile nesting never reaches the recursive parser.
-    outside = _JSON_STRING.sub("", text).encode("utf-8")
-    b = np.frombuffer(outside, dtype=np.uint8)
-    step = np.isin(b, _OPEN).astype(np.int64) - np.isin(b, _CLOSE).astype(np.int64)
-    return int(np.cumsum(step).max(initial=0))
+#: Bytes scanned at a time by the nesting scan: its memory is a few times this, whatever the document's size.
+SCAN_CHUNK = 1 << 20
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_OPEN = np.frombuffer(b"[{", dtype=np.uint8)
-_CLOSE = np.frombuffer(b"]}", dtype=np.uint8)
+def _max_bracket_depth(data: bytes) -> int:
+    """The deepest nesting of [ and { outside JSON strings, scanned in chunks of SCAN_CHUNK bytes.
+
+    Measured before json.loads so that hostile nesting never reaches the recursive
+    parser. A quote opens or closes a string unless an odd run of backslashes
+    precedes it. Vectorised per chunk; the state carried between chunks is
+    (inside a string, trailing backslashes, depth), so memory stays bounded.
+    """
+    inside, run, depth, deepest = 0, 0, 0, 0
+    for start in range(0, len(data), SCAN_CHUNK):
+        b = np.frombuffer(data, dtype=np.uint8, count=min(SCAN_CHUNK, len(data) - start), offset=start)
+        idx = np.arange(len(b), dtype=np.int64)
+        backslash = b == 0x5C
+        # last position <= i that is not a backslash (-1 - run when the chunk opens with a carried run)
+        last_plain = np.maximum.accumulate(np.where(backslash, -1 - run, idx))
+        before = np.empty(len(b), dtype=np.int64)  # backslashes right before position i
+        before[0] = run
+        before[1:] = idx[:-1] - last_plain[:-1]
+        quote = (b == 0x22) & (before % 2 == 0)
+        state = (inside + np.cumsum(quote)) % 2  # 1 inside a string after position i (quotes flip it)
+        outside = state == 0
+        step = (((b == 0x5B) | (b == 0x7B)) & outside).astype(np.int64) - (((b == 0x5D) | (b == 0x7D)) & outside).astype(np.int64)
+        levels = depth + np.cumsum(step)
+        deepest = max(deepest, int(levels.max(initial=depth)))
+        depth, inside = int(levels[-1]), int(state[-1])
+        run = int(idx[-1] - last_plain[-1])
+    return deepest

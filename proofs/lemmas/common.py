@@ -10,16 +10,15 @@ an attncert/1 certificate.
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from flint import fmpq
 
 from constructions import rasp
 from constructions.layout import Construction
-from exact import EE, Domain, ParseError, domain_from_name
+from exact import EE, AttncertError, Domain, ParseError, domain_from_name
+from exact.certificate import parse_json, read_bounded
 from exact.matrices import Rows, convert_rows, matrix_to_json
 from proofs.certify import certificate
 from proofs.params import positive_int
@@ -59,13 +58,12 @@ def random_matrix(rng: random.Random, r: int, c: int, domain: Domain) -> Rows:
 
 
 def load_inputs(path: str, names: Mapping[str, tuple[int, int]], domain: Domain) -> dict[str, Rows]:
-    """Read {"NAME": [[...], ...]} from a JSON file; entries are rational strings, decimals or ints."""
+    """Read {"NAME": [[...], ...]} from a JSON file; entries are rational strings, decimals or ints (read exactly)."""
+    # The same protections as verify: a regular file, at most the byte limit, bounded nesting and digits.
     try:
-        obj = json.loads(Path(path).read_text(), parse_float=str)
-    except OSError as e:
-        raise ParseError(f"cannot read inputs {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise ParseError(f"inputs {path} are not valid JSON: {e.msg} at line {e.lineno}") from None
+        obj = parse_json(read_bounded(path), decimals=True)
+    except AttncertError as e:
+        raise ParseError(f"inputs {path}: {e}") from None
     if not isinstance(obj, dict):
         raise ParseError(f"inputs {path} must be a JSON object mapping matrix names to lists of rows")
     out = {}

@@ -4,6 +4,8 @@ import json
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exact.certificate import (
     FORMAT,
@@ -14,7 +16,7 @@ from exact.certificate import (
     write_certificate,
 )
 from exact.canonical import canonical_json
-from exact.errors import CertificateError, LimitExceeded, ParseError
+from exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
 from exact.limits import Limits, limits
 
 
@@ -51,7 +53,7 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="cannot write .*c.json: disk full"):
         write_certificate(p, {**_doc(), "claim": "other"})
     assert p.read_bytes() == before
     assert [f.name for f in tmp_path.iterdir()] == ["c.json"]
@@ -98,3 +100,31 @@ def test_size_limit_and_missing_fields(tmp_path):
         check_document({**seal(_doc()), "format": "attncert/2"})
     with pytest.raises(CertificateError, match="cannot read"):
         read_certificate(tmp_path / "missing.json")
+
+
+def _depth_by_hand(data: bytes) -> int:
+    """The documented rule, one character at a time: a quote after an odd run of backslashes does not
+    open or close a string (in valid JSON backslashes only occur inside strings, where this is JSON's rule)."""
+    inside, run, depth, deepest = False, 0, 0, 0
+    for c in data.decode("utf-8"):
+        if c == '"' and run % 2 == 0:
+            inside = not inside
+        elif not inside and c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif not inside and c in "]}":
+            depth -= 1
+        run = run + 1 if c == "\\" else 0
+    return deepest
+
+
+@given(st.text(alphabet='[]{}"\\ab', max_size=300), st.integers(1, 17))
+def test_the_chunked_nesting_scan_agrees_with_a_character_loop(text, chunk):
+    import exact.certificate as cert
+
+    old = cert.SCAN_CHUNK
+    cert.SCAN_CHUNK = chunk  # tiny chunks exercise the state carried across chunk borders
+    try:
+        assert cert._max_bracket_depth(text.encode()) == _depth_by_hand(text.encode())
+    finally:
+        cert.SCAN_CHUNK = old
