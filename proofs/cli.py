@@ -145,7 +145,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
     params = {p.name: getattr(args, p.name) for p in claim.params}
     lim = _limits(args)
     if args.estimate:
-        print(f"{claim.name}: estimate at " + (", ".join(f"{k}={v}" for k, v in params.items()) or "its parameters"))
+        print(f"{claim.name}: estimate at " + (", ".join(f"{k}={v}" for k, v in params.items() if v is not None) or "its parameters"))
         for line in claim.estimate(params).lines():
             print(f"  {line}")
         return EXIT_HOLDS
