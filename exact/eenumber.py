@@ -15,6 +15,10 @@ the *same* denominator object and addition merges numerators only.
 
 Signs are exact: the sign of num/den is sign(num)*sign(den), each decided by
 :meth:`ExpSum.sign`. So <, max and ReLU on EE are exact.
+
+Floats never enter: constructing from, computing with or comparing with a Python
+or numpy float (``EE.exp(0.1)``, ``x + 0.5``, ``x == 1.0``) raises
+:class:`exact.errors.FloatRefused`; write decimals as strings (``EE.exp("0.1")``).
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from fractions import Fraction
 from typing import Iterable
 
 import mpmath
+import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
 from exact.errors import ExactZeroDivision, NotInFieldError
 from exact.expsum import E0, ONE, Q0, ZERO, ExpSum, add_into, format_expsum
-from exact.rationals import parse_rational
+from exact.rationals import is_float, parse_rational, refuse_floats
 
 _PLAIN = (int, fmpq, fmpz, Fraction)
 
@@ -64,7 +69,7 @@ class EENumber:
     # -- constructors -------------------------------------------------------------------
     @classmethod
     def rational(cls, x: object) -> "EENumber":
-        return cls(ExpSum.constant(parse_rational(x)))
+        return cls(ExpSum.constant(parse_rational(x, where="EE")))
 
     @classmethod
     def exp(cls, x: object) -> "EENumber":
@@ -77,7 +82,7 @@ class EENumber:
                     "evaluate in Ball(prec) instead"
                 )
         else:
-            q = parse_rational(x)
+            q = parse_rational(x, where="EE")
         return cls(ExpSum.monomial(q))
 
     # -- exact predicates ---------------------------------------------------------------
@@ -260,10 +265,18 @@ def _ratio(num: ExpSum, den: ExpSum) -> fmpq | None:
 
 
 def _coerce(x: object) -> EENumber:
+    """x as an EENumber for arithmetic and comparison; NotImplemented for foreign types.
+
+    Floats raise :class:`FloatRefused` instead: ``EE(1) == 1.0`` would otherwise be
+    False (Python's fallback for NotImplemented), a silent answer about a binary
+    approximation rather than a refusal.
+    """
     if isinstance(x, EENumber):
         return x
     if isinstance(x, _PLAIN):
         return EENumber(ExpSum.constant(fmpq(x) if not isinstance(x, Fraction) else parse_rational(x)))
+    if is_float(x) or isinstance(x, np.ndarray):
+        refuse_floats(x, where="EE")
     return NotImplemented  # type: ignore[return-value]
 
 

@@ -10,17 +10,25 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 from flint import fmpq_mat
 
 from exact.domains.base import Domain
 from exact.errors import LimitExceeded, ParseError
 from exact.limits import current as current_limits
+from exact.rationals import refuse_float_array
 
 Rows = list[list[Any]]
 
 
 def convert_rows(rows: Sequence[Sequence[object]], domain: Domain) -> Rows:
-    """Convert a rectangular nested sequence of numbers into domain elements."""
+    """Convert a rectangular nested sequence of numbers into domain elements.
+
+    In an exact domain a numpy array of floats (the matrix or one of its rows) is
+    refused with :class:`exact.errors.FloatRefused`, as is every float entry.
+    """
+    if domain.exact and isinstance(rows, np.ndarray):
+        refuse_float_array(rows, where=domain.name)
     if not isinstance(rows, Sequence) or isinstance(rows, (str, bytes)):
         raise ParseError(f"a matrix must be a list of rows, got {type(rows).__name__}")
     if not rows:
@@ -28,6 +36,8 @@ def convert_rows(rows: Sequence[Sequence[object]], domain: Domain) -> Rows:
     width = None
     out: Rows = []
     for i, row in enumerate(rows):
+        if domain.exact and isinstance(row, np.ndarray):
+            refuse_float_array(row, where=domain.name)
         if not isinstance(row, Sequence) or isinstance(row, (str, bytes)):
             raise ParseError(f"matrix row {i} is not a list")
         if width is None:

@@ -1,10 +1,17 @@
 """Reading and writing rational numbers exactly.
 
 User numbers (ints, Fractions, FLINT rationals, strings ``"p/q"`` and decimal
-strings such as ``"0.1"`` or ``"-2.5e-3"``) all become :class:`flint.fmpq`
-without rounding: ``"0.1"`` is exactly 1/10. A Python float is converted through
-``float.as_integer_ratio``, i.e. to the dyadic rational it stores. NaN,
-infinities, booleans and anything else are refused with a :class:`ParseError`.
+strings such as ``"0.1"`` or ``"-2.5e-3"``, numpy integers) all become
+:class:`flint.fmpq` without rounding: ``"0.1"`` is exactly 1/10.
+
+Binary floats (Python floats, numpy floating scalars, numpy arrays of a floating
+dtype) are refused with :class:`exact.errors.FloatRefused` (a ParseError), whose
+message names the value and says to write decimals as strings: the float 0.1 is
+3602879701896397/2^55, so reading it would make an exact result exact about the
+wrong number. Only the domains whose elements are approximations anyway (Ball,
+Float) read a float, as the dyadic rational it stores, by passing
+``dyadic_floats=True``. NaN, infinities, booleans and anything else are refused
+with a :class:`ParseError`.
 
 Certificates store rationals as strings ``"p/q"`` in lowest terms with q > 0,
 or ``"p"`` when q = 1 (see DESIGN.md, "Certificates"). :func:`rational_from_json`
@@ -18,20 +25,27 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from numbers import Integral, Rational
+from typing import NoReturn
 
+import numpy as np
 from flint import fmpq, fmpz
 
-from exact.errors import LimitExceeded, ParseError
+from exact.errors import FloatRefused, LimitExceeded, ParseError
 from exact.limits import current as current_limits
 
 _CANONICAL = re.compile(r"-?(0|[1-9][0-9]*)(/[1-9][0-9]*)?")
 _FRACTION = re.compile(r"\s*([+-]?[0-9]+)\s*/\s*([+-]?[0-9]+)\s*")
 
 
-def parse_rational(x: object, max_digits: int | None = None) -> fmpq:
+def parse_rational(
+    x: object, max_digits: int | None = None, *, dyadic_floats: bool = False, where: str = "exact arithmetic"
+) -> fmpq:
     """Convert a user-supplied number to an exact rational, or raise ParseError.
 
-    Strings longer than the digit limit in force (:mod:`exact.limits`) are refused.
+    Floats are refused with :class:`FloatRefused` unless ``dyadic_floats`` is set
+    (only the Ball and Float domains set it), in which case a finite float is read
+    as the dyadic rational it stores. Strings longer than the digit limit in force
+    (:mod:`exact.limits`) are refused. ``where`` names the domain in the refusal.
     """
     if isinstance(x, fmpq):
         return x
@@ -39,11 +53,11 @@ def parse_rational(x: object, max_digits: int | None = None) -> fmpq:
         raise ParseError(f"not a number: {x!r} (booleans are not accepted as numbers)")
     if isinstance(x, (int, fmpz)):
         return fmpq(x)
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            raise ParseError(f"not a finite number: {x!r}")
-        p, q = x.as_integer_ratio()
-        return fmpq(p, q)
+    if isinstance(x, (float, np.floating)):
+        return dyadic_rational(x) if dyadic_floats else refuse_float(x, where)
+    if isinstance(x, np.ndarray) and x.shape != ():
+        refuse_float_array(x, where)
+        raise ParseError(f"not a rational number: a numpy array {_one_line(x)} (convert its entries one by one)")
     if isinstance(x, Fraction):
         return fmpq(x.numerator, x.denominator)
     if isinstance(x, str):
@@ -52,9 +66,93 @@ def parse_rational(x: object, max_digits: int | None = None) -> fmpq:
         return fmpq(int(x.numerator), int(x.denominator))
     if isinstance(x, Integral):
         return fmpq(int(x))
-    if hasattr(x, "dtype") and getattr(x, "shape", None) == ():  # numpy scalar float
-        return parse_rational(x.item(), max_digits)
+    if hasattr(x, "dtype") and getattr(x, "shape", None) == ():  # other numpy scalars (bool_, 0-d arrays)
+        return parse_rational(x.item(), max_digits, dyadic_floats=dyadic_floats, where=where)
     raise ParseError(f"not a rational number: {x!r} (of type {type(x).__name__})")
+
+
+def is_float(x: object) -> bool:
+    """True for binary floats: Python floats and numpy floating scalars (np.float64, np.float32, ...)."""
+    return isinstance(x, (float, np.floating))
+
+
+def dyadic_rational(x: float | np.floating) -> fmpq:
+    """The exact dyadic rational a finite float stores (0.1 gives 3602879701896397/2^55).
+
+    For the domains of approximations only (Ball, Float); exact domains refuse floats.
+    """
+    if not math.isfinite(x):
+        raise ParseError(f"not a finite number: {x!r}")
+    p, q = x.as_integer_ratio()  # Python and numpy floats (float16 ... longdouble) have it
+    return fmpq(p, q)
+
+
+def refuse_float(x: object, where: str = "exact arithmetic", *, strings: bool = True) -> NoReturn:
+    """Raise :class:`FloatRefused` naming the float x and how to write it exactly.
+
+    ``strings=False`` where a string is not read as a number (RASP constants, which
+    are tokens when they are strings): the hint is then ``Fraction(p, q)``.
+    """
+    raise FloatRefused(float_message(x, where, strings=strings))
+
+
+def refuse_floats(*xs: object, where: str = "exact arithmetic") -> None:
+    """Raise :class:`FloatRefused` if any x is a float or a numpy array of floats; else do nothing."""
+    for x in xs:
+        if isinstance(x, (float, np.floating)):
+            refuse_float(x, where)
+        if isinstance(x, np.ndarray):
+            refuse_float_array(x, where)
+
+
+def refuse_float_array(a: np.ndarray, where: str = "exact arithmetic") -> None:
+    """Raise :class:`FloatRefused` if the numpy array a has a floating (or complex) dtype."""
+    if a.dtype.kind in "fc":
+        raise FloatRefused(
+            f"numpy array of dtype {a.dtype} refused in {where}: {_one_line(a)} holds binary floats, "
+            'not the decimals they print as; give exact entries (ints, Fractions, fmpq) or decimal strings '
+            '("0.1" is exactly 1/10)'
+        )
+
+
+def float_message(x: object, where: str = "exact arithmetic", *, strings: bool = True) -> str:
+    """One line naming the float x, the binary value it stores, and its exact decimal spelling."""
+    name = repr(x)
+    generic = (
+        'write decimals as strings ("0.1" is exactly 1/10)'
+        if strings
+        else "write the number exactly, e.g. Fraction(1, 10) or fmpq(1, 10) for 1/10 (a string here is a token, not a number)"
+    )
+    try:
+        finite = math.isfinite(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        finite = False
+    if not finite:
+        return f"float {name} refused in {where}: it is a binary float, and not a finite number; {generic}"
+    stored = dyadic_rational(x)  # type: ignore[arg-type]
+    text = str(x)  # numpy and Python print the shortest decimal that reads back as x
+    try:
+        decimal: fmpq | None = _parse_string(text, 64)
+    except ParseError:
+        decimal = None
+    if decimal is not None and len(decimal.str()) > 60:
+        decimal = None
+    if decimal is not None and decimal != stored and len(stored.str()) <= 60:
+        why = f"a float is a binary approximation (this one is {stored}, not {decimal})"
+    else:
+        why = "floats are binary approximations (the float 0.1 is not 1/10)"
+    if decimal is None:
+        how = generic
+    elif strings:
+        how = f'write decimals as strings ("{text}" is exactly {decimal})'
+    else:
+        how = f"write the number exactly: Fraction({decimal.p}, {decimal.q}) or fmpq({decimal.p}, {decimal.q}) is {text} (a string here is a token, not a number)"
+    return f"float {name} refused in {where}: {why}; {how}"
+
+
+def _one_line(x: object, n: int = 60) -> str:
+    r = " ".join(repr(x).split())
+    return r if len(r) <= n else r[: n - 3] + "..."
 
 
 def _parse_string(s: str, max_digits: int) -> fmpq:

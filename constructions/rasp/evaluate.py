@@ -18,6 +18,12 @@ tracr's evaluator):
   selected value is the same (then the mean is that value).
 * ``SelectorWidth(s)`` is the number of selected keys of each query.
 * ``None`` flows through maps as in tracr.
+* What a map's function returns is brought into the domain in one place
+  (:meth:`_Evaluator.results`): exact numbers (int, fmpz, fmpq, Fraction, numpy
+  integers) are converted, so ``Map(lambda x: x + 1, tokens)`` or
+  ``lambda x: 1 if x > 0 else 0`` give domain values in every domain; booleans,
+  strings, tuples and None stay tokens. A float (Python or numpy) returned while
+  evaluating in QQ or EE is refused: the function rounded.
 
 Intermediate values are freed as soon as their last consumer has run, so
 memory stays near the widest layer, not the whole graph.
@@ -26,11 +32,12 @@ memory stays near the widest layer, not the whole graph.
 from __future__ import annotations
 
 import weakref
+from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
-from flint import fmpq
+from flint import fmpq, fmpz
 
 from constructions.rasp import expr as E
 from constructions.rasp.graph import arguments, decode_params, to_graph
@@ -153,6 +160,11 @@ def _plan(g: nx.MultiDiGraph) -> _Plan:
 
 _NON_NUMERIC = {str, tuple, type(None)}
 
+#: Values a function may return that stay as they are (tokens and booleans).
+_TOKENS = frozenset({str, tuple, type(None), bool})
+#: Exact numbers a function may return; they are converted into the domain.
+_EXACT_NUMBERS = (int, fmpz, fmpq, Fraction, np.integer)
+
 
 def _is_number(v: Any) -> bool:
     return type(v) not in _NON_NUMERIC
@@ -164,6 +176,8 @@ class _Evaluator:
         self.n = len(xs)
         self.xs = [self.const(x) for x in xs]
         self._int_cache: dict[int, Any] = {}
+        # The types a function result may already have: the domain's own element types, and tokens.
+        self._kept = _TOKENS | frozenset({type(domain.one()), type(domain.native(1)), type(domain.native(fmpq(1, 2)))})
 
     def const(self, x: Any) -> Any:
         """A value from the input or the graph, in the domain (tokens stay tokens)."""
@@ -222,7 +236,7 @@ class _Evaluator:
             if out is not None:
                 return out
         f = self._function(params, py)
-        return self._check_exact([None if x is None else f(x) for x in self.as_list(xs)], py)
+        return self.results([None if x is None else f(x) for x in self.as_list(xs)], py)
 
     def op_sequence_map(self, params, py, xs, ys):
         if py is None and isinstance(xs, np.ndarray) and isinstance(ys, np.ndarray):
@@ -231,20 +245,41 @@ class _Evaluator:
                 return out
         f = self._function(params, py)
         pairs = zip(self.as_list(xs), self.as_list(ys))
-        return self._check_exact([None if x is None or y is None else f(x, y) for x, y in pairs], py)
+        return self.results([None if x is None or y is None else f(x, y) for x, y in pairs], py)
 
     def _function(self, params, py) -> Callable:
         return py if py is not None else params["fn"].bind(self.domain)
 
-    def _check_exact(self, out: list[Any], py: Any) -> list[Any]:
-        # A float in an exact domain means a Python function rounded: refuse, never pass it on.
-        if self.domain.exact and any(type(v) is float for v in out):
-            name = getattr(py, "__qualname__", repr(py))
-            raise EvaluationError(
-                f"function {name} returned a float while evaluating exactly in {self.domain.name}; "
-                "use exact operations (fmpq, registered functions) or evaluate in Float"
-            )
-        return out
+    def results(self, out: list[Any], py: Any) -> list[Any]:
+        """The values a map's function returned, brought into the domain (the one place this happens).
+
+        Domain elements, tokens (str, tuple), booleans and None are kept. Exact numbers
+        (int, fmpz, fmpq, Fraction, numpy integers) are converted with the domain's
+        ``native``, so a lambda returning a plain int gives an ``fmpq`` in QQ, an
+        ``arb`` in Ball and a ``float`` in Float. A float (Python or numpy) is
+        refused in an exact domain and becomes a Python float in Float (an arb in
+        Ball). Other values (e.g. elements of another domain) pass unchanged.
+        """
+        kept = self._kept
+        if kept.issuperset(map(type, out)):  # the common case, checked at C speed
+            return out
+        return [v if type(v) in kept else self._result(v, py) for v in out]
+
+    def _result(self, v: Any, py: Any) -> Any:
+        if isinstance(v, _EXACT_NUMBERS) and not isinstance(v, bool):
+            return self.domain.native(v)
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, (float, np.floating)):
+            if self.domain.exact:
+                # A float in an exact domain means a Python function rounded: refuse, never pass it on.
+                name = getattr(py, "__qualname__", repr(py))
+                raise EvaluationError(
+                    f"function {name} returned a float ({v!r}) while evaluating exactly in {self.domain.name}; "
+                    "use exact operations (ints, fmpq, Fraction, registered functions) or evaluate in Float"
+                )
+            return self.domain.native(v)
+        return v
 
     # -- selectors ----------------------------------------------------------------------
     def op_select(self, params, py, keys, queries):

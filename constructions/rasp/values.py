@@ -10,7 +10,7 @@ Python value   JSON
 None           ``null``
 bool           ``{"b": true}``
 str            ``{"s": "..."}``
-number         ``{"q": "p/q"}`` (a float by its exact dyadic value)
+number         ``{"q": "p/q"}`` (floats are refused: write Fraction(1, 10), not 0.1)
 EENumber       ``{"ee": {"num": [...], "den": [...]}}``
 =============  ==========================================
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from exact import EE, EENumber, ParseError, parse_rational
-from exact.rationals import rational_from_json, rational_to_json
+from exact.rationals import is_float, rational_from_json, rational_to_json, refuse_float
 
 
 def encode_value(v: Any) -> Any:
@@ -32,6 +32,8 @@ def encode_value(v: Any) -> Any:
         return {"s": v}
     if isinstance(v, EENumber):
         return {"ee": EE.to_json(v)}
+    if is_float(v):  # a graph is evaluated exactly too: a float constant would enter QQ and EE
+        refuse_float(v, "a RASP graph constant", strings=False)
     try:
         return {"q": rational_to_json(parse_rational(v))}
     except ParseError:

@@ -111,13 +111,16 @@ def sinkhorn(
     once the bound is below it (default: run ``max_iter`` iterations); Float --
     the L1 row residual to reach (default 1e-13). Raises SinkhornInputError on
     bad input: different totals, non-positive masses, eps <= 0, mismatched shapes.
+    Float inputs (C, a, b, eps) are read as their exact binary values in Ball and
+    Float, and refused in EE (write decimals as strings: "0.1" is exactly 1/10).
     """
     if max_iter is not None and (not isinstance(max_iter, int) or max_iter < 1):
         raise SinkhornInputError(f"max_iter must be a positive integer, got {max_iter!r}")
     if domain is Float:
-        p = read_problem(C, a, b, eps, total_rtol=fmpq(1, 10**12))
-        return _float(p, _tol(tol, "Float"), max_iter or MAX_ITER["Float"])
-    p = read_problem(C, a, b, eps)
+        p = read_problem(C, a, b, eps, total_rtol=fmpq(1, 10**12), dyadic_floats=True)
+        return _float(p, _tol(tol, "Float", dyadic_floats=True), max_iter or MAX_ITER["Float"])
+    # Ball reads a float input as its exact binary value (as Ball.convert does); EE refuses floats.
+    p = read_problem(C, a, b, eps, dyadic_floats=isinstance(domain, BallField))
     if domain is EE:
         return _exact(p, None if tol is None else _tol(tol, "Ball"), max_iter or MAX_ITER["EE"])
     if isinstance(domain, BallField):
@@ -125,14 +128,14 @@ def sinkhorn(
             raise SinkhornInputError(f"unknown method {method!r}: expected auto, hilbert or krawczyk")
         delta = projective_diameter(p)
         if method == "krawczyk" or (method == "auto" and delta > HILBERT_MAX_DELTA):
-            return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball"))
-        t = _tol(tol, "Ball")
+            return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball", dyadic_floats=True))
+        t = _tol(tol, "Ball", dyadic_floats=True)
         return _hilbert(p, delta, hilbert_precision(domain.prec, delta, t), t, max_iter or MAX_ITER["Ball"])
     raise SinkhornInputError(f"Sinkhorn runs in EE, Ball(prec) or Float, not in {domain}")
 
 
-def _tol(tol: Any, kind: str) -> fmpq:
-    t = DEFAULT_TOL[kind] if tol is None else parse_rational(tol)
+def _tol(tol: Any, kind: str, dyadic_floats: bool = False) -> fmpq:
+    t = DEFAULT_TOL[kind] if tol is None else parse_rational(tol, dyadic_floats=dyadic_floats)
     if t <= 0:
         raise SinkhornInputError(f"the tolerance must be > 0, got {t}")
     return t

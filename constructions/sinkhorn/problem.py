@@ -2,10 +2,12 @@
 
 A problem is a cost matrix C (n x m), two marginals a (length n) and b
 (length m) with positive masses and equal totals, and a temperature eps > 0.
-Every number is read as an exact rational (:func:`exact.parse_rational`; a
-Python float becomes the dyadic rational it stores), so validation is exact:
-"equal totals" means sum(a) == sum(b) in QQ. Bad input raises one
-:class:`SinkhornInputError` naming what is wrong.
+Every number is read as an exact rational (:func:`exact.parse_rational`), so
+validation is exact: "equal totals" means sum(a) == sum(b) in QQ. Floats are
+refused unless the caller passes ``dyadic_floats=True`` (the Ball and Float
+paths of :func:`constructions.sinkhorn.sinkhorn`, whose inputs may be float
+data), and then a float becomes the dyadic rational it stores. Bad input raises
+one :class:`SinkhornInputError` naming what is wrong.
 
 Also here: seeded generators of random problems with small-height rational
 entries, shared by the proof scripts, the tests and the benchmark.
@@ -24,7 +26,7 @@ from flint import fmpq
 from exact.domains.qq import QQ
 from exact.errors import ParseError
 from exact.matrices import Rows, convert_rows, to_fmpq_mat
-from exact.rationals import parse_rational
+from exact.rationals import dyadic_rational, is_float, parse_rational
 
 
 class SinkhornInputError(ParseError):
@@ -76,36 +78,45 @@ def _rational_rows(C: Any) -> Rows | None:
     return None
 
 
-def read_vector(x: Any, name: str) -> list[fmpq]:
-    """A non-empty vector of exact rationals; SinkhornInputError if x is not one."""
+def read_vector(x: Any, name: str, dyadic_floats: bool = False) -> list[fmpq]:
+    """A non-empty vector of exact rationals; SinkhornInputError if x is not one.
+
+    Floats are refused unless ``dyadic_floats`` (then each is its exact binary value).
+    """
     x = _as_lists(x)
     if not isinstance(x, Sequence) or isinstance(x, (str, bytes)) or not x:
         raise SinkhornInputError(f"marginal {name} must be a non-empty list of numbers")
-    return [parse_rational(v) for v in x]
+    return [parse_rational(v, dyadic_floats=dyadic_floats) for v in x]
 
 
-def read_marginal(x: Any, name: str) -> list[fmpq]:
+def read_marginal(x: Any, name: str, dyadic_floats: bool = False) -> list[fmpq]:
     """A vector of strictly positive masses."""
-    v = read_vector(x, name)
+    v = read_vector(x, name, dyadic_floats)
     for i, w in enumerate(v):
         if w <= 0:
             raise SinkhornInputError(f"marginal {name} must have positive masses, but {name}[{i}] = {w}")
     return v
 
 
-def read_problem(C: Any, a: Any, b: Any, eps: Any, total_rtol: fmpq = fmpq(0)) -> Problem:
+def read_problem(
+    C: Any, a: Any, b: Any, eps: Any, total_rtol: fmpq = fmpq(0), dyadic_floats: bool = False
+) -> Problem:
     """Read and validate a Sinkhorn problem.
 
     ``total_rtol`` allows |sum a - sum b| <= total_rtol * sum a; it is 0 (exact
     equality) except for the Float comparison path, whose inputs are often
-    decimal data already rounded to doubles.
+    decimal data already rounded to doubles. Floats are refused
+    (:class:`exact.errors.FloatRefused`, a ParseError) unless ``dyadic_floats``,
+    which reads each float as the dyadic rational it stores.
     """
     C = _as_lists(C)
+    if dyadic_floats and isinstance(C, list):
+        C = [[dyadic_rational(x) if is_float(x) else x for x in r] if isinstance(r, list) else r for r in C]
     try:
         rows = _rational_rows(C) or convert_rows(C, QQ)
     except ParseError as e:
         raise SinkhornInputError(f"cost matrix: {e}") from None
-    av, bv = read_marginal(a, "a"), read_marginal(b, "b")
+    av, bv = read_marginal(a, "a", dyadic_floats), read_marginal(b, "b", dyadic_floats)
     n, m = len(rows), len(rows[0])
     if (len(av), len(bv)) != (n, m):
         raise SinkhornInputError(
@@ -114,7 +125,7 @@ def read_problem(C: Any, a: Any, b: Any, eps: Any, total_rtol: fmpq = fmpq(0)) -
     sa, sb = sum(av, fmpq(0)), sum(bv, fmpq(0))
     if abs(sa - sb) > total_rtol * sa:
         raise SinkhornInputError(f"marginals have different totals: sum(a) = {sa}, sum(b) = {sb}")
-    e = parse_rational(eps)
+    e = parse_rational(eps, dyadic_floats=dyadic_floats)
     if e <= 0:
         raise SinkhornInputError(f"the temperature eps must be > 0, got {e}")
     return Problem(rows, av, bv, e)

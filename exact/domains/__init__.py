@@ -23,6 +23,7 @@ def domain_of(x: object) -> Domain:
     from flint import arb
 
     from exact.eenumber import EENumber
+    from exact.rationals import is_float
 
     if isinstance(x, EENumber):
         return EE
@@ -30,7 +31,7 @@ def domain_of(x: object) -> Domain:
         from flint import ctx
 
         return Ball(ctx.prec)
-    if isinstance(x, float):
+    if is_float(x):  # Python and numpy floats
         return Float
     return QQ
 

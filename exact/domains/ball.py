@@ -9,6 +9,11 @@ Comparisons a ball cannot decide (it contains the other side) raise
 
 FLINT's arb precision is a global setting; :meth:`BallField.context` sets it for
 a computation, and the evaluator runs inside that context.
+
+Floats are accepted, unlike in QQ and EE: a Python or numpy float is read as the
+exact dyadic rational it stores (0.1 becomes 3602879701896397/2^55, then a ball
+around that at ``prec`` bits), not as the decimal it prints as. A ball of a
+float input therefore encloses the binary value; pass ``"0.1"`` for 1/10.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ class BallField(Domain):
         if isinstance(x, EENumber):
             return x.enclose(self.prec)
         with self.context():
-            return arb(parse_rational(x))
+            return arb(parse_rational(x, dyadic_floats=True))  # a float: its exact binary value
 
     def exp(self, x: arb) -> arb:
         with self.context():

@@ -10,6 +10,9 @@ exponent q and coefficient c as canonical rational strings, sorted by exponent,
 with den monic at its largest exponent, which is 0 (zero is 0/1). Reading checks
 this light normal form, so that changing any number of a written element either
 changes its value or makes the document malformed.
+
+Floats are refused (:class:`exact.errors.FloatRefused`) by conversion, exp,
+sign, comparisons and EENumber arithmetic: write decimals as strings.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from exact.eenumber import EENumber, ee_sum
 from exact.errors import ExactZeroDivision, LimitExceeded, ParseError
 from exact.limits import current as current_limits
 from exact.expsum import ExpSum, exponent
-from exact.rationals import parse_rational, rational_from_json, rational_to_json
+from exact.rationals import parse_rational, rational_from_json, rational_to_json, refuse_floats
 
 
 class ExpField(Domain):
@@ -39,17 +42,26 @@ class ExpField(Domain):
 
     def native(self, x: object) -> EENumber | fmpq:
         """Rationals stay ``fmpq``: EE's evaluators work on the union QQ ∪ EENumber."""
-        return x if isinstance(x, (EENumber, fmpq)) else parse_rational(x)
+        return x if isinstance(x, (EENumber, fmpq)) else parse_rational(x, where="EE")
 
     def exp(self, x: Any) -> EENumber:
         """e^x, exactly, for rational x; NotInFieldError names x otherwise."""
         return EENumber.exp(x)
 
     def sign(self, x: EENumber | fmpq) -> int:
-        return x.sign() if isinstance(x, EENumber) else (x > 0) - (x < 0)
+        if isinstance(x, EENumber):
+            return x.sign()
+        if type(x) is not fmpq:
+            refuse_floats(x, where="EE")
+        return (x > 0) - (x < 0)
 
     def eq(self, a: EENumber | fmpq, b: EENumber | fmpq) -> bool:
+        _check_operands(a, b)  # fmpq == float is False, not an error
         return a == b
+
+    def lt(self, a: EENumber | fmpq, b: EENumber | fmpq) -> bool:
+        _check_operands(a, b)
+        return self.sign(a - b) < 0
 
     def sum(self, values: Iterable[EENumber | fmpq]) -> EENumber | fmpq:
         rational, other = fmpq(0), []
@@ -92,6 +104,12 @@ class ExpField(Domain):
 
     def enclose(self, x: EENumber | fmpq, prec: int = 128) -> arb:
         return self.convert(x).enclose(prec)
+
+
+def _check_operands(a: object, b: object) -> None:
+    ta, tb = type(a), type(b)
+    if (ta is not fmpq and ta is not EENumber) or (tb is not fmpq and tb is not EENumber):
+        refuse_floats(a, b, where="EE")
 
 
 def _sum_to_json(s: ExpSum) -> list[list[str]]:

@@ -1,7 +1,9 @@
 """Float: IEEE binary64 numbers. For agreement checks and speed baselines only.
 
 Nothing decided in this domain is called exact: a Float comparison is an
-*agreement* with a tolerance, and certificates label it so.
+*agreement* with a tolerance, and certificates label it so. Python and numpy
+floats are accepted (numpy floats become Python floats; float64 and narrower
+convert exactly); exact inputs are rounded correctly to the nearest double.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from flint import arb, ctx
 from exact.domains.base import Domain
 from exact.eenumber import EENumber
 from exact.errors import ParseError
-from exact.rationals import parse_rational, rational_from_json, rational_to_json
+from exact.rationals import dyadic_rational, parse_rational, rational_from_json, rational_to_json
 
 
 class FloatField(Domain):
@@ -25,10 +27,10 @@ class FloatField(Domain):
     relation = "agreement"
 
     def convert(self, x: object) -> float:
-        if isinstance(x, float):
+        if isinstance(x, (float, np.floating)):  # numpy floats become Python floats (exact up to float64)
             if not math.isfinite(x):
                 raise ParseError(f"not a finite number: {x!r}")
-            return x
+            return x if type(x) is float else float(x)
         if isinstance(x, EENumber):
             return float(x)
         q = parse_rational(x)
@@ -58,7 +60,7 @@ class FloatField(Domain):
 
     def to_json(self, x: float) -> str:
         # The exact dyadic value of the double, as a rational string: never a JSON float.
-        return rational_to_json(parse_rational(x))
+        return rational_to_json(dyadic_rational(x))
 
     def from_json(self, obj: Any) -> float:
         return self.convert(rational_from_json(obj))

@@ -1,4 +1,10 @@
-"""QQ: the rationals, on FLINT's ``fmpq`` (exact)."""
+"""QQ: the rationals, on FLINT's ``fmpq`` (exact).
+
+Floats are refused (:class:`exact.errors.FloatRefused`) by :meth:`convert`,
+:meth:`exp`, :meth:`sign` and the comparisons :meth:`eq` and :meth:`lt`. FLINT's
+own ``fmpq == float`` is False rather than an error, and cannot be changed here:
+compare through the domain (``QQ.eq``) when a float might be present.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from flint import arb, ctx, fmpq, fmpz
 
 from exact.domains.base import Domain
 from exact.errors import NotInFieldError
-from exact.rationals import parse_rational, rational_from_json, rational_to_json
+from exact.rationals import parse_rational, rational_from_json, rational_to_json, refuse_floats
 
 
 class RationalField(Domain):
@@ -19,21 +25,28 @@ class RationalField(Domain):
     relation = "exact_equal"
 
     def convert(self, x: object) -> fmpq:
-        return parse_rational(x)
+        return parse_rational(x, where="QQ")
 
     def exp(self, x: Any) -> fmpq:
         # Lindemann: e^q is transcendental for rational q != 0, so it is not in QQ.
+        refuse_floats(x, where="QQ")
         if x == 0:
             return fmpq(1)
         raise NotInFieldError(f"exp({x}) is not rational; evaluate in EE for exact exponentials")
 
     def sign(self, x: fmpq) -> int:
+        if type(x) is not fmpq:
+            refuse_floats(x, where="QQ")
         return (x > 0) - (x < 0)
 
     def lt(self, a: fmpq, b: fmpq) -> bool:
+        if type(a) is not fmpq or type(b) is not fmpq:
+            refuse_floats(a, b, where="QQ")
         return a < b
 
     def eq(self, a: fmpq, b: fmpq) -> bool:
+        if type(a) is not fmpq or type(b) is not fmpq:
+            refuse_floats(a, b, where="QQ")  # fmpq == float is False, not an error
         return a == b
 
     def sum(self, values: Iterable[fmpq]) -> fmpq:

@@ -5,7 +5,7 @@ from flint import fmpq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exact.errors import LimitExceeded, ParseError
+from exact.errors import FloatRefused, LimitExceeded, ParseError
 from exact.rationals import parse_rational, rational_from_json, rational_to_json
 
 
@@ -26,10 +26,13 @@ def test_strings_are_read_exactly(text, p, q):
 
 
 def test_python_numbers():
-    assert parse_rational(0.5) == fmpq(1, 2)
-    assert parse_rational(0.1) == fmpq(3602879701896397, 36028797018963968)  # the stored double
     assert parse_rational(Fraction(-3, 9)) == fmpq(-1, 3)
     assert parse_rational(12) == fmpq(12)
+    with pytest.raises(FloatRefused, match=r"0\.5"):  # floats are refused in exact arithmetic
+        parse_rational(0.5)
+    # Only the approximate domains (Ball, Float) ask for a float's stored value.
+    assert parse_rational(0.5, dyadic_floats=True) == fmpq(1, 2)
+    assert parse_rational(0.1, dyadic_floats=True) == fmpq(3602879701896397, 36028797018963968)  # the stored double
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf", "-Infinity", "abc", "1/0", "", True, None, float("nan"), float("inf"), [1]])
