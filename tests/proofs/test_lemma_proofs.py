@@ -57,7 +57,7 @@ def test_inputs_file_with_decimals_is_read_exactly(tmp_path):
         (["matmul", "--r", "1", "--k", "1", "--c", "1"], {"A": [[1]]}, "lack the matrix 'B'"),
         (["transpose", "--r", "1", "--c", "2"], {"M": [[1, "x"]]}, "not a rational"),
         (["transpose", "--r", "1", "--c", "2"], {"M": [[1, 2, 3]]}, "must be 1x2"),
-        (["softmax", "--r", "1", "--c", "1"], "[1, 2", "not valid JSON"),
+        (["softmax", "--r", "1", "--c", "1"], "[1, 2", "malformed JSON"),
     ],
 )
 def test_bad_inputs_exit_2_with_one_line(tmp_path, args, content, match):
