@@ -45,9 +45,9 @@ from constructions.rasp.selection import Selection
 from exact import EE, QQ, Ball, Domain, EENumber, Float
 from exact.domains import BallField
 from exact.errors import AttncertError
+from exact.limits import current as current_limits
 
 #: Sequences longer than this are refused (a selector alone is n^2 booleans).
-DEFAULT_MAX_LENGTH = 1 << 15
 
 
 class EvaluationError(AttncertError):
@@ -80,7 +80,7 @@ def evaluate_graph(
     g: nx.MultiDiGraph,
     xs: Sequence[Any],
     domain: Domain | None = None,
-    max_length: int = DEFAULT_MAX_LENGTH,
+    max_length: int | None = None,
 ) -> dict[str, Any]:
     """Evaluate every output of a RASP graph on the token sequence ``xs``."""
     if isinstance(xs, (str, bytes)):
@@ -88,8 +88,10 @@ def evaluate_graph(
     xs = list(xs)
     if not xs:
         raise EvaluationError("empty input: RASP programs need at least one token")
+    # The limit in force (exact.limits: --max-positions), the one the claims' cost models are checked against.
+    max_length = current_limits().max_positions if max_length is None else max_length
     if len(xs) > max_length:
-        raise EvaluationError(f"input of length {len(xs)} exceeds the limit of {max_length}")
+        raise EvaluationError(f"input of length {len(xs)} exceeds the limit of {max_length} positions (--max-positions)")
     domain = domain if domain is not None else _default_domain(xs)
     ev = _Evaluator(domain, xs)
     plan = _plan(g)

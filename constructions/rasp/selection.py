@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Pairs allowed in one selection (each costs 8 bytes): about 2 GiB.
-MAX_PAIRS = 1 << 28
+from exact.limits import current as current_limits
 
 
 class SelectionTooLarge(ValueError):
@@ -109,5 +108,6 @@ class Selection:
 
 
 def _check_size(n: int) -> None:
-    if n > MAX_PAIRS:
-        raise SelectionTooLarge(f"a selection of {n} pairs exceeds the limit of {MAX_PAIRS}")
+    limit = current_limits().max_pairs
+    if n > limit:
+        raise SelectionTooLarge(f"a selection of {n} pairs exceeds the limit of {limit} (--max-pairs)")
