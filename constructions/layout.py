@@ -1,7 +1,7 @@
 """How matrices are laid out in one token sequence, and how results are read back.
 
 Inputs are placed one after another from position 0, each row-major
-(vec(M) = M[0][0], M[0][1], ..., as in DESIGN.md); positions after the last
+(vec(M) = M[0][0], M[0][1], ..., as in docs/design.md); positions after the last
 input hold the padding token 0 up to the sequence length N that the
 construction needs. The output matrix is read row-major from positions
 0 .. rows*cols - 1; every construction documents what the other positions hold.

@@ -1,6 +1,6 @@
 """attncert.exact: number domains, exact matrices, canonical JSON and certificates.
 
-This package knows nothing about RASP. See DESIGN.md, "The number tower".
+This package knows nothing about RASP. See docs/design.md, "The number tower".
 """
 
 from exact.domains import EE, QQ, Ball, Domain, Float, domain_from_name

@@ -1,4 +1,4 @@
-"""Canonical JSON and its hash (DESIGN.md, "Certificates").
+"""Canonical JSON and its hash (docs/design.md, "Certificates").
 
 Canonical JSON: keys sorted, no insignificant whitespace, UTF-8, and no JSON
 floats anywhere (numbers that matter are rational strings). The sha256 of a

@@ -1,6 +1,6 @@
 """The certificate container: documents of format ``attncert/1``.
 
-A certificate is one JSON object (DESIGN.md, "Certificates") whose ``sha256``
+A certificate is one JSON object (docs/design.md, "Certificates") whose ``sha256``
 field is the hex sha256 of the canonical JSON of the rest. This module seals,
 writes (atomically: temporary file in the same folder, fsync, then rename) and
 reads documents, checking size limits, the format tag and the hash. It knows

@@ -3,7 +3,7 @@
 Following sympy's ``polys/matrices``, the element domain (a :class:`Domain`),
 the storage (row lists of domain elements, or FLINT's ``fmpq_mat`` for QQ) and
 the API are kept apart, and every conversion is a named function. JSON stores a
-matrix as a list of rows (DESIGN.md, "Certificates").
+matrix as a list of rows (docs/design.md, "Certificates").
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Float) read a float, as the dyadic rational it stores, by passing
 with a :class:`ParseError`.
 
 Certificates store rationals as strings ``"p/q"`` in lowest terms with q > 0,
-or ``"p"`` when q = 1 (see DESIGN.md, "Certificates"). :func:`rational_from_json`
+or ``"p"`` when q = 1 (see docs/design.md, "Certificates"). :func:`rational_from_json`
 accepts only that canonical spelling, so one value has one spelling.
 """
 

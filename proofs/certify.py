@@ -1,4 +1,4 @@
-"""Assembling certificate documents (DESIGN.md, "Certificates", format attncert/1).
+"""Assembling certificate documents (docs/design.md, "Certificates", format attncert/1).
 
 Proof scripts call :func:`certificate` with what they built and compared; the
 container in :mod:`exact.certificate` seals and writes it.

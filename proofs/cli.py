@@ -1,4 +1,4 @@
-"""The ``attncert`` command line (DESIGN.md, "Command line").
+"""The ``attncert`` command line (docs/design.md, "Command line").
 
 Exit codes: 0 the claim holds, 1 it does not, 2 bad input. A user error prints
 one line on stderr and never a traceback.

@@ -17,7 +17,9 @@ The bar is a tqdm bar on stderr, shown only when
 * no other bar is open in this process (one bar at a time: a sweep's bar, not
   the bars of the claims it runs in this process).
 
-Otherwise :func:`bar` yields a stand-in whose methods do nothing. A bar appears
+Otherwise :func:`bar` yields a stand-in whose methods do nothing. A caller that
+has decided already passes ``show`` (``attncert sweep``: a terminal and no
+``--no-progress``). A bar appears
 only after :data:`DELAY` seconds, so short runs print nothing extra, and it is
 erased when its block ends (unless ``leave``), so it never mixes with what the
 command prints afterwards. Because ``attncert verify`` proves a claim again to
@@ -93,18 +95,24 @@ def disabled() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def bar(total: int | None, unit: str, desc: str | None = None, *, show: bool = True, leave: bool = False) -> Iterator[Any]:
-    """A progress bar over ``total`` ``unit``s on stderr, or a stand-in (see the module docstring).
+def bar(
+    total: int | None, unit: str, desc: str | None = None, *, show: bool | None = None, leave: bool = False, delay: float | None = None
+) -> Iterator[Any]:
+    """A progress bar over ``total`` ``unit``s on stderr, or a stand-in.
 
-    ``show=False`` asks for no bar (a command's ``--no-progress``).
+    ``show``: None decides as the module docstring says; True shows the bar whatever stderr
+    is (a command that decided already, as ``attncert sweep`` does); False shows none
+    (``--no-progress``). ``delay``: seconds before it appears (default :data:`DELAY`).
     """
     global _open
-    if not (show and enabled()):
+    if not (enabled() if show is None else show):
         yield _NoBar()
         return
     _open += 1
     try:
-        with _Bar(total=total, unit=unit, desc=desc, file=sys.stderr, leave=leave, delay=DELAY, dynamic_ncols=True) as b:
+        with _Bar(
+            total=total, unit=unit, desc=desc, file=sys.stderr, leave=leave, delay=DELAY if delay is None else delay, dynamic_ncols=True
+        ) as b:
             yield b
     finally:
         _open -= 1

@@ -234,13 +234,13 @@ def _first_line(text: str) -> str:
 
 
 def run_tasks(tasks: Sequence[Task], execute: Executor, progress: bool) -> list[Result]:
-    """Run every task with ``execute``, with a progress bar on stderr (proofs.progress); results in task order.
+    """Run every task with ``execute``, with a progress bar on stderr if ``progress``; results in task order.
 
-    The claims run in this process (``--jobs 1``) show no bars of their own under the sweep's.
+    The claims run in this process (``--jobs 1``) show no bars of their own (proofs.progress).
     """
     results: list[Result] = []
     counts = dict.fromkeys(_COLUMNS, 0)
-    with _progress.bar(len(tasks), "task", desc="sweep", show=progress, leave=True) as bar, _progress.disabled():
+    with _progress.bar(len(tasks), "task", desc="sweep", show=progress, leave=True, delay=0) as bar, _progress.disabled():
         for result in execute(tasks):
             results.append(result)
             counts[result.status] += 1

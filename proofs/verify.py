@@ -1,4 +1,4 @@
-"""``attncert verify``: re-check certificates independently (DESIGN.md, "Certificates").
+"""``attncert verify``: re-check certificates independently (docs/design.md, "Certificates").
 
 For each file:
 

@@ -71,7 +71,8 @@ class _Stop(BaseException):
 def _on_term_in_worker(signum: int, frame: Any) -> None:
     # Whatever happens next, this process ends: SIGALRM's default action kills it if unwinding
     # stalls (or the signal landed between two tasks, where nothing catches _Stop).
-    signal.alarm(int(GRACE) + 1)
+    if hasattr(signal, "alarm"):
+        signal.alarm(int(GRACE) + 1)
     if _busy:
         raise _Stop
     os._exit(128 + signum)
@@ -118,7 +119,8 @@ def die_with_parent(parent: int) -> None:
 def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_term_in_worker)
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork (see _Pool)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     die_with_parent(parent)

@@ -2,7 +2,7 @@
 
 The builder (:mod:`.expr`), graphs (:mod:`.graph`), the exact evaluator
 (:mod:`.evaluate`), size accounting (:mod:`.size`) and the function registry
-(:mod:`.functions`). See DESIGN.md, "RASP as computation graphs".
+(:mod:`.functions`). See docs/design.md, "RASP as computation graphs".
 """
 
 from constructions.rasp.evaluate import EvaluationError, evaluate, evaluate_graph

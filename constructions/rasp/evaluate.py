@@ -1,6 +1,6 @@
 """Evaluation of RASP graphs in any domain of the number tower.
 
-Semantics (DESIGN.md, "RASP as computation graphs"; RASP, Weiss et al. 2021;
+Semantics (docs/design.md, "RASP as computation graphs"; RASP, Weiss et al. 2021;
 tracr's evaluator):
 
 * ``tokens`` are the input; numeric tokens are converted exactly into the

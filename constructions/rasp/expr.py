@@ -17,7 +17,7 @@ Differences, all on the side of exactness or serialisability:
   into one Select with a lambda predicate (tracr's ``simplify``); the result is
   the same selection matrix, and stays serialisable.
 
-A program is turned into a ``networkx.DiGraph`` by
+A program is turned into a ``networkx.MultiDiGraph`` by
 :func:`constructions.rasp.graph.to_graph`; evaluation and size accounting work
 on that graph.
 """

@@ -1,4 +1,4 @@
-"""RASP programs as ``networkx.DiGraph`` computation graphs (DESIGN.md, "RASP as computation graphs").
+"""RASP programs as ``networkx.MultiDiGraph`` computation graphs (docs/design.md, "RASP as computation graphs").
 
 One node per operation. Node ids are integers in a deterministic post-order
 (children before parents), so building the same program twice gives the same

@@ -1,4 +1,4 @@
-"""Sinkhorn: certified entropic transport and the Sinkhorn Transformer (DESIGN.md, "Sinkhorn").
+"""Sinkhorn: certified entropic transport and the Sinkhorn Transformer (docs/design.md, "Sinkhorn").
 
 Modules, one idea each: :mod:`problem` (input), :mod:`kernel` (exp(-C/eps)),
 :mod:`hilbert` (projective metric and the a-posteriori bound), :mod:`logdomain`

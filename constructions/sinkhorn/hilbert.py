@@ -45,7 +45,7 @@ column update, which is false):
 5. So || log P - log P* ||_inf <= (1 + lambda) d_H(r, a) / (1 - lambda^2)
    = d_H(r, a) / (1 - lambda).
 
-So the bound of DESIGN.md is correct as stated, *provided* it is applied right
+So the founding design's bound d_H(P1, a)/(1 - lambda) is correct as stated, *provided* it is applied right
 after a column update (column sums exactly b, hence equal total mass); step 4
 fails without equal masses. No factor is missing; the sharper-looking
 1/(1 - lambda^2) of step 3 bounds d_H(u, u*) only, not the plan.

@@ -3,7 +3,7 @@ r"""The Sinkhorn Transformer: cost -<Q(x_i), K(y_j)> from two encoders, then cer
 Texts are empirical measures mu = sum_i a_i delta_{x_i} and nu = sum_j b_j
 delta_{y_j} with support points in Q^d. Encoders map a text's support points
 (one row per point) to feature rows; the cost is C_ij = -<Q(x_i), K(y_j)> and
-the coupling is S_eps(C; a, b) (DESIGN.md, "Sinkhorn"). An encoder is any
+the coupling is S_eps(C; a, b) (docs/design.md, "Sinkhorn"). An encoder is any
 callable from rows of rationals to rows of rationals, so this project's exact
 transformer layers can be plugged in when they exist; :class:`LinearEncoder`
 (a rational matrix, optionally after a fixed feature map) is what exists now.

@@ -1,4 +1,4 @@
-"""The interface every number domain offers (DESIGN.md, "The number tower").
+"""The interface every number domain offers (docs/design.md, "The number tower").
 
 A domain is an object, not a type: ``QQ``, ``EE`` and ``Float`` are singletons
 and ``Ball(prec)`` makes one domain per precision. Elements are the domain's
@@ -109,7 +109,7 @@ class Domain(ABC):
 
     @abstractmethod
     def to_json(self, x: Any) -> Any:
-        """The canonical JSON form of an element (DESIGN.md, "Certificates")."""
+        """The canonical JSON form of an element (docs/design.md, "Certificates")."""
 
     @abstractmethod
     def from_json(self, obj: Any) -> Any:

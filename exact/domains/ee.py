@@ -5,7 +5,7 @@ Elements are :class:`exact.eenumber.EENumber`. The facts the domain rests on
 exp of rationals only) are stated in :mod:`exact.expsum` and
 :mod:`exact.eenumber`.
 
-JSON form (DESIGN.md, "Certificates"): ``{"num": [[q, c], ...], "den": [[q, c], ...]}``,
+JSON form (docs/design.md, "Certificates"): ``{"num": [[q, c], ...], "den": [[q, c], ...]}``,
 exponent q and coefficient c as canonical rational strings, sorted by exponent,
 with den monic at its largest exponent, which is 0 (zero is 0/1). Reading checks
 this light normal form, so that changing any number of a written element either

@@ -107,12 +107,14 @@ def _verify(doc: dict, layers: dict[str, tuple[tuple, int, int]], language: Any,
     cases = {c["case"]: c for c in doc["inputs"]["cases"]}
     if set(cases) != set(layers):
         return ["the recorded cases are not the ones these parameters call for"]
-    for key, (_, n, alphabet) in layers.items():
-        want = "".join("".join(map(str, language(list(w), key))) for w in itertools.product(range(alphabet), repeat=n))
-        if want != doc["reference"]["language"].get(key):
-            problems.append(f"{key}: the recorded language values are not the language's")
-        if want != doc["outputs"]["readouts"].get(key):
-            problems.append(f"{key}: U's recorded readout differs from the language")
+    with _progress(f"{doc.get('claim')} (language)", layers) as bar:
+        for key, (_, n, alphabet) in layers.items():
+            want = "".join("".join(map(str, language(list(w), key))) for w in itertools.product(range(alphabet), repeat=n))
+            if want != doc["reference"]["language"].get(key):
+                problems.append(f"{key}: the recorded language values are not the language's")
+            if want != doc["outputs"]["readouts"].get(key):
+                problems.append(f"{key}: U's recorded readout differs from the language")
+            bar.update(alphabet**n)
     if doc["reference"].get("T_decides") != t_checks or not all(t["holds"] for t in t_checks):
         problems.append("the checks that T decides the language do not reproduce")
     return problems
