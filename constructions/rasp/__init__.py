@@ -5,7 +5,7 @@ The builder (:mod:`.expr`), graphs (:mod:`.graph`), the exact evaluator
 (:mod:`.functions`). See docs/design.md, "RASP as computation graphs".
 """
 
-from constructions.rasp.evaluate import EvaluationError, evaluate, evaluate_graph
+from constructions.rasp.evaluate import EvaluationError, evaluate, evaluate_graph, trace_graph
 from constructions.rasp.expr import (
     Aggregate,
     Comparison,
@@ -51,6 +51,6 @@ __all__ = [
     "Map", "NumericValue", "Predicate", "SelectorValue", "Value", "RASPExpr", "Select", "Selector", "SelectorAnd", "SelectorNot", "SelectorOr", "SelectorWidth",
     "SequenceMap", "SOp", "annotate", "categorical", "get_encoding", "indices", "is_categorical",
     "is_numerical", "length", "numerical", "selector_and", "selector_not", "selector_or", "sop_not", "tokens",
-    "evaluate", "evaluate_graph", "EvaluationError", "NamedFn", "fn", "register_function", "to_graph",
+    "evaluate", "evaluate_graph", "trace_graph", "EvaluationError", "NamedFn", "fn", "register_function", "to_graph",
     "graph_to_json", "graph_from_json", "graph_to_dot", "graph_to_graphml", "size", "Size",
 ]

@@ -47,7 +47,6 @@ from exact.domains import BallField
 from exact.errors import AttncertError
 from exact.limits import current as current_limits
 
-#: Sequences longer than this are refused (a selector alone is n^2 booleans).
 
 
 class EvaluationError(AttncertError):
@@ -83,6 +82,17 @@ def evaluate_graph(
     max_length: int | None = None,
 ) -> dict[str, Any]:
     """Evaluate every output of a RASP graph on the token sequence ``xs``."""
+    outputs = g.graph["outputs"]
+    values = _run(g, xs, domain, max_length, keep=set(outputs.values()))
+    return {name: values[v] for name, v in outputs.items()}
+
+
+def trace_graph(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None = None) -> dict[int, Any]:
+    """The value of every node of a RASP graph on ``xs`` (SOps as lists, selectors as Selections)."""
+    return _run(g, xs, domain, None, keep=set(g.nodes))
+
+
+def _run(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_length: int | None, keep: set[int]) -> dict[int, Any]:
     if isinstance(xs, (str, bytes)):
         xs = list(xs)
     xs = list(xs)
@@ -95,8 +105,6 @@ def evaluate_graph(
     domain = domain if domain is not None else _default_domain(xs)
     ev = _Evaluator(domain, xs)
     plan = _plan(g)
-    outputs = g.graph["outputs"]
-    keep = set(outputs.values())
     static = plan.static_values(len(xs), domain.name)
     remaining = dict(plan.consumers)
     values: dict[int, Any] = {}
@@ -117,7 +125,7 @@ def evaluate_graph(
                 remaining[u] -= 1
                 if remaining[u] == 0 and u not in keep:
                     del values[u]
-    return {name: ev.as_list(values[v]) if isinstance(values[v], np.ndarray) else values[v] for name, v in outputs.items()}
+    return {v: ev.as_list(values[v]) if isinstance(values[v], np.ndarray) else values[v] for v in keep if v in values}
 
 
 class _Plan:

@@ -1,0 +1,154 @@
+r"""Stage 3: per-node blocks.
+
+**Attention** (an Aggregate of values w under Select(keys k, queries q, EQ), both
+static). With the positional columns q, q^2 (queries) and k, k^2 (keys),
+
+    s_ij = 2 q_i k_j - k_j^2 + bos_j (q_i^2 - delta) + bos_i bos_j (delta + 1)
+         = q_i^2 - (k_j - q_i)^2                          (j a token, i a token),
+
+maximal exactly at the keys with k_j = q_i. The BOS key scores q_i^2 - delta,
+strictly between a match (q_i^2) and the best non-match (q_i^2 - g^2, g the least
+nonzero |k - q| over the positions, computed exactly; delta = g^2 / 2): a query
+that selects nothing reads BOS alone. BOS itself attends only to BOS (score
+1 > 0 >= -k_j^2). W_OV copies w's columns and adds, from the ``bos`` column,
+default - w(BOS), so that reading BOS gives exactly the default. Only positional
+columns are read by W_QK, so the width does not grow with N (no one-hot
+positions).
+
+**MLPs.** Each map compiles to a :class:`Block`: stages of units over affine
+pre-activations, and affine outputs. Affine maps take no stage (they are carried
+by identity units, products with 1, when assembled); ``mul`` is one product unit;
+``div`` a reciprocal then a product; ``masked_exp`` an exp then a product with
+the mask; ``max``/``min`` one ReLU; ``compose`` chains its functions' blocks.
+Reciprocals add the ``bos`` column to their pre-activation where it would be 0 at
+BOS, so BOS never divides by zero (tokens are unaffected: bos = 0 there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from flint import fmpq
+
+from constructions.compiler.model import Affine, Unit
+from constructions.compiler.values import NotCompilable
+
+ZERO = fmpq(0)
+
+
+def aff(terms: dict[int, fmpq] | None = None, bias: Any = 0) -> Affine:
+    """An affine form: sorted (input, weight) pairs without zeros, and a bias."""
+    return tuple(sorted((i, fmpq(w)) for i, w in (terms or {}).items() if w != 0)), fmpq(bias)
+
+
+def combine(*parts: tuple[Any, Affine]) -> Affine:
+    """sum_k c_k a_k for affine forms a_k."""
+    terms: dict[int, fmpq] = {}
+    bias = fmpq(0)
+    for c, (ts, b) in parts:
+        c = fmpq(c)
+        for i, w in ts:
+            terms[i] = terms.get(i, ZERO) + c * w
+        bias += c * b
+    return aff(terms, bias)
+
+
+ONE: Affine = aff({}, 1)
+
+
+@dataclass
+class Block:
+    """stages[0] reads the block's inputs (residual columns); stages[k] the units of stages[k-1].
+    ``outputs`` are affine forms over the last stage's units (over the inputs if there is no stage)."""
+
+    stages: list[list[Unit]] = field(default_factory=list)
+    outputs: list[Affine] = field(default_factory=list)
+
+
+def affine_block(*outputs: Affine) -> Block:
+    return Block([], list(outputs))
+
+
+def single(kind: str, *args: Affine, scale: Any = 1) -> Block:
+    return Block([[Unit(kind, tuple(args))]], [aff({0: scale})])
+
+
+def two_stage(first: list[Unit], second: list[Unit], outputs: list[Affine]) -> Block:
+    return Block([first, second], outputs)
+
+
+def reciprocal(z: Affine, guard: bool, bos: int) -> Unit:
+    return Unit("reciprocal", (combine((1, z), (1, aff({bos: 1}))) if guard else z,))
+
+
+Rule = Callable[..., Block]
+
+
+def map_block(fn_name: str, params: dict[str, Any], args: list[list[Affine]], bos: int, bos_zero: Callable[[Affine], bool]) -> Block:
+    """The block of one registered function applied to argument forms (one list of forms per argument)."""
+    p = {k: (fmpq(v) if isinstance(v, (int, fmpq)) else v) for k, v in params.items()}
+    x = args[0][0] if args else None
+    y = args[1][0] if len(args) > 1 else None
+    one_arg = {
+        "identity": lambda: affine_block(x),
+        "neg": lambda: affine_block(combine((-1, x))),
+        "add_const": lambda: affine_block(combine((1, x), (p["c"], ONE))),
+        "sub_const": lambda: affine_block(combine((1, x), (-p["c"], ONE))),
+        "rsub_const": lambda: affine_block(combine((-1, x), (p["c"], ONE))),
+        "mul_const": lambda: affine_block(combine((p["c"], x))),
+        "div_const": lambda: affine_block(combine((1 / p["c"], x))),
+        "rdiv_const": lambda: single("reciprocal", reciprocal(x, bos_zero(x), bos).args[0], scale=p["c"]),
+        "exp": lambda: single("exp", x),
+        "relu": lambda: single("relu", x),
+        "abs": lambda: Block([[Unit("relu", (x,)), Unit("relu", (combine((-1, x)),))]], [aff({0: 1, 1: 1})]),
+        "token_value": lambda: affine_block(args[0][0]),
+        "token_tag": lambda: affine_block(args[0][1] if len(args[0]) > 1 else ONE),
+    }
+    two_args = {
+        "add": lambda: affine_block(combine((1, x), (1, y))),
+        "sub": lambda: affine_block(combine((1, x), (-1, y))),
+        "linear": lambda: affine_block(combine((p["a"], x), (p["b"], y))),
+        "mul": lambda: single("product", x, y),
+        "mul_scaled": lambda: single("product", combine((p["c"], x)), y),
+        "affine_relu": lambda: single("relu", combine((p["c"], x), (1, y))),
+        "max": lambda: Block([[Unit("relu", (combine((1, x), (-1, y)),)), Unit("product", (y, ONE))]], [aff({0: 1, 1: 1})]),
+        "min": lambda: Block([[Unit("relu", (combine((1, y), (-1, x)),)), Unit("product", (y, ONE))]], [aff({0: -1, 1: 1})]),
+        "div": lambda: two_stage(
+            [Unit("product", (x, ONE)), reciprocal(y, bos_zero(y), bos)], [Unit("product", (aff({0: 1}), aff({1: 1})))], [aff({0: 1})]
+        ),
+        "masked_exp": lambda: two_stage(
+            [Unit("exp", (combine((p["c"], args[0][0])),)), Unit("product", (y, ONE))],
+            [Unit("product", (aff({0: 1}), aff({1: 1})))],
+            [aff({0: 1})],
+        ),
+        "pack": lambda: affine_block(*args[0], *args[1]),
+    }
+    rules = {**one_arg, **two_args}
+    if fn_name == "compose":
+        return _compose(p["fns"], args, bos, bos_zero)
+    if fn_name not in rules:
+        raise KeyError(fn_name)
+    return rules[fn_name]()
+
+
+def _compose(fns: Any, args: list[list[Affine]], bos: int, bos_zero: Callable[[Affine], bool]) -> Block:
+    """compose(fns=(g, f)) = f(g(x)): the blocks chained, each reading the previous one's outputs."""
+    block = Block([], list(args[0]))
+    for f in fns:
+        nxt = map_block(f.name, dict(f.params), [block.outputs], bos, lambda a: False)
+        if nxt.stages and block.stages and any(u.kind == "reciprocal" for u in nxt.stages[0]):
+            raise NotCompilable(f.name, "a reciprocal after another stage", "its BOS guard needs the bos column, which only stage 1 reads")
+        block = Block(block.stages + nxt.stages, nxt.outputs)
+    return block
+
+
+def maxmin_pick_block(x: Affine, y: Affine, even: int) -> Block:
+    """max(x, y) at even positions, min(x, y) at odd ones: y + even relu(x - y) - (1 - even) relu(y - x)."""
+    first = [Unit("relu", (combine((1, x), (-1, y)),)), Unit("relu", (combine((1, y), (-1, x)),)), Unit("product", (y, ONE)), Unit("product", (aff({even: 1}), ONE))]
+    second = [
+        Unit("product", (aff({0: 1}), aff({3: 1}))),
+        Unit("product", (aff({1: 1}), aff({3: -1}, 1))),
+        Unit("product", (aff({2: 1}), ONE)),
+    ]
+    return two_stage(first, second, [aff({2: 1, 0: 1, 1: -1})])

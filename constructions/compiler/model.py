@@ -1,0 +1,241 @@
+r"""The compiled model: exact rational weights over a labelled residual stream, and its forward pass.
+
+Model class (recorded in every compiled certificate, :data:`MODEL_CLASS`):
+
+* Positions 0..N: position 0 is a beginning-of-sequence (BOS) position, position
+  t + 1 holds token t. The embedding of position p is a positional row (a rational
+  table, one row per position, whose columns are the data-independent SOps) plus
+  the token's components in the token columns (zero at BOS).
+* The residual stream is additive: every sublayer adds its output to it.
+* Attention is average-hard (AHAT): head h scores s_ij = x_i^T W_QK x_j and each
+  query i takes the exact mean of W_OV^T x_j over the keys j of maximal score
+  (all keys, BOS included; no causal mask).
+* Each MLP is K >= 1 stages "affine, then an activation" followed by an affine
+  map. Units are ReLU(z), exp(z), 1/z (reciprocal) or z_a z_b (product, a
+  bilinear/GLU unit of two affine features); a product with the constant 1 is
+  the identity.
+
+The forward pass below is a code path separate from the RASP evaluator. Scores
+of heads that read only positional columns are rational and the same for every
+input: they are compared exactly as integers (numpy, chunked); other heads are
+scored in the evaluation domain.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from flint import fmpq
+
+from exact import Domain
+from exact.errors import ParseError
+
+MODEL_FORMAT = "attncert-model/1"
+
+MODEL_CLASS = {
+    "positions": "0..N; 0 is BOS, t + 1 holds token t",
+    "embedding": "positional table (rational, one row per position) + token components in the token columns (zero at BOS)",
+    "residual": "additive; every SOp has its own columns, written once",
+    "attention": "average-hard: each query takes the exact mean of W_OV^T x_j over the keys of maximal score x_i^T W_QK x_j",
+    "mlp": "K stages of affine then an activation (relu, exp, reciprocal, product), then affine",
+    "activations": ["relu", "exp", "reciprocal", "product"],
+}
+UNITS = ("relu", "exp", "reciprocal", "product")
+
+Affine = tuple[tuple[tuple[int, fmpq], ...], fmpq]  # ((input, weight), ...), bias
+
+
+@dataclass(frozen=True)
+class Unit:
+    kind: str  # one of UNITS
+    args: tuple[Affine, ...]  # one pre-activation, two for a product
+
+
+@dataclass(frozen=True)
+class MLP:
+    stages: tuple[tuple[Unit, ...], ...]  # stage 1 reads the residual, stage k the units of stage k - 1
+    out: tuple[tuple[int, Affine], ...]  # (residual column, affine over the last stage's units)
+
+    def activations(self) -> list[str]:
+        return sorted({u.kind for stage in self.stages for u in stage})
+
+
+@dataclass(frozen=True)
+class Head:
+    label: str  # the Aggregate it computes
+    qk: tuple[tuple[int, int, fmpq], ...]  # (query column, key column, weight)
+    ov: tuple[tuple[int, int, fmpq], ...]  # (value column, output column, weight)
+
+
+@dataclass(frozen=True)
+class Layer:
+    heads: tuple[Head, ...]
+    mlp: MLP | None
+
+
+@dataclass(frozen=True)
+class Model:
+    basis: tuple[str, ...]
+    length: int  # N, the RASP sequence length
+    tokens: str  # "scalar" or "pair"
+    token_columns: tuple[int, ...]
+    positional: dict[int, list[fmpq]]  # column -> values at positions 0..N
+    layers: tuple[Layer, ...]
+    outputs: dict[str, tuple[int, ...]]
+    nodes: dict[str, dict[str, Any]]  # SOp label -> {"columns": [...], "slot": s} (-1: embedding)
+
+    # -- sizes --------------------------------------------------------------------------------
+
+    def width(self) -> int:
+        return len(self.basis)
+
+    def parameters(self) -> int:
+        """Nonzero weights, biases and positional entries."""
+        n = sum(1 for col in self.positional.values() for x in col if x != 0)
+        for layer in self.layers:
+            n += sum(len(h.qk) + len(h.ov) for h in layer.heads)
+            if layer.mlp:
+                n += sum(_affine_size(a) for st in layer.mlp.stages for u in st for a in u.args)
+                n += sum(_affine_size(a) for _, a in layer.mlp.out)
+        return n
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "width": self.width(),
+            "layers": len(self.layers),
+            "heads": [len(layer.heads) for layer in self.layers],
+            "mlp_stages": [len(layer.mlp.stages) if layer.mlp else 0 for layer in self.layers],
+            "activations": [layer.mlp.activations() if layer.mlp else [] for layer in self.layers],
+            "parameters": self.parameters(),
+        }
+
+    # -- forward ------------------------------------------------------------------------------
+
+    def forward(self, tokens: Sequence[Any], domain: Domain, trace: bool = False) -> tuple[dict[str, list[Any]], list[list[list[Any]]]]:
+        """The outputs at positions 1..N (pairs as tuples), and with ``trace`` the residual
+        (column-major) after the embedding and after every sublayer."""
+        N = self.length
+        if len(tokens) != N:
+            raise ParseError(f"the model was compiled for {N} tokens, got {len(tokens)}")
+        zero = domain.zero()
+        cols: list[list[Any]] = [[zero] * (N + 1) for _ in self.basis]
+        for c, vals in self.positional.items():
+            cols[c] = [domain.convert(v) for v in vals]
+        for k, c in enumerate(self.token_columns):
+            # a plain number in a pair layout is the pair (number, 1): a data token (token_tag's rule)
+            comp = [t[k] if isinstance(t, tuple) else (t if k == 0 else 1) for t in tokens] if self.tokens == "pair" else list(tokens)
+            cols[c] = [zero] + [domain.convert(x) for x in comp]
+        history = [[list(c) for c in cols]] if trace else []
+        written = {c for layer in self.layers for h in layer.heads for _, c, _ in h.ov}
+        written |= {c for layer in self.layers if layer.mlp for c, _ in layer.mlp.out}
+        with domain.context():
+            for layer in self.layers:
+                added = [_head(h, cols, domain, self.positional, written, N) for h in layer.heads]
+                for h, out in zip(layer.heads, added):
+                    for c, vals in out.items():
+                        cols[c] = [x + y for x, y in zip(cols[c], vals)]
+                if trace:
+                    history.append([list(c) for c in cols])
+                if layer.mlp:
+                    for c, vals in _mlp(layer.mlp, cols, domain, N).items():
+                        cols[c] = [x + y for x, y in zip(cols[c], vals)]
+                if trace:
+                    history.append([list(c) for c in cols])
+        outputs = {}
+        for name, cs in self.outputs.items():
+            parts = [cols[c][1:] for c in cs]
+            outputs[name] = parts[0] if len(parts) == 1 else list(zip(*parts))
+        return outputs, history
+
+
+def _affine_size(a: Affine) -> int:
+    return len(a[0]) + (a[1] != 0)
+
+
+def _apply(a: Affine, inputs: list[list[Any]], domain: Domain, n: int) -> list[Any]:
+    terms, bias = a
+    out = [domain.convert(bias)] * n
+    for i, w in terms:
+        wd = domain.convert(w)
+        out = [o + wd * x for o, x in zip(out, inputs[i])]
+    return out
+
+
+def _mlp(mlp: MLP, cols: list[list[Any]], domain: Domain, N: int) -> dict[int, list[Any]]:
+    inputs = cols
+    for stage in mlp.stages:
+        units = []
+        for u in stage:
+            z = [_apply(a, inputs, domain, N + 1) for a in u.args]
+            if u.kind == "product":
+                units.append([x * y for x, y in zip(*z)])
+            elif u.kind == "relu":
+                units.append([domain.relu(x) for x in z[0]])
+            elif u.kind == "exp":
+                units.append([domain.exp(x) for x in z[0]])
+            elif u.kind == "reciprocal":
+                one = domain.one()
+                units.append([domain.div(one, x) for x in z[0]])
+            else:
+                raise ParseError(f"unknown unit {u.kind!r}")
+        inputs = units
+    return {c: _apply(a, inputs, domain, N + 1) for c, a in mlp.out}
+
+
+def _head(h: Head, cols: list[list[Any]], domain: Domain, positional: dict[int, list[fmpq]], written: set[int], N: int) -> dict[int, list[Any]]:
+    reads = {a for a, _, _ in h.qk} | {b for _, b, _ in h.qk}
+    if reads <= set(positional) and not reads & written:
+        offsets, keys = _argmax_rational(h, positional, N)
+    else:
+        offsets, keys = _argmax_in_domain(h, cols, domain, N)
+    out: dict[int, list[Any]] = {}
+    means: dict[int, list[Any]] = {}
+    for src, dst, w in h.ov:
+        if src not in means:
+            means[src] = domain.means(cols[src], keys, offsets)
+        wd = domain.convert(w)
+        prev = out.get(dst, [domain.zero()] * (N + 1))
+        out[dst] = [p + wd * m for p, m in zip(prev, means[src])]
+    return out
+
+
+def _argmax_rational(h: Head, cols: dict[int, list[fmpq]], N: int, chunk: int = 1 << 22) -> tuple[list[int], np.ndarray]:
+    """Keys of maximal score for every query, in CSR form, for a head that reads positional columns only:
+    the scores are rational and the same for every input, compared exactly as integers."""
+    scale = {c: math.lcm(1, *(int(x.q) for x in cols[c])) for c in {a for a, _, _ in h.qk} | {b for _, b, _ in h.qk}}
+    coeffs = [fmpq(w) / (scale[a] * scale[b]) for a, b, w in h.qk]
+    D = math.lcm(1, *(int(c.q) for c in coeffs))
+    ints = lambda c: [int(x * scale[c]) for x in cols[c]]  # noqa: E731
+    Qm = [[int(cf * D) * v for v in ints(a)] for cf, (a, _, _) in zip(coeffs, h.qk)]
+    Km = [ints(b) for _, b, _ in h.qk]
+    bound = sum(max(map(abs, q), default=0) * max(map(abs, k), default=0) for q, k in zip(Qm, Km))
+    dtype = np.int64 if bound < 2**62 else object
+    Q = np.array(Qm, dtype=dtype).T.reshape(N + 1, len(Qm)) if Qm else np.zeros((N + 1, 0), dtype=np.int64)
+    K = np.array(Km, dtype=dtype).T.reshape(N + 1, len(Km)) if Km else np.zeros((N + 1, 0), dtype=np.int64)
+    rows = max(1, chunk // (N + 1))
+    offsets, keys = [0], []
+    for start in range(0, N + 1, rows):
+        S = Q[start : start + rows] @ K.T
+        best = S.max(axis=1)
+        for r in range(S.shape[0]):
+            sel = np.flatnonzero(S[r] == best[r])
+            keys.append(sel)
+            offsets.append(offsets[-1] + len(sel))
+    return offsets, np.concatenate(keys).astype(np.int64)
+
+
+def _argmax_in_domain(h: Head, cols: list[list[Any]], domain: Domain, N: int) -> tuple[list[int], np.ndarray]:
+    """The same, for heads whose scores depend on the input: scored and compared in the domain."""
+    offsets, keys = [0], []
+    for i in range(N + 1):
+        s = [domain.sum(domain.convert(w) * cols[a][i] * cols[b][j] for a, b, w in h.qk) for j in range(N + 1)]
+        best = s[0]
+        for x in s[1:]:
+            best = domain.max(best, x)
+        sel = [j for j, x in enumerate(s) if domain.eq(x, best)]
+        keys.extend(sel)
+        offsets.append(offsets[-1] + len(sel))
+    return offsets, np.array(keys, dtype=np.int64)
