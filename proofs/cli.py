@@ -255,7 +255,7 @@ def _note(message: str) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from proofs import sweep
+    from proofs import sweep, workers
 
     check_folder(args.out_dir)
     if os.path.lexists(args.out_dir) and not os.path.isdir(args.out_dir):
@@ -272,10 +272,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     for note in plan.notes:
         _note(note)
     execute = sweep.executor_for(args.jobs, args.scheduler, _note)
-    where = f"on the Dask cluster at {args.scheduler}" if args.scheduler else f"with {min(args.jobs, len(plan.tasks))} process(es)"
+    where = f"on the Dask cluster at {args.scheduler}" if args.scheduler else f"with {workers.cap(args.jobs, len(plan.tasks))} process(es)"
     print(f"sweep: {len(plan.tasks)} task(s) {where}; certificates in {args.out_dir}", flush=True)
     t0 = time.perf_counter()
-    results = sweep.run_tasks(plan.tasks, execute, progress=not args.no_progress and sys.stderr.isatty())
+    results = sweep.run_tasks(plan.tasks, execute, progress=None if not args.no_progress else False)
     _print_table(sweep.SUMMARY_HEADER, sweep.summary(results, [t.claim for t in plan.tasks]))
     for line in sweep.problems(results):
         print(line)

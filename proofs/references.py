@@ -7,7 +7,7 @@ use the exact field EE.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from flint import fmpq_mat
 
@@ -104,3 +104,22 @@ def match2_language(word: list[int], M: int) -> list[int]:
 def parity_language(word: list[int], S: list[int]) -> list[int]:
     """The parity of the bits at S, at every position."""
     return [sum(word[i] for i in S) % 2] * len(word)
+
+
+def _heads(m: Mapping[str, Rows]) -> list[tuple[Rows, Rows]]:
+    """(A_1, V_1), ..., (A_h, V_h) from matrices named A1.., V1.."""
+    return [(m[f"A{i}"], m[f"V{i}"]) for i in range(1, 1 + sum(1 for k in m if k.startswith("A")))]
+
+
+#: The reference of each matrix claim, on its named input matrices: one home for prover, verifier and compiler checks.
+BY_CLAIM: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
+    "transpose": lambda m, dom: transpose(m["M"]),
+    "matmul": lambda m, dom: matmul(m["A"], m["B"], dom),
+    "softmax": lambda m, dom: softmax(m["S"], dom),
+    "relu": lambda m, dom: relu(m["x"], dom),
+    "maxmin": lambda m, dom: maxmin(m["x"], dom),
+    "inverse3": lambda m, dom: inverse(m["M"]),
+    "universal": lambda m, dom: attention(m["X"], m["A"], m["V"]),
+    "multihead": lambda m, dom: multihead(m["X"], _heads(m), m["WO"]),
+    "encoder_layer": lambda m, dom: encoder_layer(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"]),
+}

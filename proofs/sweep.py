@@ -233,8 +233,8 @@ def _first_line(text: str) -> str:
 # --- running: one loop, three executors ------------------------------------------------
 
 
-def run_tasks(tasks: Sequence[Task], execute: Executor, progress: bool) -> list[Result]:
-    """Run every task with ``execute``, with a progress bar on stderr if ``progress``; results in task order.
+def run_tasks(tasks: Sequence[Task], execute: Executor, progress: bool | None) -> list[Result]:
+    """Run every task with ``execute``, with a progress bar on stderr (``None``: where proofs.progress shows bars; False: never); results in task order.
 
     The claims run in this process (``--jobs 1``) show no bars of their own (proofs.progress).
     """

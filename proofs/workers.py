@@ -54,9 +54,13 @@ class Terminated(BaseException):
     """
 
 
+#: Local processes never exceed this: the work is CPU-bound, more processes than cores only cost memory.
+MAX_PROCESSES = max(1, os.cpu_count() or 1)
+
+
 def cap(jobs: int, tasks: int) -> int:
-    """Processes for ``tasks`` pieces of work at ``--jobs jobs``: at most one per piece, at least 1."""
-    return max(1, min(jobs, tasks))
+    """Processes for ``tasks`` pieces of work at ``--jobs jobs``: at most one per piece and one per CPU, at least 1."""
+    return max(1, min(jobs, tasks, MAX_PROCESSES))
 
 
 # --- the worker side ----------------------------------------------------------------------

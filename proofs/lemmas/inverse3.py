@@ -16,7 +16,7 @@ CLAIM = LayoutClaim(
     "inverse3",
     "inverse3() maps vec(M) to vec(M^-1) exactly for invertible 3x3 M (adjugate / determinant)",
     inverse3,
-    lambda mats, dom: references.inverse(mats["M"]),  # raises SingularMatrix on a singular input
+    references.BY_CLAIM["inverse3"],  # raises SingularMatrix on a singular input
     (),
     accept=lambda mats: to_fmpq_mat(mats["M"]).det() != 0,
     cost=cost.inverse3,

@@ -16,7 +16,7 @@ CLAIM = LayoutClaim(
     "softmax",
     "softmax_rows(r, c) maps rational scores vec(S) to vec(softmax(S)) row-wise, exactly in EE",
     softmax_rows,
-    lambda mats, dom: references.softmax(mats["S"], dom),
+    references.BY_CLAIM["softmax"],
     (size_param("r", 3, "rows of S"), size_param("c", 4, "columns of S")),
     domain="EE",
     input_domain="QQ",  # scores are rational, so exp stays in EE

@@ -15,7 +15,7 @@ CLAIM = LayoutClaim(
     "transpose",
     "transpose(r, c) maps vec(M) to vec(M^T) exactly",
     transpose,
-    lambda mats, dom: references.transpose(mats["M"]),
+    references.BY_CLAIM["transpose"],
     (size_param("r", 3, "rows of M"), size_param("c", 5, "columns of M")),
     cost=cost.transpose,
 )

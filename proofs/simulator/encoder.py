@@ -9,13 +9,12 @@ from proofs import cost, references
 from proofs.layout_claims import LayoutClaim
 from proofs.lemmas.common import size_param
 from proofs.registry import register
-from proofs.simulator.multihead import _heads
 
 CLAIM = LayoutClaim(
     "encoder_layer",
     "encoder_layer(n, d, d_v, h, f) maps its encoded weights and X to Z = Y + ReLU(Y W1 + b1) W2 + b2, Y = X + MHA(X), exactly in EE",
     encoder_layer,
-    lambda m, dom: references.encoder_layer(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"]),
+    references.BY_CLAIM["encoder_layer"],
     (
         size_param("n", 3, "rows of X"),
         size_param("d", 2, "model width"),

@@ -10,15 +10,11 @@ from proofs.lemmas.common import size_param
 from proofs.registry import register
 
 
-def _heads(m):
-    return [(m[f"A{i}"], m[f"V{i}"]) for i in range(1, 1 + sum(1 for k in m if k.startswith("A")))]
-
-
 CLAIM = LayoutClaim(
     "multihead",
     "multihead(n, d, d_v, h, d_o) maps the encoded heads and input to MHA(X) = [T_1(X),...,T_h(X)] W_O exactly in EE",
     multihead,
-    lambda m, dom: references.multihead(m["X"], _heads(m), m["WO"]),
+    references.BY_CLAIM["multihead"],
     (
         size_param("n", 3, "rows of X"),
         size_param("d", 2, "columns of X"),

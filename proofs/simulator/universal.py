@@ -18,7 +18,7 @@ CLAIM = LayoutClaim(
     "universal",
     "U(n, d, d_v) maps vec(X) ++ vec(A) ++ vec(V) to vec(softmax(X A X^T) X V) (then zeros), exactly in EE",
     universal,
-    lambda m, dom: references.attention(m["X"], m["A"], m["V"]),
+    references.BY_CLAIM["universal"],
     (size_param("n", 4, "rows of X (tokens)"), size_param("d", 3, "columns of X"), size_param("dv", 2, "columns of V")),
     domain="EE",
     input_domain="QQ",

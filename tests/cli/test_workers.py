@@ -15,8 +15,10 @@ from proofs.simulator.languages import prove_parity
 
 
 def test_cap():
-    assert workers.cap(100_000, 3) == 3
-    assert workers.cap(2, 10) == 2
+    cpus = workers.MAX_PROCESSES
+    assert workers.cap(100_000, 3) == min(3, cpus)
+    assert workers.cap(100_000, 10**6) == cpus  # never more processes than CPUs
+    assert workers.cap(1, 10) == 1
     assert workers.cap(4, 0) == 1
 
 
@@ -39,14 +41,14 @@ def test_language_jobs_are_capped_by_the_pieces_of_work(pools, monkeypatch):
     assert pools == []  # 16 words at most: one piece, no process at all
     monkeypatch.setattr(languages, "CHUNK", 4)
     doc = prove_parity(max_k=2, max_length=4, jobs=100_000)
-    assert pools == [4]  # the largest case, 16 words, is 4 pieces
+    assert pools == [min(4, workers.MAX_PROCESSES)]  # the largest case, 16 words, is 4 pieces; never more than the CPUs
     assert doc["outputs"] == prove_parity(max_k=2, max_length=4)["outputs"]
 
 
 def test_sweep_jobs_are_capped_by_the_tasks(pools, tmp_path):
     plan = sweep.plan(["transpose"], "0-1", [], tmp_path)
     results = sweep.run_tasks(plan.tasks, sweep.local_pool(100_000), progress=False)
-    assert pools == [2] and [r.status for r in results] == ["OK", "OK"]
+    assert pools == [min(2, workers.MAX_PROCESSES)] and [r.status for r in results] == ["OK", "OK"]
 
 
 def test_workers_ignore_ctrl_c():
