@@ -250,6 +250,35 @@ def _cmd_graph(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from constructions.compiler.export import to_npz
+    from constructions.compiler.model import model_to_json
+    from proofs import compiled
+
+    to_stdout = args.out == "-"
+    out = Path(args.out) if args.out else Path("models") / f"{args.of}.{args.format}"
+    if not to_stdout:
+        check_target(out)
+    # Compiling builds the construction and its positional table, it runs nothing: the construction's own cost.
+    refuse_over_limits(load_claims()[args.of], compiled.parse_sizes(args.of, args.sizes), _limits(args))
+    with limits(_limits(args)):
+        cons, model = compiled.compile_construction(args.of, args.sizes)
+    data = to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n"
+    if to_stdout:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        atomic_write_bytes(out, data)
+    s = model.summary()
+    print(
+        f"{args.of} ({compiled.canonical_sizes(compiled.parse_sizes(args.of, args.sizes))}): {s['layers']} layers, heads {s['heads']}, "
+        f"width {s['width']}, {s['parameters']:,} nonzero parameters, sequence length {model.length}; "
+        f"written to {'standard output' if to_stdout else out}",
+        file=sys.stderr if to_stdout else sys.stdout,
+    )
+    return EXIT_HOLDS
+
+
 def _note(message: str) -> None:
     print(f"attncert: note: {message}", file=sys.stderr)
 
@@ -318,6 +347,14 @@ def build_parser() -> argparse.ArgumentParser:
         cp.add_argument("--png", metavar="FILE", action=_Once, help="also render a PNG with Graphviz's dot")
         _add_limits(cp)
         cp.set_defaults(func=_cmd_graph, claim_obj=claim)
+
+    sp = sub.add_parser("compile", help="compile a matrix construction to exact transformer weights (JSON, or float64 npz)")
+    sp.add_argument("of", metavar="CLAIM", help="the construction: transpose, matmul, softmax, relu, maxmin, inverse3, universal, multihead, encoder_layer")
+    sp.add_argument("--sizes", default="", action=_Once, help="its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)")
+    sp.add_argument("--format", choices=["json", "npz"], default="json", action=_Once, help="exact JSON weights (default) or float64 arrays")
+    sp.add_argument("--out", action=_Once, help="output file, or - for standard output (default: models/CLAIM.json or .npz)")
+    _add_limits(sp)
+    sp.set_defaults(func=_cmd_compile)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
     sp.add_argument("files", nargs="+", metavar="FILE")

@@ -54,11 +54,11 @@ class LayoutClaim:
     def prove(self, seed: int = 0, inputs: str | None = None, domain: str | None = None, **sizes: int) -> dict:
         dom = exact_domain(self.domain or domain or "EE")
         cons = self.build(**sizes)
-        mats = self._inputs(seed, inputs, cons, dom)
+        mats = self.inputs(seed, inputs, cons, dom)
         origin = {"seed": seed} if inputs is None else {"inputs": "file"}
         return prove_construction(cons, mats, self.reference(mats, dom), dom, {**sizes, **origin}, self.statement)
 
-    def _inputs(self, seed: int, inputs: str | None, cons: Construction, dom: Domain) -> dict[str, Rows]:
+    def inputs(self, seed: int, inputs: str | None, cons: Construction, dom: Domain) -> dict[str, Rows]:
         gen = exact_domain(self.input_domain) if self.input_domain else dom
         shapes = {name: (r, c) for name, r, c in cons.layout.inputs}
         mats = inputs_for(seed, inputs, shapes, gen, self.accept)
@@ -114,7 +114,7 @@ class LayoutClaim:
             if not isinstance(seed, int) or isinstance(seed, bool):
                 raise ParseError("parameter seed must be an integer")
             origin = {"seed": seed}
-            if not all(_equal(mats[k], m, dom) for k, m in self._inputs(seed, None, cons, dom).items()):
+            if not all(_equal(mats[k], m, dom) for k, m in self.inputs(seed, None, cons, dom).items()):
                 problems.append("the recorded inputs are not the ones the recorded seed gives")
         else:
             origin = {"inputs": "file"}
@@ -124,7 +124,12 @@ class LayoutClaim:
         return problems
 
     def claim(self) -> Claim:
+        LAYOUT_CLAIMS[self.name] = self
         return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build, cost=self.cost)
+
+
+#: Every layout claim by name, as registered (the compiler's claim compiles their constructions).
+LAYOUT_CLAIMS: dict[str, LayoutClaim] = {}
 
 
 def _object(doc: dict[str, Any], key: str) -> dict[str, Any]:

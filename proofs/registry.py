@@ -30,6 +30,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.simulator.hierarchy",
     "proofs.simulator.languages",
     "proofs.sinkhorn",
+    "proofs.compiled",
 )
 
 

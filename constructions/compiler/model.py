@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 from flint import fmpq
 
-from exact import Domain
+from exact import QQ, Domain
 from exact.errors import ParseError
 
 MODEL_FORMAT = "attncert-model/1"
@@ -239,3 +239,98 @@ def _argmax_in_domain(h: Head, cols: list[list[Any]], domain: Domain, N: int) ->
         keys.extend(sel)
         offsets.append(offsets[-1] + len(sel))
     return offsets, np.array(keys, dtype=np.int64)
+
+
+# -- JSON (docs/compiler.md) ------------------------------------------------------------------
+
+
+def _q(x: fmpq) -> str:
+    return QQ.to_json(x)
+
+
+def _affine_json(a: Affine) -> dict[str, Any]:
+    return {"terms": [[i, _q(w)] for i, w in a[0]], "bias": _q(a[1])}
+
+
+def model_to_json(m: Model) -> dict[str, Any]:
+    """The model as canonical JSON: sparse exact weights (rational strings) over the labelled basis."""
+    return {
+        "format": MODEL_FORMAT,
+        "model_class": MODEL_CLASS,
+        "length": m.length,
+        "tokens": m.tokens,
+        "basis": list(m.basis),
+        "token_columns": list(m.token_columns),
+        "positional": {str(c): [[p, _q(x)] for p, x in enumerate(vals) if x != 0] for c, vals in sorted(m.positional.items())},
+        "layers": [
+            {
+                "heads": [{"aggregate": h.label, "qk": [[a, b, _q(w)] for a, b, w in h.qk], "ov": [[a, b, _q(w)] for a, b, w in h.ov]} for h in layer.heads],
+                "mlp": None
+                if layer.mlp is None
+                else {
+                    "stages": [[{"unit": u.kind, "args": [_affine_json(a) for a in u.args]} for u in stage] for stage in layer.mlp.stages],
+                    "out": [[c, _affine_json(a)] for c, a in layer.mlp.out],
+                    "activations": layer.mlp.activations(),
+                },
+            }
+            for layer in m.layers
+        ],
+        "outputs": {k: list(v) for k, v in m.outputs.items()},
+        "nodes": m.nodes,
+        "summary": m.summary(),
+    }
+
+
+def model_from_json(obj: Any) -> Model:
+    """Read a model written by :func:`model_to_json`, checking every index and unit; ParseError otherwise."""
+    try:
+        if obj.get("format") != MODEL_FORMAT:
+            raise ParseError(f"not a model of format {MODEL_FORMAT}")
+        width, N = len(obj["basis"]), int(obj["length"])
+        col = lambda i: i if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < width else _bad(f"column {i!r:.20}")  # noqa: E731
+
+        def affine(a: Any, inputs: int) -> Affine:
+            idx = lambda i: i if isinstance(i, int) and 0 <= i < inputs else _bad(f"input {i!r:.20}")  # noqa: E731
+            return tuple((idx(i), QQ.from_json(w)) for i, w in a["terms"]), QQ.from_json(a["bias"])
+
+        positional = {}
+        for c, entries in obj["positional"].items():
+            vals = [fmpq(0)] * (N + 1)
+            for p, x in entries:
+                vals[p if 0 <= p <= N else _bad(f"position {p}")] = QQ.from_json(x)
+            positional[col(int(c))] = vals
+        layers = []
+        for layer in obj["layers"]:
+            heads = tuple(
+                Head(str(h["aggregate"]), tuple((col(a), col(b), QQ.from_json(w)) for a, b, w in h["qk"]), tuple((col(a), col(b), QQ.from_json(w)) for a, b, w in h["ov"]))
+                for h in layer["heads"]
+            )
+            mlp = None
+            if layer["mlp"] is not None:
+                stages, inputs = [], width
+                for stage in layer["mlp"]["stages"]:
+                    units = []
+                    for u in stage:
+                        if u["unit"] not in UNITS or len(u["args"]) != (2 if u["unit"] == "product" else 1):
+                            _bad(f"unit {u['unit']!r:.20}")
+                        units.append(Unit(u["unit"], tuple(affine(a, inputs) for a in u["args"])))
+                    stages.append(tuple(units))
+                    inputs = len(units)
+                mlp = MLP(tuple(stages), tuple((col(c), affine(a, inputs)) for c, a in layer["mlp"]["out"]))
+            layers.append(Layer(heads, mlp))
+        return Model(
+            basis=tuple(str(b) for b in obj["basis"]),
+            length=N,
+            tokens=obj["tokens"] if obj["tokens"] in ("scalar", "pair") else _bad("tokens"),
+            token_columns=tuple(col(c) for c in obj["token_columns"]),
+            positional=positional,
+            layers=tuple(layers),
+            outputs={str(k): tuple(col(c) for c in v) for k, v in obj["outputs"].items()},
+            nodes=dict(obj["nodes"]),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise ParseError(f"malformed model: {type(e).__name__}: {str(e)[:80]}") from None
+
+
+def _bad(what: str) -> Any:
+    raise ParseError(f"malformed model: bad {what}")

@@ -1,0 +1,68 @@
+"""Independent check of a ``compiled`` certificate: the recorded weights, run by the minimal forward
+pass of :mod:`proofs.checkers.forward`, map the encoded inputs to the reference, exactly.
+
+The tokens are re-encoded from the recorded matrices by the layout rule (the
+matrices row-major, one after the other, then zeros up to the sequence length),
+the reference is recomputed by :data:`proofs.references.BY_CLAIM`, and the model
+output is read at positions 1..r c (row-major) with zeros after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exact import EENumber, ParseError, domain_from_name
+from exact.matrices import matrix_from_json
+from proofs.checkers.forward import forward
+from proofs.checkers.reading import integer, items, obj
+from proofs.checkers.sinkhorn_claims import conclude
+from proofs.references import BY_CLAIM
+
+
+def check_compiled(doc: dict[str, Any]) -> list[str]:
+    params, cons, result = obj(doc, "params"), obj(doc, "construction"), obj(doc, "result")
+    of = params.get("of")
+    if of not in BY_CLAIM:
+        raise ParseError(f"no reference for the construction {of!r:.30}")
+    if result.get("domain") not in ("QQ", "EE"):
+        raise ParseError("a compiled claim is decided in QQ or EE")
+    dom = domain_from_name(result["domain"])
+    layout, model = obj(cons, "layout"), obj(cons, "model")
+    length = integer(layout, "length", 1, 1 << 20)
+    if integer(model, "length", 1, 1 << 20) != length:
+        raise ParseError("the model and the layout have different sequence lengths")
+    mats, tokens = {}, []
+    for spec in items(layout, "inputs"):
+        name, r, c = spec.get("name"), integer(spec, "rows", 1, length), integer(spec, "cols", 1, length)
+        m = [[_lower(x) for x in row] for row in matrix_from_json(obj(doc, "inputs").get(name), dom)]
+        if (len(m), len(m[0])) != (r, c):
+            raise ParseError(f"input {name} must be {r}x{c}")
+        mats[name] = m
+        tokens += [x for row in m for x in row]
+    if len(tokens) > length:
+        raise ParseError("the inputs do not fit in the sequence")
+    tokens += [dom.zero()] * (length - len(tokens))
+    out_cols = model.get("outputs", {}).get("output")
+    if not isinstance(out_cols, list) or len(out_cols) != 1:
+        raise ParseError("the model must have one output column")
+    seq = forward(model, tokens, dom)[out_cols[0]][1:]
+    r, c = integer(obj(layout, "output"), "rows", 1, length), integer(obj(layout, "output"), "cols", 1, length)
+    block = [seq[i * c : (i + 1) * c] for i in range(r)]
+    ref = BY_CLAIM[of](mats, dom)
+    problems = []
+    same = lambda a, b: len(a) == len(b) and all(len(x) == len(y) and all(dom.eq(u, v) for u, v in zip(x, y)) for x, y in zip(a, b))  # noqa: E731
+    if not same(block, ref):
+        problems.append("the compiled weights do not map the inputs to the reference")
+    if not all(dom.sign(v) == 0 for v in seq[r * c :]):
+        problems.append("the compiled model's output is not zero after the output block")
+    if not same(matrix_from_json(obj(doc, "outputs").get("output"), dom), block):
+        problems.append("the recorded output is not the forward pass of the recorded weights")
+    if not same(matrix_from_json(obj(doc, "reference").get("output"), dom), ref):
+        problems.append("the recorded reference differs from the reference recomputed from the inputs")
+    return conclude(doc, "exact_equal", problems)
+
+
+def _lower(x: Any) -> Any:
+    """A rational EE value as fmpq (the form the references take), anything else unchanged."""
+    q = x.rational_value() if isinstance(x, EENumber) else None
+    return x if q is None else q

@@ -1,0 +1,110 @@
+r"""A minimal forward pass of a compiled model, written apart from the compiler (which it never imports).
+
+It reads the model JSON of docs/compiler.md and runs the model class stated there:
+positions 0..N with BOS at 0; the embedding is the positional table plus the
+token components; each layer adds its heads' outputs (average-hard attention: the
+exact mean of W_OV^T x_j over the keys j of maximal score x_i^T W_QK x_j), then
+its MLP's (stages of affine -> relu / exp / reciprocal / product, then affine).
+Scores are compared in QQ when every column they read is rational, otherwise in
+the domain. Quadratic in N; meant for the sizes certificates record.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from flint import fmpq
+
+from exact import QQ, Domain, EENumber, ParseError
+from proofs.checkers.reading import integer, items, obj
+
+
+def forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain) -> list[list[Any]]:
+    """The residual (column-major, positions 0..N) after the last layer."""
+    N, width = integer(model, "length", 1, 1 << 20), len(items(model, "basis"))
+    if len(tokens) != N:
+        raise ParseError(f"the model takes {N} tokens, the certificate gives {len(tokens)}")
+    zero = domain.zero()
+    x = [[zero] * (N + 1) for _ in range(width)]
+    for c, entries in obj(model, "positional").items():
+        for p, v in entries:
+            x[_col(int(c), width)][p] = domain.convert(QQ.from_json(v))
+    pair = model.get("tokens") == "pair"
+    for k, c in enumerate(model["token_columns"]):
+        x[_col(c, width)] = [zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or not pair else 1)) for t in tokens]
+    for layer in model["layers"]:
+        adds = [_attend(h, x, domain, N) for h in layer["heads"]]
+        for add in adds:
+            for c, vals in add.items():
+                x[c] = [a + b for a, b in zip(x[c], vals)]
+        if layer["mlp"] is not None:
+            for c, vals in _mlp(layer["mlp"], x, domain, N, width).items():
+                x[c] = [a + b for a, b in zip(x[c], vals)]
+    return x
+
+
+def _col(c: Any, width: int) -> int:
+    if not isinstance(c, int) or isinstance(c, bool) or not 0 <= c < width:
+        raise ParseError(f"column {c!r:.20} is outside the basis")
+    return c
+
+
+def _rational(v: Any) -> fmpq | None:
+    if isinstance(v, fmpq):
+        return v
+    return v.rational_value() if isinstance(v, EENumber) else None
+
+
+def _attend(head: dict[str, Any], x: list[list[Any]], domain: Domain, N: int) -> dict[int, list[Any]]:
+    qk = [(_col(a, len(x)), _col(b, len(x)), QQ.from_json(w)) for a, b, w in head["qk"]]
+    cols = {a for a, _, _ in qk} | {b for _, b, _ in qk}
+    exact = {c: [_rational(v) for v in x[c]] for c in cols}
+    if all(v is not None for vs in exact.values() for v in vs):
+        score = lambda i, j: sum((w * exact[a][i] * exact[b][j] for a, b, w in qk), fmpq(0))  # noqa: E731
+        better, same = (lambda s, t: s > t), (lambda s, t: s == t)
+    else:
+        score = lambda i, j: domain.sum(domain.convert(w) * x[a][i] * x[b][j] for a, b, w in qk)  # noqa: E731
+        better, same = (lambda s, t: domain.lt(t, s)), domain.eq
+    out: dict[int, list[Any]] = {}
+    for i in range(N + 1):
+        s = [score(i, j) for j in range(N + 1)]
+        top = s[0]
+        for v in s[1:]:
+            top = v if better(v, top) else top
+        keys = [j for j in range(N + 1) if same(s[j], top)]
+        for a, b, w in head["ov"]:
+            a, b = _col(a, len(x)), _col(b, len(x))
+            mean = domain.div(domain.sum(x[a][j] for j in keys), domain.convert(len(keys)))
+            out.setdefault(b, [domain.zero()] * (N + 1))[i] += domain.convert(QQ.from_json(w)) * mean
+    return out
+
+
+def _mlp(mlp: dict[str, Any], x: list[list[Any]], domain: Domain, N: int, width: int) -> dict[int, list[Any]]:
+    inputs = x
+    for stage in mlp["stages"]:
+        units = []
+        for u in stage:
+            z = [_affine(a, inputs, domain, N) for a in u["args"]]
+            kind = u["unit"]
+            if kind == "relu":
+                units.append([domain.relu(v) for v in z[0]])
+            elif kind == "exp":
+                units.append([domain.exp(v) for v in z[0]])
+            elif kind == "reciprocal":
+                units.append([domain.div(domain.one(), v) for v in z[0]])
+            elif kind == "product" and len(z) == 2:
+                units.append([p * q for p, q in zip(z[0], z[1])])
+            else:
+                raise ParseError(f"unit {kind!r:.20} is not in the model class")
+        inputs = units
+    return {_col(c, width): _affine(a, inputs, domain, N) for c, a in mlp["out"]}
+
+
+def _affine(a: dict[str, Any], inputs: list[list[Any]], domain: Domain, N: int) -> list[Any]:
+    out = [domain.convert(QQ.from_json(a["bias"]))] * (N + 1)
+    for i, w in a["terms"]:
+        if not isinstance(i, int) or not 0 <= i < len(inputs):
+            raise ParseError("an affine form reads outside its inputs")
+        wd = domain.convert(QQ.from_json(w))
+        out = [o + wd * v for o, v in zip(out, inputs[i])]
+    return out

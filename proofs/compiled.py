@@ -1,0 +1,149 @@
+"""Claim ``compiled``: a construction compiled to explicit transformer weights computes it, exactly.
+
+The construction ``of`` (a matrix claim: a lemma, U, multi-head, the encoder
+layer) is built at ``sizes`` and compiled (:mod:`constructions.compiler`). On the
+claim's random inputs the compiled model's exact forward pass must equal the
+independent reference and the RASP evaluation, and, SOp by SOp, the residual
+stream decoded after the SOp's sublayer must equal the RASP value of that SOp.
+The certificate records the weights; ``attncert verify`` runs them through a
+separate minimal forward pass (:mod:`proofs.checkers.forward`), then recompiles
+and compares the whole document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from constructions import rasp
+from constructions.compiler import MODEL_CLASS, compile_graph
+from constructions.compiler.model import model_to_json
+from exact import Domain, ParseError
+from exact.matrices import matrix_to_json
+from proofs.certify import certificate
+from proofs.checkers.compiled import check_compiled
+from proofs.cost import Cost
+from proofs.layout_claims import LAYOUT_CLAIMS, LayoutClaim
+from proofs.lemmas.common import SEED, exact_domain
+from proofs.registry import Claim, Param, load_claims, register
+
+NAME = "compiled"
+STATEMENT = (
+    "the compiled transformer (exact rational weights, average-hard attention, MLPs of relu/exp/reciprocal/product units) "
+    "maps the encoded inputs of the construction to its reference exactly, equals the RASP program's output, and after every "
+    "SOp's sublayer its residual stream holds that SOp's RASP value"
+)
+
+
+def _layout_claim(of: str) -> LayoutClaim:
+    load_claims()
+    if of not in LAYOUT_CLAIMS:
+        raise ParseError(f"cannot compile {of!r}: choose one of {', '.join(sorted(LAYOUT_CLAIMS))}")
+    return LAYOUT_CLAIMS[of]
+
+
+def parse_sizes(of: str, sizes: str) -> dict[str, int]:
+    """'n=4,d=3' -> the construction's sizes (its defaults for the rest); ParseError on unknown names."""
+    lc = _layout_claim(of)
+    declared = {p.name: p for p in lc.sizes}
+    out = {p.name: p.default for p in lc.sizes}
+    for item in [t.strip() for t in str(sizes).split(",") if t.strip()]:
+        name, eq, value = item.partition("=")
+        if not eq or name not in declared:
+            raise ParseError(f"sizes of {of} are {', '.join(declared) or 'none'}; got {item!r}")
+        out[name] = declared[name].type(value)
+    return out
+
+
+def canonical_sizes(sizes: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(sizes.items()))
+
+
+def compile_construction(of: str, sizes: str) -> tuple[Any, Any]:
+    """(construction, compiled model) of a layout claim at sizes."""
+    cons = _layout_claim(of).build(**parse_sizes(of, sizes))
+    return cons, compile_graph(cons.graph(), cons.layout.length, "scalar")
+
+
+def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
+    lc = _layout_claim(of)
+    size_kw = parse_sizes(of, sizes)
+    dom: Domain = exact_domain(lc.domain or "EE")
+    cons, model = compile_construction(of, sizes)
+    mats = lc.inputs(seed, None, cons, dom)
+    g = cons.graph()
+    xs = cons.layout.encode(mats, dom)
+    outputs, history = model.forward(xs, dom, trace=True)
+    trace = rasp.trace_graph(g, xs, dom)
+    label_of = {g.nodes[v]["label"]: v for v in g.nodes}
+    differing = []
+    for label, node in sorted(model.nodes.items()):
+        state = history[node["slot"] + 1] if node["slot"] >= 0 else history[0]
+        got = [state[c][1:] for c in node["columns"]]
+        got = got[0] if len(got) == 1 else list(zip(*got))
+        want = trace[label_of[label]]
+        if len(got) != len(want) or not all(_eq(dom, a, b) for a, b in zip(got, want)):
+            differing.append(label)
+    seq = outputs["output"]
+    out, rest = cons.layout.decode(seq), cons.layout.rest(seq)
+    rasp_out = cons.layout.decode(trace[g.graph["outputs"]["output"]])
+    ref = lc.reference(mats, dom)
+    equal_ref, equal_rasp = _same(dom, out, ref), _same(dom, out, rasp_out)
+    rest_zero = all(dom.sign(v) == 0 for v in rest)
+    return certificate(
+        NAME,
+        {"of": of, "sizes": canonical_sizes(size_kw), "seed": seed},
+        {name: matrix_to_json(m, dom) for name, m in mats.items()},
+        {
+            "model_class": MODEL_CLASS,
+            "model": model_to_json(model),
+            "layout": cons.layout.to_json(),
+            "rasp_size": rasp.size(g).to_json(length=cons.layout.length),
+        },
+        {"output": matrix_to_json(out, dom), "rest": [dom.to_json(v) for v in rest]},
+        {"output": matrix_to_json(ref, dom), "rasp_output": matrix_to_json(rasp_out, dom)},
+        {
+            "relation": "exact_equal",
+            "holds": equal_ref and equal_rasp and rest_zero and not differing,
+            "domain": dom.name,
+            "statement": STATEMENT,
+            "equals_reference": equal_ref,
+            "equals_rasp": equal_rasp,
+            "rest_is_zero": rest_zero,
+            "sops_checked": len(model.nodes),
+            "sops_differing": differing,
+        },
+    )
+
+
+def _eq(dom: Domain, a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(dom.eq(x, y) for x, y in zip(a, b))
+    return dom.eq(a, b)
+
+
+def _same(dom: Domain, a: list[list[Any]], b: list[list[Any]]) -> bool:
+    return len(a) == len(b) and all(len(x) == len(y) and all(dom.eq(u, v) for u, v in zip(x, y)) for x, y in zip(a, b))
+
+
+def cost(of: str, sizes: str, **_: Any) -> Cost:
+    """The construction's own cost; the forward pass scores every (query, key) pair of every head."""
+    lc = _layout_claim(of)
+    own = lc.cost(**parse_sizes(of, sizes)) if lc.cost else Cost()
+    n = own.positions + 1
+    return Cost(own.positions, n * n, 2, 0, 2 * own.seconds + 1e-6 * n * n, 4 * own.memory + 16 * n)
+
+
+register(
+    Claim(
+        NAME,
+        STATEMENT,
+        prove,
+        (
+            Param("of", str, "universal", "the construction to compile (a matrix claim: transpose ... encoder_layer)"),
+            Param("sizes", str, "", "its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)"),
+            SEED,
+        ),
+        check=check_compiled,
+        cost=cost,
+    )
+)
