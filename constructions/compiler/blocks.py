@@ -136,7 +136,8 @@ def _compose(fns: Any, args: list[list[Affine]], bos: int, bos_zero: Callable[[A
     """compose(fns=(g, f)) = f(g(x)): the blocks chained, each reading the previous one's outputs."""
     block = Block([], list(args[0]))
     for f in fns:
-        nxt = map_block(f.name, dict(f.params), [block.outputs], bos, lambda a: False)
+        # While no stage has run, the inputs are still residual columns, whose BOS values are known.
+        nxt = map_block(f.name, dict(f.params), [block.outputs], bos, bos_zero if not block.stages else (lambda a: False))
         if nxt.stages and block.stages and any(u.kind == "reciprocal" for u in nxt.stages[0]):
             raise NotCompilable(f.name, "a reciprocal after another stage", "its BOS guard needs the bos column, which only stage 1 reads")
         block = Block(block.stages + nxt.stages, nxt.outputs)
