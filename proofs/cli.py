@@ -260,7 +260,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     if not to_stdout:
         check_target(out)
     # Compiling builds the construction and its positional table, it runs nothing: the construction's own cost.
-    refuse_over_limits(load_claims()[args.of], compiled.parse_sizes(args.of, args.sizes), _limits(args))
+    sizes = compiled.parse_sizes(args.of, args.sizes)  # refuses an unknown construction or size first
+    refuse_over_limits(load_claims()[args.of], sizes, _limits(args))
     with limits(_limits(args)):
         cons, model = compiled.compile_construction(args.of, args.sizes)
     data = to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n"

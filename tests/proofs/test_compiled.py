@@ -1,0 +1,96 @@
+"""The compiled claim, its independent check, forgeries of it, and attncert compile."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from constructions.compiler.model import model_from_json
+from exact import EE, QQ
+from exact.canonical import canonical_json
+from exact.certificate import seal, write_certificate
+from exact.matrices import matrix_to_json
+from proofs.checkers.compiled import check_compiled
+from proofs.cli import main
+from proofs.registry import load_claims
+from proofs.verify import FAIL, OK, verify_bytes
+
+CLAIM = load_claims()["compiled"]
+
+
+def prove(of, sizes="", seed=0):
+    return CLAIM.prove(of=of, sizes=sizes, seed=seed)
+
+
+@pytest.mark.parametrize("of, sizes", [("universal", "n=3,d=2,dv=2"), ("matmul", "r=2,k=2,c=3"), ("softmax", ""), ("inverse3", ""), ("maxmin", "n=5"), ("encoder_layer", "n=2,d=2,dv=1,h=2,f=2")])
+def test_compiled_certificates_hold_and_verify(of, sizes, tmp_path, capsys):
+    doc = prove(of, sizes)
+    r = doc["result"]
+    assert r["holds"] and r["equals_reference"] and r["equals_rasp"] and r["rest_is_zero"] and r["sops_differing"] == []
+    assert r["sops_checked"] == len(doc["construction"]["model"]["nodes"]) > 0
+    path = write_certificate(tmp_path / "c.json", doc)
+    assert main(["verify", str(path)]) == 0, capsys.readouterr().out
+
+
+def _status(doc):
+    return verify_bytes(canonical_json(seal(doc))).status
+
+
+def test_weights_changed_with_outputs_recomputed_by_the_changed_model_fail():
+    # A self-consistent forgery: one W_OV weight doubled, and the recorded output is what the changed
+    # weights really compute; only the claim (= the reference) is false.
+    doc = prove("transpose", "r=2,c=3")
+    model = doc["construction"]["model"]
+    head = next(h for layer in model["layers"] for h in layer["heads"])
+    head["ov"][0][2] = "2"
+    m = model_from_json(model)
+    xs = [QQ.from_json(x) for row in doc["inputs"]["M"] for x in row]
+    out = m.forward(xs, QQ)[0]["output"]
+    doc["outputs"]["output"] = matrix_to_json([out[i * 2 : (i + 1) * 2] for i in range(3)], QQ)
+    problems = check_compiled(doc)
+    assert "the compiled weights do not map the inputs to the reference" in problems
+    assert _status(doc) == FAIL
+
+
+def test_a_model_for_other_inputs_and_a_matching_reference_fail_the_seed():
+    doc, other = prove("relu", "n=3", seed=1), prove("relu", "n=3", seed=2)
+    for k in ("inputs", "outputs", "reference"):
+        doc[k] = other[k]
+    assert check_compiled(doc) == []  # true of the inputs it records...
+    assert _status(doc) == FAIL  # ...but they are not the inputs of the recorded seed
+
+
+def test_a_recorded_result_that_says_more_fails():
+    doc = prove("relu", "n=2")
+    doc["result"]["relation"] = "bound"
+    assert _status(doc) == FAIL
+    doc = prove("relu", "n=2")
+    assert _status(doc) == OK
+
+
+def test_attncert_compile_writes_exact_json_and_float_npz(tmp_path, capsys):
+    assert main(["compile", "universal", "--sizes", "n=2,d=2,dv=1", "--out", str(tmp_path / "u.json")]) == 0
+    m = model_from_json(json.loads((tmp_path / "u.json").read_text()))
+    assert m.width() == 62 and m.length == 10
+    assert main(["compile", "universal", "--sizes", "n=2,d=2,dv=1", "--format", "npz", "--out", str(tmp_path / "u.npz")]) == 0
+    z = np.load(tmp_path / "u.npz")
+    assert z["embedding"].shape == (11, 62) and int(z["layers"]) == 7
+    out = subprocess.run([sys.executable, "-m", "proofs.cli", "compile", "relu", "--out", "-"], capture_output=True, check=True)
+    assert json.loads(out.stdout)["format"] == "attncert-model/1" and b"written to standard output" in out.stderr
+
+
+@pytest.mark.parametrize("args", [["compile", "nosuch"], ["compile", "universal", "--sizes", "q=1"], ["compile", "universal", "--sizes", "n=1000"]])
+def test_attncert_compile_refuses_bad_input_with_exit_2(args, capsys):
+    assert main(args) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_an_exp_after_attention_stays_exact_in_ee():
+    doc = prove("softmax", "r=2,c=2")
+    out = doc["outputs"]["output"]
+    assert doc["result"]["domain"] == "EE" and doc["result"]["holds"]
+    assert any(EE.from_json(v).rational_value() is None for row in out for v in row)  # e^q / sum: not rational
