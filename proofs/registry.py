@@ -31,6 +31,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.simulator.languages",
     "proofs.sinkhorn",
     "proofs.compiled",
+    "proofs.compiled_softmax",
 )
 
 

@@ -24,7 +24,7 @@ scored in the evaluation domain.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -46,6 +46,7 @@ MODEL_CLASS = {
 UNITS = ("relu", "exp", "reciprocal", "product")
 
 Affine = tuple[tuple[tuple[int, fmpq], ...], fmpq]  # ((input, weight), ...), bias
+_ONE: Affine = ((), fmpq(1))
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,8 @@ class Model:
     layers: tuple[Layer, ...]
     outputs: dict[str, tuple[int, ...]]
     nodes: dict[str, dict[str, Any]]  # SOp label -> {"columns": [...], "slot": s} (-1: embedding)
+    #: Selections of heads with rational scores: the same for every input, so found once per model.
+    _selections: dict[int, tuple[list[int], np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
 
     # -- sizes --------------------------------------------------------------------------------
 
@@ -114,34 +117,45 @@ class Model:
 
     # -- forward ------------------------------------------------------------------------------
 
-    def forward(self, tokens: Sequence[Any], domain: Domain, trace: bool = False) -> tuple[dict[str, list[Any]], list[list[list[Any]]]]:
+    def forward(
+        self, tokens: Sequence[Any], domain: Domain, trace: bool = False, beta: Any = None
+    ) -> tuple[dict[str, list[Any]], list[list[list[Any]]]]:
         """The outputs at positions 1..N (pairs as tuples), and with ``trace`` the residual
-        (column-major) after the embedding and after every sublayer."""
+        (column-major) after the embedding and after every sublayer.
+
+        ``beta``: evaluate the same weights with softmax attention at inverse temperature
+        beta (a rational) instead of average-hard attention (the limit beta -> infinity)."""
         N = self.length
         if len(tokens) != N:
             raise ParseError(f"the model was compiled for {N} tokens, got {len(tokens)}")
         zero = domain.zero()
         cols: list[list[Any]] = [[zero] * (N + 1) for _ in self.basis]
         for c, vals in self.positional.items():
-            cols[c] = [domain.convert(v) for v in vals]
+            cols[c] = [domain.native(v) for v in vals]
         for k, c in enumerate(self.token_columns):
             # a plain number in a pair layout is the pair (number, 1): a data token (token_tag's rule)
             comp = [t[k] if isinstance(t, tuple) else (t if k == 0 else 1) for t in tokens] if self.tokens == "pair" else list(tokens)
-            cols[c] = [zero] + [domain.convert(x) for x in comp]
+            cols[c] = [zero] + [domain.native(x) for x in comp]
         history = [[list(c) for c in cols]] if trace else []
         written = {c for layer in self.layers for h in layer.heads for _, c, _ in h.ov}
         written |= {c for layer in self.layers if layer.mlp for c, _ in layer.mlp.out}
+        fresh = written - set(self.positional) - set(self.token_columns)  # still zero: adding is assigning
+
+        def add(c: int, vals: list[Any]) -> None:
+            cols[c] = vals if c in fresh else [x + y for x, y in zip(cols[c], vals)]
+            fresh.discard(c)
+
         with domain.context():
             for layer in self.layers:
-                added = [_head(h, cols, domain, self.positional, written, N) for h in layer.heads]
+                added = [_head(h, cols, domain, self.positional, written, N, beta, self._selections) for h in layer.heads]
                 for h, out in zip(layer.heads, added):
                     for c, vals in out.items():
-                        cols[c] = [x + y for x, y in zip(cols[c], vals)]
+                        add(c, vals)
                 if trace:
                     history.append([list(c) for c in cols])
                 if layer.mlp:
                     for c, vals in _mlp(layer.mlp, cols, domain, N).items():
-                        cols[c] = [x + y for x, y in zip(cols[c], vals)]
+                        add(c, vals)
                 if trace:
                     history.append([list(c) for c in cols])
         outputs = {}
@@ -156,12 +170,13 @@ def _affine_size(a: Affine) -> int:
 
 
 def _apply(a: Affine, inputs: list[list[Any]], domain: Domain, n: int) -> list[Any]:
+    """The affine form at every position; weights 1 and a zero bias cost no arithmetic."""
     terms, bias = a
-    out = [domain.convert(bias)] * n
+    out = None if bias == 0 else [domain.native(bias)] * n
     for i, w in terms:
-        wd = domain.convert(w)
-        out = [o + wd * x for o, x in zip(out, inputs[i])]
-    return out
+        col = inputs[i] if w == 1 else [domain.native(w) * x for x in inputs[i]]
+        out = col if out is None else [o + x for o, x in zip(out, col)]
+    return out if out is not None else [domain.zero()] * n
 
 
 def _mlp(mlp: MLP, cols: list[list[Any]], domain: Domain, N: int) -> dict[int, list[Any]]:
@@ -169,6 +184,9 @@ def _mlp(mlp: MLP, cols: list[list[Any]], domain: Domain, N: int) -> dict[int, l
     for stage in mlp.stages:
         units = []
         for u in stage:
+            if u.kind == "product" and u.args[1] == _ONE:  # a product with 1: the identity
+                units.append(_apply(u.args[0], inputs, domain, N + 1))
+                continue
             z = [_apply(a, inputs, domain, N + 1) for a in u.args]
             if u.kind == "product":
                 units.append([x * y for x, y in zip(*z)])
@@ -185,10 +203,32 @@ def _mlp(mlp: MLP, cols: list[list[Any]], domain: Domain, N: int) -> dict[int, l
     return {c: _apply(a, inputs, domain, N + 1) for c, a in mlp.out}
 
 
-def _head(h: Head, cols: list[list[Any]], domain: Domain, positional: dict[int, list[fmpq]], written: set[int], N: int) -> dict[int, list[Any]]:
+def _head(
+    h: Head,
+    cols: list[list[Any]],
+    domain: Domain,
+    positional: dict[int, list[fmpq]],
+    written: set[int],
+    N: int,
+    beta: fmpq | None = None,
+    cache: dict[int, tuple[list[int], np.ndarray]] | None = None,
+) -> dict[int, list[Any]]:
     reads = {a for a, _, _ in h.qk} | {b for _, b, _ in h.qk}
-    if reads <= set(positional) and not reads & written:
-        offsets, keys = _argmax_rational(h, positional, N)
+    static = reads <= set(positional) and not reads & written
+    if beta is not None:
+        if not static:
+            raise ParseError(f"softmax mode needs rational scores; head {h.label} reads columns the layers write")
+        return _softmax_head(h, cols, domain, positional, N, beta)
+    if static:
+        key = id(h)
+        if cache is None or key not in cache:
+            found = _argmax_rational(h, positional, N)
+            if cache is None:
+                offsets, keys = found
+            else:
+                cache[key] = found
+        if cache is not None:
+            offsets, keys = cache[key]
     else:
         offsets, keys = _argmax_in_domain(h, cols, domain, N)
     out: dict[int, list[Any]] = {}
@@ -196,15 +236,14 @@ def _head(h: Head, cols: list[list[Any]], domain: Domain, positional: dict[int, 
     for src, dst, w in h.ov:
         if src not in means:
             means[src] = domain.means(cols[src], keys, offsets)
-        wd = domain.convert(w)
+        wd = domain.native(w)
         prev = out.get(dst, [domain.zero()] * (N + 1))
         out[dst] = [p + wd * m for p, m in zip(prev, means[src])]
     return out
 
 
-def _argmax_rational(h: Head, cols: dict[int, list[fmpq]], N: int, chunk: int = 1 << 22) -> tuple[list[int], np.ndarray]:
-    """Keys of maximal score for every query, in CSR form, for a head that reads positional columns only:
-    the scores are rational and the same for every input, compared exactly as integers."""
+def _integer_scores(h: Head, cols: dict[int, list[fmpq]], N: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(Q, K, D) with s_ij = (Q K^T)_ij / D exactly, Q and K integer matrices (int64 when no product can overflow)."""
     scale = {c: math.lcm(1, *(int(x.q) for x in cols[c])) for c in {a for a, _, _ in h.qk} | {b for _, b, _ in h.qk}}
     coeffs = [fmpq(w) / (scale[a] * scale[b]) for a, b, w in h.qk]
     D = math.lcm(1, *(int(c.q) for c in coeffs))
@@ -215,6 +254,13 @@ def _argmax_rational(h: Head, cols: dict[int, list[fmpq]], N: int, chunk: int = 
     dtype = np.int64 if bound < 2**62 else object
     Q = np.array(Qm, dtype=dtype).T.reshape(N + 1, len(Qm)) if Qm else np.zeros((N + 1, 0), dtype=np.int64)
     K = np.array(Km, dtype=dtype).T.reshape(N + 1, len(Km)) if Km else np.zeros((N + 1, 0), dtype=np.int64)
+    return Q, K, D
+
+
+def _argmax_rational(h: Head, cols: dict[int, list[fmpq]], N: int, chunk: int = 1 << 22) -> tuple[list[int], np.ndarray]:
+    """Keys of maximal score for every query, in CSR form, for a head that reads positional columns only:
+    the scores are rational and the same for every input, compared exactly as integers."""
+    Q, K, _ = _integer_scores(h, cols, N)
     rows = max(1, chunk // (N + 1))
     offsets, keys = [0], []
     for start in range(0, N + 1, rows):
@@ -225,6 +271,28 @@ def _argmax_rational(h: Head, cols: dict[int, list[fmpq]], N: int, chunk: int = 
             keys.append(sel)
             offsets.append(offsets[-1] + len(sel))
     return offsets, np.concatenate(keys).astype(np.int64)
+
+
+def _softmax_head(h: Head, cols: list[list[Any]], domain: Domain, positional: dict[int, list[fmpq]], N: int, beta: fmpq) -> dict[int, list[Any]]:
+    """Softmax attention at inverse temperature beta: weights e^{beta (s_ij - max_j s_ij)}, normalised.
+
+    The scores are rational, so the weights are exact in EE and rigorous balls in Ball."""
+    Q, K, D = _integer_scores(h, positional, N)
+    srcs = sorted({a for a, _, _ in h.ov})
+    mixed: dict[int, list[Any]] = {a: [] for a in srcs}
+    for i in range(N + 1):
+        row = [int(v) for v in (Q[i] @ K.T)]
+        top = max(row)
+        w = [domain.exp(domain.convert(fmpq(beta) * fmpq(v - top, D))) for v in row]
+        total = domain.sum(w)
+        for a in srcs:
+            mixed[a].append(domain.div(domain.sum(wj * xj for wj, xj in zip(w, cols[a])), total))
+    out: dict[int, list[Any]] = {}
+    for src, dst, wt in h.ov:
+        wd = domain.native(wt)
+        prev = out.get(dst, [domain.zero()] * (N + 1))
+        out[dst] = [p + wd * m for p, m in zip(prev, mixed[src])]
+    return out
 
 
 def _argmax_in_domain(h: Head, cols: list[list[Any]], domain: Domain, N: int) -> tuple[list[int], np.ndarray]:

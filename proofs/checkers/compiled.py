@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from exact import EENumber, ParseError, domain_from_name
+from flint import ctx
+
+from exact import QQ, Ball, EENumber, ParseError, domain_from_name
 from exact.matrices import matrix_from_json
 from proofs.checkers.forward import forward
 from proofs.checkers.reading import integer, items, obj
 from proofs.checkers.sinkhorn_claims import conclude
+from proofs.params import positive_rational, rational_list
 from proofs.references import BY_CLAIM
 
 
@@ -66,3 +69,64 @@ def _lower(x: Any) -> Any:
     """A rational EE value as fmpq (the form the references take), anything else unchanged."""
     q = x.rational_value() if isinstance(x, EENumber) else None
     return x if q is None else q
+
+
+#: Bits the checker adds to the prover's precision (its balls are then at least as tight).
+EXTRA_BITS = 64
+
+
+def check_compiled_softmax(doc: dict[str, Any]) -> list[str]:
+    """Each recorded B(beta) bounds |softmax_beta model - AHAT model|, recomputed by the minimal forward
+    pass in Ball at 64 more bits and exactly; the least beta within tol is the recorded one."""
+    params, cons, out, result = obj(doc, "params"), obj(doc, "construction"), obj(doc, "outputs"), obj(doc, "result")
+    if result.get("domain") not in ("QQ", "EE"):
+        raise ParseError("a compiled claim is decided in QQ or EE")
+    dom = domain_from_name(result["domain"])
+    prec = integer(params, "prec", 2, 1 << 16) + EXTRA_BITS
+    model, tokens, layout = _model_and_tokens(doc, dom)
+    cols = model.get("outputs", {}).get("output")
+    ahat = forward(model, tokens, dom)[cols[0]][1:]
+    problems = []
+    if [dom.from_json(v) for v in items(out, "ahat")] != ahat and not all(dom.eq(a, b) for a, b in zip([dom.from_json(v) for v in out["ahat"]], ahat)):
+        problems.append("the recorded average-hard output is not the forward pass of the recorded weights")
+    ball = Ball(prec)
+    rows = items(out, "softmax")
+    betas = [QQ.from_json(r.get("beta")) if isinstance(r, dict) else None for r in rows]
+    if betas != [positive_rational(b, "beta") for b in rational_list(params.get("betas"))]:
+        problems.append("the softmax rows are not one per beta of the parameters")
+    goal = positive_rational(params.get("tol"), "tol")
+    within = []
+    for b, row in zip(betas, rows):
+        soft = forward(model, [dom.enclose(t, prec) for t in tokens], ball, beta=b)[cols[0]][1:]
+        with ctx.workprec(prec):
+            proven = max(((s - dom.enclose(e, prec)).abs_upper() for s, e in zip(soft, ahat)), key=lambda t: t.mid()).fmpq()
+        recorded = QQ.from_json(row.get("bound"))
+        if recorded < proven:
+            problems.append(f"beta {b}: the recorded bound is below the recomputed distance")
+        if recorded <= goal:
+            within.append(b)
+    least = result.get("least_beta_within_tol")
+    if (QQ.from_json(least) if least is not None else None) != (min(within) if within else None):
+        problems.append("the least beta within tol is not the recorded one")
+    if not within:
+        problems.append(f"no listed beta has B(beta) <= {goal}")
+    return conclude(doc, "bound", problems)
+
+
+def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+    """The recorded model, and the tokens re-encoded from the recorded matrices by the layout rule."""
+    cons = obj(doc, "construction")
+    layout, model = obj(cons, "layout"), obj(cons, "model")
+    length = integer(layout, "length", 1, 1 << 20)
+    if integer(model, "length", 1, 1 << 20) != length:
+        raise ParseError("the model and the layout have different sequence lengths")
+    tokens = []
+    for spec in items(layout, "inputs"):
+        name, r, c = spec.get("name"), integer(spec, "rows", 1, length), integer(spec, "cols", 1, length)
+        m = matrix_from_json(obj(doc, "inputs").get(name), dom)
+        if (len(m), len(m[0])) != (r, c):
+            raise ParseError(f"input {name} must be {r}x{c}")
+        tokens += [_lower(x) for row in m for x in row]
+    if len(tokens) > length:
+        raise ParseError("the inputs do not fit in the sequence")
+    return model, tokens + [dom.zero()] * (length - len(tokens)), layout

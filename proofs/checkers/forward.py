@@ -19,21 +19,39 @@ from exact import QQ, Domain, EENumber, ParseError
 from proofs.checkers.reading import integer, items, obj
 
 
-def forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain) -> list[list[Any]]:
-    """The residual (column-major, positions 0..N) after the last layer."""
+def forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta: fmpq | None = None) -> list[list[Any]]:
+    """The residual (column-major, positions 0..N) after the last layer.
+
+    ``beta``: softmax attention at inverse temperature beta instead of average-hard
+    attention (weights e^{beta (s_ij - max_j s_ij)}, normalised; scores must be rational)."""
+    with domain.context():  # Ball arithmetic at the domain's precision
+        return _forward(model, tokens, domain, beta)
+
+
+def _forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta: fmpq | None) -> list[list[Any]]:
     N, width = integer(model, "length", 1, 1 << 20), len(items(model, "basis"))
     if len(tokens) != N:
         raise ParseError(f"the model takes {N} tokens, the certificate gives {len(tokens)}")
     zero = domain.zero()
     x = [[zero] * (N + 1) for _ in range(width)]
+    fixed: dict[int, list[fmpq]] = {}  # positional columns that no layer writes: their exact values
     for c, entries in obj(model, "positional").items():
+        col = fixed.setdefault(_col(int(c), width), [fmpq(0)] * (N + 1))
         for p, v in entries:
-            x[_col(int(c), width)][p] = domain.convert(QQ.from_json(v))
+            col[p] = QQ.from_json(v)
+    for c, vals in fixed.items():
+        x[c] = [domain.convert(v) for v in vals]
+    for layer in model["layers"]:
+        for h in layer["heads"]:
+            for _, b, _ in h["ov"]:
+                fixed.pop(b, None)
+        for c, _ in (layer["mlp"] or {}).get("out", []):
+            fixed.pop(c, None)
     pair = model.get("tokens") == "pair"
     for k, c in enumerate(model["token_columns"]):
         x[_col(c, width)] = [zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or not pair else 1)) for t in tokens]
     for layer in model["layers"]:
-        adds = [_attend(h, x, domain, N) for h in layer["heads"]]
+        adds = [_attend(h, x, fixed, domain, N, beta) for h in layer["heads"]]
         for add in adds:
             for c, vals in add.items():
                 x[c] = [a + b for a, b in zip(x[c], vals)]
@@ -55,11 +73,16 @@ def _rational(v: Any) -> fmpq | None:
     return v.rational_value() if isinstance(v, EENumber) else None
 
 
-def _attend(head: dict[str, Any], x: list[list[Any]], domain: Domain, N: int) -> dict[int, list[Any]]:
+def _attend(head: dict[str, Any], x: list[list[Any]], fixed: dict[int, list[fmpq]], domain: Domain, N: int, beta: fmpq | None) -> dict[int, list[Any]]:
     qk = [(_col(a, len(x)), _col(b, len(x)), QQ.from_json(w)) for a, b, w in head["qk"]]
     cols = {a for a, _, _ in qk} | {b for _, b, _ in qk}
-    exact = {c: [_rational(v) for v in x[c]] for c in cols}
-    if all(v is not None for vs in exact.values() for v in vs):
+    exact = {c: fixed[c] if c in fixed else [_rational(v) for v in x[c]] for c in cols}
+    rational = all(v is not None for vs in exact.values() for v in vs)
+    if beta is not None:
+        if not rational:
+            raise ParseError("softmax mode needs rational scores")
+        return _softmax(head, qk, exact, x, domain, N, beta)
+    if rational:
         score = lambda i, j: sum((w * exact[a][i] * exact[b][j] for a, b, w in qk), fmpq(0))  # noqa: E731
         better, same = (lambda s, t: s > t), (lambda s, t: s == t)
     else:
@@ -75,6 +98,20 @@ def _attend(head: dict[str, Any], x: list[list[Any]], domain: Domain, N: int) ->
         for a, b, w in head["ov"]:
             a, b = _col(a, len(x)), _col(b, len(x))
             mean = domain.div(domain.sum(x[a][j] for j in keys), domain.convert(len(keys)))
+            out.setdefault(b, [domain.zero()] * (N + 1))[i] += domain.convert(QQ.from_json(w)) * mean
+    return out
+
+
+def _softmax(head: dict[str, Any], qk: list, exact: dict, x: list[list[Any]], domain: Domain, N: int, beta: fmpq) -> dict[int, list[Any]]:
+    out: dict[int, list[Any]] = {}
+    for i in range(N + 1):
+        s = [sum((w * exact[a][i] * exact[b][j] for a, b, w in qk), fmpq(0)) for j in range(N + 1)]
+        top = max(s)
+        weights = [domain.exp(domain.convert(beta * (v - top))) for v in s]
+        total = domain.sum(weights)
+        for a, b, w in head["ov"]:
+            a, b = _col(a, len(x)), _col(b, len(x))
+            mean = domain.div(domain.sum(wj * x[a][j] for j, wj in enumerate(weights)), total)
             out.setdefault(b, [domain.zero()] * (N + 1))[i] += domain.convert(QQ.from_json(w)) * mean
     return out
 
