@@ -94,3 +94,42 @@ def test_an_exp_after_attention_stays_exact_in_ee():
     out = doc["outputs"]["output"]
     assert doc["result"]["domain"] == "EE" and doc["result"]["holds"]
     assert any(EE.from_json(v).rational_value() is None for row in out for v in row)  # e^q / sum: not rational
+
+
+SOFT = load_claims()["compiled_softmax"]
+
+
+@pytest.fixture(scope="module")
+def soft_doc():
+    return SOFT.prove(of="universal", sizes="n=2,d=2,dv=1", betas="10,100,1000", tol="1e-20", prec=256)
+
+
+def test_softmax_bounds_fall_with_beta_and_verify(soft_doc, tmp_path, capsys):
+    bounds = [QQ.from_json(r["bound"]) for r in soft_doc["outputs"]["softmax"]]
+    assert bounds[2] < bounds[1] < bounds[0] and bounds[2] < QQ.convert("1e-20")
+    assert soft_doc["result"]["relation"] == "bound" and soft_doc["result"]["least_beta_within_tol"] == "1000"
+    assert soft_doc["reference"]["tracr_coldness"] == 100
+    path = write_certificate(tmp_path / "s.json", soft_doc)
+    assert main(["verify", str(path)]) == 0, capsys.readouterr().out
+
+
+def test_softmax_bound_is_a_real_bound_on_the_distance(soft_doc):
+    # independently of the claim's code: the softmax output at beta = 10 is visibly not the AHAT output,
+    # and the recorded bound covers the difference seen in the balls' midpoints
+    from exact import Ball
+
+    row = soft_doc["outputs"]["softmax"][0]
+    ahat = [EE.from_json(v) for v in soft_doc["outputs"]["ahat"]]
+    soft = [Ball(256).from_json(v) for v in row["output"]]
+    gap = max(abs(float(s.mid()) - float(EE.enclose(a, 128).mid())) for s, a in zip(soft, ahat))
+    assert gap > 0 and gap <= float(QQ.from_json(row["bound"])) * (1 + 1e-9)
+
+
+def test_a_lowered_softmax_bound_or_a_wrong_least_beta_fails(soft_doc):
+    doc = json.loads(json.dumps(soft_doc))
+    doc["outputs"]["softmax"][1]["bound"] = "1/10000000000000000000000000"
+    doc["result"]["least_beta_within_tol"] = "100"
+    assert _status(doc) == FAIL
+    doc = json.loads(json.dumps(soft_doc))
+    doc["result"]["relation"] = "exact_equal"
+    assert _status(doc) == FAIL

@@ -1,6 +1,6 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
-All 18 claims, at small sizes so that walking every leaf stays quick (the four
+All 19 claims, at small sizes so that walking every leaf stays quick (the four
 claims whose walk takes 15-40 s are marked slow; CI runs them). Only
 ``provenance`` is informational (hashed, never compared), so it is not walked.
 
@@ -43,6 +43,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "sinkhorn_transformer": {"n": 2, "m": 2, "d": 1, "k": 1},
     "sinkhorn_universality": {"n": 2, "widths": "1,2"},
     "compiled": {"of": "matmul", "sizes": "r=1,k=2,c=1"},
+    "compiled_softmax": {"of": "softmax", "sizes": "r=1,c=2", "betas": "10,100", "tol": "1e-10", "prec": 128},
 }
 
 
@@ -80,7 +81,7 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 18
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 19
 
 
 SLOW = {"encoder_layer", "match2", "multihead", "parity"}
