@@ -1,6 +1,14 @@
-"""Run tracr's own example library on tracr's evaluator and on ours, and compare.
+"""Run tracr's own example library on tracr's evaluator and on ours, and compare; compile tracr's test cases.
 
     python -m bench.tracr_compat --tracr PATH_TO_TRACR_CHECKOUT
+    python -m bench.tracr_compat --tracr PATH_TO_TRACR_CHECKOUT --compile
+
+With ``--compile`` it loads ``tracr/compiler/test_cases.py`` with our ``rasp``
+substituted, compiles every test program with attncert's compiler
+(:mod:`constructions.compiler`) at the test input's length, and runs the compiled
+model exactly against our RASP evaluator; programs outside the compilable class
+are listed with the reason the compiler gives (the node, the feature, why).
+tracr's own float compilation needs JAX and Haiku and is not run here.
 
 tracr is not a dependency and none of its code is part of attncert: this script
 loads ``tracr/compiler/lib.py`` from a checkout you provide, once with tracr's
@@ -57,10 +65,50 @@ def _agree(a, b) -> bool:
     return True
 
 
+def compile_cases(root: Path) -> None:
+    """tracr's compiler test cases through attncert's compiler: compiled and exact, or why not."""
+    from collections import Counter
+
+    from constructions.compiler import NotCompilable, compile_graph
+    from exact import QQ
+
+    sys.modules["tracr.compiler"] = types.ModuleType("tracr.compiler")
+    sys.modules["tracr.compiler"].__path__ = []
+    sys.modules["tracr.rasp"].rasp = ours
+    sys.modules["tracr.rasp.rasp"] = ours
+    lib = _load(root / "tracr/compiler/lib.py", "tracr.compiler.lib")
+    sys.modules["tracr.compiler"].lib = lib
+    cases = _load(root / "tracr/compiler/test_cases.py", "tracr_test_cases").TEST_CASES
+    reasons: Counter = Counter()
+    ok = 0
+    for case in cases:
+        name, xs = case["testcase_name"], case["test_input"]
+        try:
+            g = ours.to_graph(case["program"])
+            model = compile_graph(g, len(xs), "scalar")
+            got = model.forward(xs, QQ)[0]["output"]
+            want = ours.evaluate_graph(g, xs, QQ)["output"]
+            same = len(got) == len(want) and all(QQ.eq(a, b) for a, b in zip(got, want))
+            ok += same
+            print(f"{name:32} compiled, width {model.width()}: {'exact' if same else 'DIFFERS'}")
+        except NotCompilable as e:
+            why = str(e).split(": ", 1)[1]
+            reasons[why.split(":")[0]] += 1
+            print(f"{name:32} not in the class: {why}")
+        except Exception as e:  # a bench reports, it does not stop
+            reasons[type(e).__name__] += 1
+            print(f"{name:32} not run: {type(e).__name__}: {str(e)[:100]}")
+    print(f"\n{ok} of {len(cases)} test cases compiled and equal to the RASP evaluation exactly; the others, by reason:")
+    for why, n in reasons.most_common():
+        print(f"  {n:3}  {why}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tracr", required=True, type=Path, help="path to a tracr checkout (the folder holding tracr/)")
-    root = ap.parse_args().tracr
+    ap.add_argument("--compile", action="store_true", help="compile tracr's compiler test cases with attncert's compiler")
+    parsed = ap.parse_args()
+    root = parsed.tracr
     for pkg in ("tracr", "tracr.rasp"):
         m = types.ModuleType(pkg)
         m.__path__ = []
@@ -71,6 +119,9 @@ def main() -> None:
     sys.modules["tracr.rasp"].rasp = ours
     sys.modules["tracr.rasp.rasp"] = ours
     lib_ours = _load(root / "tracr/compiler/lib.py", "lib_ours")
+    if parsed.compile:
+        compile_cases(root)
+        return
 
     def args_for(r, spec):
         conv = {"tokens": r.tokens, "tokens_eq_x": r.numerical(r.tokens == "x")}

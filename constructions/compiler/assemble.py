@@ -19,7 +19,7 @@ from constructions.compiler.basis import Basis, columns
 from constructions.compiler.blocks import ONE, Block, aff, map_block, maxmin_pick_block
 from constructions.compiler.layers import allocate
 from constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
-from constructions.compiler.values import NodeInfo, NotCompilable, infer
+from constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric
 from constructions.rasp.graph import arguments, decode_params
 from exact import EE, EENumber
 
@@ -30,14 +30,14 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar") -> Mo
     layers, heads, maps, slot = allocate(g, info)
     c = _Columns(g, info, length)
     for v in nx.topological_sort(g):  # dynamic SOps get their columns in topological order
-        if not info[v].static and g.nodes[v]["op"] != "select":
+        if not info[v].static and g.nodes[v]["op"] != "select" and not _unread(g, info, v):
             c.dynamic(v)
     bos = {col: EE.convert(vals[0]) for col, vals in c.positional.items()}
     built = []
     for layer in range(layers):
         hs = tuple(_head(g, v, c, bos) for v in heads[layer])
         for v in heads[layer]:
-            default = EE.convert(decode_params("aggregate", g.nodes[v].get("params", {}))["default"])
+            default = EE.convert(decode_params("aggregate", g.nodes[v].get("params", {}))["default"] or 0)
             for col in c.cols[v]:
                 bos[col] = default  # BOS reads BOS alone, corrected to the default
         mlp = _mlp_of(g, maps[layer], c, bos) if maps[layer] else None
@@ -50,9 +50,9 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar") -> Mo
     nodes = {
         g.nodes[v]["label"]: {"columns": list(c.of(v)), "slot": -1 if info[v].static or g.nodes[v]["op"] == "tokens" else slot[v]}
         for v in g.nodes
-        if g.nodes[v]["op"] != "select"
+        if g.nodes[v]["op"] != "select" and (info[v].static or v in c.cols)
     }
-    token_cols = [c.cols[t] for t in g.nodes if g.nodes[t]["op"] == "tokens"]
+    token_cols = [c.cols[t] for t in g.nodes if g.nodes[t]["op"] == "tokens" and t in c.cols]
     return Model(
         basis=tuple(c.basis.labels),
         length=length,
@@ -79,9 +79,9 @@ class _Columns:
         label = self.g.nodes[v]["label"]
         name = f"{derived}:{label}" if derived else label
         if name not in self.basis.index:
+            vals = self.info[v].values if f else numeric(self.info[v])
             col = self.basis.add(name)
-            vals = self.info[v].values
-            self.positional[col] = [fmpq(0)] + [f(x) if f else x for x in vals]
+            self.positional[col] = [fmpq(0)] + [fmpq(f(x)) if f else x for x in vals]
             if not derived:
                 self.cols[v] = [col]
         return self.basis[name]
@@ -101,13 +101,10 @@ def _head(g: nx.MultiDiGraph, v: int, c: _Columns, bos: dict[int, Any]) -> Head:
     sel, vals = arguments(g, v)
     if g.nodes[sel]["op"] != "select":
         raise NotCompilable(g.nodes[v]["label"], f"a {g.nodes[sel]['op']} selector", "only Select compiles")
-    keys, queries = arguments(g, sel)
-    k, q = c.static(keys), c.static(queries)
-    kk, qq = c.static(keys, "sq", lambda x: x * x), c.static(queries, "sq", lambda x: x * x)
-    delta = _gap(c.info[keys].values, c.info[queries].values) ** 2 / 2
-    one, b = c.basis["one"], c.basis["bos"]
-    qk = ((q, k, fmpq(2)), (one, kk, fmpq(-1)), (qq, b, fmpq(1)), (one, b, -delta), (b, b, delta + 1))
+    qk = _scores(g, sel, c)
+    b = c.basis["bos"]
     default = decode_params("aggregate", g.nodes[v].get("params", {}))["default"]
+    default = 0 if default is None else default  # None only where every query selects a key (values.infer)
     ov = []
     for src, dst in zip(c.of(vals), c.cols[v]):
         at_bos = bos.get(src, EE.zero())
@@ -116,6 +113,42 @@ def _head(g: nx.MultiDiGraph, v: int, c: _Columns, bos: dict[int, Any]) -> Head:
             raise NotCompilable(g.nodes[v]["label"], "an irrational value at the BOS position", "the BOS correction must be a rational weight")
         ov += [(src, dst, fmpq(1)), (b, dst, fmpq(default) - fmpq(q_bos))]
     return Head(g.nodes[v]["label"], qk, tuple((s, d, w) for s, d, w in ov if w != 0))
+
+
+def _scores(g: nx.MultiDiGraph, sel: int, c: _Columns) -> tuple[tuple[int, int, fmpq], ...]:
+    """W_QK of a static Select: token keys it selects score highest, BOS just below them, BOS reads BOS.
+
+    * EQ on numbers: 2 q k - k^2 (+ the BOS terms), width 4 whatever N;
+    * TRUE / FALSE: every token key scores 1 / 0, BOS 1/2;
+    * any other predicate: a one-hot table over the distinct key and query values,
+      W_QK[q = v, k = u] = predicate(u, v), BOS 1/2 (width: the numbers of distinct values).
+    """
+    pred = decode_params("select", g.nodes[sel].get("params", {}))["predicate"]
+    one, b = c.basis["one"], c.basis["bos"]
+    half = fmpq(1, 2)
+    if pred.name == "TRUE":
+        return ((one, one, fmpq(1)), (one, b, -half), (b, b, fmpq(2)))
+    if pred.name == "FALSE":
+        return ((one, b, half), (b, b, fmpq(1)))
+    keys, queries = arguments(g, sel)
+    kv, qv = c.info[keys].values, c.info[queries].values
+    if pred.name == "EQ" and all(isinstance(x, fmpq) for x in kv + qv):
+        k, q = c.static(keys), c.static(queries)
+        kk, qq = c.static(keys, "sq", lambda x: x * x), c.static(queries, "sq", lambda x: x * x)
+        delta = _gap(kv, qv) ** 2 / 2
+        return ((q, k, fmpq(2)), (one, kk, fmpq(-1)), (qq, b, fmpq(1)), (one, b, -delta), (b, b, delta + 1))
+    qk = [(one, b, half), (b, b, fmpq(2))]
+    for u in sorted(set(kv), key=repr):
+        ku = c.static(keys, f"is={u!r}", lambda x, u=u: int(x == u))
+        for w in sorted(set(qv), key=repr):
+            if pred(u, w):
+                qk.append((c.static(queries, f"is={w!r}", lambda x, w=w: int(x == w)), ku, fmpq(1)))
+    return tuple(qk)
+
+
+def _unread(g: nx.MultiDiGraph, info: dict[int, NodeInfo], v: int) -> bool:
+    """A dynamic SOp that only TRUE / FALSE selections read (e.g. tokens for the length): it needs no column."""
+    return g.out_degree(v) > 0 and all(info[u].static for u in g.successors(v))
 
 
 def _gap(keys: list[fmpq], queries: list[fmpq]) -> fmpq:

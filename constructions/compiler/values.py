@@ -1,11 +1,14 @@
 """Stage 1: value-set inference.
 
 Every SOp is either *static* (no path from ``tokens``: a function of the position
-alone, e.g. index arithmetic) or *dynamic*. Static SOps get their exact values at
-every position, computed once for the sequence length; they become columns of the
-positional embedding. Dynamic SOps are numerical: one residual dimension, or two
-for pairs (tagged tokens, ``pack``). Selectors must be static equality tests on
-numbers, compiled with the numeric score form of :mod:`.blocks`.
+alone, e.g. index arithmetic) or *dynamic*. A Select whose predicate is TRUE or
+FALSE is static whatever its arguments, and so is a SelectorWidth of a static
+selection. Static SOps get their exact values at every position, computed once
+for the sequence length; the numeric ones become columns of the positional
+embedding, and the values of selection keys and queries may be any hashable
+tokens (they are compared through one-hot value tables). Dynamic SOps are
+numerical: one residual dimension, or two for pairs (tagged tokens, ``pack``).
+Selectors must be static (:mod:`.blocks` gives their score forms).
 
 Anything outside this class raises :class:`NotCompilable`, naming the node, the
 feature and why.
@@ -50,10 +53,15 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str) -> dict[int, NodeInfo]:
         raise AttncertError(f"tokens must be one of {sorted(TOKEN_WIDTH)}, got {tokens!r}")
     dynamic: set[int] = set()
     for v in nx.topological_sort(g):
+        if _constant_selection(g, v):
+            continue  # TRUE / FALSE select the same keys whatever the values
         if g.nodes[v]["op"] == "tokens" or any(u in dynamic for u in arguments(g, v)):
             dynamic.add(v)
     static = [v for v in g.nodes if v not in dynamic]
-    values = _static_values(g, static, length)
+    for v in g.nodes:
+        if "callable" in g.nodes[v]:
+            raise NotCompilable(g.nodes[v]["label"], "an unregistered Python function", "only registered functions have compiled MLPs")
+    values, selections = _static_values(g, static, length)
     info: dict[int, NodeInfo] = {}
     for v in nx.topological_sort(g):
         d = g.nodes[v]
@@ -62,14 +70,11 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str) -> dict[int, NodeInfo]:
             raise NotCompilable(label, "an unregistered Python function", "only registered functions have compiled MLPs")
         if op in ("selector_and", "selector_or", "selector_not", "constant_selector"):
             raise NotCompilable(label, op, "only Select with a numeric equality test compiles")
-        if op == "selector_width":
-            raise NotCompilable(label, "selector_width", "not in the compilable class yet")
+        if op == "selector_width" and v in dynamic:
+            raise NotCompilable(label, "selector_width of a data-dependent selection", "only static selections compile")
         if op == "select":
-            pred = decode_params(op, d.get("params", {}))["predicate"].name
             if v in dynamic:
                 raise NotCompilable(label, "a data-dependent selection", "keys and queries must be functions of the position")
-            if pred != "EQ":
-                raise NotCompilable(label, f"predicate {pred}", "only EQ compiles to a numeric score form 2qk - k^2")
             info[v] = NodeInfo(label, op, True, 0)
         elif v not in dynamic:
             info[v] = NodeInfo(label, op, True, 1, values[v])
@@ -78,8 +83,8 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str) -> dict[int, NodeInfo]:
         elif op == "aggregate":
             sel, vals = arguments(g, v)
             default = decode_params(op, d.get("params", {}))["default"]
-            if not _is_number(default):
-                raise NotCompilable(label, f"default {default!r}", "an aggregate's default must be a number")
+            if not _is_number(default) and not (default is None and all(selections[sel].widths() > 0)):
+                raise NotCompilable(label, f"default {default!r}", "a numeric default is needed where a query selects nothing")
             info[v] = NodeInfo(label, op, False, info[vals].width)
         elif op in ("map", "sequence_map"):
             f = decode_params(op, d.get("params", {}))["fn"]
@@ -89,18 +94,37 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str) -> dict[int, NodeInfo]:
     return info
 
 
-def _static_values(g: nx.MultiDiGraph, static: list[int], length: int) -> dict[int, list[fmpq]]:
+def _constant_selection(g: nx.MultiDiGraph, v: int) -> bool:
+    d = g.nodes[v]
+    if d["op"] != "select" or "callable" in d:
+        return False
+    return decode_params("select", d.get("params", {}))["predicate"].name in ("TRUE", "FALSE")
+
+
+def _static_values(g: nx.MultiDiGraph, static: list[int], length: int) -> tuple[dict[int, list[Any]], dict[int, Any]]:
+    """Exact values of the static SOps (numbers as fmpq, booleans as 0/1, other tokens as they are),
+    and the static selections (which keys each query selects)."""
     sops = [v for v in static if g.nodes[v]["op"] not in ("select", "constant_selector", "selector_and", "selector_or", "selector_not")]
-    h = g.subgraph(static).copy()
-    h.graph["outputs"] = {str(v): v for v in sops}
-    traced = trace_graph(h, [0] * length, QQ) if sops else {}
-    out = {}
-    for v in sops:
-        vals = traced[v]
-        if not all(_is_number(x) for x in vals):
-            raise NotCompilable(g.nodes[v]["label"], "non-numeric position values", "static SOps become numeric embedding columns")
-        out[v] = [QQ.convert(int(x) if isinstance(x, bool) else x) for x in vals]
-    return out
+    sels = [v for v in static if g.nodes[v]["op"] == "select"]
+    if not sops and not sels:
+        return {}, {}
+    # TRUE / FALSE selections read their arguments only for their length: evaluate those on zeros.
+    keep = set(static) | {a for v in static if _constant_selection(g, v) for a in nx.ancestors(g, v)}
+    h = g.subgraph(keep).copy()
+    h.graph["outputs"] = {str(v): v for v in sops + sels}
+    try:
+        traced = trace_graph(h, [0] * length, QQ)
+    except AttncertError as e:
+        raise NotCompilable("(static part)", "the data-independent SOps", f"they do not evaluate: {e}") from None
+    values = {v: [QQ.convert(int(x)) if isinstance(x, bool) else (QQ.convert(x) if _is_number(x) else x) for x in traced[v]] for v in sops}
+    return values, {v: traced[v] for v in sels}
+
+
+def numeric(info: NodeInfo) -> list[fmpq]:
+    """The values of a static SOp that becomes a positional column; NotCompilable if they are not numbers."""
+    if info.values is None or not all(isinstance(x, fmpq) for x in info.values):
+        raise NotCompilable(info.label, "non-numeric position values", "a positional column holds numbers (selection arguments may be tokens)")
+    return info.values
 
 
 def _is_number(x: Any) -> bool:

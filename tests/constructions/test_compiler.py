@@ -80,9 +80,9 @@ def _program(sop):
     "program, match",
     [
         (lambda: rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.indices, rasp.Comparison.EQ), rasp.tokens, default=0)), "data-dependent selection"),
-        (lambda: rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.tokens, default=0)), "predicate LEQ"),
+        (lambda: rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ) & rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.GEQ), rasp.tokens, default=0)), "selector_and"),
+        (lambda: rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)), "data-dependent"),
         (lambda: rasp.numerical(rasp.Map(lambda x: x + 1, rasp.tokens)), "unregistered Python function"),
-        (lambda: rasp.SelectorWidth(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.EQ)), "selector_width"),
         (lambda: rasp.numerical(rasp.Map(rasp.fn("floordiv_const", k=2), rasp.tokens)), "function floordiv_const"),
     ],
 )
@@ -175,6 +175,25 @@ def test_float_agrees_and_ball_encloses(name):
     if name != "maxmin":  # its ReLU meets rounded zeros, whose sign Ball refuses to guess (UndecidedError)
         balls = m.forward(xs, Ball(128))[0]["output"]
         assert all(b.overlaps(e) for b, e in zip(balls, exact))  # enclosure
+
+
+@pytest.mark.parametrize("pred", ["LT", "LEQ", "GT", "GEQ", "NEQ", "TRUE", "FALSE", "EQ"])
+def test_static_selections_with_every_predicate_compile_exactly(pred):
+    # prefix means and their relatives: a one-hot value table (or 2qk - k^2 for EQ), BOS for empty selections
+    sel = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison[pred])
+    mean = rasp.numerical(rasp.Aggregate(sel, rasp.numerical(rasp.Map(rasp.fn("identity"), rasp.tokens)), default=Fraction(-1, 3)))
+    g = _program(mean)
+    xs = [fmpq(3), fmpq(-1, 2), fmpq(7), fmpq(0), fmpq(5, 4)]
+    got = compile_graph(g, 5, "scalar").forward(xs, QQ)[0]["output"]
+    assert got == rasp.evaluate_graph(g, xs, QQ)["output"]
+
+
+def test_selector_width_of_a_static_selection_and_an_unread_token():
+    # tracr's make_length: the width of Select(tokens, tokens, TRUE) is the length, whatever the tokens are
+    length = rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)))
+    m = compile_graph(_program(length), 4, "scalar")
+    assert m.token_columns == () and len(m.layers) == 1 and not m.layers[0].heads  # a positional column
+    assert m.forward(list("abcd"), QQ)[0]["output"] == [fmpq(4)] * 4
 
 
 def test_a_query_that_selects_nothing_reads_the_default_exactly():
