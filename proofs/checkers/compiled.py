@@ -23,28 +23,15 @@ from proofs.references import BY_CLAIM
 
 
 def check_compiled(doc: dict[str, Any]) -> list[str]:
-    params, cons, result = obj(doc, "params"), obj(doc, "construction"), obj(doc, "result")
+    params, result = obj(doc, "params"), obj(doc, "result")
     of = params.get("of")
     if of not in BY_CLAIM:
         raise ParseError(f"no reference for the construction {of!r:.30}")
     if result.get("domain") not in ("QQ", "EE"):
         raise ParseError("a compiled claim is decided in QQ or EE")
     dom = domain_from_name(result["domain"])
-    layout, model = obj(cons, "layout"), obj(cons, "model")
-    length = integer(layout, "length", 1, 1 << 20)
-    if integer(model, "length", 1, 1 << 20) != length:
-        raise ParseError("the model and the layout have different sequence lengths")
-    mats, tokens = {}, []
-    for spec in items(layout, "inputs"):
-        name, r, c = spec.get("name"), integer(spec, "rows", 1, length), integer(spec, "cols", 1, length)
-        m = [[_lower(x) for x in row] for row in matrix_from_json(obj(doc, "inputs").get(name), dom)]
-        if (len(m), len(m[0])) != (r, c):
-            raise ParseError(f"input {name} must be {r}x{c}")
-        mats[name] = m
-        tokens += [x for row in m for x in row]
-    if len(tokens) > length:
-        raise ParseError("the inputs do not fit in the sequence")
-    tokens += [dom.zero()] * (length - len(tokens))
+    model, tokens, mats, layout = _model_and_tokens(doc, dom)
+    length = len(tokens)
     out_cols = model.get("outputs", {}).get("output")
     if not isinstance(out_cols, list) or len(out_cols) != 1:
         raise ParseError("the model must have one output column")
@@ -78,12 +65,12 @@ EXTRA_BITS = 64
 def check_compiled_softmax(doc: dict[str, Any]) -> list[str]:
     """Each recorded B(beta) bounds |softmax_beta model - AHAT model|, recomputed by the minimal forward
     pass in Ball at 64 more bits and exactly; the least beta within tol is the recorded one."""
-    params, cons, out, result = obj(doc, "params"), obj(doc, "construction"), obj(doc, "outputs"), obj(doc, "result")
+    params, out, result = obj(doc, "params"), obj(doc, "outputs"), obj(doc, "result")
     if result.get("domain") not in ("QQ", "EE"):
         raise ParseError("a compiled claim is decided in QQ or EE")
     dom = domain_from_name(result["domain"])
     prec = integer(params, "prec", 2, 1 << 16) + EXTRA_BITS
-    model, tokens, layout = _model_and_tokens(doc, dom)
+    model, tokens, _, _ = _model_and_tokens(doc, dom)
     cols = model.get("outputs", {}).get("output")
     ahat = forward(model, tokens, dom)[cols[0]][1:]
     problems = []
@@ -113,20 +100,22 @@ def check_compiled_softmax(doc: dict[str, Any]) -> list[str]:
     return conclude(doc, "bound", problems)
 
 
-def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
-    """The recorded model, and the tokens re-encoded from the recorded matrices by the layout rule."""
+def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], list[Any], dict[str, Any], dict[str, Any]]:
+    """The recorded model, the tokens re-encoded from the recorded matrices by the layout rule (row-major,
+    one matrix after the other, zeros up to the length), the matrices, and the layout."""
     cons = obj(doc, "construction")
     layout, model = obj(cons, "layout"), obj(cons, "model")
     length = integer(layout, "length", 1, 1 << 20)
     if integer(model, "length", 1, 1 << 20) != length:
         raise ParseError("the model and the layout have different sequence lengths")
-    tokens = []
+    mats, tokens = {}, []
     for spec in items(layout, "inputs"):
         name, r, c = spec.get("name"), integer(spec, "rows", 1, length), integer(spec, "cols", 1, length)
-        m = matrix_from_json(obj(doc, "inputs").get(name), dom)
+        m = [[_lower(x) for x in row] for row in matrix_from_json(obj(doc, "inputs").get(name), dom)]
         if (len(m), len(m[0])) != (r, c):
             raise ParseError(f"input {name} must be {r}x{c}")
-        tokens += [_lower(x) for row in m for x in row]
+        mats[name] = m
+        tokens += [x for row in m for x in row]
     if len(tokens) > length:
         raise ParseError("the inputs do not fit in the sequence")
-    return model, tokens + [dom.zero()] * (length - len(tokens)), layout
+    return model, tokens + [dom.zero()] * (length - len(tokens)), mats, layout

@@ -64,19 +64,18 @@ def test_the_other_root_of_a_2x2_sinkhorn_system(convergence):
     half = fmpq(1, 2)
     doc = copy.deepcopy(convergence)
     C = [[fmpq(0), fmpq(1)], [fmpq(1), fmpq(0)]]
-    a = b = [half, half]
+    b = [half, half]
     eps = fmpq(1, 5)
-    mpmath.mp.dps = 60
-    k = mpmath.exp(-5)  # K = [[1, k], [k, 1]]
+    with mpmath.workdps(60):
+        k = mpmath.exp(-5)  # K = [[1, k], [k, 1]]
 
-    def residual(t):
-        v = [0.5 / (1 + k * t), 0.5 / (k + t)]
-        return (v[0] + k * v[1]) - 0.5
+        def residual(t):
+            v = [0.5 / (1 + k * t), 0.5 / (k + t)]
+            return (v[0] + k * v[1]) - 0.5
 
-    roots = [mpmath.findroot(residual, x0) for x0 in (1.0, -0.5)]
-    t_neg = min(roots)
-    assert t_neg < 0 and abs(residual(t_neg)) < mpmath.mpf(10) ** -50
-    u = [fmpq(1), fmpq(int(t_neg * 10**40), 10**40)]
+        t_neg = min(mpmath.findroot(residual, x0) for x0 in (1.0, -0.5))
+        assert t_neg < 0 and abs(residual(t_neg)) < mpmath.mpf(10) ** -50
+        u = [fmpq(1), fmpq(int(t_neg * 10**40), 10**40)]
     with ctx.workprec(256):
         K = [[(-arb(c) / arb(eps)).exp() for c in row] for row in C]
         v = [arb(b[j]) / (K[0][j] * arb(u[0]) + K[1][j] * arb(u[1])) for j in range(2)]

@@ -1,7 +1,6 @@
 """attncert verify: valid certificates pass; tampering and hostile documents are caught."""
 
 import copy
-import json
 import subprocess
 import sys
 
