@@ -58,7 +58,7 @@ def test_no_bar_in_ci_or_when_disabled_by_the_environment(terminal, monkeypatch,
 
 
 def test_no_bar_when_disabled_or_inside_another_bar(terminal):
-    err = terminal()
+    terminal()
     with progress.disabled():
         assert not shown()
     with progress.bar(1, "outer") as outer:
