@@ -85,7 +85,7 @@ def compile_cases(root: Path) -> None:
         name, xs = case["testcase_name"], case["test_input"]
         try:
             g = ours.to_graph(case["program"])
-            model = compile_graph(g, len(xs), "scalar")
+            model = compile_graph(g, len(xs), "categorical", sorted(case["vocab"], key=repr))
             got = model.forward(xs, QQ)[0]["output"]
             want = ours.evaluate_graph(g, xs, QQ)["output"]
             same = len(got) == len(want) and all(QQ.eq(a, b) for a, b in zip(got, want))

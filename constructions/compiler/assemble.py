@@ -16,17 +16,20 @@ import networkx as nx
 from flint import fmpq
 
 from constructions.compiler.basis import Basis, columns
-from constructions.compiler.blocks import ONE, Block, aff, map_block, maxmin_pick_block
+from constructions.compiler.blocks import ONE, Block, aff, affine_block, map_block, maxmin_pick_block
 from constructions.compiler.layers import allocate
 from constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
-from constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric
+from constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric, tabulate
 from constructions.rasp.graph import arguments, decode_params
-from exact import EE, EENumber
+from exact import EE, QQ, AttncertError, EENumber
 
 
-def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar") -> Model:
-    """The transformer that computes RASP graph ``g`` on sequences of ``length`` tokens, exactly."""
-    info = infer(g, length, tokens)
+def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab: Any = None) -> Model:
+    """The transformer that computes RASP graph ``g`` on sequences of ``length`` tokens, exactly.
+
+    ``tokens``: "scalar" (a number per position), "pair" ((value, tag)) or "categorical"
+    (symbols of ``vocab``, one-hot)."""
+    info = infer(g, length, tokens, vocab)
     layers, heads, maps, slot = allocate(g, info)
     c = _Columns(g, info, length)
     for v in nx.topological_sort(g):  # dynamic SOps get their columns in topological order
@@ -37,7 +40,7 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar") -> Mo
     for layer in range(layers):
         hs = tuple(_head(g, v, c, bos) for v in heads[layer])
         for v in heads[layer]:
-            default = EE.convert(decode_params("aggregate", g.nodes[v].get("params", {}))["default"] or 0)
+            default = EE.convert(_numeric_default(g, v))
             for col in c.cols[v]:
                 bos[col] = default  # BOS reads BOS alone, corrected to the default
         mlp = _mlp_of(g, maps[layer], c, bos) if maps[layer] else None
@@ -53,6 +56,7 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar") -> Mo
         if g.nodes[v]["op"] != "select" and (info[v].static or v in c.cols)
     }
     token_cols = [c.cols[t] for t in g.nodes if g.nodes[t]["op"] == "tokens" and t in c.cols]
+    output_values = {name: list(info[v].categories) if info[v].categories is not None else None for name, v in g.graph["outputs"].items()}
     return Model(
         basis=tuple(c.basis.labels),
         length=length,
@@ -62,6 +66,8 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar") -> Mo
         layers=tuple(built),
         outputs=outputs,
         nodes=nodes,
+        vocab=tuple(info[next(t for t in g.nodes if g.nodes[t]["op"] == "tokens")].categories or ()) if tokens == "categorical" else None,
+        output_values=output_values,
     )
 
 
@@ -89,7 +95,16 @@ class _Columns:
     def dynamic(self, v: int) -> None:
         # Every ``tokens`` node of a program (copies have their own labels) reads the same token columns.
         label = "tokens" if self.g.nodes[v]["op"] == "tokens" else self.g.nodes[v]["label"]
-        self.cols[v] = [self.basis.add(name) for name in columns(label, self.info[v].width)]
+        cats = self.info[v].categories
+        names = [f"{label}={x!r}" for x in cats] if cats is not None else columns(label, self.info[v].width)
+        self.cols[v] = [self.basis.add(name) for name in names]
+
+    def indicator(self, v: int, value: Any) -> int:
+        """The column that is 1 where SOp v takes ``value`` and 0 elsewhere (one-hot, static or categorical)."""
+        cats = self.info[v].categories
+        if cats is not None:
+            return self.cols[v][cats.index(value)]
+        return self.static(v, f"is={value!r}", lambda x: int(x == value))
 
     def of(self, v: int) -> list[int]:
         if self.info[v].static:
@@ -103,8 +118,7 @@ def _head(g: nx.MultiDiGraph, v: int, c: _Columns, bos: dict[int, Any]) -> Head:
         raise NotCompilable(g.nodes[v]["label"], f"a {g.nodes[sel]['op']} selector", "only Select compiles")
     qk = _scores(g, sel, c)
     b = c.basis["bos"]
-    default = decode_params("aggregate", g.nodes[v].get("params", {}))["default"]
-    default = 0 if default is None else default  # None only where every query selects a key (values.infer)
+    default = _numeric_default(g, v)
     ov = []
     for src, dst in zip(c.of(vals), c.cols[v]):
         at_bos = bos.get(src, EE.zero())
@@ -123,27 +137,34 @@ def _scores(g: nx.MultiDiGraph, sel: int, c: _Columns) -> tuple[tuple[int, int, 
     * any other predicate: a one-hot table over the distinct key and query values,
       W_QK[q = v, k = u] = predicate(u, v), BOS 1/2 (width: the numbers of distinct values).
     """
-    pred = decode_params("select", g.nodes[sel].get("params", {}))["predicate"]
+    d = g.nodes[sel]
+    pred = d["callable"] if "callable" in d else decode_params("select", d.get("params", {}))["predicate"]
+    name = getattr(pred, "name", None)
     one, b = c.basis["one"], c.basis["bos"]
     half = fmpq(1, 2)
-    if pred.name == "TRUE":
+    if name == "TRUE":
         return ((one, one, fmpq(1)), (one, b, -half), (b, b, fmpq(2)))
-    if pred.name == "FALSE":
+    if name == "FALSE":
         return ((one, b, half), (b, b, fmpq(1)))
     keys, queries = arguments(g, sel)
     kv, qv = c.info[keys].values, c.info[queries].values
-    if pred.name == "EQ" and all(isinstance(x, fmpq) for x in kv + qv):
+    if name == "EQ" and kv is not None and qv is not None and all(isinstance(x, fmpq) for x in kv + qv):
         k, q = c.static(keys), c.static(queries)
         kk, qq = c.static(keys, "sq", lambda x: x * x), c.static(queries, "sq", lambda x: x * x)
         delta = _gap(kv, qv) ** 2 / 2
         return ((q, k, fmpq(2)), (one, kk, fmpq(-1)), (qq, b, fmpq(1)), (one, b, -delta), (b, b, delta + 1))
     qk = [(one, b, half), (b, b, fmpq(2))]
-    for u in sorted(set(kv), key=repr):
-        ku = c.static(keys, f"is={u!r}", lambda x, u=u: int(x == u))
-        for w in sorted(set(qv), key=repr):
-            if pred(u, w):
-                qk.append((c.static(queries, f"is={w!r}", lambda x, w=w: int(x == w)), ku, fmpq(1)))
+    for u in c.info[keys].finite():
+        for w in c.info[queries].finite():
+            if u is not None and w is not None and pred(u, w):
+                qk.append((c.indicator(queries, w), c.indicator(keys, u), fmpq(1)))
     return tuple(qk)
+
+
+def _numeric_default(g: nx.MultiDiGraph, v: int) -> Any:
+    """An Aggregate's default as a number: None (tracr's) reads as 0, where values.infer allowed it."""
+    default = decode_params("aggregate", g.nodes[v].get("params", {}))["default"]
+    return 0 if default is None else default
 
 
 def _unread(g: nx.MultiDiGraph, info: dict[int, NodeInfo], v: int) -> bool:
@@ -172,6 +193,11 @@ def _mlp_of(g: nx.MultiDiGraph, vs: list[int], c: _Columns, bos: dict[int, Any])
     blocks: list[tuple[int, Block]] = []
     for v in vs:
         d = g.nodes[v]
+        if _tabulated(g, v, c):
+            blocks.append((v, _table_block(g, v, c)))
+            continue
+        if "callable" in d:
+            raise NotCompilable(d["label"], "an unregistered Python function of a numerical value", "only finite value sets are tabulated")
         f = decode_params(d["op"], d.get("params", {}))["fn"]
         args = [[aff({col: 1}) for col in c.of(u)] for u in arguments(g, v)]
         if f.name == "maxmin_pick":
@@ -200,6 +226,47 @@ def _mlp_of(g: nx.MultiDiGraph, vs: list[int], c: _Columns, bos: dict[int, Any])
             stages[k] += [Unit(u.kind, tuple(_shift(a, shift) for a in u.args)) for u in st[k]]
         out += [(col, _shift(o, offsets[-1])) for col, o in zip(c.cols[v], outs)]
     return MLP(tuple(tuple(s) for s in stages), tuple(out))
+
+
+def _tabulated(g: nx.MultiDiGraph, v: int, c: _Columns) -> bool:
+    """Maps of finite value sets whose output or input is categorical, or whose function is a Python
+    callable, are compiled from their table (tracr's way); numerical maps of numbers use their rule."""
+    args = arguments(g, v)
+    if c.info[v].categories is not None or any(c.info[u].categories is not None for u in args):
+        return True
+    return "callable" in g.nodes[v] and all(c.info[u].finite() is not None for u in args)
+
+
+def _table_block(g: nx.MultiDiGraph, v: int, c: _Columns) -> Block:
+    """f on finite value sets: a sum over the arguments' indicator columns (one argument: affine, no unit),
+    or over products of indicator pairs (two arguments: one product unit per pair)."""
+    d = g.nodes[v]
+    args = arguments(g, v)
+    finite = [c.info[u].finite() for u in args]
+    if any(f is None for f in finite):
+        raise NotCompilable(d["label"], "a function of a numerical value and a categorical one", "only finite value sets are tabulated")
+    table = tabulate(d, d["op"], finite)
+    cats = c.info[v].categories
+
+    def weight(out: Any, target: Any) -> fmpq:
+        if cats is not None:
+            return fmpq(int(out == target)) if out is not None else fmpq(0)
+        if out is None:
+            return fmpq(0)
+        try:
+            return fmpq(int(out)) if isinstance(out, bool) else QQ.convert(out)
+        except AttncertError:
+            raise NotCompilable(d["label"], f"the value {out!r}", "a numerical map must give exact numbers") from None
+
+    targets = list(cats) if cats is not None else [None]
+    if len(args) == 1:
+        ind = {a: c.indicator(args[0], a) for a in finite[0] if a is not None}
+        outs = [aff({ind[a]: weight(table[(a,)], t) for a in ind}) for t in targets]
+        return affine_block(*outs)
+    pairs = [(a, b) for a in finite[0] for b in finite[1] if a is not None and b is not None and any(weight(table[(a, b)], t) != 0 for t in targets)]
+    units = [Unit("product", (aff({c.indicator(args[0], a): 1}), aff({c.indicator(args[1], b): 1}))) for a, b in pairs]
+    outs = [aff({k: weight(table[p], t) for k, p in enumerate(pairs)}) for t in targets]
+    return Block([units], outs)
 
 
 def _shift(a, by: int):

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 from flint import fmpq
 
+from constructions.rasp.values import decode_value, encode_value
 from exact import QQ, Domain
 from exact.errors import ParseError
 
@@ -87,6 +88,8 @@ class Model:
     layers: tuple[Layer, ...]
     outputs: dict[str, tuple[int, ...]]
     nodes: dict[str, dict[str, Any]]  # SOp label -> {"columns": [...], "slot": s} (-1: embedding)
+    vocab: tuple[Any, ...] | None = None  # categorical tokens: the symbols of the one-hot token columns
+    output_values: dict[str, list[Any] | None] = field(default_factory=dict)  # categorical outputs: column values
     #: Selections of heads with rational scores: the same for every input, so found once per model.
     _selections: dict[int, tuple[list[int], np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -133,6 +136,9 @@ class Model:
         for c, vals in self.positional.items():
             cols[c] = [domain.native(v) for v in vals]
         for k, c in enumerate(self.token_columns):
+            if self.tokens == "categorical":  # one-hot: column k is 1 where the token is the k-th symbol
+                cols[c] = [zero] + [domain.one() if t == self.vocab[k] else zero for t in tokens]
+                continue
             # a plain number in a pair layout is the pair (number, 1): a data token (token_tag's rule)
             comp = [t[k] if isinstance(t, tuple) else (t if k == 0 else 1) for t in tokens] if self.tokens == "pair" else list(tokens)
             cols[c] = [zero] + [domain.native(x) for x in comp]
@@ -161,7 +167,11 @@ class Model:
         outputs = {}
         for name, cs in self.outputs.items():
             parts = [cols[c][1:] for c in cs]
-            outputs[name] = parts[0] if len(parts) == 1 else list(zip(*parts))
+            values = self.output_values.get(name)
+            if values is not None:  # one-hot: the value whose column holds 1 (None where none does)
+                outputs[name] = [next((v for v, x in zip(values, row) if domain.eq(x, domain.one())), None) for row in zip(*parts)]
+            else:
+                outputs[name] = parts[0] if len(parts) == 1 else list(zip(*parts))
         return outputs, history
 
 
@@ -344,6 +354,8 @@ def model_to_json(m: Model) -> dict[str, Any]:
             for layer in m.layers
         ],
         "outputs": {k: list(v) for k, v in m.outputs.items()},
+        "output_values": {k: None if v is None else [encode_value(x) for x in v] for k, v in m.output_values.items()},
+        "vocab": None if m.vocab is None else [encode_value(x) for x in m.vocab],
         "nodes": m.nodes,
         "summary": m.summary(),
     }
@@ -389,12 +401,14 @@ def model_from_json(obj: Any) -> Model:
         return Model(
             basis=tuple(str(b) for b in obj["basis"]),
             length=N,
-            tokens=obj["tokens"] if obj["tokens"] in ("scalar", "pair") else _bad("tokens"),
+            tokens=obj["tokens"] if obj["tokens"] in ("scalar", "pair", "categorical") else _bad("tokens"),
             token_columns=tuple(col(c) for c in obj["token_columns"]),
             positional=positional,
             layers=tuple(layers),
             outputs={str(k): tuple(col(c) for c in v) for k, v in obj["outputs"].items()},
             nodes=dict(obj["nodes"]),
+            vocab=None if obj.get("vocab") is None else tuple(decode_value(x) for x in obj["vocab"]),
+            output_values={str(k): None if v is None else [decode_value(x) for x in v] for k, v in obj.get("output_values", {}).items()},
         )
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise ParseError(f"malformed model: {type(e).__name__}: {str(e)[:80]}") from None

@@ -16,6 +16,7 @@ feature and why.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +28,9 @@ from constructions.rasp.graph import arguments, decode_params
 from exact import QQ
 from exact.errors import AttncertError
 
-#: Token layouts: a plain number per position, or a pair (value, tag).
+#: Token layouts: a plain number per position, a pair (value, tag), or a symbol of a vocabulary (one-hot).
 TOKEN_WIDTH = {"scalar": 1, "pair": 2}
+TOKEN_MODES = ("scalar", "pair", "categorical")
 
 
 class NotCompilable(AttncertError):
@@ -44,13 +46,28 @@ class NodeInfo:
     op: str
     static: bool
     width: int  # residual dimensions (0 for selectors)
-    values: list[fmpq] | None = None  # exact values at positions 0..N-1 (static SOps)
+    values: list[Any] | None = None  # exact values at positions 0..N-1 (static SOps)
+    categories: tuple[Any, ...] | None = None  # the finite value set of a categorical dynamic SOp (one-hot)
+
+    def finite(self) -> tuple[Any, ...] | None:
+        """The values this SOp can take, when there are finitely many known ones (static or categorical)."""
+        if self.categories is not None:
+            return self.categories
+        if self.values is not None:
+            return tuple(sorted(set(self.values), key=repr))
+        return None
 
 
-def infer(g: nx.MultiDiGraph, length: int, tokens: str) -> dict[int, NodeInfo]:
-    """NodeInfo for every node of g at sequence length ``length``."""
-    if tokens not in TOKEN_WIDTH:
-        raise AttncertError(f"tokens must be one of {sorted(TOKEN_WIDTH)}, got {tokens!r}")
+def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> dict[int, NodeInfo]:
+    """NodeInfo for every node of g at sequence length ``length``.
+
+    With ``tokens="categorical"`` the tokens are symbols of ``vocab``, one-hot
+    encoded; categorical SOps computed from finite value sets get finite value sets
+    (the function applied to every value or pair of values), as in tracr."""
+    if tokens not in TOKEN_MODES:
+        raise AttncertError(f"tokens must be one of {list(TOKEN_MODES)}, got {tokens!r}")
+    if (tokens == "categorical") != (vocab is not None):
+        raise AttncertError("a vocabulary goes with categorical tokens, and only with them")
     dynamic: set[int] = set()
     for v in nx.topological_sort(g):
         if _constant_selection(g, v):
@@ -58,40 +75,63 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str) -> dict[int, NodeInfo]:
         if g.nodes[v]["op"] == "tokens" or any(u in dynamic for u in arguments(g, v)):
             dynamic.add(v)
     static = [v for v in g.nodes if v not in dynamic]
-    for v in g.nodes:
-        if "callable" in g.nodes[v]:
-            raise NotCompilable(g.nodes[v]["label"], "an unregistered Python function", "only registered functions have compiled MLPs")
     values, selections = _static_values(g, static, length)
     info: dict[int, NodeInfo] = {}
     for v in nx.topological_sort(g):
         d = g.nodes[v]
         label, op = d["label"], d["op"]
-        if "callable" in d:
-            raise NotCompilable(label, "an unregistered Python function", "only registered functions have compiled MLPs")
         if op in ("selector_and", "selector_or", "selector_not", "constant_selector"):
             raise NotCompilable(label, op, "only Select with a numeric equality test compiles")
         if op == "selector_width" and v in dynamic:
             raise NotCompilable(label, "selector_width of a data-dependent selection", "only static selections compile")
         if op == "select":
-            if v in dynamic:
-                raise NotCompilable(label, "a data-dependent selection", "keys and queries must be functions of the position")
-            info[v] = NodeInfo(label, op, True, 0)
+            if v in dynamic and not all(info[u].finite() is not None for u in arguments(g, v)):
+                raise NotCompilable(label, "a data-dependent selection of numerical values", "keys and queries must be static or categorical")
+            info[v] = NodeInfo(label, op, v not in dynamic, 0)
         elif v not in dynamic:
             info[v] = NodeInfo(label, op, True, 1, values[v])
         elif op == "tokens":
-            info[v] = NodeInfo(label, op, False, TOKEN_WIDTH[tokens])
+            cats = tuple(sorted(set(vocab), key=repr)) if tokens == "categorical" else None
+            info[v] = NodeInfo(label, op, False, len(cats) if cats else TOKEN_WIDTH[tokens], categories=cats)
         elif op == "aggregate":
             sel, vals = arguments(g, v)
             default = decode_params(op, d.get("params", {}))["default"]
-            if not _is_number(default) and not (default is None and all(selections[sel].widths() > 0)):
+            every_query_selects = sel in selections and all(selections[sel].widths() > 0)
+            if not _is_number(default) and not (default is None and (every_query_selects or info[vals].categories is not None)):
                 raise NotCompilable(label, f"default {default!r}", "a numeric default is needed where a query selects nothing")
-            info[v] = NodeInfo(label, op, False, info[vals].width)
+            info[v] = NodeInfo(label, op, False, info[vals].width, categories=info[vals].categories)
         elif op in ("map", "sequence_map"):
-            f = decode_params(op, d.get("params", {}))["fn"]
-            info[v] = NodeInfo(label, op, False, 2 if f.name == "pack" else 1)
+            args = arguments(g, v)
+            finite = [info[u].finite() for u in args]
+            if d.get("encoding") == "categorical" and any(info[u].categories is not None for u in args):
+                if any(f is None for f in finite):
+                    raise NotCompilable(label, "a categorical map of a numerical value", "its value set is not finite")
+                cats = tuple(sorted({x for x in tabulate(d, op, finite).values() if x is not None}, key=repr))
+                info[v] = NodeInfo(label, op, False, len(cats), categories=cats)
+            else:
+                pack = "callable" not in d and decode_params(op, d.get("params", {}))["fn"].name == "pack"
+                info[v] = NodeInfo(label, op, False, 2 if pack else 1)
         else:
             raise NotCompilable(label, op, "not in the compilable class")
     return info
+
+
+def apply(d: dict[str, Any], op: str, *args: Any) -> Any:
+    """A map node's function on plain values: its registered function in QQ, or its Python callable."""
+    if "callable" in d:
+        return d["callable"](*args)
+    return decode_params(op, d.get("params", {}))["fn"].apply(QQ, *args)
+
+
+def tabulate(d: dict[str, Any], op: str, finite: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
+    """The function on every combination of its arguments' values (None where it fails, as RASP's None)."""
+    table = {}
+    for combo in itertools.product(*finite):
+        try:
+            table[combo] = apply(d, op, *combo)
+        except Exception:  # a function need not be total on the value set; such inputs never occur
+            table[combo] = None
+    return table
 
 
 def _constant_selection(g: nx.MultiDiGraph, v: int) -> bool:

@@ -47,6 +47,8 @@ def _forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta:
                 fixed.pop(b, None)
         for c, _ in (layer["mlp"] or {}).get("out", []):
             fixed.pop(c, None)
+    if model.get("tokens") not in ("scalar", "pair"):
+        raise ParseError("certified models take numeric tokens (scalar or pair)")
     pair = model.get("tokens") == "pair"
     for k, c in enumerate(model["token_columns"]):
         x[_col(c, width)] = [zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or not pair else 1)) for t in tokens]

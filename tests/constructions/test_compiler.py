@@ -244,3 +244,49 @@ def test_the_size_table_of_the_documentation():
         assert (U.layout.length, s["width"], s["parameters"]) == (length, width, params)
         assert s["heads"] == [0, 6, 2, 2, 1, 2, 1] and s["parameters"] <= 134 + 34 * (length + 1)
         assert f"| ({n}, {d}, {dv}) | {length:,} | {width} | {params:,} |" in text
+
+
+# -- categorical programs, tracr's way: one-hot symbols, functions tabulated on finite value sets ----
+
+
+def _reverse_letters():
+    """tracr's make_reverse: opp_index = length - index - 1, then Aggregate(Select(indices, opp_index, EQ), tokens)."""
+    length = rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)))
+    opp = rasp.numerical(rasp.SequenceMap(lambda n, i: n - i - 1, length, rasp.indices))
+    return rasp.Aggregate(rasp.Select(rasp.indices, opp, rasp.Comparison.EQ), rasp.tokens)
+
+
+def _frac_prevs(symbol):
+    """tracr's make_frac_prevs: the fraction of earlier positions (inclusive) holding ``symbol``."""
+    bools = rasp.numerical(rasp.Map(lambda t: t == symbol, rasp.tokens))
+    prevs = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    return rasp.numerical(rasp.Aggregate(prevs, bools, default=0))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.text(alphabet="abc", min_size=1, max_size=6))
+def test_categorical_programs_with_lambdas_compile_exactly(word):
+    for program in (_reverse_letters(), _frac_prevs("a")):
+        g = _program(program)
+        m = compile_graph(g, len(word), "categorical", ["a", "b", "c"])
+        assert m.forward(list(word), QQ)[0]["output"] == rasp.evaluate_graph(g, list(word), QQ)["output"]
+    # checked by hand on one word: "cab" reversed, and the running fraction of "a"
+    if word == "cab":
+        assert compile_graph(_program(_reverse_letters()), 3, "categorical", ["a", "b", "c"]).forward(list(word), QQ)[0]["output"] == list("bac")
+
+
+def test_categorical_outputs_and_selections_on_symbols():
+    # Select(tokens, tokens, EQ) on symbols: a data-dependent selection compiled as a one-hot value table
+    same = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ), rasp.numerical(rasp.Map(lambda t: t == "a", rasp.tokens)), default=0))
+    g = _program(same)
+    m = compile_graph(g, 4, "categorical", ["a", "b"])
+    assert m.forward(list("abba"), QQ)[0]["output"] == [1, 0, 0, 1] == rasp.evaluate_graph(g, list("abba"), QQ)["output"]
+    assert compile_graph(_program(_reverse_letters()), 3, "categorical", ["x", "y"]).forward(list("xyy"), QQ)[0]["output"] == list("yyx")
+
+
+def test_categorical_refusals_name_the_node():
+    hist = rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)))
+    with pytest.raises(NotCompilable, match="selector_width of a data-dependent selection"):
+        compile_graph(_program(hist), 4, "categorical", ["a", "b"])
+    with pytest.raises(NotCompilable, match="unregistered Python function of a numerical value"):
+        compile_graph(_program(rasp.numerical(rasp.Map(lambda x: x * x, rasp.tokens))), 3, "scalar")
