@@ -30,7 +30,7 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab
     ``tokens``: "scalar" (a number per position), "pair" ((value, tag)) or "categorical"
     (symbols of ``vocab``, one-hot)."""
     info = infer(g, length, tokens, vocab)
-    layers, heads, maps, slot = allocate(g, info)
+    layers, heads, maps, slot, decoded = allocate(g, info)
     c = _Columns(g, info, length)
     for v in nx.topological_sort(g):  # dynamic SOps get their columns in topological order
         if not info[v].static and g.nodes[v]["op"] != "select" and not _unread(g, info, v):
@@ -38,8 +38,11 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab
     bos = {col: EE.convert(vals[0]) for col, vals in c.positional.items()}
     built = []
     for layer in range(layers):
-        hs = tuple(_head(g, v, c, bos) for v in heads[layer])
+        hs = tuple(_width_head(g, v, c) if v in decoded else _head(g, v, c, bos) for v in heads[layer])
         for v in heads[layer]:
+            if v in decoded:
+                bos[c.basis[f"inv:{g.nodes[v]['label']}"]] = EE.one()  # BOS reads its own bos = 1
+                continue
             default = EE.convert(_numeric_default(g, v))
             for col in c.cols[v]:
                 bos[col] = default  # BOS reads BOS alone, corrected to the default
@@ -51,7 +54,7 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab
         built.append(Layer(hs, mlp))
     outputs = {name: tuple(c.of(v)) for name, v in g.graph["outputs"].items()}
     nodes = {
-        g.nodes[v]["label"]: {"columns": list(c.of(v)), "slot": -1 if info[v].static or g.nodes[v]["op"] == "tokens" else slot[v]}
+        g.nodes[v]["label"]: {"columns": list(c.of(v)), "slot": -1 if info[v].static or g.nodes[v]["op"] == "tokens" else slot[v] + (v in decoded)}
         for v in g.nodes
         if g.nodes[v]["op"] != "select" and (info[v].static or v in c.cols)
     }
@@ -129,31 +132,54 @@ def _head(g: nx.MultiDiGraph, v: int, c: _Columns, bos: dict[int, Any]) -> Head:
     return Head(g.nodes[v]["label"], qk, tuple((s, d, w) for s, d, w in ov if w != 0))
 
 
-def _scores(g: nx.MultiDiGraph, sel: int, c: _Columns) -> tuple[tuple[int, int, fmpq], ...]:
+def _width_head(g: nx.MultiDiGraph, v: int, c: _Columns) -> Head:
+    """SelectorWidth of a data-dependent selection (tracr's construction, exactly): BOS ties with the
+    selected keys, and the head averages the bos column, so it reads 1/(w + 1) into ``inv:LABEL``."""
+    inv = c.basis.add(f"inv:{g.nodes[v]['label']}")
+    return Head(g.nodes[v]["label"], _scores(g, arguments(g, v)[0], c, tie=True), ((c.basis["bos"], inv, fmpq(1)),))
+
+
+def _width_block(g: nx.MultiDiGraph, v: int, c: _Columns) -> Block:
+    """Decode w from x = 1/(w + 1): r = 1/x = w + 1, numerically w = r - 1; categorically the one-hot of w
+    by exact hat functions relu(r - k) - 2 relu(r - 1 - k) + relu(r - 2 - k) (1 at w = k, 0 at other integers).
+    At BOS the reciprocal reads x + (1/(N + 3) - 1) bos = 1/(N + 3), so w = N + 2 and no one-hot bit is set."""
+    label = g.nodes[v]["label"]
+    inv, b = c.basis[f"inv:{label}"], c.basis["bos"]
+    cats = c.info[v].categories
+    if cats is None:
+        return Block([[Unit("reciprocal", (aff({inv: 1}),))]], [aff({0: 1}, -1)])
+    r = Unit("reciprocal", (aff({inv: 1, b: fmpq(1, c.N + 3) - 1}),))
+    hats = [Unit("relu", (aff({0: 1}, -k - j),)) for k in cats for j in (0, 1, 2)]
+    return Block([[r], hats], [aff({3 * i: 1, 3 * i + 1: -2, 3 * i + 2: 1}) for i in range(len(cats))])
+
+
+def _scores(g: nx.MultiDiGraph, sel: int, c: _Columns, tie: bool = False) -> tuple[tuple[int, int, fmpq], ...]:
     """W_QK of a static Select: token keys it selects score highest, BOS just below them, BOS reads BOS.
 
     * EQ on numbers: 2 q k - k^2 (+ the BOS terms), width 4 whatever N;
     * TRUE / FALSE: every token key scores 1 / 0, BOS 1/2;
     * any other predicate: a one-hot table over the distinct key and query values,
       W_QK[q = v, k = u] = predicate(u, v), BOS 1/2 (width: the numbers of distinct values).
+
+    With ``tie`` (selector widths) BOS scores as much as a selected key instead.
     """
     d = g.nodes[sel]
     pred = d["callable"] if "callable" in d else decode_params("select", d.get("params", {}))["predicate"]
     name = getattr(pred, "name", None)
     one, b = c.basis["one"], c.basis["bos"]
-    half = fmpq(1, 2)
+    half = fmpq(0) if tie else fmpq(1, 2)  # how far BOS sits below a selected key
     if name == "TRUE":
         return ((one, one, fmpq(1)), (one, b, -half), (b, b, fmpq(2)))
     if name == "FALSE":
-        return ((one, b, half), (b, b, fmpq(1)))
+        return ((one, b, 1 - half), (b, b, fmpq(1)))
     keys, queries = arguments(g, sel)
     kv, qv = c.info[keys].values, c.info[queries].values
     if name == "EQ" and kv is not None and qv is not None and all(isinstance(x, fmpq) for x in kv + qv):
         k, q = c.static(keys), c.static(queries)
         kk, qq = c.static(keys, "sq", lambda x: x * x), c.static(queries, "sq", lambda x: x * x)
-        delta = _gap(kv, qv) ** 2 / 2
+        delta = fmpq(0) if tie else _gap(kv, qv) ** 2 / 2
         return ((q, k, fmpq(2)), (one, kk, fmpq(-1)), (qq, b, fmpq(1)), (one, b, -delta), (b, b, delta + 1))
-    qk = [(one, b, half), (b, b, fmpq(2))]
+    qk = [(one, b, 1 - half), (b, b, fmpq(2))]
     for u in c.info[keys].finite():
         for w in c.info[queries].finite():
             if u is not None and w is not None and pred(u, w):
@@ -193,6 +219,9 @@ def _mlp_of(g: nx.MultiDiGraph, vs: list[int], c: _Columns, bos: dict[int, Any])
     blocks: list[tuple[int, Block]] = []
     for v in vs:
         d = g.nodes[v]
+        if d["op"] == "selector_width":
+            blocks.append((v, _width_block(g, v, c)))
+            continue
         if _tabulated(g, v, c):
             blocks.append((v, _table_block(g, v, c)))
             continue

@@ -82,8 +82,6 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> di
         label, op = d["label"], d["op"]
         if op in ("selector_and", "selector_or", "selector_not", "constant_selector"):
             raise NotCompilable(label, op, "only Select with a numeric equality test compiles")
-        if op == "selector_width" and v in dynamic:
-            raise NotCompilable(label, "selector_width of a data-dependent selection", "only static selections compile")
         if op == "select":
             if v in dynamic and not all(info[u].finite() is not None for u in arguments(g, v)):
                 raise NotCompilable(label, "a data-dependent selection of numerical values", "keys and queries must be static or categorical")
@@ -111,6 +109,11 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> di
             else:
                 pack = "callable" not in d and decode_params(op, d.get("params", {}))["fn"].name == "pack"
                 info[v] = NodeInfo(label, op, False, 2 if pack else 1)
+        elif op == "selector_width":  # of a data-dependent selection (a static one is static)
+            if g.nodes[arguments(g, v)[0]]["op"] != "select":
+                raise NotCompilable(label, "selector_width of a combined selector", "only Select compiles")
+            cats = tuple(range(length + 1)) if d.get("encoding") == "categorical" else None
+            info[v] = NodeInfo(label, op, False, len(cats) if cats else 1, categories=cats)
         else:
             raise NotCompilable(label, op, "not in the compilable class")
     return info

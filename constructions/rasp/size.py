@@ -51,12 +51,16 @@ class Size:
         return d
 
 
-def schedule(g: nx.MultiDiGraph) -> dict[int, int]:
-    """The slot of every node (see the module docstring); selectors get their readiness slot."""
+def schedule(g: nx.MultiDiGraph, decoded: frozenset[int] = frozenset()) -> dict[int, int]:
+    """The slot of every node (see the module docstring); selectors get their readiness slot.
+
+    Nodes in ``decoded`` (a compiler's SelectorWidths of data-dependent selections) take their
+    attention slot and the MLP slot after it, which then holds their value.
+    """
     slot: dict[int, int] = {}
     for v in nx.topological_sort(g):
         op = g.nodes[v]["op"]
-        ready = max((slot[u] for u in arguments(g, v)), default=-1)
+        ready = max((slot[u] + (u in decoded) for u in arguments(g, v)), default=-1)
         if op in ATTENTION_OPS:
             slot[v] = ready + 1 if ready % 2 == 1 else ready + 2  # next even slot > ready
         elif op in MLP_OPS:

@@ -144,7 +144,7 @@ def test_layers_follow_the_rasp_schedule(name):
     size = rasp.size(g)
     assert len(m.layers) == size.layers
     assert all(len(layer.heads) <= h for layer, h in zip(m.layers, size.heads))
-    layers, heads, maps, _ = allocate(g, infer(g, cons.layout.length, "scalar"))
+    layers, heads, maps, _, _ = allocate(g, infer(g, cons.layout.length, "scalar"))
     assert [len(h) for h in heads] == [len(layer.heads) for layer in m.layers]
 
 
@@ -284,9 +284,17 @@ def test_categorical_outputs_and_selections_on_symbols():
     assert compile_graph(_program(_reverse_letters()), 3, "categorical", ["x", "y"]).forward(list("xyy"), QQ)[0]["output"] == list("yyx")
 
 
+@pytest.mark.parametrize("encoding", [rasp.numerical, rasp.categorical])
+def test_selector_width_of_a_data_dependent_selection(encoding):
+    # tracr's make_hist: how often each token occurs, by attention to BOS and an exact decoding MLP
+    hist = encoding(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)))
+    g = _program(hist)
+    for word in ("abba", "aaab", "b", "abab", "aaaaaaaaab"):  # widths 9 and 1: exact where tracr drifts (>= 7)
+        m = compile_graph(g, len(word), "categorical", ["a", "b"])
+        want = [word.count(t) for t in word]
+        assert m.forward(list(word), QQ)[0]["output"] == want == rasp.evaluate_graph(g, list(word), QQ)["output"]
+
+
 def test_categorical_refusals_name_the_node():
-    hist = rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)))
-    with pytest.raises(NotCompilable, match="selector_width of a data-dependent selection"):
-        compile_graph(_program(hist), 4, "categorical", ["a", "b"])
     with pytest.raises(NotCompilable, match="unregistered Python function of a numerical value"):
         compile_graph(_program(rasp.numerical(rasp.Map(lambda x: x * x, rasp.tokens))), 3, "scalar")
