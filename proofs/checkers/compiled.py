@@ -13,7 +13,8 @@ from typing import Any
 
 from flint import ctx
 
-from exact import QQ, Ball, EENumber, ParseError, domain_from_name
+from exact import QQ, Ball, EENumber, LimitExceeded, ParseError, domain_from_name
+from exact.limits import current as current_limits
 from exact.matrices import matrix_from_json
 from proofs.checkers.forward import forward
 from proofs.checkers.reading import integer, items, obj
@@ -105,9 +106,13 @@ def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], li
     one matrix after the other, zeros up to the length), the matrices, and the layout."""
     cons = obj(doc, "construction")
     layout, model = obj(cons, "layout"), obj(cons, "model")
-    length = integer(layout, "length", 1, 1 << 20)
-    if integer(model, "length", 1, 1 << 20) != length:
+    # The forward pass holds width x (N + 1) values: bounded by the limits before anything is allocated.
+    lim = current_limits()
+    length = integer(layout, "length", 1, lim.max_positions)
+    if integer(model, "length", 1, lim.max_positions) != length:
         raise ParseError("the model and the layout have different sequence lengths")
+    if len(items(model, "basis")) * (length + 1) > lim.max_entries:
+        raise LimitExceeded(f"a model of width {len(model['basis'])} over {length + 1} positions exceeds the limit of {lim.max_entries} entries (--max-entries)")
     mats, tokens = {}, []
     for spec in items(layout, "inputs"):
         name, r, c = spec.get("name"), integer(spec, "rows", 1, length), integer(spec, "cols", 1, length)

@@ -133,3 +133,12 @@ def test_a_lowered_softmax_bound_or_a_wrong_least_beta_fails(soft_doc):
     doc = json.loads(json.dumps(soft_doc))
     doc["result"]["relation"] = "exact_equal"
     assert _status(doc) == FAIL
+
+
+def test_a_forged_model_too_large_to_run_is_refused_before_it_runs():
+    doc = prove("relu", "n=2")
+    model = doc["construction"]["model"]
+    model["basis"] = model["basis"] + [f"x{i}" for i in range(5000)]
+    doc["construction"]["layout"]["length"] = model["length"] = 30_000
+    out = verify_bytes(canonical_json(seal(doc)))
+    assert out.status == "BAD" and "exceeds the limit" in out.reason
