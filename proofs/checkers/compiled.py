@@ -111,6 +111,8 @@ def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], li
     length = integer(layout, "length", 1, lim.max_positions)
     if integer(model, "length", 1, lim.max_positions) != length:
         raise ParseError("the model and the layout have different sequence lengths")
+    if (length + 1) ** 2 > lim.max_pairs:  # the minimal forward pass scores every (query, key) pair
+        raise LimitExceeded(f"scoring {(length + 1) ** 2:,} query-key pairs exceeds the limit of {lim.max_pairs:,} (--max-pairs)")
     if len(items(model, "basis")) * (length + 1) > lim.max_entries:
         raise LimitExceeded(f"a model of width {len(model['basis'])} over {length + 1} positions exceeds the limit of {lim.max_entries} entries (--max-entries)")
     mats, tokens = {}, []
