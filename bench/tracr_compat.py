@@ -8,7 +8,10 @@ substituted, compiles every test program with attncert's compiler
 (:mod:`constructions.compiler`) at the test input's length, and runs the compiled
 model exactly against our RASP evaluator; programs outside the compilable class
 are listed with the reason the compiler gives (the node, the feature, why).
-tracr's own float compilation needs JAX and Haiku and is not run here.
+With ``--tracr-models`` (an environment with JAX, dm-haiku and chex installed;
+never a dependency of attncert) it also compiles every test case with tracr's own
+compiler, runs tracr's float model, and reports where it deviates from the exact
+value, plus a sweep of tracr's numerical ``selector_width`` over widths 1..12.
 
 tracr is not a dependency and none of its code is part of attncert: this script
 loads ``tracr/compiler/lib.py`` from a checkout you provide, once with tracr's
@@ -65,7 +68,7 @@ def _agree(a, b) -> bool:
     return True
 
 
-def compile_cases(root: Path) -> None:
+def compile_cases(root: Path, floats: dict[str, list] | None = None) -> None:
     """tracr's compiler test cases through attncert's compiler: compiled and exact, or why not."""
     from collections import Counter
 
@@ -90,7 +93,8 @@ def compile_cases(root: Path) -> None:
             want = ours.evaluate_graph(g, xs, QQ)["output"]
             same = len(got) == len(want) and all(QQ.eq(a, b) for a, b in zip(got, want))
             ok += same
-            print(f"{name:32} compiled, width {model.width()}: {'exact' if same else 'DIFFERS'}")
+            tracr_says = f"; tracr's float model: {_deviation(floats[name], want)}" if floats and name in floats else ""
+            print(f"{name:32} compiled, width {model.width()}: {'exact' if same else 'DIFFERS'}{tracr_says}")
         except NotCompilable as e:
             why = str(e).split(": ", 1)[1]
             reasons[why.split(":")[0]] += 1
@@ -103,12 +107,54 @@ def compile_cases(root: Path) -> None:
         print(f"  {n:3}  {why}")
 
 
+def tracr_models(root: Path) -> dict[str, list]:
+    """tracr's own compiled float models on its test cases, and its numerical selector_width by width.
+
+    Runs tracr as it is (its own rasp), before our rasp is substituted; returns the decoded outputs."""
+    sys.path.insert(0, str(root))
+    from tracr.compiler import compiling, test_cases  # noqa: E402  (needs JAX, dm-haiku, chex)
+    from tracr.rasp import rasp as theirs  # noqa: E402
+
+    got: dict[str, list] = {}
+    for case in test_cases.TEST_CASES:
+        try:
+            model = compiling.compile_rasp_to_model(case["program"], vocab=case["vocab"], max_seq_len=case["max_seq_len"], compiler_bos="BOS")
+            got[case["testcase_name"]] = list(model.apply(["BOS"] + list(case["test_input"])).decoded[1:])
+        except Exception as e:  # tracr refuses some of its own cases at some sizes; report, do not stop
+            got[case["testcase_name"]] = [f"tracr failed: {type(e).__name__}"]
+    width = theirs.numerical(theirs.SelectorWidth(theirs.Select(theirs.tokens, theirs.tokens, theirs.Comparison.EQ)))
+    model = compiling.compile_rasp_to_model(width, vocab={"a"}, max_seq_len=12, compiler_bos="BOS")
+    print("tracr's numerical selector_width on a^n (exact value n):")
+    for n in range(1, 13):
+        w = model.apply(["BOS"] + ["a"] * n).decoded[1]
+        print(f"  n = {n:2}: tracr {float(w):.4f}   error {abs(float(w) - n):.3g}")
+    for name in [m for m in sys.modules if m == "tracr" or m.startswith("tracr.")]:
+        del sys.modules[name]
+    sys.path.remove(str(root))
+    return got
+
+
+def _deviation(theirs: list, exact: list) -> str:
+    if len(theirs) != len(exact):
+        return f"{theirs[:1]}"
+    worst = 0.0
+    for t, e in zip(theirs, exact):
+        if isinstance(e, (str, bool)) or e is None or isinstance(t, str):
+            if t != e and not (isinstance(e, bool) and t == e):
+                return f"differs: {t!r} for {e!r}"
+        else:
+            worst = max(worst, abs(float(t) - float(e)))
+    return f"max |float - exact| = {worst:.3g}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tracr", required=True, type=Path, help="path to a tracr checkout (the folder holding tracr/)")
     ap.add_argument("--compile", action="store_true", help="compile tracr's compiler test cases with attncert's compiler")
+    ap.add_argument("--tracr-models", action="store_true", help="with --compile: also run tracr's own compiled float models (needs JAX)")
     parsed = ap.parse_args()
     root = parsed.tracr
+    floats = tracr_models(root) if parsed.tracr_models else {}
     for pkg in ("tracr", "tracr.rasp"):
         m = types.ModuleType(pkg)
         m.__path__ = []
@@ -120,7 +166,7 @@ def main() -> None:
     sys.modules["tracr.rasp.rasp"] = ours
     lib_ours = _load(root / "tracr/compiler/lib.py", "lib_ours")
     if parsed.compile:
-        compile_cases(root)
+        compile_cases(root, floats)
         return
 
     def args_for(r, spec):
