@@ -38,6 +38,11 @@ from typing import Any, Callable, Sequence
 
 from flint import fmpq
 
+from constructions import rasp
+from constructions.layout import Construction, Layout
+from constructions.linalg import gather, index_map
+from constructions.rasp import Comparison as Cmp
+from constructions.simulator import universal
 from exact import EE
 from exact.matrices import Rows
 
@@ -115,3 +120,42 @@ def decide_match2_readout(n: int, k: int, beta: int) -> Any:
     """r = k e^beta / (k e^beta + n - k), the Match2 readout of a position with k partners."""
     e = EE.exp(beta)
     return (e * k) / (e * k + (n - k))
+
+
+# -- the readouts as RASP, after U (so that they compile to weights with U) --------------------
+
+
+def match2_readout(M: int, n: int) -> Construction:
+    """U(n, M, M) followed by Match2's readout, as one RASP program.
+
+    Inputs X (the one-hot word, n x M), A, V (the layer of :func:`match2`), as for U.
+    At t = i M + c: T[i][c] (U's output) times X[i][-c mod M] = Pi[x_i][c] (a gather from
+    the input); a head sums each group of M; ``ramp(1/2, n/(2n-1))`` gives the bit.
+    Exact: r_i = 0 with no partner, and r_i >= e^beta/(e^beta + n - 1) > n/(2n-1)
+    with one (e^beta > n). Output: the n bits (1 x n), zeros after.
+    """
+    U = universal(n, M, M)
+    table = tuple((i * M + c, i * M + (-c) % M) for i in range(n) for c in range(M))
+    partner_src = rasp.numerical(rasp.Map(rasp.fn("lookup", table=table, other=-1), rasp.indices)).named("partner_source")
+    partner = gather(partner_src).named("Pi_x_c")
+    prod = rasp.numerical(rasp.SequenceMap(rasp.fn("mul"), U.program, partner)).named("T_times_Pi")
+    group = index_map((0, M), (1, 0), bound=n * M, other=-1).named("row_group")
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(group, rasp.indices, Cmp.EQ), prod, default=0)).named("row_mean")
+    r = rasp.numerical(rasp.Map(rasp.fn("mul_const", c=M), mean)).named("r")
+    bits = rasp.numerical(rasp.Map(rasp.fn("ramp", a=fmpq(1, 2), b=fmpq(n, 2 * n - 1)), r)).named("match2")
+    return Construction("match2_readout", bits, Layout(U.layout.inputs, (1, n), U.layout.length))
+
+
+def parity_readout(n: int, k: int) -> Construction:
+    """U(n, 3, 1) followed by k-PARITY's readout, as one RASP program.
+
+    Inputs X (rows (1, s_j, s_j b_j)), A, V (the layer of :func:`parity`, beta = 1).
+    c_i = T_i (k e + n - k) / e = k T_i + (n - k) T_i e^{-1} (an exp unit times T), then
+    ``alternating_steps(k)`` = sum_t (-1)^(t+1) ramp(t - 1, t)(c): the parity of the
+    count c in 0..k. Output: the n bits (1 x n), zeros after.
+    """
+    U = universal(n, 3, 1)
+    scaled = rasp.numerical(rasp.Map(rasp.fn("mul_exp", c=-1), U.program)).named("T_over_e")
+    count = rasp.numerical(rasp.SequenceMap(rasp.fn("linear", a=k, b=n - k), U.program, scaled)).named("count")
+    bits = rasp.numerical(rasp.Map(rasp.fn("alternating_steps", k=k), count)).named("parity")
+    return Construction("parity_readout", bits, Layout(U.layout.inputs, (1, n), U.layout.length))

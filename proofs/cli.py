@@ -25,6 +25,7 @@ from exact.certificate import atomic_write_bytes, check_folder, check_target, se
 from exact.errors import AttncertError, OutputError
 from exact.limits import Limits, limits
 from proofs.certify import package_version
+from proofs.cost import check as check_cost
 from proofs.cost import parsed, refuse_over_limits
 from proofs.params import positive_int
 from proofs.registry import Claim, load_claims
@@ -261,7 +262,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         check_target(out)
     # Compiling builds the construction and its positional table, it runs nothing: the construction's own cost.
     sizes = compiled.parse_sizes(args.of, args.sizes)  # refuses an unknown construction or size first
-    refuse_over_limits(load_claims()[args.of], sizes, _limits(args))
+    check_cost(f"compile {args.of}", sizes, compiled.construction_cost(args.of, sizes), _limits(args))
     with limits(_limits(args)):
         cons, model = compiled.compile_construction(args.of, args.sizes)
     data = to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n"
@@ -350,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
         cp.set_defaults(func=_cmd_graph, claim_obj=claim)
 
     sp = sub.add_parser("compile", help="compile a matrix construction to exact transformer weights (JSON, or float64 npz)")
-    sp.add_argument("of", metavar="CLAIM", help="the construction: transpose, matmul, softmax, relu, maxmin, inverse3, universal, multihead, encoder_layer")
+    sp.add_argument("of", metavar="CLAIM", help="the construction: transpose, matmul, softmax, relu, maxmin, inverse3, universal, multihead, encoder_layer, or a language readout: match2, parity")
     sp.add_argument("--sizes", default="", action=_Once, help="its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)")
     sp.add_argument("--format", choices=["json", "npz"], default="json", action=_Once, help="exact JSON weights (default) or float64 arrays")
     sp.add_argument("--out", action=_Once, help="output file, or - for standard output (default: models/CLAIM.json or .npz)")

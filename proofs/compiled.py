@@ -12,18 +12,23 @@ and compares the whole document.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from constructions import rasp
 from constructions.compiler import MODEL_CLASS, compile_graph
 from constructions.compiler.model import model_to_json
-from exact import Domain, ParseError
+from constructions.languages import match2, match2_readout, parity, parity_readout
+from exact import EE, QQ, Domain, ParseError
 from exact.matrices import matrix_to_json
+from proofs import cost as costs
+from proofs import references
 from proofs.certify import certificate
 from proofs.checkers.compiled import check_compiled
 from proofs.cost import Cost
 from proofs.layout_claims import LAYOUT_CLAIMS, LayoutClaim
 from proofs.lemmas.common import SEED, exact_domain
+from proofs.params import positive_int
 from proofs.registry import Claim, Param, load_claims, register
 
 NAME = "compiled"
@@ -34,23 +39,31 @@ STATEMENT = (
 )
 
 
+#: The language readouts (U, then the readout, as one RASP program) and their default sizes.
+LANGUAGES: dict[str, dict[str, int]] = {"match2": {"M": 3, "n": 4}, "parity": {"n": 4, "k": 2}}
+
+
 def _layout_claim(of: str) -> LayoutClaim:
     load_claims()
     if of not in LAYOUT_CLAIMS:
-        raise ParseError(f"cannot compile {of!r}: choose one of {', '.join(sorted(LAYOUT_CLAIMS))}")
+        raise ParseError(f"cannot compile {of!r}: choose one of {', '.join(sorted(LAYOUT_CLAIMS) + sorted(LANGUAGES))}")
     return LAYOUT_CLAIMS[of]
 
 
 def parse_sizes(of: str, sizes: str) -> dict[str, int]:
     """'n=4,d=3' -> the construction's sizes (its defaults for the rest); ParseError on unknown names."""
-    lc = _layout_claim(of)
-    declared = {p.name: p for p in lc.sizes}
-    out = {p.name: p.default for p in lc.sizes}
+    if of in LANGUAGES:
+        declared = {name: Param(name, positive_int, v) for name, v in LANGUAGES[of].items()}
+    else:
+        declared = {p.name: p for p in _layout_claim(of).sizes}
+    out = {name: p.default for name, p in declared.items()}
     for item in [t.strip() for t in str(sizes).split(",") if t.strip()]:
         name, eq, value = item.partition("=")
         if not eq or name not in declared:
             raise ParseError(f"sizes of {of} are {', '.join(declared) or 'none'}; got {item!r}")
         out[name] = declared[name].type(value)
+    if of == "match2" and out["M"] < 2 or of == "parity" and out["k"] > out["n"]:
+        raise ParseError(f"{of}: sizes {canonical_sizes(out)} do not define the language (M >= 2, k <= n)")
     return out
 
 
@@ -59,17 +72,41 @@ def canonical_sizes(sizes: dict[str, int]) -> str:
 
 
 def compile_construction(of: str, sizes: str) -> tuple[Any, Any]:
-    """(construction, compiled model) of a layout claim at sizes."""
-    cons = _layout_claim(of).build(**parse_sizes(of, sizes))
+    """(construction, compiled model) of a layout claim, or of a language readout, at sizes."""
+    kw = parse_sizes(of, sizes)
+    if of == "match2":
+        cons = match2_readout(kw["M"], kw["n"])
+    elif of == "parity":
+        cons = parity_readout(kw["n"], kw["k"])
+    else:
+        cons = _layout_claim(of).build(**kw)
     return cons, compile_graph(cons.graph(), cons.layout.length, "scalar")
 
 
+def _instance(of: str, size_kw: dict[str, int], seed: int, cons: Any) -> tuple[Domain, dict[str, Any], Any, dict[str, Any]]:
+    """(domain, input matrices, reference, extra recorded inputs): random matrices for a layout claim,
+    a random word for a language (X, A, V encode it; the reference is the language's bits)."""
+    if of not in LANGUAGES:
+        lc = _layout_claim(of)
+        dom = exact_domain(lc.domain or "EE")
+        mats = lc.inputs(seed, None, cons, dom)
+        return dom, mats, lc.reference(mats, dom), {}
+    rng = random.Random(seed)
+    if of == "match2":
+        layer = match2(size_kw["M"], size_kw["n"])
+        word = [rng.randrange(size_kw["M"]) for _ in range(size_kw["n"])]
+    else:
+        layer = parity(size_kw["n"], references.parity_positions(size_kw["n"], size_kw["k"]))
+        word = [rng.randrange(2) for _ in range(size_kw["n"])]
+    mats = {"X": layer.embed(word), "A": layer.A, "V": layer.V}
+    _, bits = references.language_instance(of, size_kw, word)
+    return EE, mats, [[QQ.convert(b) for b in bits]], {"word": word}
+
+
 def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
-    lc = _layout_claim(of)
     size_kw = parse_sizes(of, sizes)
-    dom: Domain = exact_domain(lc.domain or "EE")
     cons, model = compile_construction(of, sizes)
-    mats = lc.inputs(seed, None, cons, dom)
+    dom, mats, ref, extra = _instance(of, size_kw, seed, cons)
     g = cons.graph()
     xs = cons.layout.encode(mats, dom)
     outputs, history = model.forward(xs, dom, trace=True)
@@ -86,13 +123,12 @@ def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
     seq = outputs["output"]
     out, rest = cons.layout.decode(seq), cons.layout.rest(seq)
     rasp_out = cons.layout.decode(trace[g.graph["outputs"]["output"]])
-    ref = lc.reference(mats, dom)
     equal_ref, equal_rasp = _same(dom, out, ref), _same(dom, out, rasp_out)
     rest_zero = all(dom.sign(v) == 0 for v in rest)
     return certificate(
         NAME,
         {"of": of, "sizes": canonical_sizes(size_kw), "seed": seed},
-        {name: matrix_to_json(m, dom) for name, m in mats.items()},
+        {**extra, **{name: matrix_to_json(m, dom) for name, m in mats.items()}},
         {
             "model_class": MODEL_CLASS,
             "model": model_to_json(model),
@@ -125,10 +161,17 @@ def _same(dom: Domain, a: list[list[Any]], b: list[list[Any]]) -> bool:
     return len(a) == len(b) and all(len(x) == len(y) and all(dom.eq(u, v) for u, v in zip(x, y)) for x, y in zip(a, b))
 
 
+def construction_cost(of: str, kw: dict[str, int]) -> Cost:
+    """What building and evaluating the construction costs (a language readout costs its U)."""
+    if of in LANGUAGES:
+        return costs.universal(kw["n"], kw["M"], kw["M"]) if of == "match2" else costs.universal(kw["n"], 3, 1)
+    lc = _layout_claim(of)
+    return lc.cost(**kw) if lc.cost else Cost()
+
+
 def cost(of: str, sizes: str, **_: Any) -> Cost:
     """The construction's own cost; the forward pass scores every (query, key) pair of every head."""
-    lc = _layout_claim(of)
-    own = lc.cost(**parse_sizes(of, sizes)) if lc.cost else Cost()
+    own = construction_cost(of, parse_sizes(of, sizes))
     n = own.positions + 1
     return Cost(own.positions, n * n, 2, 0, 2 * own.seconds + 1e-6 * n * n, 4 * own.memory + 16 * n)
 

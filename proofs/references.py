@@ -123,3 +123,35 @@ BY_CLAIM: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
     "multihead": lambda m, dom: multihead(m["X"], _heads(m), m["WO"]),
     "encoder_layer": lambda m, dom: encoder_layer(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"]),
 }
+
+
+def parity_positions(n: int, k: int) -> list[int]:
+    """S = {floor(j n / k) : j < k}, the index set the k-PARITY claims use."""
+    return sorted({j * n // k for j in range(k)})
+
+
+def language_instance(of: str, sizes: Mapping[str, int], word: list[int]) -> tuple[dict[str, Rows], list[int]]:
+    """The matrices X, A, V that encode ``word`` for the language's attention layer, and the language's bits.
+
+    Restated from the definitions (docs/simulator.md), apart from the constructions:
+    Match2 over M residues for length n: X_i = one-hot(x_i), A = beta Pi with Pi[a][b] = [a + b = 0 mod M]
+    and beta the least positive integer with e^beta > n (decided in EE), V = I_M.
+    k-PARITY at S = parity_positions(n, k): X_j = (1, s_j, s_j b_j), A = E_12 (beta = 1), V = e_3.
+    """
+    if of == "match2":
+        M, n = sizes["M"], sizes["n"]
+        beta = 1
+        while not EE.exp(beta) > n:
+            beta += 1
+        X = [[QQ.convert(int(x == c)) for c in range(M)] for x in word]
+        A = [[QQ.convert(beta * int((a + b) % M == 0)) for b in range(M)] for a in range(M)]
+        V = [[QQ.convert(int(a == b)) for b in range(M)] for a in range(M)]
+        return {"X": X, "A": A, "V": V}, match2_language(word, M)
+    if of == "parity":
+        n, k = sizes["n"], sizes["k"]
+        S = parity_positions(n, k)
+        X = [[QQ.convert(1), QQ.convert(int(j in S)), QQ.convert(int(j in S) * b)] for j, b in enumerate(word)]
+        A = [[QQ.convert(int((r, c) == (0, 1))) for c in range(3)] for r in range(3)]
+        V = [[QQ.convert(0)], [QQ.convert(0)], [QQ.convert(1)]]
+        return {"X": X, "A": A, "V": V}, parity_language(word, S)
+    raise AttncertError(f"no language {of!r}")

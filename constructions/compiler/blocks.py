@@ -102,6 +102,13 @@ def map_block(fn_name: str, params: dict[str, Any], args: list[list[Affine]], bo
         "exp": lambda: single("exp", x),
         "relu": lambda: single("relu", x),
         "abs": lambda: Block([[Unit("relu", (x,)), Unit("relu", (combine((-1, x)),))]], [aff({0: 1, 1: 1})]),
+        "ramp": lambda: Block(
+            [[Unit("relu", (combine((1 / (p["b"] - p["a"]), x), (-p["a"] / (p["b"] - p["a"]), ONE)),)),
+              Unit("relu", (combine((1 / (p["b"] - p["a"]), x), (-p["b"] / (p["b"] - p["a"]), ONE)),))]],
+            [aff({0: 1, 1: -1})],
+        ),
+        "alternating_steps": lambda: _alternating(x, int(p["k"])),
+        "mul_exp": lambda: two_stage([Unit("exp", (aff({}, p["c"]),)), Unit("product", (x, ONE))], [Unit("product", (aff({0: 1}), aff({1: 1})))], [aff({0: 1})]),
         "token_value": lambda: affine_block(args[0][0]),
         "token_tag": lambda: affine_block(args[0][1] if len(args[0]) > 1 else ONE),
     }
@@ -130,6 +137,12 @@ def map_block(fn_name: str, params: dict[str, Any], args: list[list[Affine]], bo
     if fn_name not in rules:
         raise KeyError(fn_name)
     return rules[fn_name]()
+
+
+def _alternating(x: Affine, k: int) -> Block:
+    """sum_{t=1..k} (-1)^(t+1) (relu(x - t + 1) - relu(x - t)): 2k ReLU units, exact on integers."""
+    units = [Unit("relu", (combine((1, x), (-(t - 1 + j), ONE)),)) for t in range(1, k + 1) for j in (0, 1)]
+    return Block([units], [aff({2 * (t - 1) + j: (-1) ** (t + 1) * (1 if j == 0 else -1) for t in range(1, k + 1) for j in (0, 1)})])
 
 
 def _compose(fns: Any, args: list[list[Affine]], bos: int, bos_zero: Callable[[Affine], bool]) -> Block:

@@ -371,6 +371,33 @@ def _affine_relu(domain, c):
     return lambda x, y: domain.relu(c * x + y)
 
 
+@register_function("ramp", 1, ("a", "b"))
+def _ramp(domain, a, b):
+    """min(1, max(0, (x - a) / (b - a))) for a < b: 0 up to a, 1 from b on, exactly (two ReLUs)."""
+    a, b = _c(domain, a), _c(domain, b)
+    w = domain.div(domain.one(), b - a)
+    return lambda x: domain.relu((domain.native(x) - a) * w) - domain.relu((domain.native(x) - b) * w)
+
+
+@register_function("alternating_steps", 1, ("k",))
+def _alternating_steps(domain, k):
+    """sum_{t=1..k} (-1)^(t+1) ramp(t - 1, t)(x): on an integer count c in 0..k, the parity of c."""
+    k = int(k)
+
+    def f(x):
+        x = domain.native(x)
+        return domain.sum((-1) ** (t + 1) * (domain.relu(x - (t - 1)) - domain.relu(x - t)) for t in range(1, k + 1))
+
+    return f
+
+
+@register_function("mul_exp", 1, ("c",))
+def _mul_exp(domain, c):
+    """x e^c for a rational c (a constant exponential times x)."""
+    e = domain.exp(_c(domain, c))
+    return lambda x: domain.native(x) * e
+
+
 @register_function("token_value", 1)
 def _token_value(domain):
     """The value of a token: x for a plain number, v for a tagged pair (v, tag)."""

@@ -20,13 +20,13 @@ from proofs.checkers.forward import forward
 from proofs.checkers.reading import integer, items, obj
 from proofs.checkers.sinkhorn_claims import conclude
 from proofs.params import positive_rational, rational_list
-from proofs.references import BY_CLAIM
+from proofs.references import BY_CLAIM, language_instance
 
 
 def check_compiled(doc: dict[str, Any]) -> list[str]:
     params, result = obj(doc, "params"), obj(doc, "result")
     of = params.get("of")
-    if of not in BY_CLAIM:
+    if of not in BY_CLAIM and of not in LANGUAGES:
         raise ParseError(f"no reference for the construction {of!r:.30}")
     if result.get("domain") not in ("QQ", "EE"):
         raise ParseError("a compiled claim is decided in QQ or EE")
@@ -39,8 +39,15 @@ def check_compiled(doc: dict[str, Any]) -> list[str]:
     seq = forward(model, tokens, dom)[out_cols[0]][1:]
     r, c = integer(obj(layout, "output"), "rows", 1, length), integer(obj(layout, "output"), "cols", 1, length)
     block = [seq[i * c : (i + 1) * c] for i in range(r)]
-    ref = BY_CLAIM[of](mats, dom)
     problems = []
+    if of in LANGUAGES:
+        word, sizes = _word(doc, of, params), _sizes(params, LANGUAGES[of])
+        expected, bits = language_instance(of, sizes, word)
+        if any([[dom.convert(x) for x in r] for r in expected[k]] != [[dom.convert(x) for x in r] for r in mats[k]] for k in expected):
+            problems.append("the recorded X, A, V are not the encoding of the recorded word for this language")
+        ref = [[dom.convert(b) for b in bits]]
+    else:
+        ref = BY_CLAIM[of](mats, dom)
     same = lambda a, b: len(a) == len(b) and all(len(x) == len(y) and all(dom.eq(u, v) for u, v in zip(x, y)) for x, y in zip(a, b))  # noqa: E731
     if not same(block, ref):
         problems.append("the compiled weights do not map the inputs to the reference")
@@ -51,6 +58,32 @@ def check_compiled(doc: dict[str, Any]) -> list[str]:
     if not same(matrix_from_json(obj(doc, "reference").get("output"), dom), ref):
         problems.append("the recorded reference differs from the reference recomputed from the inputs")
     return conclude(doc, "exact_equal", problems)
+
+
+#: The language readouts and the names of their sizes.
+LANGUAGES = {"match2": ("M", "n"), "parity": ("n", "k")}
+
+
+def _sizes(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, int]:
+    """'M=3,n=4' -> {'M': 3, 'n': 4}, exactly the names given, each a positive integer up to 64."""
+    out = {}
+    for item in str(params.get("sizes", "")).split(","):
+        name, _, value = item.partition("=")
+        if name not in names or not value.isdigit() or not 1 <= int(value) <= 64:
+            raise ParseError(f"the sizes must be {', '.join(names)} as name=value")
+        out[name] = int(value)
+    if set(out) != set(names):
+        raise ParseError(f"the sizes must give {', '.join(names)}")
+    return out
+
+
+def _word(doc: dict[str, Any], of: str, params: dict[str, Any]) -> list[int]:
+    word = obj(doc, "inputs").get("word")
+    sizes = _sizes(params, LANGUAGES[of])
+    letters = sizes["M"] if of == "match2" else 2
+    if not isinstance(word, list) or len(word) != sizes["n"] or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < letters for x in word):
+        raise ParseError(f"the word must be {sizes['n']} letters in 0..{letters - 1}")
+    return word
 
 
 def _lower(x: Any) -> Any:

@@ -107,7 +107,7 @@ def test_basis_starts_with_one_and_bos_and_labels_are_unique():
 
 SHIFT = index_map((1,), (1,), const=1, bound=3, other=-1)  # t + 1 for t < 3, else -1 (reads the default)
 UNARY = ["identity", "neg", "exp", "relu", "abs"]
-CONST = [("add_const", {"c": 3}), ("sub_const", {"c": Fraction(1, 2)}), ("rsub_const", {"c": 2}), ("mul_const", {"c": -3}), ("div_const", {"c": 4}), ("rdiv_const", {"c": 2})]
+CONST = [("add_const", {"c": 3}), ("sub_const", {"c": Fraction(1, 2)}), ("rsub_const", {"c": 2}), ("mul_const", {"c": -3}), ("div_const", {"c": 4}), ("rdiv_const", {"c": 2}), ("ramp", {"a": Fraction(1, 2), "b": 2}), ("alternating_steps", {"k": 3}), ("mul_exp", {"c": -1})]
 BINARY = [("add", {}), ("sub", {}), ("mul", {}), ("div", {}), ("mul_scaled", {"c": 3}), ("affine_relu", {"c": -2}), ("linear", {"a": 2, "b": -1}), ("max", {}), ("min", {}), ("masked_exp", {"c": 1})]
 
 
@@ -298,3 +298,18 @@ def test_selector_width_of_a_data_dependent_selection(encoding):
 def test_categorical_refusals_name_the_node():
     with pytest.raises(NotCompilable, match="unregistered Python function of a numerical value"):
         compile_graph(_program(rasp.numerical(rasp.Map(lambda x: x * x, rasp.tokens))), 3, "scalar")
+
+
+def test_language_readouts_through_u_on_every_word():
+    import itertools
+
+    from constructions.languages import match2, match2_readout, parity, parity_readout
+
+    for layer, cons, n, letters in [(match2(3, 3), match2_readout(3, 3), 3, 3), (parity(4, [0, 2]), parity_readout(4, 2), 4, 2)]:
+        g = cons.graph()
+        m = compile_graph(g, cons.layout.length, "scalar")
+        for word in itertools.product(range(letters), repeat=n):
+            xs = cons.layout.encode({"X": layer.embed(word), "A": layer.A, "V": layer.V}, EE)
+            got = m.forward(xs, EE)[0]["output"]
+            assert [int(EE.eq(b, 1)) for b in got[:n]] == layer.language(list(word))  # the language, exactly
+            assert all(EE.eq(a, b) for a, b in zip(got, rasp.evaluate_graph(g, xs, EE)["output"]))

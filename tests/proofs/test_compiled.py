@@ -142,3 +142,25 @@ def test_a_forged_model_too_large_to_run_is_refused_before_it_runs():
     doc["construction"]["layout"]["length"] = model["length"] = 30_000
     out = verify_bytes(canonical_json(seal(doc)))
     assert out.status == "BAD" and "exceeds the limit" in out.reason
+
+
+@pytest.mark.parametrize("of, sizes, seeds", [("match2", "M=3,n=4", range(4)), ("match2", "M=2,n=3", range(2)), ("parity", "n=4,k=2", range(3)), ("parity", "n=5,k=3", range(2))])
+def test_language_readouts_compiled_with_u_verify(of, sizes, seeds, tmp_path, capsys):
+    for seed in seeds:
+        doc = prove(of, sizes, seed)
+        assert doc["result"]["holds"] and doc["result"]["sops_differing"] == []
+        path = write_certificate(tmp_path / f"{of}{seed}.json", doc)
+        assert main(["verify", str(path)]) == 0, capsys.readouterr().out
+
+
+def test_a_match2_readout_by_hand():
+    # the word 1 1 0 1 over residues mod 3: 1 needs a 2 (absent), 0 pairs with itself
+    doc = next(d for d in (prove("match2", "M=3,n=4", s) for s in range(50)) if d["inputs"]["word"] == [1, 1, 0, 1])
+    assert [EE.from_json(v) == 1 for v in doc["outputs"]["output"][0]] == [False, False, True, False]
+
+
+def test_a_word_that_its_matrices_do_not_encode_fails():
+    doc = prove("parity", "n=4,k=2", 1)
+    doc["inputs"]["word"] = [1 - b for b in doc["inputs"]["word"]]  # X still encodes the old word
+    assert "the recorded X, A, V are not the encoding of the recorded word for this language" in check_compiled(doc)
+    assert _status(doc) == FAIL
