@@ -22,6 +22,7 @@ from constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
 from constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric, tabulate
 from constructions.rasp.graph import arguments, decode_params
 from exact import EE, QQ, AttncertError, EENumber
+from exact.limits import current as current_limits
 
 
 def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab: Any = None) -> Model:
@@ -79,7 +80,8 @@ class _Columns:
 
     def __init__(self, g: nx.MultiDiGraph, info: dict[int, NodeInfo], length: int):
         self.g, self.info, self.N = g, info, length
-        self.basis = Basis()
+        # every column holds a value per position: the basis may not outgrow the entry limit in force
+        self.basis = Basis(limit=max(2, current_limits().max_entries // (length + 1)))
         self.positional: dict[int, list[fmpq]] = {0: [fmpq(1)] * (length + 1), 1: [fmpq(1)] + [fmpq(0)] * length}
         self.cols: dict[int, list[int]] = {}
 

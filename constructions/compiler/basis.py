@@ -12,14 +12,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from exact.errors import LimitExceeded
+
 
 @dataclass
 class Basis:
     labels: list[str] = field(default_factory=lambda: ["one", "bos"])
     index: dict[str, int] = field(default_factory=lambda: {"one": 0, "bos": 1})
 
+    #: Refuse to grow past this many dimensions (each costs a column over every position).
+    limit: int | None = None
+
     def add(self, label: str) -> int:
-        """The dimension of ``label``, added at the end if new."""
+        """The dimension of ``label``, added at the end if new (LimitExceeded past ``limit``)."""
+        if label not in self.index and self.limit is not None and len(self.labels) >= self.limit:
+            raise LimitExceeded(f"the residual basis would exceed {self.limit} dimensions (adding {label!r:.40}); raise --max-entries")
         if label not in self.index:
             self.index[label] = len(self.labels)
             self.labels.append(label)
