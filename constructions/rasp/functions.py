@@ -398,6 +398,56 @@ def _mul_exp(domain, c):
     return lambda x: domain.native(x) * e
 
 
+@register_function("pow_const", 1, ("k",))
+def _pow_const(domain, k):
+    """x^k for an integer k, exactly (k < 0 divides); the RASP language's ``^`` with a constant exponent."""
+    k = int(k)
+
+    def f(x):
+        x = domain.native(x)
+        p = domain.one()
+        for _ in range(abs(k)):
+            p = p * x
+        return p if k >= 0 else domain.div(domain.one(), p)
+
+    return f
+
+
+@register_function("round_half_even", 1)
+def _round_half_even(domain):
+    """The nearest integer, ties to even (Python's and the RASP language's ``round``), decided exactly."""
+
+    def f(x):
+        x = domain.native(x)
+        lo = domain.native(_floor(x))
+        frac = x - lo
+        half = domain.div(domain.one(), domain.native(2))
+        if domain.lt(frac, half) or (domain.eq(frac, half) and _floor(lo) % 2 == 0):
+            return lo
+        return lo + domain.one()
+
+    return f
+
+
+@register_function("indicator", 1)
+def _indicator(domain):
+    """1 where the value is true, 0 elsewhere (the RASP language's ``indicator``)."""
+    return lambda x: domain.one() if x else domain.zero()
+
+
+@register_function("choose", 2)
+def _choose(domain):
+    """For (flag, a) packed with ``pack``, and b: a where flag holds, else b (``a if flag else b``)."""
+    return lambda packed, b: packed[1] if packed[0] else b
+
+
+@register_function("in_values", 1, ("values",))
+def _in_values(domain, values):
+    """Whether the value is one of ``values`` (the RASP language's ``seq in [list]``)."""
+    vals = [_c(domain, v) for v in values]
+    return lambda x: any(_compare(domain, "==", x, v) for v in vals)
+
+
 @register_function("token_value", 1)
 def _token_value(domain):
     """The value of a token: x for a plain number, v for a tagged pair (v, tag)."""

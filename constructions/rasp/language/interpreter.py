@@ -1,0 +1,369 @@
+"""Running RASP-language programs exactly: plain values are computed while the program is read,
+sequence operations become nodes of the same RASP graphs as the Python API (:mod:`constructions.rasp`).
+
+Numbers are exact rationals (``0.1 + 0.2 == 3/10``); means are exact; ``round`` rounds
+half to even; ``b ^ x`` is exact for an integer x. Functions are closures over the
+environment they are defined in, and may return several values. Errors are one line
+with the source position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flint import fmpq
+from lark import Token, Tree
+
+from constructions import rasp
+from constructions.rasp.language.parser import parse
+from exact import QQ
+from exact.errors import AttncertError
+
+#: The token variants of the reference; they are one ``tokens`` SOp, and tell how input is read.
+TOKEN_VARIANTS = ("tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis")
+
+
+class RaspError(AttncertError):
+    """A RASP program failed: an unknown name, a type error... One line, with the source position."""
+
+
+@dataclass
+class Function:
+    name: str
+    params: list[str]
+    body: list[Tree]
+    returns: list[Tree]
+    closure: "Env"
+
+
+@dataclass
+class Env:
+    values: dict[str, Any] = field(default_factory=dict)
+    parent: "Env | None" = None
+
+    def get(self, name: str) -> Any:
+        env: Env | None = self
+        while env is not None:
+            if name in env.values:
+                return env.values[name]
+            env = env.parent
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A library function written in Python (the rest of the library comes as a .rasp prelude)."""
+
+    name: str
+    fn: Any
+
+
+def builtins() -> Env:
+    env = Env(
+        {
+            "True": True,
+            "False": False,
+            "indices": rasp.indices,
+            "tokens": rasp.tokens,
+            "length": rasp.numerical(rasp.length),
+            "selector_width": Builtin("selector_width", lambda sel: rasp.numerical(rasp.SelectorWidth(sel))),
+        }
+    )
+    env.values.update({name: rasp.tokens for name in TOKEN_VARIANTS})
+    return env
+
+
+class Interpreter:
+    def __init__(self, name: str = "<input>"):
+        self.name = name
+        self.env = Env({}, builtins())
+
+    # -- statements -------------------------------------------------------------------------
+
+    def run(self, source: str) -> list[tuple[str, Any]]:
+        """Run a source text; the (name, value) of each expression statement and assignment, in order."""
+        out: list[tuple[str, Any]] = []
+        for st in parse(source, self.name).children:
+            if isinstance(st, Token):  # a comment
+                continue
+            out += self.statement(st, self.env)
+        return out
+
+    def statement(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
+        kind = st.data
+        if kind == "expr_statement":
+            return [("out", self.expr(st.children[0], env))]
+        if kind == "assign":
+            names = [t.value for t in st.children[0].children]
+            vals = self.exprs(st.children[1], env)
+            if len(vals) == 1 and len(names) > 1 and isinstance(vals[0], tuple):
+                vals = list(vals[0])
+            if len(vals) != len(names):
+                raise self.error(st, f"{len(names)} names but {len(vals)} values")
+            for n, v in zip(names, vals):
+                env.values[n] = v
+            return list(zip(names, vals))
+        if kind == "funcdef":
+            name = st.children[0].value
+            rest = [c for c in st.children[1:] if not isinstance(c, Token)]
+            params = [t.value for t in rest[0].children] if rest[0].data == "ids" else []
+            body = next(c for c in rest if c.data == "body")
+            returns = next(c for c in rest if c.data == "exprs")
+            env.values[name] = Function(name, params, [c for c in body.children if isinstance(c, Tree)], returns.children, env)
+            return []
+        if kind == "forloop":
+            names = [t.value for t in st.children[0].children]
+            iterable = self.expr(st.children[1], env)
+            for item in self._iterate(iterable, st):
+                self._bind(names, item, env, st)
+                for inner in st.children[2].children:
+                    if isinstance(inner, Tree):
+                        self.statement(inner, env)
+            return []
+        if kind in ("set_example", "show_example", "toggle_examples", "toggle_full_seq", "exit", "draw"):
+            return []  # REPL display settings: no effect on values
+        raise self.error(st, f"the statement {kind} is not supported yet")
+
+    # -- expressions ------------------------------------------------------------------------
+
+    def exprs(self, tree: Tree, env: Env) -> list[Any]:
+        return [self.expr(c, env) for c in tree.children]
+
+    def expr(self, t: Tree, env: Env) -> Any:
+        k = t.data
+        try:
+            return getattr(self, f"_{k}")(t, env)
+        except (RaspError, AttncertError):
+            raise
+        except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, KeyError, IndexError) as e:
+            raise self.error(t, f"{type(e).__name__}: {e}") from None
+
+    def _var(self, t, env):
+        name = t.children[0].value
+        try:
+            return env.get(name)
+        except KeyError:
+            raise self.error(t, f"unknown name {name!r}") from None
+
+    def _int_literal(self, t, env):
+        return fmpq(int(t.children[0].value))
+
+    def _decimal_literal(self, t, env):
+        return QQ.convert(t.children[0].value)  # "0.1" is exactly 1/10
+
+    def _string_literal(self, t, env):
+        return t.children[0].value[1:-1]
+
+    def _list_literal(self, t, env):
+        return self.exprs(t.children[0], env) if t.children else []
+
+    def _dict_literal(self, t, env):
+        return {self.expr(p.children[0], env): self.expr(p.children[1], env) for p in t.children}
+
+    def _list_comp(self, t, env):
+        val, ids, iterable = t.children
+        names = [x.value for x in ids.children]
+        out = []
+        for item in self._iterate(self.expr(iterable, env), t):
+            inner = Env({}, env)
+            self._bind(names, item, inner, t)
+            out.append(self.expr(val, inner))
+        return out
+
+    def _dict_comp(self, t, env):
+        key, val, ids, iterable = t.children
+        names = [x.value for x in ids.children]
+        out = {}
+        for item in self._iterate(self.expr(iterable, env), t):
+            inner = Env({}, env)
+            self._bind(names, item, inner, t)
+            out[self.expr(key, inner)] = self.expr(val, inner)
+        return out
+
+    def _range_call(self, t, env):
+        args = [self._int(v, t) for v in self.exprs(t.children[0], env)]
+        if not 1 <= len(args) <= 3:
+            raise self.error(t, f"range takes 1 to 3 values, got {len(args)}")
+        return [fmpq(i) for i in range(*args)]
+
+    def _zip_call(self, t, env):
+        return [list(x) for x in zip(*self.exprs(t.children[0], env))]
+
+    def _len_call(self, t, env):
+        v = self.expr(t.children[0], env)
+        if not isinstance(v, (list, dict)):
+            raise self.error(t, "len takes a list or a dict")
+        return fmpq(len(v))
+
+    def _index(self, t, env):
+        v, i = self.expr(t.children[0], env), self.expr(t.children[1], env)
+        if isinstance(v, list):
+            return v[self._int(i, t)]
+        if isinstance(v, dict):
+            return v[i]
+        raise self.error(t, "only lists and dicts can be indexed")
+
+    def _call(self, t, env):
+        f = self.expr(t.children[0], env)
+        args = self.exprs(t.children[1], env) if len(t.children) > 1 else []
+        if isinstance(f, Function):
+            if len(args) != len(f.params):
+                raise self.error(t, f"{f.name} takes {len(f.params)} arguments, got {len(args)}")
+            local = Env(dict(zip(f.params, args)), f.closure)
+            for st in f.body:
+                self.statement(st, local)
+            res = [self.expr(r, local) for r in f.returns]
+            return res[0] if len(res) == 1 else tuple(res)
+        if isinstance(f, Builtin):
+            return f.fn(*args)
+        if isinstance(f, rasp.SOp) and len(args) == 1:
+            return rasp.evaluate(f, args[0])  # applying a sequence operation to an input
+        raise self.error(t, "only functions are called")
+
+    def _select(self, t, env):
+        keys, queries = (self._sop(self.expr(c, env)) for c in t.children[:2])
+        op = {"==": "EQ", "!=": "NEQ", "<": "LT", "<=": "LEQ", ">": "GT", ">=": "GEQ"}[t.children[2].value]
+        return rasp.Select(keys, queries, rasp.Comparison[op])
+
+    def _aggregate(self, t, env):
+        sel, seq = self.expr(t.children[0], env), self._sop(self.expr(t.children[1], env))
+        default = self.expr(t.children[2], env) if len(t.children) > 2 else None
+        if not isinstance(sel, rasp.Selector):
+            raise self.error(t, "aggregate expects a selector first")
+        return rasp.Aggregate(sel, seq, default=default)
+
+    def _ternary(self, t, env):
+        a, cond, b = (self.expr(c, env) for c in t.children)
+        if isinstance(cond, rasp.SOp):
+            packed = rasp.SequenceMap(rasp.fn("pack"), cond, self._sop(a))
+            return rasp.SequenceMap(rasp.fn("choose"), packed, self._sop(b))
+        return a if cond else b
+
+    def _contained_in(self, t, env):
+        x, container = self.expr(t.children[0], env), self.expr(t.children[1], env)
+        if isinstance(x, rasp.SOp):
+            return rasp.Map(rasp.fn("in_values", values=tuple(container)), x)
+        return x in container
+
+    # unary
+    def _neg(self, t, env):
+        return -self.expr(t.children[0], env)
+
+    def _pos(self, t, env):
+        return self.expr(t.children[0], env)
+
+    def _not_(self, t, env):
+        v = self.expr(t.children[0], env)
+        if isinstance(v, rasp.Selector):
+            return rasp.selector_not(v)
+        return ~v if isinstance(v, rasp.SOp) else not v
+
+    def _round_(self, t, env):
+        v = self.expr(t.children[0], env)
+        return rasp.Map(rasp.fn("round_half_even"), v) if isinstance(v, rasp.SOp) else fmpq(round(_fraction(v)))
+
+    def _indicator(self, t, env):
+        v = self.expr(t.children[0], env)
+        if not isinstance(v, rasp.SOp):
+            raise self.error(t, "indicator expects a sequence")
+        return rasp.numerical(rasp.Map(rasp.fn("indicator"), v))
+
+    # binary
+    def _binary(self, t, env, op):
+        a, b = (self.expr(c, env) for c in t.children)
+        return op(a, b)
+
+    def _add(self, t, env):
+        return self._binary(t, env, lambda a, b: a + b)
+
+    def _sub(self, t, env):
+        return self._binary(t, env, lambda a, b: a - b)
+
+    def _mul(self, t, env):
+        return self._binary(t, env, lambda a, b: a * b)
+
+    def _div(self, t, env):
+        return self._binary(t, env, lambda a, b: a / b)
+
+    def _mod(self, t, env):
+        def mod(a, b):
+            if isinstance(a, rasp.SOp):
+                return rasp.Map(rasp.fn("mod_const", k=b), a)
+            return a - b * fmpq(int((a / b).floor()))
+
+        return self._binary(t, env, mod)
+
+    def _pow(self, t, env):
+        def power(a, b):
+            k = self._int(b, t)
+            if isinstance(a, rasp.SOp):
+                return rasp.Map(rasp.fn("pow_const", k=k), a)
+            return a**k
+
+        return self._binary(t, env, power)
+
+    def _eq(self, t, env):
+        return self._binary(t, env, lambda a, b: a == b)
+
+    def _lt(self, t, env):
+        return self._binary(t, env, lambda a, b: a < b)
+
+    def _le(self, t, env):
+        return self._binary(t, env, lambda a, b: a <= b)
+
+    def _gt(self, t, env):
+        return self._binary(t, env, lambda a, b: a > b)
+
+    def _ge(self, t, env):
+        return self._binary(t, env, lambda a, b: a >= b)
+
+    def _and_(self, t, env):
+        return self._binary(t, env, lambda a, b: a & b if isinstance(a, (rasp.SOp, rasp.Selector)) else a and b)
+
+    def _or_(self, t, env):
+        return self._binary(t, env, lambda a, b: a | b if isinstance(a, (rasp.SOp, rasp.Selector)) else a or b)
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _sop(v: Any) -> Any:
+        """A sequence operation, or a constant made one (``select(indices, 0, ==)``)."""
+        return v if isinstance(v, (rasp.SOp, rasp.Selector)) else rasp.Full(v)
+
+    def _int(self, v: Any, t: Tree) -> int:
+        if isinstance(v, fmpq) and v.q == 1:
+            return int(v.p)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        raise self.error(t, f"expected an integer, got {v}")
+
+    def _iterate(self, v: Any, t: Tree) -> list[Any]:
+        if isinstance(v, dict):
+            return list(v)
+        if isinstance(v, list):
+            return v
+        raise self.error(t, "for loops and comprehensions iterate over lists and dicts")
+
+    def _bind(self, names: list[str], item: Any, env: Env, t: Tree) -> None:
+        if len(names) == 1:
+            env.values[names[0]] = item
+            return
+        items = list(item) if isinstance(item, (list, tuple)) else None
+        if items is None or len(items) != len(names):
+            raise self.error(t, f"cannot unpack {item!r:.30} into {len(names)} names")
+        env.values.update(zip(names, items))
+
+    def error(self, t: Any, message: str) -> RaspError:
+        meta = getattr(t, "meta", None)
+        where = f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
+        return RaspError(f"{where}: {message}")
+
+
+def _fraction(v: Any):
+    from fractions import Fraction
+
+    q = QQ.convert(v)
+    return Fraction(int(q.p), int(q.q))
+
+

@@ -1,0 +1,120 @@
+"""The RASP language: the reference's syntax and precedence (surprises included), exact values,
+programs equal to their Python-API versions, and one-line errors with positions."""
+
+from __future__ import annotations
+
+import pytest
+from flint import fmpq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constructions import rasp
+from constructions.rasp.language.interpreter import Interpreter, RaspError
+from constructions.rasp.language.parser import RaspSyntaxError, parse
+
+
+
+def value(src: str):
+    return Interpreter().run(src)[-1][1]
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        ("-2^2;", 4),  # unary minus binds tighter than ^
+        ("2^3^2;", 64),  # ^ groups to the left
+        ("7 % 3 * 2;", 1),  # % binds looser than *: 7 % 6
+        ("8 / 2 % 3;", 1),  # (8/2) % 3
+        ("True or False and False;", False),  # one level, left: (True or False) and False
+        ("False and True or True;", True),
+        ("not 1 == 2;", False),  # (not 1) == 2 is False == 2
+        ("round(2.5);", 2),  # half to even
+        ("round(3.5);", 4),
+        ("round(-2.5);", -2),
+        ("1 if False else 2 if True else 3;", 2),
+        ("2 in [1, 2];", True),
+        ("1 + 2 in [3];", True),  # in is the loosest
+    ],
+)
+def test_precedence_and_rounding_as_in_the_reference(src, expected):
+    assert value(src) == expected
+
+
+def test_numbers_are_exact():
+    assert value("0.1 + 0.2 == 3/10;") is True
+    assert value("0.1 + 0.2;") == fmpq(3, 10)
+    assert value("2^-2;") == fmpq(1, 4)
+    assert value("1/3 + 1/6;") == fmpq(1, 2)
+
+
+def test_select_is_one_token():
+    assert isinstance(value("select(indices, indices, ==);"), rasp.Select)
+    with pytest.raises(RaspSyntaxError, match=r"<input>:1:\d+: unexpected"):
+        parse("select (indices, indices, ==);")
+
+
+def test_functions_closures_multiple_returns_loops_and_comprehensions():
+    it = Interpreter()
+    it.run(
+        """
+        k = 10;
+        def add_k(x) { return x + k; }
+        def both(a, b) { s = a + b; return s, a * b; }
+        p, q = both(3, 4);
+        total = 0;
+        for i in range(5) { total = total + add_k(i); }
+        squares = {i: i * i for i in range(3)};
+        pairs = [a + b for a, b in zip([1, 2], [10, 20])];
+        """
+    )
+    v = it.env.values
+    assert (v["p"], v["q"], v["total"]) == (7, 12, 60)
+    assert v["squares"] == {0: 0, 1: 1, 2: 4} and v["pairs"] == [11, 22]
+
+
+SRC = """
+flip = select(indices, length - indices - 1, ==);
+reverse = aggregate(flip, tokens);
+hist = selector_width(select(tokens, tokens, ==));
+frac_a = aggregate(select(indices, indices, <=), indicator(tokens == "a"), 0);
+"""
+
+
+def python_api():
+    opp = rasp.numerical(rasp.length - rasp.indices - 1)
+    return {
+        "reverse": rasp.Aggregate(rasp.Select(rasp.indices, opp, rasp.Comparison.EQ), rasp.tokens),
+        "hist": rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ))),
+        "frac_a": rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.numerical(rasp.tokens == "a"), default=0)),
+    }
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet="abc", min_size=1, max_size=7))
+def test_rasp_programs_equal_their_python_api_versions(word):
+    it = Interpreter()
+    it.run(SRC)
+    for name, program in python_api().items():
+        assert rasp.evaluate(it.env.values[name], list(word)) == rasp.evaluate(program, list(word)), name
+
+
+def test_a_hand_checked_run():
+    it = Interpreter()
+    it.run(SRC)
+    assert rasp.evaluate(it.env.values["frac_a"], list("abca")) == [1, fmpq(1, 2), fmpq(1, 3), fmpq(1, 2)]
+    assert rasp.evaluate(it.env.values["reverse"], list("abc")) == list("cba")
+
+
+@pytest.mark.parametrize(
+    "src, match",
+    [
+        ("x = 1 +;", r"^prog\.rasp:1:8: unexpected .* \| x = 1 \+; \| +\^$"),
+        ("y = 1;\nz = w + 1;", r"^prog\.rasp:2:5: unknown name 'w'$"),
+        ("q = 1 / 0;", r"^prog\.rasp:1:5: ZeroDivisionError"),
+        ("r = [1][5];", r"^prog\.rasp:1:5: IndexError"),
+    ],
+)
+def test_errors_are_one_line_with_the_position(src, match):
+    with pytest.raises((RaspSyntaxError, RaspError), match=match) as e:
+        Interpreter("prog.rasp").run(src)
+    assert "\n" not in str(e.value)
