@@ -281,6 +281,23 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
+def _cmd_rasp(args: argparse.Namespace) -> int:
+    from constructions.rasp.language import session
+    from exact.certificate import read_bounded
+
+    if args.file is None and args.eval is None:
+        import readline  # noqa: F401  (line editing and history for input())
+
+        print("attncert RASP (exact); 'set example \"hello\"' to see sequences, 'exit' to leave", file=sys.stderr)
+        session.repl(input, sys.stdout, args.decimals)
+        return EXIT_HOLDS
+    source = read_bounded(args.file).decode("utf-8", errors="replace") if args.file else ""
+    example = session.read_input(args.input) if args.input is not None else None
+    value = session.run_file(source, args.file or "<eval>", args.eval, example)
+    print(session.show(value, args.decimals))
+    return EXIT_HOLDS
+
+
 def _note(message: str) -> None:
     print(f"attncert: note: {message}", file=sys.stderr)
 
@@ -357,6 +374,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", action=_Once, help="output file, or - for standard output (default: models/CLAIM.json or .npz)")
     _add_limits(sp)
     sp.set_defaults(func=_cmd_compile)
+
+    sp = sub.add_parser("rasp", help="run a program in the RASP language exactly (no FILE and no --eval: a REPL)")
+    sp.add_argument("file", nargs="?", metavar="FILE.rasp")
+    sp.add_argument("--eval", metavar="EXPR", action=_Once, help="the expression to show (default: the file's last statement)")
+    sp.add_argument("--input", metavar="INPUT", action=_Once, help="the input: a JSON list (numbers read exactly) or a string of tokens")
+    sp.add_argument("--decimals", type=positive_int, action=_Once, help="also show each number with this many significant digits (≈)")
+    sp.set_defaults(func=_cmd_rasp)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
     sp.add_argument("files", nargs="+", metavar="FILE")

@@ -118,3 +118,41 @@ def test_errors_are_one_line_with_the_position(src, match):
     with pytest.raises((RaspSyntaxError, RaspError), match=match) as e:
         Interpreter("prog.rasp").run(src)
     assert "\n" not in str(e.value)
+
+
+# -- the command line and the REPL -------------------------------------------------------------
+
+import io  # noqa: E402
+
+from constructions.rasp.language import session  # noqa: E402
+from proofs.cli import main  # noqa: E402
+
+
+def test_attncert_rasp_file_eval_and_input(tmp_path, capsys):
+    f = tmp_path / "prog.rasp"
+    f.write_text(SRC)
+    assert main(["rasp", str(f), "--eval", "frac_a", "--input", "abca", "--decimals", "3"]) == 0
+    assert capsys.readouterr().out.strip() == "[1, 1/2 (≈ 0.5), 1/3 (≈ 0.333), 1/2 (≈ 0.5)]"
+    assert main(["rasp", "--eval", "0.1 + 0.2"]) == 0 and capsys.readouterr().out.strip() == "3/10"
+    assert main(["rasp", str(f), "--eval", "hist", "--input", "[1, 2.5, 1]"]) == 0
+    assert capsys.readouterr().out.strip() == "[2, 1, 2]"
+
+
+@pytest.mark.parametrize("args, match", [(["rasp", "--eval", "nope"], "unknown name 'nope'"), (["rasp", "--eval", "1 +"], "unexpected"), (["rasp", "--eval", "reverse_me"], "unknown name")])
+def test_attncert_rasp_errors_are_one_line_exit_2(args, match, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_golden_repl_transcript():
+    lines = iter(['frac = aggregate(select(indices, indices, <=), indicator(tokens == "a"), 0);', 'set example "aab"', "frac;", "round(5/2);", "w + 1;", "exit"])
+    out = io.StringIO()
+    session.repl(lambda prompt: next(lines), out, decimals=3)
+    assert out.getvalue().splitlines() == [
+        "frac = a sequence (set example to see its values)",
+        'example: ["a", "a", "b"]',
+        "out = [1, 1, 2/3 (≈ 0.667)]",
+        "out = 2",
+        "error: <repl>:1:1: unknown name 'w'",
+    ]

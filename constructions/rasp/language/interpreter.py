@@ -79,6 +79,11 @@ class Interpreter:
         self.name = name
         self.env = Env({}, builtins())
 
+    def _with(self, other: "Interpreter", name: str) -> "Interpreter":
+        """An interpreter that shares ``other``'s environment under another name (for --eval)."""
+        self.name, self.env = name, other.env
+        return self
+
     # -- statements -------------------------------------------------------------------------
 
     def run(self, source: str) -> list[tuple[str, Any]]:

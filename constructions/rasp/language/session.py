@@ -1,0 +1,110 @@
+"""Using the RASP language from the command line: evaluate an expression on an input, or a REPL.
+
+Values print exactly (fractions, EE numbers); ``decimals`` adds a decimal view beside
+each, labelled as such. Sequences print as their values on the input (or on the
+example set with ``set example``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, TextIO
+
+import mpmath
+from flint import fmpq
+
+from constructions import rasp
+from constructions.rasp.language.interpreter import Interpreter
+from exact import QQ, EENumber
+from exact.errors import AttncertError, ParseError
+
+
+def read_input(text: str) -> list[Any]:
+    """'[1, 2.5, "a"]' (JSON: numbers read exactly, from their digits) or 'hello' (its characters)."""
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            items = json.loads(text, parse_float=str, parse_int=str)
+        except json.JSONDecodeError as e:
+            raise ParseError(f"--input is not a JSON list: {e.msg} at column {e.colno}") from None
+        return [QQ.convert(x) if isinstance(x, str) and _numeric(x) else x for x in items]
+    return list(text)
+
+
+def _numeric(s: str) -> bool:
+    try:
+        QQ.convert(s)
+        return True
+    except AttncertError:
+        return False
+
+
+def show(v: Any, decimals: int | None = None) -> str:
+    """A value, exactly; with ``decimals`` its decimal approximation beside it (≈)."""
+    if isinstance(v, list):
+        return "[" + ", ".join(show(x, decimals) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(show(x, decimals) for x in v) + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{show(k, decimals)}: {show(x, decimals)}" for k, x in v.items()) + "}"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, fmpq) and v.q == 1:
+        return str(v)
+    if isinstance(v, (fmpq, EENumber)) and decimals is not None:
+        approx = mpmath.nstr(v.to_mpmath(decimals + 5) if isinstance(v, EENumber) else mpmath.mpf(int(v.p)) / int(v.q), decimals)
+        return f"{v} (≈ {approx})" if str(v) != approx else str(v)
+    return str(v)
+
+
+def evaluate(v: Any, example: list[Any] | None) -> Any:
+    """A sequence or selector on the example; any other value as it is."""
+    if isinstance(v, (rasp.SOp, rasp.Selector)):
+        if example is None:
+            raise ParseError("a sequence needs an input (--input, or set example in the REPL)")
+        return rasp.evaluate(v, example)
+    return v
+
+
+def run_file(source: str, name: str, expr: str | None, example: list[Any] | None) -> Any:
+    it = Interpreter(name)
+    results = it.run(source)
+    if expr is not None:
+        results = Interpreter.__new__(Interpreter)._with(it, name="--eval").run(expr.rstrip().rstrip(";") + ";")
+    if not results:
+        raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
+    return evaluate(results[-1][1], example)
+
+
+def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None) -> None:
+    """A read-eval-print loop: '>> ' prompt; statements run in one environment; 'exit' ends it."""
+    it = Interpreter("<repl>")
+    example: list[Any] | None = None
+    while True:
+        try:
+            line = read(">> ")
+        except EOFError:
+            return
+        if line.strip() in ("exit", "exit()", "quit", "quit()"):
+            return
+        if line.strip().startswith("set example"):
+            try:
+                example = read_example(line.strip()[len("set example"):])
+                print(f"example: {show(example)}", file=out)
+            except AttncertError as e:
+                print(f"error: {e}", file=out)
+            continue
+        try:
+            for name, v in it.run(line):
+                if isinstance(v, (rasp.SOp, rasp.Selector)) and example is None:
+                    print(f"{name} = a {'selector' if isinstance(v, rasp.Selector) else 'sequence'} (set example to see its values)", file=out)
+                else:
+                    print(f"{name} = {show(evaluate(v, example), decimals)}", file=out)
+        except AttncertError as e:
+            print(f"error: {e}", file=out)
+
+
+def read_example(text: str) -> list[Any]:
+    """The example of 'set example "hello"' (its characters) or 'set example [1, 2.5]' (exact numbers)."""
+    text = text.strip().rstrip(";").strip()
+    return list(text[1:-1]) if text.startswith('"') and text.endswith('"') and len(text) >= 2 else read_input(text)
