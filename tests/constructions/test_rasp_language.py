@@ -156,3 +156,17 @@ def test_a_golden_repl_transcript():
         "out = 2",
         "error: <repl>:1:1: unknown name 'w'",
     ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet="abc", min_size=1, max_size=8))
+def test_the_prelude_library(word):
+    it = Interpreter()
+    it.run('c = count(tokens, "a"); h = contains(tokens, "b"); m = max(indices, 2); lf = load_from_location(tokens, 0);'
+           ' av = average(indicator(tokens == "a")); f = has_focus(select(tokens, tokens, <));')
+    ev = {k: rasp.evaluate(it.env.values[k], list(word)) for k in ("c", "h", "m", "lf", "av", "f")}
+    n = len(word)
+    assert ev["c"] == [word.count("a")] * n and ev["h"] == ["b" in word] * n
+    assert ev["m"] == [max(i, 2) for i in range(n)] and ev["lf"] == [word[0]] * n
+    assert ev["av"] == [fmpq(word.count("a"), n)] * n
+    assert ev["f"] == [any(k < q for k in word) for q in word]

@@ -10,6 +10,7 @@ with the source position.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from flint import fmpq
@@ -74,10 +75,15 @@ def builtins() -> Env:
     return env
 
 
+PRELUDE = Path(__file__).with_name("prelude.rasp")
+
+
 class Interpreter:
     def __init__(self, name: str = "<input>"):
         self.name = name
-        self.env = Env({}, builtins())
+        library = builtins()
+        Interpreter._with(Interpreter.__new__(Interpreter), _Shell(library), "prelude.rasp").run(PRELUDE.read_text())
+        self.env = Env({}, library)
 
     def _with(self, other: "Interpreter", name: str) -> "Interpreter":
         """An interpreter that shares ``other``'s environment under another name (for --eval)."""
@@ -363,6 +369,13 @@ class Interpreter:
         meta = getattr(t, "meta", None)
         where = f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
         return RaspError(f"{where}: {message}")
+
+
+@dataclass
+class _Shell:
+    """Just an environment, to run the prelude into the library's scope."""
+
+    env: Env
 
 
 def _fraction(v: Any):
