@@ -36,6 +36,7 @@ class Function:
     body: list[Tree]
     returns: list[Tree]
     closure: "Env"
+    source: str = "<input>"  # where it was defined: errors in its body point there
 
 
 @dataclass
@@ -121,7 +122,7 @@ class Interpreter:
             params = [t.value for t in rest[0].children] if rest[0].data == "ids" else []
             body = next(c for c in rest if c.data == "body")
             returns = next(c for c in rest if c.data == "exprs")
-            env.values[name] = Function(name, params, [c for c in body.children if isinstance(c, Tree)], returns.children, env)
+            env.values[name] = Function(name, params, [c for c in body.children if isinstance(c, Tree)], returns.children, env, self.name)
             return []
         if kind == "forloop":
             names = [t.value for t in st.children[0].children]
@@ -222,9 +223,15 @@ class Interpreter:
             if len(args) != len(f.params):
                 raise self.error(t, f"{f.name} takes {len(f.params)} arguments, got {len(args)}")
             local = Env(dict(zip(f.params, args)), f.closure)
-            for st in f.body:
-                self.statement(st, local)
-            res = [self.expr(r, local) for r in f.returns]
+            caller, self.name = self.name, f.source
+            try:
+                for st in f.body:
+                    self.statement(st, local)
+                res = [self.expr(r, local) for r in f.returns]
+            except RaspError as e:
+                raise RaspError(f"{e} (in {f.name}, called at {caller}:{t.meta.line}:{t.meta.column})") from None
+            finally:
+                self.name = caller
             return res[0] if len(res) == 1 else tuple(res)
         if isinstance(f, Builtin):
             return f.fn(*args)
