@@ -170,3 +170,13 @@ def test_the_prelude_library(word):
     assert ev["m"] == [max(i, 2) for i in range(n)] and ev["lf"] == [word[0]] * n
     assert ev["av"] == [fmpq(word.count("a"), n)] * n
     assert ev["f"] == [any(k < q for k in word) for q in word]
+
+
+def test_load_runs_a_file_once_into_the_same_environment(tmp_path):
+    (tmp_path / "lib.rasp").write_text('load "main";\ndef twice(x) { return x * 2; }\nflag = 1;')
+    (tmp_path / "main.rasp").write_text('load "lib";\nload "lib.rasp";\ny = twice(21);')
+    it = Interpreter(str(tmp_path / "main.rasp"))
+    it.run((tmp_path / "main.rasp").read_text())
+    assert it.env.values["y"] == 42 and it.env.values["flag"] == 1  # the cycle main -> lib -> main ends
+    with pytest.raises(RaspError, match="cannot load 'nowhere': no such file"):
+        Interpreter(str(tmp_path / "main.rasp")).run('load "nowhere";')

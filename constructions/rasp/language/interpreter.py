@@ -77,18 +77,21 @@ def builtins() -> Env:
 
 
 PRELUDE = Path(__file__).with_name("prelude.rasp")
+#: Files one program may load.
+MAX_LOADS = 100
 
 
 class Interpreter:
     def __init__(self, name: str = "<input>"):
         self.name = name
+        self.loaded: set[str] = set()  # files already loaded (a file loads once, so cycles end)
         library = builtins()
         Interpreter._with(Interpreter.__new__(Interpreter), _Shell(library), "prelude.rasp").run(PRELUDE.read_text())
         self.env = Env({}, library)
 
     def _with(self, other: "Interpreter", name: str) -> "Interpreter":
         """An interpreter that shares ``other``'s environment under another name (for --eval)."""
-        self.name, self.env = name, other.env
+        self.name, self.env, self.loaded = name, other.env, getattr(other, "loaded", set())
         return self
 
     # -- statements -------------------------------------------------------------------------
@@ -96,6 +99,8 @@ class Interpreter:
     def run(self, source: str) -> list[tuple[str, Any]]:
         """Run a source text; the (name, value) of each expression statement and assignment, in order."""
         out: list[tuple[str, Any]] = []
+        if Path(self.name).is_file():  # the file being run counts as loaded: a load back to it is a no-op
+            self.loaded.add(str(Path(self.name).resolve()))
         for st in parse(source, self.name).children:
             if isinstance(st, Token):  # a comment
                 continue
@@ -133,9 +138,35 @@ class Interpreter:
                     if isinstance(inner, Tree):
                         self.statement(inner, env)
             return []
+        if kind == "load":
+            return self._load(st, env)
         if kind in ("set_example", "show_example", "toggle_examples", "toggle_full_seq", "exit", "draw"):
             return []  # REPL display settings: no effect on values
         raise self.error(st, f"the statement {kind} is not supported yet")
+
+    def _load(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
+        """load "lib"; runs lib.rasp (beside the loading file, or as given) into the same environment, once."""
+        from exact.certificate import read_bounded
+
+        target = st.children[0].value[1:-1]
+        here = Path(self.name).parent if self.name not in ("<input>", "<repl>", "--eval") else Path(".")
+        path = next((p for p in (here / target, here / f"{target}.rasp", Path(target), Path(f"{target}.rasp")) if p.is_file()), None)
+        if path is None:
+            raise self.error(st, f"cannot load {target!r}: no such file")
+        key = str(path.resolve())
+        if key in self.loaded:
+            return []
+        if len(self.loaded) >= MAX_LOADS:
+            raise self.error(st, f"more than {MAX_LOADS} files loaded")
+        self.loaded.add(key)
+        caller, self.name = self.name, str(path)
+        try:
+            for inner in parse(read_bounded(path).decode("utf-8", errors="replace"), str(path)).children:
+                if isinstance(inner, Tree):
+                    self.statement(inner, env)
+        finally:
+            self.name = caller
+        return []
 
     # -- expressions ------------------------------------------------------------------------
 
