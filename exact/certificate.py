@@ -99,11 +99,16 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     return path
 
 
-def write_certificate(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
-    """Seal and write a certificate atomically, as canonical JSON."""
+def certificate_bytes(doc: dict[str, Any]) -> bytes:
+    """A sealed certificate in its canonical bytes (the only bytes verify accepts), newline-terminated."""
     if doc.get("format") != FORMAT:
         raise CertificateError(f"refusing to write a document whose format is not {FORMAT!r}")
-    return atomic_write_bytes(path, canonical_json(seal(doc)) + b"\n")
+    return canonical_json(seal(doc)) + b"\n"
+
+
+def write_certificate(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
+    """Seal and write a certificate atomically, as canonical JSON."""
+    return atomic_write_bytes(path, certificate_bytes(doc))
 
 
 def parse_document(data: bytes) -> dict[str, Any]:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Sequence
 
 from exact.canonical import canonical_json
-from exact.certificate import atomic_write_bytes, check_folder, check_target, seal, write_certificate
-from exact.errors import AttncertError, OutputError
+from exact.certificate import atomic_write_bytes, certificate_bytes, check_folder, check_target, write_certificate
+from exact.errors import AttncertError
 from exact.limits import Limits, limits
 from proofs.certify import package_version
 from proofs.cost import check as check_cost
@@ -127,6 +127,25 @@ def _summary_row(doc: dict, elapsed: float) -> list[str]:
     ]
 
 
+def _target(out: str | None, default: Path) -> Path | None:
+    """Where an output goes: None for ``-`` (standard output), else a path checked before any work."""
+    if out == "-":
+        return None
+    path = Path(out) if out else default
+    check_target(path)
+    return path
+
+
+def _emit(target: Path | None, data: bytes) -> str:
+    """Write data to the target (atomically) or to standard output; say where it went."""
+    if target is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return "standard output"
+    atomic_write_bytes(target, data)
+    return str(target)
+
+
 def _print_row(row: list[str], widths: list[int]) -> None:
     cells = [c if len(c) <= w else c[: w - 1] + "~" for c, w in zip(row, widths)]
     print("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip(), flush=True)
@@ -150,33 +169,24 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         for line in claim.estimate(params).lines():
             print(f"  {line}")
         return EXIT_HOLDS
-    to_stdout = args.out == "-"
-    out = Path(args.out) if args.out else Path("certificates") / f"{claim.name}.json"
-    if not to_stdout:
-        check_target(out)  # before the work: a proof must not end in an unwritable file
+    target = _target(args.out, Path("certificates") / f"{claim.name}.json")  # before the work
     refuse_over_limits(claim, params, lim)
     with limits(lim):
         t0 = time.perf_counter()
         doc = claim.prove(**params)
         elapsed = time.perf_counter() - t0
-    if to_stdout:
-        sys.stdout.buffer.write(canonical_json(seal(doc)) + b"\n")
-        sys.stdout.flush()
-    else:
-        write_certificate(out, doc)
-    report = sys.stderr if to_stdout else sys.stdout
-    with contextlib.redirect_stdout(report):
+    where = _emit(target, certificate_bytes(doc))
+    with contextlib.redirect_stdout(sys.stdout if target else sys.stderr):
         _print_table(_HEADER, [_summary_row(doc, elapsed)])
-        print(f"certificate: {'standard output' if to_stdout else out}")
+        print(f"certificate: {where}")
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
 
 
 def _cmd_prove_all(args: argparse.Namespace) -> int:
     claims = load_claims()
     out_dir = Path(args.out_dir)
-    check_folder(out_dir)
     for name in claims:
-        check_target(out_dir / f"{name}.json")
+        check_target(out_dir / f"{name}.json")  # each checks (and probes) the folder too
     paths = []
     # Rows print as each claim completes: widths are fixed in advance (the sizes column is cut, not the table).
     widths = [22, 44, 6, 9, 11, 5, 7]
@@ -256,27 +266,19 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from constructions.compiler.model import model_to_json
     from proofs import compiled
 
-    to_stdout = args.out == "-"
-    out = Path(args.out) if args.out else Path("models") / f"{args.of}.{args.format}"
-    if not to_stdout:
-        check_target(out)
+    target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
     # Compiling builds the construction and its positional table, it runs nothing: the construction's own cost.
     sizes = compiled.parse_sizes(args.of, args.sizes)  # refuses an unknown construction or size first
-    check_cost(f"compile {args.of}", sizes, compiled.construction_cost(args.of, sizes), _limits(args))
-    with limits(_limits(args)):
-        cons, model = compiled.compile_construction(args.of, args.sizes)
-    data = to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n"
-    if to_stdout:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    else:
-        atomic_write_bytes(out, data)
+    lim = _limits(args)
+    check_cost(f"compile {args.of}", sizes, compiled.construction_cost(args.of, sizes), lim)
+    with limits(lim):
+        _, model = compiled.compile_construction(args.of, sizes)
+    where = _emit(target, to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n")
     s = model.summary()
     print(
-        f"{args.of} ({compiled.canonical_sizes(compiled.parse_sizes(args.of, args.sizes))}): {s['layers']} layers, heads {s['heads']}, "
-        f"width {s['width']}, {s['parameters']:,} nonzero parameters, sequence length {model.length}; "
-        f"written to {'standard output' if to_stdout else out}",
-        file=sys.stderr if to_stdout else sys.stdout,
+        f"{args.of} ({compiled.canonical_sizes(sizes)}): {s['layers']} layers, heads {s['heads']}, "
+        f"width {s['width']}, {s['parameters']:,} nonzero parameters, sequence length {model.length}; written to {where}",
+        file=sys.stdout if target else sys.stderr,
     )
     return EXIT_HOLDS
 
@@ -305,18 +307,17 @@ def _note(message: str) -> None:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from proofs import sweep, workers
 
-    check_folder(args.out_dir)
-    if os.path.lexists(args.out_dir) and not os.path.isdir(args.out_dir):
-        raise OutputError(f"--out-dir {args.out_dir} is not a folder")
+    check_folder(args.out_dir)  # an existing file there is refused as "not a folder"
     plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir)
     lim = _limits(args)
     claims = load_claims()
     for task in plan.tasks:  # every task within the limits before any is run
+        claim = claims[task.claim]
         try:
-            params = parsed(claims[task.claim], dict(task.params))
+            params = parsed(claim, dict(task.params))
         except AttncertError:
             continue  # an invalid value is that task's BAD result, reported by the sweep
-        refuse_over_limits(claims[task.claim], params, lim)
+        check_cost(claim.name, params, claim.estimate(params), lim)
     for note in plan.notes:
         _note(note)
     execute = sweep.executor_for(args.jobs, args.scheduler, _note)

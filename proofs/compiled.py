@@ -71,9 +71,8 @@ def canonical_sizes(sizes: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(sizes.items()))
 
 
-def compile_construction(of: str, sizes: str) -> tuple[Any, Any]:
-    """(construction, compiled model) of a layout claim, or of a language readout, at sizes."""
-    kw = parse_sizes(of, sizes)
+def compile_construction(of: str, kw: dict[str, int]) -> tuple[Any, Any]:
+    """(construction, compiled model) of a layout claim, or of a language readout, at parsed sizes."""
     if of == "match2":
         cons = match2_readout(kw["M"], kw["n"])
     elif of == "parity":
@@ -83,7 +82,7 @@ def compile_construction(of: str, sizes: str) -> tuple[Any, Any]:
     return cons, compile_graph(cons.graph(), cons.layout.length, "scalar")
 
 
-def _instance(of: str, size_kw: dict[str, int], seed: int, cons: Any) -> tuple[Domain, dict[str, Any], Any, dict[str, Any]]:
+def instance(of: str, size_kw: dict[str, int], seed: int, cons: Any) -> tuple[Domain, dict[str, Any], Any, dict[str, Any]]:
     """(domain, input matrices, reference, extra recorded inputs): random matrices for a layout claim,
     a random word for a language (X, A, V encode it; the reference is the language's bits)."""
     if of not in LANGUAGES:
@@ -105,8 +104,8 @@ def _instance(of: str, size_kw: dict[str, int], seed: int, cons: Any) -> tuple[D
 
 def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
     size_kw = parse_sizes(of, sizes)
-    cons, model = compile_construction(of, sizes)
-    dom, mats, ref, extra = _instance(of, size_kw, seed, cons)
+    cons, model = compile_construction(of, size_kw)
+    dom, mats, ref, extra = instance(of, size_kw, seed, cons)
     g = cons.graph()
     xs = cons.layout.encode(mats, dom)
     outputs, history = model.forward(xs, dom, trace=True)

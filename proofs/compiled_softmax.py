@@ -23,10 +23,10 @@ from exact import QQ, Ball, Domain
 from exact.matrices import matrix_to_json
 from proofs.certify import certificate
 from proofs.checkers.compiled import check_compiled_softmax
-from proofs.compiled import _layout_claim, canonical_sizes, compile_construction, parse_sizes
+from proofs.compiled import canonical_sizes, compile_construction, instance, parse_sizes
 from proofs.compiled import cost as compiled_cost
 from proofs.cost import Cost
-from proofs.lemmas.common import SEED, exact_domain
+from proofs.lemmas.common import SEED
 from proofs.params import positive_int, positive_rational, rational_list
 from proofs.registry import Claim, Param, register
 from constructions.compiler import MODEL_CLASS
@@ -48,12 +48,10 @@ def distance_bound(soft: list[Any], exact: list[Any], dom: Domain, prec: int) ->
 
 
 def prove(of: str = "universal", sizes: str = "n=3,d=2,dv=2", seed: int = 0, betas: str = "10,30,100,300,1000,3000", tol: str = "1e-6", prec: int = 256) -> dict:
-    lc = _layout_claim(of)
     size_kw = parse_sizes(of, sizes)
     bs, goal = [positive_rational(b, "beta") for b in rational_list(betas)], positive_rational(tol, "tol")
-    dom = exact_domain(lc.domain or "EE")
-    cons, model = compile_construction(of, sizes)
-    mats = lc.inputs(seed, None, cons, dom)
+    cons, model = compile_construction(of, size_kw)
+    dom, mats, _, extra = instance(of, size_kw, seed, cons)
     xs = cons.layout.encode(mats, dom)
     ahat = model.forward(xs, dom)[0]["output"]
     ball = Ball(prec)
@@ -66,7 +64,7 @@ def prove(of: str = "universal", sizes: str = "n=3,d=2,dv=2", seed: int = 0, bet
     return certificate(
         NAME,
         {"of": of, "sizes": canonical_sizes(size_kw), "seed": seed, "betas": betas, "tol": QQ.to_json(goal), "prec": prec},
-        {name: matrix_to_json(m, dom) for name, m in mats.items()},
+        {**extra, **{name: matrix_to_json(m, dom) for name, m in mats.items()}},
         {
             "model_class": MODEL_CLASS,
             "model": model_to_json(model),

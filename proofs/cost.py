@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 from flint import fmpq
 
+from constructions.simulator import sequence_length
 from exact.errors import LimitExceeded
 from exact.limits import Limits
 
@@ -117,12 +118,12 @@ def rasp_cost(positions: int, fan_in: int, evaluations: int = 1) -> Cost:
 
 
 def universal_length(n: int, d: int, dv: int) -> int:
-    return max(n * d + d * d + d * dv, n * d * d, n * d * dv, n * n * d, n * n * dv, 1)
+    """U's sequence: its input vec(X) ++ vec(A) ++ vec(V), or its widest stage (simulator.sequence_length)."""
+    return sequence_length(n, d, dv, inputs=n * d + d * d + d * dv)
 
 
 def multihead_length(n: int, d: int, dv: int, h: int, do: int, f: int = 0, extra_inputs: int = 0) -> int:
-    inputs = n * d + h * d * d + h * d * dv + h * dv * do + extra_inputs
-    return max(inputs, h * n * d * d, h * n * d * dv, h * n * n * d, h * n * n * dv, n * do * h * dv, n * f * d, 1)
+    return sequence_length(n, d, dv, h, do, f, inputs=n * d + h * d * d + h * d * dv + h * dv * do + extra_inputs)
 
 
 def transpose(r: int, c: int, **_: Any) -> Cost:

@@ -60,7 +60,8 @@ class Claim:
     * ``verify(doc)``: the claim's own procedure, for claims whose inputs may come
       from a file (the layout claims), which ends with the same whole-document
       comparison.
- ``build(**sizes)``, where there is one construction, gives it for
+
+    ``build(**sizes)``, where there is one construction, gives it for
     ``attncert graph``.
     """
 

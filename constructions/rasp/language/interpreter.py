@@ -9,6 +9,7 @@ with the source position.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,18 +82,22 @@ PRELUDE = Path(__file__).with_name("prelude.rasp")
 MAX_LOADS = 100
 
 
-class Interpreter:
-    def __init__(self, name: str = "<input>"):
-        self.name = name
-        self.loaded: set[str] = set()  # files already loaded (a file loads once, so cycles end)
-        library = builtins()
-        Interpreter._with(Interpreter.__new__(Interpreter), _Shell(library), "prelude.rasp").run(PRELUDE.read_text())
-        self.env = Env({}, library)
+@functools.lru_cache(maxsize=1)
+def library() -> Env:
+    """The builtins and the prelude, run once per process. Programs run in environments below it and
+    never write into it (functions' locals are their own environments), so every program shares it."""
+    env = builtins()
+    Interpreter("prelude.rasp", env).run(PRELUDE.read_text())
+    return env
 
-    def _with(self, other: "Interpreter", name: str) -> "Interpreter":
-        """An interpreter that shares ``other``'s environment under another name (for --eval)."""
-        self.name, self.env, self.loaded = name, other.env, getattr(other, "loaded", set())
-        return self
+
+class Interpreter:
+    def __init__(self, name: str = "<input>", env: Env | None = None, loaded: set[str] | None = None):
+        """``env``: the environment to run in (default: a new one over the library); ``loaded``: the files
+        already loaded into it (a file loads once, so cycles end)."""
+        self.name = name
+        self.env = Env({}, library()) if env is None else env
+        self.loaded: set[str] = set() if loaded is None else loaded
 
     # -- statements -------------------------------------------------------------------------
 
@@ -407,13 +412,6 @@ class Interpreter:
         meta = getattr(t, "meta", None)
         where = f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
         return RaspError(f"{where}: {message}")
-
-
-@dataclass
-class _Shell:
-    """Just an environment, to run the prelude into the library's scope."""
-
-    env: Env
 
 
 def _fraction(v: Any):

@@ -70,7 +70,7 @@ def run_file(source: str, name: str, expr: str | None, example: list[Any] | None
     it = Interpreter(name)
     results = it.run(source)
     if expr is not None:
-        results = Interpreter.__new__(Interpreter)._with(it, name="--eval").run(expr.rstrip().rstrip(";") + ";")
+        results = Interpreter("--eval", it.env, it.loaded).run(expr.rstrip().rstrip(";") + ";")
     if not results:
         raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
     return evaluate(results[-1][1], example)
