@@ -80,8 +80,9 @@ class _Columns:
 
     def __init__(self, g: nx.MultiDiGraph, info: dict[int, NodeInfo], length: int):
         self.g, self.info, self.N = g, info, length
-        # every column holds a value per position: the basis may not outgrow the entry limit in force
-        self.basis = Basis(limit=max(2, current_limits().max_entries // (length + 1)))
+        # Every column holds a value per position. A value table over N positions has about N columns,
+        # so basis x positions is the size of a dense selection: it is bounded by the pair limit in force.
+        self.basis = Basis(limit=max(2, current_limits().max_pairs // (length + 1)))
         self.positional: dict[int, list[fmpq]] = {0: [fmpq(1)] * (length + 1), 1: [fmpq(1)] + [fmpq(0)] * length}
         self.cols: dict[int, list[int]] = {}
 

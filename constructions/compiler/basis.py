@@ -26,7 +26,7 @@ class Basis:
     def add(self, label: str) -> int:
         """The dimension of ``label``, added at the end if new (LimitExceeded past ``limit``)."""
         if label not in self.index and self.limit is not None and len(self.labels) >= self.limit:
-            raise LimitExceeded(f"the residual basis would exceed {self.limit} dimensions (adding {label!r:.40}); raise --max-entries")
+            raise LimitExceeded(f"the residual basis would exceed {self.limit} dimensions (adding {label!r:.40}); raise --max-pairs")
         if label not in self.index:
             self.index[label] = len(self.labels)
             self.labels.append(label)

@@ -315,11 +315,11 @@ def test_language_readouts_through_u_on_every_word():
             assert all(EE.eq(a, b) for a, b in zip(got, rasp.evaluate_graph(g, xs, EE)["output"]))
 
 
-def test_a_basis_that_would_outgrow_the_entry_limit_is_refused_while_compiling():
+def test_a_basis_that_would_outgrow_the_pair_limit_is_refused_while_compiling():
     from exact.errors import LimitExceeded
     from exact.limits import Limits, limits
 
     prefix = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.numerical(rasp.Map(rasp.fn("identity"), rasp.tokens)), default=0))
     assert compile_graph(_program(prefix), 100, "scalar").width() == 106  # a value table: one column per position
-    with limits(Limits(max_entries=5000)), pytest.raises(LimitExceeded, match="would exceed 49 dimensions"):
+    with limits(Limits(max_pairs=5100)), pytest.raises(LimitExceeded, match="would exceed 50 dimensions"):
         compile_graph(_program(prefix), 100, "scalar")
