@@ -28,6 +28,10 @@ class ExactZeroDivision(AttncertError, ZeroDivisionError):
     """Division by a value that is exactly zero."""
 
 
+class NotRealError(AttncertError, ArithmeticError):
+    """A value that is not a real number, e.g. a negative number to a non-integer power."""
+
+
 class UndecidedError(AttncertError, ArithmeticError):
     """A comparison that the domain cannot decide (a ball that contains zero)."""
 

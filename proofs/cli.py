@@ -285,17 +285,21 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 def _cmd_rasp(args: argparse.Namespace) -> int:
     from constructions.rasp.language import session
+    from constructions.rasp.language.interpreter import read_e_literal
     from exact.certificate import read_bounded
 
+    e_literals = frozenset(read_e_literal(t) for t in args.e_literal)
     if args.file is None and args.eval is None:
         import readline  # noqa: F401  (line editing and history for input())
 
         print("attncert RASP (exact); 'set example \"hello\"' to see sequences, 'exit' to leave", file=sys.stderr)
-        session.repl(input, sys.stdout, args.decimals)
+        session.repl(input, sys.stdout, args.decimals, e_literals)
         return EXIT_HOLDS
     source = read_bounded(args.file).decode("utf-8", errors="replace") if args.file else ""
     example = session.read_input(args.input) if args.input is not None else None
-    value = session.run_file(source, args.file or "<eval>", args.eval, example)
+    value = session.run_file(source, args.file or "<eval>", args.eval, example, e_literals)
+    for line in session.labels(value, tuple(args.e_literal)):
+        print(line)
     print(session.show(value, args.decimals))
     return EXIT_HOLDS
 
@@ -381,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--eval", metavar="EXPR", action=_Once, help="the expression to show (default: the file's last statement)")
     sp.add_argument("--input", metavar="INPUT", action=_Once, help="the input: a JSON list (numbers read exactly) or a string of tokens")
     sp.add_argument("--decimals", type=positive_int, action=_Once, help="also show each number with this many significant digits (≈)")
+    sp.add_argument(
+        "--e-literal", action="append", default=[], metavar="DECIMAL", help="read this decimal literal as the constant e, exactly (repeatable; recorded in the output; off by default)"
+    )
     sp.set_defaults(func=_cmd_rasp)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")

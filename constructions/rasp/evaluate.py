@@ -44,7 +44,7 @@ from constructions.rasp.graph import arguments, decode_params, to_graph
 from constructions.rasp.selection import Selection
 from exact import EE, QQ, Ball, Domain, EENumber, Float
 from exact.domains import BallField
-from exact.errors import AttncertError
+from exact.errors import AttncertError, NotInFieldError
 from exact.limits import current as current_limits
 
 
@@ -118,7 +118,10 @@ def _run(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_lengt
                 except (AttncertError, TypeError, ValueError, ArithmeticError) as e:
                     if isinstance(e, EvaluationError):
                         raise
-                    raise EvaluationError(f"at node {d['label']!r} ({d['op']}): {e}") from e
+                    where = f"at node {d['label']!r} ({d['op']}): {e}"
+                    if isinstance(e, NotInFieldError):  # kept apart: the caller may move up the tower (QQ, EE, Ball)
+                        raise NotInFieldError(where) from e
+                    raise EvaluationError(where) from e
                 if v in plan.static:
                     static[v] = values[v]
             for u in args:

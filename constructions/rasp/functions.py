@@ -400,17 +400,23 @@ def _mul_exp(domain, c):
 
 @register_function("pow_const", 1, ("k",))
 def _pow_const(domain, k):
-    """x^k for an integer k, exactly (k < 0 divides); the RASP language's ``^`` with a constant exponent."""
-    k = int(k)
+    """x^k for a rational constant k (the RASP language's ``x ^ k``): exact for an integer k and for
+    exact rational roots, otherwise it leaves the exact fields (:meth:`exact.domains.base.Domain.power`)."""
+    k = domain.native(k)
+    return lambda x: domain.power(x, k)
 
-    def f(x):
-        x = domain.native(x)
-        p = domain.one()
-        for _ in range(abs(k)):
-            p = p * x
-        return p if k >= 0 else domain.div(domain.one(), p)
 
-    return f
+@register_function("pow_base", 1, ("b",))
+def _pow_base(domain, b):
+    """b^x for a rational constant base b (the RASP language's ``b ^ x`` with a sequence x)."""
+    b = domain.native(b)
+    return lambda x: domain.power(b, x)
+
+
+@register_function("power", 2)
+def _power(domain):
+    """x^y of two sequences, elementwise."""
+    return domain.power
 
 
 @register_function("round_half_even", 1)

@@ -1,11 +1,17 @@
 """The number tower: QQ (exact), EE (exact, with e^Q), Ball(prec) (rigorous), Float (agreement)."""
 
+from typing import Callable, TypeVar
+
 from exact.domains.ball import Ball, BallField
 from exact.domains.base import Domain
 from exact.domains.ee import EE, ExpField
 from exact.domains.floats import Float, FloatField
 from exact.domains.qq import QQ, RationalField
-from exact.errors import ParseError
+from exact.errors import NotInFieldError, ParseError
+
+#: Working precision of the enclosures made when a value leaves the exact fields.
+ENCLOSURE_BITS = 128
+T = TypeVar("T")
 
 
 def domain_from_name(name: str) -> Domain:
@@ -36,4 +42,21 @@ def domain_of(x: object) -> Domain:
     return QQ
 
 
-__all__ = ["domain_of", "Domain", "QQ", "EE", "Ball", "Float", "RationalField", "ExpField", "BallField", "FloatField", "domain_from_name"]
+def in_smallest_domain(compute: Callable[[Domain], T], bits: int = ENCLOSURE_BITS) -> tuple[T, Domain]:
+    """``compute(D)`` in the first of QQ, EE, Ball(bits) where it does not leave the domain.
+
+    A result found in QQ or EE is exact; one from Ball is a rigorous enclosure, and the
+    returned domain says which (its ``relation``: exact_equal or enclosure).
+    """
+    for d in (QQ, EE):
+        try:
+            with d.context():
+                return compute(d), d
+        except NotInFieldError:
+            continue
+    ball = Ball(bits)
+    with ball.context():
+        return compute(ball), ball
+
+
+__all__ = ["in_smallest_domain", "ENCLOSURE_BITS", "domain_of", "Domain", "QQ", "EE", "Ball", "Float", "RationalField", "ExpField", "BallField", "FloatField", "domain_from_name"]

@@ -24,7 +24,7 @@ from flint import arb, ctx, fmpq
 
 from exact.domains.base import Domain
 from exact.eenumber import EENumber
-from exact.errors import ParseError, UndecidedError
+from exact.errors import NotRealError, ParseError, UndecidedError
 from exact.rationals import parse_rational, rational_from_json, rational_to_json
 
 
@@ -54,6 +54,17 @@ class BallField(Domain):
     def exp(self, x: arb) -> arb:
         with self.context():
             return self.convert(x).exp()
+
+    def real_power(self, x: Any, y: Any) -> arb:
+        """A rigorous ball around x^y = exp(y log x) for x >= 0 (arb's pow), at this precision."""
+        with self.context():
+            x, y = self.convert(x), self.convert(y)
+            if x < 0:
+                raise NotRealError(f"{x} ^ {y}: a negative number to a non-integer power is not a real number")
+            r = x**y
+        if not r.is_finite():  # x's ball reaches below 0: the power is not decided
+            raise UndecidedError(f"{x} ^ {y} is not decided at {self.prec} bits (the base's ball reaches below 0)")
+        return r
 
     def sign(self, x: arb) -> int:
         if x > 0:

@@ -14,9 +14,9 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import numpy as np
-from flint import arb
+from flint import arb, fmpq, fmpz
 
-from exact.errors import ExactZeroDivision
+from exact.errors import ExactZeroDivision, LimitExceeded, NotInFieldError, NotRealError
 
 
 class Domain(ABC):
@@ -75,6 +75,37 @@ class Domain(ABC):
     def relu(self, x: Any) -> Any:
         return x if self.sign(x) > 0 else self.zero()
 
+    def power(self, x: Any, y: Any) -> Any:
+        """x^y. For an integer y it is x·x·…·x (|y| factors; x^-k = 1/x^k), in every domain.
+
+        For a non-integer rational y = p/q (lowest terms) and a rational x = a/b >= 0
+        (lowest terms), x^y is rational iff a and b are perfect q-th powers
+        (4^(1/2) = 2); otherwise it is an irrational algebraic number, which is not in
+        EE either: by Lindemann–Weierstrass, sum c_i e^(r_i) = alpha with distinct
+        rational r_i and rational c_i forces alpha = c_0, a rational. So exact domains
+        return the exact root or raise NotInFieldError, and Ball encloses
+        (:meth:`real_power`).
+        """
+        k = integer_value(y)
+        if k is None:
+            return self.real_power(self.native(x), y)
+        x = self.native(x)
+        if isinstance(x, fmpq):
+            _refuse_huge_power(x, k)
+        p = x ** abs(k)
+        return p if k >= 0 else self.div(self.one(), p)
+
+    def real_power(self, x: Any, y: Any) -> Any:
+        """x^y for a non-integer y: the exact rational root when there is one, else NotInFieldError."""
+        if self.sign(x) < 0:
+            raise NotRealError(f"{x} ^ {y}: a negative number to a non-integer power is not a real number")
+        if isinstance(x, fmpq) and isinstance(y, fmpq):
+            root = _exact_root(x, int(y.q))
+            if root is not None:
+                p = self.native(root ** abs(int(y.p)))
+                return p if y > 0 else self.div(self.one(), p)
+        raise NotInFieldError(f"{x} ^ {y} is irrational, so not in {self.name}; it can only be enclosed (Ball)")
+
     def sum(self, values: Iterable[Any]) -> Any:
         total = self.zero()
         for v in values:
@@ -125,3 +156,38 @@ class Domain(ABC):
 
     def __repr__(self) -> str:
         return self.name
+
+
+def integer_value(y: Any) -> int | None:
+    """y as a Python int if it is an exact integer (int, fmpz, fmpq with denominator 1, an exact
+    integer ball or float), else None."""
+    if isinstance(y, bool):
+        return None
+    if isinstance(y, int):
+        return y
+    if isinstance(y, fmpq):
+        return int(y.p) if y.q == 1 else None
+    if isinstance(y, fmpz):
+        return int(y)
+    if isinstance(y, arb):
+        return int(y.unique_fmpz()) if y.is_exact() and y.is_integer() else None
+    if isinstance(y, float):
+        return int(y) if y.is_integer() else None
+    return None
+
+
+def _exact_root(x: fmpq, q: int) -> fmpq | None:
+    """The rational r >= 0 with r^q = x, if there is one."""
+    a, b = fmpz(x.p).root(q), fmpz(x.q).root(q)
+    return fmpq(a, b) if a**q == x.p and b**q == x.q else None
+
+
+def _refuse_huge_power(x: fmpq, k: int) -> None:
+    """Refuse x^k before computing it when its numerator or denominator would pass the digit limit."""
+    from exact.limits import current
+
+    bits = max(int(x.p).bit_length(), int(x.q).bit_length()) - 1  # x^k has at least bits*|k| bits
+    digits = bits * abs(k) * 30103 // 100000  # log10(2) = 0.30103
+    limit = current().max_digits
+    if digits > limit:
+        raise LimitExceeded(f"{x} ^ {k} would have about {digits:,} digits, over the limit of {limit:,} (raise it with --max-digits)")

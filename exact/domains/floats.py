@@ -17,7 +17,7 @@ from flint import arb, ctx
 
 from exact.domains.base import Domain
 from exact.eenumber import EENumber
-from exact.errors import ParseError
+from exact.errors import NotRealError, ParseError
 from exact.rationals import dyadic_rational, parse_rational, rational_from_json, rational_to_json
 
 
@@ -38,6 +38,11 @@ class FloatField(Domain):
 
     def exp(self, x: float) -> float:
         return math.exp(x)
+
+    def real_power(self, x: Any, y: Any) -> float:
+        if x < 0:
+            raise NotRealError(f"{x} ^ {y}: a negative number to a non-integer power is not a real number")
+        return self.convert(x) ** self.convert(y)
 
     def sign(self, x: float) -> int:
         return (x > 0) - (x < 0)

@@ -14,13 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flint import fmpq
+from flint import arb, fmpq
 from lark import Token, Tree
 
 from constructions import rasp
 from constructions.rasp.language.parser import parse
-from exact import QQ
+from exact import EE, QQ, EENumber
+from exact.domains import in_smallest_domain
 from exact.errors import AttncertError
+
+#: The constant e, which an --e-literal stands for.
+E = EE.exp(fmpq(1))
+#: How far an --e-literal may be from e: the paper's files write 2.718281828459045, 2.718 and 2.73.
+E_LITERAL_TOLERANCE = fmpq(1, 10)
 
 #: The token variants of the reference; they are one ``tokens`` SOp, and tell how input is read.
 TOKEN_VARIANTS = ("tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis")
@@ -92,12 +98,16 @@ def library() -> Env:
 
 
 class Interpreter:
-    def __init__(self, name: str = "<input>", env: Env | None = None, loaded: set[str] | None = None):
+    def __init__(
+        self, name: str = "<input>", env: Env | None = None, loaded: set[str] | None = None, e_literals: frozenset[fmpq] = frozenset()
+    ):
         """``env``: the environment to run in (default: a new one over the library); ``loaded``: the files
-        already loaded into it (a file loads once, so cycles end)."""
+        already loaded into it (a file loads once, so cycles end); ``e_literals``: the values of the decimal
+        literals that stand for the constant e (:func:`read_e_literal`; none by default)."""
         self.name = name
         self.env = Env({}, library()) if env is None else env
         self.loaded: set[str] = set() if loaded is None else loaded
+        self.e_literals = e_literals
 
     # -- statements -------------------------------------------------------------------------
 
@@ -182,8 +192,10 @@ class Interpreter:
         k = t.data
         try:
             return getattr(self, f"_{k}")(t, env)
-        except (RaspError, AttncertError):
+        except RaspError:
             raise
+        except AttncertError as e:  # e.g. a power past the digit limit: the same message, with its place
+            raise self.error(t, str(e)) from None
         except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, KeyError, IndexError) as e:
             raise self.error(t, f"{type(e).__name__}: {e}") from None
 
@@ -198,7 +210,8 @@ class Interpreter:
         return fmpq(int(t.children[0].value))
 
     def _decimal_literal(self, t, env):
-        return QQ.convert(t.children[0].value)  # "0.1" is exactly 1/10
+        q = QQ.convert(t.children[0].value)  # "0.1" is exactly 1/10
+        return E if q in self.e_literals else q
 
     def _string_literal(self, t, env):
         return t.children[0].value[1:-1]
@@ -349,11 +362,20 @@ class Interpreter:
         return self._binary(t, env, mod)
 
     def _pow(self, t, env):
+        """``a ^ b``. Exact for an integer b, for exact rational roots and for e^q (e given by an
+        --e-literal); a plain value that leaves the exact fields becomes a Ball enclosure, and a
+        sequence's power is evaluated in the smallest domain that holds it (session.evaluate)."""
+
         def power(a, b):
-            k = self._int(b, t)
+            if isinstance(a, EENumber) and a == E:
+                return rasp.numerical(rasp.Map(rasp.fn("exp"), b)) if isinstance(b, rasp.SOp) else in_smallest_domain(lambda d: d.exp(b))[0]
+            if isinstance(a, rasp.SOp) and isinstance(b, rasp.SOp):
+                return rasp.numerical(rasp.SequenceMap(rasp.fn("power"), a, b))
             if isinstance(a, rasp.SOp):
-                return rasp.Map(rasp.fn("pow_const", k=k), a)
-            return a**k
+                return rasp.numerical(rasp.Map(rasp.fn("pow_const", k=b), a))
+            if isinstance(b, rasp.SOp):
+                return rasp.numerical(rasp.Map(rasp.fn("pow_base", b=a), b))
+            return in_smallest_domain(lambda d: d.power(a, b))[0]
 
         return self._binary(t, env, power)
 
@@ -412,6 +434,22 @@ class Interpreter:
         meta = getattr(t, "meta", None)
         where = f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
         return RaspError(f"{where}: {message}")
+
+
+def read_e_literal(text: str) -> fmpq:
+    """The value of an --e-literal option: a decimal literal (with a point) within 1/10 of e.
+
+    Reading it as e is a choice the user makes explicitly and that every output records;
+    a literal far from e (``3.0``) is refused, since reading it as e would change the program.
+    """
+    from exact.errors import ParseError
+
+    if "." not in text:
+        raise ParseError(f"--e-literal {text!r}: expected a decimal literal such as 2.718281828459045")
+    q = QQ.convert(text)
+    if not abs(E.enclose(64) - arb(q)) < arb(E_LITERAL_TOLERANCE):
+        raise ParseError(f"--e-literal {text}: not within {E_LITERAL_TOLERANCE} of e = 2.71828..., so it cannot stand for e")
+    return q
 
 
 def _fraction(v: Any):

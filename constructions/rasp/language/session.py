@@ -11,12 +11,17 @@ import json
 from typing import Any, Callable, TextIO
 
 import mpmath
-from flint import fmpq
+from flint import arb, fmpq
 
 from constructions import rasp
 from constructions.rasp.language.interpreter import Interpreter
 from exact import QQ, EENumber
+from exact.domains import ENCLOSURE_BITS, in_smallest_domain
 from exact.errors import AttncertError, ParseError
+
+
+#: Significant digits shown of an enclosure's midpoint (its radius is always shown).
+ENCLOSURE_DIGITS = 20
 
 
 def read_input(text: str) -> list[Any]:
@@ -51,6 +56,8 @@ def show(v: Any, decimals: int | None = None) -> str:
         return json.dumps(v)
     if isinstance(v, fmpq) and v.q == 1:
         return str(v)
+    if isinstance(v, arb):
+        return v.str(decimals if decimals is not None else ENCLOSURE_DIGITS, radius=True)
     if isinstance(v, (fmpq, EENumber)) and decimals is not None:
         approx = mpmath.nstr(v.to_mpmath(decimals + 5) if isinstance(v, EENumber) else mpmath.mpf(int(v.p)) / int(v.q), decimals)
         return f"{v} (≈ {approx})" if str(v) != approx else str(v)
@@ -58,27 +65,50 @@ def show(v: Any, decimals: int | None = None) -> str:
 
 
 def evaluate(v: Any, example: list[Any] | None) -> Any:
-    """A sequence or selector on the example; any other value as it is."""
+    """A sequence or selector on the example, in the smallest domain that holds it (QQ, then EE, then
+    Ball: a non-integer power leaves the exact fields); any other value as it is."""
     if isinstance(v, (rasp.SOp, rasp.Selector)):
         if example is None:
             raise ParseError("a sequence needs an input (--input, or set example in the REPL)")
-        return rasp.evaluate(v, example)
+        return in_smallest_domain(lambda d: rasp.evaluate(v, example, d))[0]
     return v
 
 
-def run_file(source: str, name: str, expr: str | None, example: list[Any] | None) -> Any:
-    it = Interpreter(name)
+def relation(v: Any) -> str:
+    """'enclosure' if any number in v is a ball (it left the exact fields), else 'exact'."""
+    if isinstance(v, arb):
+        return "enclosure"
+    if isinstance(v, (list, tuple)):
+        return "enclosure" if any(relation(x) == "enclosure" for x in v) else "exact"
+    if isinstance(v, dict):
+        return relation(list(v.keys()) + list(v.values()))
+    return "exact"
+
+
+def labels(v: Any, e_literals: tuple[str, ...] = ()) -> list[str]:
+    """What an output must say beside its value: that it is an enclosure, which literals were read as e."""
+    out = []
+    if relation(v) == "enclosure":
+        out.append(f"# enclosure: a value left the exact fields (a non-integer power); rigorous balls at {ENCLOSURE_BITS} bits")
+    if e_literals:
+        out.append("# read as the constant e (--e-literal): " + ", ".join(e_literals))
+    return out
+
+
+def run_file(source: str, name: str, expr: str | None, example: list[Any] | None, e_literals: frozenset[fmpq] = frozenset()) -> Any:
+    """The value of a program's last statement (or of ``expr`` after running it) on ``example``."""
+    it = Interpreter(name, e_literals=e_literals)
     results = it.run(source)
     if expr is not None:
-        results = Interpreter("--eval", it.env, it.loaded).run(expr.rstrip().rstrip(";") + ";")
+        results = Interpreter("--eval", it.env, it.loaded, e_literals).run(expr.rstrip().rstrip(";") + ";")
     if not results:
         raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
     return evaluate(results[-1][1], example)
 
 
-def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None) -> None:
+def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset()) -> None:
     """A read-eval-print loop: '>> ' prompt; statements run in one environment; 'exit' ends it."""
-    it = Interpreter("<repl>")
+    it = Interpreter("<repl>", e_literals=e_literals)
     example: list[Any] | None = None
     while True:
         try:
@@ -99,7 +129,9 @@ def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None) -
                 if isinstance(v, (rasp.SOp, rasp.Selector)) and example is None:
                     print(f"{name} = a {'selector' if isinstance(v, rasp.Selector) else 'sequence'} (set example to see its values)", file=out)
                 else:
-                    print(f"{name} = {show(evaluate(v, example), decimals)}", file=out)
+                    value = evaluate(v, example)
+                    tag = "  (enclosure)" if relation(value) == "enclosure" else ""
+                    print(f"{name} = {show(value, decimals)}{tag}", file=out)
         except AttncertError as e:
             print(f"error: {e}", file=out)
 
