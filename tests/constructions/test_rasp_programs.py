@@ -19,7 +19,7 @@ from constructions import activations, linalg
 from constructions import classic as C
 from constructions import rasp
 from constructions.rasp.language import programs
-from exact import QQ
+from exact import EE, QQ, Domain
 from exact.testing import rational_matrices, rationals
 from tests.constructions.test_classic_programs import (
     _dyck_words,
@@ -39,9 +39,9 @@ def classic(expr: str) -> rasp.SOp:
     return programs.build("classic", expr)
 
 
-def same(rasp_version: rasp.SOp, python_version: rasp.SOp, xs: list) -> list:
-    """The values of both versions on xs, checked equal (values and types); returns them."""
-    got, want = rasp.evaluate(rasp_version, xs), rasp.evaluate(python_version, xs)
+def same(rasp_version: rasp.SOp, python_version: rasp.SOp, xs: list, domain: Domain = QQ) -> list:
+    """The values of both versions on xs in domain, checked equal (values and types); returns them."""
+    got, want = rasp.evaluate(rasp_version, xs, domain), rasp.evaluate(python_version, xs, domain)
     assert got == want
     assert [type(v) for v in got] == [type(v) for v in want]
     return got
@@ -144,3 +144,17 @@ def test_maxmin(xs):
     out = same_construction("maxmin", f"maxmin(tokens, {n})", activations.maxmin(n), {"x": [xs]})
     pairs = [sorted(xs[i : i + 2], reverse=True) for i in range(0, n, 2)]
     assert out == [[x for p in pairs for x in p]]
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.data(), st.integers(1, 3), st.integers(1, 3))
+def test_softmax_rows_with_the_e_literal(data, r, c):
+    s = data.draw(rational_matrices(r, c, max_num=6, max_den=3))
+    construction = activations.softmax_rows(r, c)
+    xs = construction.layout.encode({"S": s}, EE)
+    program = programs.build("softmax", f"softmax_rows(tokens, {r}, {c})", frozenset({programs.E_LITERAL}))
+    out = construction.layout.decode(same(program, construction.program, xs, EE))
+    # a softmax row sums to 1, and its entries are in the ratios of the exponentials of the scores
+    for i in range(r):
+        assert EE.sum(out[i]) == 1
+        assert all(out[i][j] == out[i][0] * EE.exp(s[i][j] - s[i][0]) for j in range(c))

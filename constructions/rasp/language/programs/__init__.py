@@ -1,10 +1,11 @@
 """attncert's own programs in the RASP language, shipped with the package.
 
 ``classic.rasp`` holds the classic programs of constructions/classic.py; ``transpose``,
-``matmul``, ``relu`` and ``maxmin`` (with ``layout.rasp``, what they share) are the lemma
-constructions of constructions/linalg.py and constructions/activations.py, one file each, in
-the style of the universal-simulator paper's published .rasp files. Each builds the same values
-as its Python counterpart, on the same layout (tests/constructions/test_rasp_programs.py).
+``matmul``, ``relu``, ``maxmin`` and ``softmax`` (with ``layout.rasp``, what they share) are the
+lemma constructions of constructions/linalg.py and constructions/activations.py, one file each,
+in the style of the universal-simulator paper's published .rasp files. Each builds the same
+values as its Python counterpart, on the same layout (tests/constructions/test_rasp_programs.py).
+``softmax`` writes e as the literal 2.718281828459045, so it needs that literal as an e-literal.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from constructions.rasp.language.interpreter import Interpreter
+from flint import fmpq
+
+from constructions.rasp.language.interpreter import Interpreter, read_e_literal
 
 DIRECTORY = Path(__file__).parent
+#: The literal softmax.rasp writes for e (run it with this --e-literal).
+E_LITERAL: fmpq = read_e_literal("2.718281828459045")
 
 
 def path(name: str) -> Path:
@@ -22,9 +27,10 @@ def path(name: str) -> Path:
     return DIRECTORY / f"{name}.rasp"
 
 
-def build(name: str, expr: str) -> Any:
+def build(name: str, expr: str, e_literals: frozenset[fmpq] = frozenset()) -> Any:
     """The value of ``expr`` (e.g. ``"matmul(tokens, 2, 3, 4)"``) after running the program ``name``:
-    a sequence operation for a program's function applied to sequences."""
-    it = Interpreter(str(path(name)))
+    a sequence operation for a program's function applied to sequences. ``e_literals`` as for
+    :class:`Interpreter`."""
+    it = Interpreter(str(path(name)), e_literals=e_literals)
     it.run(path(name).read_text())
-    return Interpreter("--eval", it.env, it.loaded).run(expr.rstrip().rstrip(";") + ";")[-1][1]
+    return Interpreter("--eval", it.env, it.loaded, e_literals).run(expr.rstrip().rstrip(";") + ";")[-1][1]
