@@ -45,6 +45,7 @@ from constructions.rasp.expr import (
 from constructions.rasp.functions import NamedFn, fn, register_function
 from constructions.rasp.graph import graph_from_json, graph_to_dot, graph_to_graphml, graph_to_json, to_graph
 from constructions.rasp.size import Size, size
+import constructions.rasp.language.functions  # noqa: E402,F401  (registers the RASP language's operators, so its graphs load anywhere)
 
 __all__ = [
     "Aggregate", "Comparison", "ConstantSelector", "ConstantSOp", "Encoding", "Full", "LinearSequenceMap",

@@ -10,6 +10,7 @@ with the source position.
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,12 @@ E_LITERAL_TOLERANCE = fmpq(1, 10)
 
 #: The token variants of the reference; they are one ``tokens`` SOp, and tell how input is read.
 TOKEN_VARIANTS = ("tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis")
+#: Names no program assigns, anywhere (the reference's reserved words). At a program's top level the
+#: library's names are reserved too (:func:`top_level_reserved`); ``tokens`` may be rebound, as there.
+RESERVED = frozenset(
+    ("if", "else", "not", "and", "or", "out", "def", "return", "range", "for", "in", "zip", "len", "get", "indices", "True", "False")
+    + TOKEN_VARIANTS
+)
 
 
 class RaspError(AttncertError):
@@ -50,6 +57,11 @@ class Function:
 class Env:
     values: dict[str, Any] = field(default_factory=dict)
     parent: "Env | None" = None
+    #: Names that cannot be assigned here.
+    reserved: frozenset[str] = RESERVED
+    #: For a loaded file's environment, the loading one: the file's public names (those not
+    #: starting with "_") are set there too, so a file keeps its private names to itself.
+    exports_to: "Env | None" = None
 
     def get(self, name: str) -> Any:
         env: Env | None = self
@@ -58,6 +70,20 @@ class Env:
                 return env.values[name]
             env = env.parent
         raise KeyError(name)
+
+    def refuses(self, name: str) -> bool:
+        """Whether name is reserved here or in an environment the assignment would be exported to."""
+        env: Env | None = self
+        while env is not None:
+            if name in env.reserved:
+                return True
+            env = env.exports_to if not name.startswith("_") else None
+        return False
+
+    def set(self, name: str, value: Any) -> None:
+        self.values[name] = value
+        if self.exports_to is not None and not name.startswith("_"):
+            self.exports_to.set(name, value)
 
 
 @dataclass(frozen=True)
@@ -97,16 +123,27 @@ def library() -> Env:
     return env
 
 
+@functools.lru_cache(maxsize=1)
+def top_level_reserved() -> frozenset[str]:
+    """The names a program cannot assign at its top level: the reserved words and the library's names."""
+    return RESERVED | (frozenset(library().values) - {"tokens"})
+
+
+def program_env(exports_to: Env | None = None) -> Env:
+    """A new top-level environment over the library (a program's, or a loaded file's)."""
+    return Env({}, library(), top_level_reserved(), exports_to)
+
+
 class Interpreter:
     def __init__(
-        self, name: str = "<input>", env: Env | None = None, loaded: set[str] | None = None, e_literals: frozenset[fmpq] = frozenset()
+        self, name: str = "<input>", env: Env | None = None, loaded: dict[str, Env | None] | None = None, e_literals: frozenset[fmpq] = frozenset()
     ):
         """``env``: the environment to run in (default: a new one over the library); ``loaded``: the files
-        already loaded into it (a file loads once, so cycles end); ``e_literals``: the values of the decimal
+        loaded so far, each with its environment (None while it runs, so a load back to it ends a cycle); ``e_literals``: the values of the decimal
         literals that stand for the constant e (:func:`read_e_literal`; none by default)."""
         self.name = name
-        self.env = Env({}, library()) if env is None else env
-        self.loaded: set[str] = set() if loaded is None else loaded
+        self.env = program_env() if env is None else env
+        self.loaded: dict[str, Env | None] = {} if loaded is None else loaded
         self.e_literals = e_literals
 
     # -- statements -------------------------------------------------------------------------
@@ -115,7 +152,7 @@ class Interpreter:
         """Run a source text; the (name, value) of each expression statement and assignment, in order."""
         out: list[tuple[str, Any]] = []
         if Path(self.name).is_file():  # the file being run counts as loaded: a load back to it is a no-op
-            self.loaded.add(str(Path(self.name).resolve()))
+            self.loaded[str(Path(self.name).resolve())] = None
         for st in parse(source, self.name).children:
             if isinstance(st, Token):  # a comment
                 continue
@@ -129,12 +166,12 @@ class Interpreter:
         if kind == "assign":
             names = [t.value for t in st.children[0].children]
             vals = self.exprs(st.children[1], env)
-            if len(vals) == 1 and len(names) > 1 and isinstance(vals[0], tuple):
-                vals = list(vals[0])
+            if len(vals) == 1 and len(names) > 1 and isinstance(vals[0], (tuple, list)):
+                vals = list(vals[0])  # a function's several results, or a list, unpack
             if len(vals) != len(names):
                 raise self.error(st, f"{len(names)} names but {len(vals)} values")
             for n, v in zip(names, vals):
-                env.values[n] = v
+                self._assign(env, n, v, st)
             return list(zip(names, vals))
         if kind == "funcdef":
             name = st.children[0].value
@@ -142,7 +179,10 @@ class Interpreter:
             params = [t.value for t in rest[0].children] if rest[0].data == "ids" else []
             body = next(c for c in rest if c.data == "body")
             returns = next(c for c in rest if c.data == "exprs")
-            env.values[name] = Function(name, params, [c for c in body.children if isinstance(c, Tree)], returns.children, env, self.name)
+            for p in params:
+                if p in RESERVED:
+                    raise self.error(st, f"{p!r} is reserved: it cannot name a parameter")
+            self._assign(env, name, Function(name, params, [c for c in body.children if isinstance(c, Tree)], returns.children, env, self.name), st)
             return []
         if kind == "forloop":
             names = [t.value for t in st.children[0].children]
@@ -160,7 +200,9 @@ class Interpreter:
         raise self.error(st, f"the statement {kind} is not supported yet")
 
     def _load(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
-        """load "lib"; runs lib.rasp (beside the loading file, or as given) into the same environment, once."""
+        """load "lib"; runs lib.rasp (beside the loading file, or as given), once, as the reference does:
+        in an environment of its own over the library (it does not see the loading program's names),
+        whose public names (not starting with "_") are also set in the loading environment."""
         from exact.certificate import read_bounded
 
         target = st.children[0].value[1:-1]
@@ -170,17 +212,24 @@ class Interpreter:
             raise self.error(st, f"cannot load {target!r}: no such file")
         key = str(path.resolve())
         if key in self.loaded:
+            ran = self.loaded[key]
+            if ran is not None:  # a file runs once: loaded again, its public names are set here as a second run would
+                for name, value in ran.values.items():
+                    if not name.startswith("_"):
+                        self._assign(env, name, value, st)
             return []
         if len(self.loaded) >= MAX_LOADS:
             raise self.error(st, f"more than {MAX_LOADS} files loaded")
-        self.loaded.add(key)
+        self.loaded[key] = None
         caller, self.name = self.name, str(path)
+        own = program_env(exports_to=env)
         try:
             for inner in parse(read_bounded(path).decode("utf-8", errors="replace"), str(path)).children:
                 if isinstance(inner, Tree):
-                    self.statement(inner, env)
+                    self.statement(inner, own)
         finally:
             self.name = caller
+        self.loaded[key] = own
         return []
 
     # -- expressions ------------------------------------------------------------------------
@@ -258,16 +307,36 @@ class Interpreter:
         return fmpq(len(v))
 
     def _index(self, t, env):
+        """v[i]. A sequence indexed by a number reads that position (from the end if negative) at every
+        position; a list, string or dict indexed by a sequence reads it elementwise."""
         v, i = self.expr(t.children[0], env), self.expr(t.children[1], env)
-        if isinstance(v, list):
-            return v[self._int(i, t)]
-        if isinstance(v, dict):
-            return v[i]
-        raise self.error(t, "only lists and dicts can be indexed")
+        if isinstance(v, rasp.SOp):
+            if isinstance(i, rasp.SOp):
+                raise self.error(t, "a sequence is indexed by a number, not by a sequence")
+            k = self._int(i, t)
+            return rasp.Aggregate(rasp.Select(rasp.indices, rasp.Full(k) if k >= 0 else rasp.length + k, rasp.Comparison.EQ), v, default=fmpq(0))
+        if not isinstance(v, (list, str, dict)):
+            raise self.error(t, "only lists, strings, dicts and sequences can be indexed")
+        if isinstance(i, rasp.SOp):
+            return rasp.Map(rasp.fn("index_table", entries=self._table(v, t)), i)
+        return v[i] if isinstance(v, dict) else v[self._int(i, t)]
+
+    def _table(self, v: list | str | dict, t: Tree) -> tuple[tuple[Any, Any], ...]:
+        """A list, string or dict as (key, value) pairs; a list's or string's positions also count from the end."""
+        pairs = list(v.items()) if isinstance(v, dict) else [(fmpq(i), x) for i, x in enumerate(v)] + [(fmpq(i - len(v)), x) for i, x in enumerate(v)]
+        if not all(isinstance(x, (str, bool, fmpq, EENumber)) for _, x in pairs):
+            raise self.error(t, "a list or dict indexed by a sequence must hold plain values (numbers, strings, booleans)")
+        return tuple(pairs)
 
     def _call(self, t, env):
         f = self.expr(t.children[0], env)
         args = self.exprs(t.children[1], env) if len(t.children) > 1 else []
+        if isinstance(f, (rasp.SOp, rasp.Selector)) and len(args) == 1:
+            return rasp.evaluate(f, args[0])  # applying a sequence operation or selector to an input
+        return self._invoke(f, args, t)
+
+    def _invoke(self, f: Any, args: list[Any], t: Tree) -> Any:
+        """A RASP function or builtin applied to argument values (called at t)."""
         if isinstance(f, Function):
             if len(args) != len(f.params):
                 raise self.error(t, f"{f.name} takes {len(f.params)} arguments, got {len(args)}")
@@ -284,9 +353,7 @@ class Interpreter:
             return res[0] if len(res) == 1 else tuple(res)
         if isinstance(f, Builtin):
             return f.fn(*args)
-        if isinstance(f, rasp.SOp) and len(args) == 1:
-            return rasp.evaluate(f, args[0])  # applying a sequence operation to an input
-        raise self.error(t, "only functions are called")
+        raise self.error(t, "only functions are called (and sequences and selectors, on one input)")
 
     def _select(self, t, env):
         keys, queries = (self._sop(self.expr(c, env)) for c in t.children[:2])
@@ -295,27 +362,41 @@ class Interpreter:
 
     def _aggregate(self, t, env):
         sel, seq = self.expr(t.children[0], env), self._sop(self.expr(t.children[1], env))
-        default = self.expr(t.children[2], env) if len(t.children) > 2 else None
+        # Where a query selects nothing the reference gives 0 unless told otherwise.
+        default = self.expr(t.children[2], env) if len(t.children) > 2 else fmpq(0)
         if not isinstance(sel, rasp.Selector):
             raise self.error(t, "aggregate expects a selector first")
+        if isinstance(default, (rasp.SOp, rasp.Selector)):
+            raise self.error(t, "the default of aggregate is a plain value, not a sequence or selector")
         return rasp.Aggregate(sel, seq, default=default)
 
     def _ternary(self, t, env):
-        a, cond, b = (self.expr(c, env) for c in t.children)
+        """a if cond else b: elementwise for a sequence condition; otherwise only the branch taken runs."""
+        cond = self.expr(t.children[1], env)
+        if isinstance(cond, rasp.Selector):
+            raise self.error(t, "the condition of 'x if c else y' is a selector; it must be a value or a sequence")
         if isinstance(cond, rasp.SOp):
+            a, b = self.expr(t.children[0], env), self.expr(t.children[2], env)
             packed = rasp.SequenceMap(rasp.fn("pack"), cond, self._sop(a))
             return rasp.SequenceMap(rasp.fn("choose"), packed, self._sop(b))
-        return a if cond else b
+        return self.expr(t.children[0] if cond else t.children[2], env)
 
     def _contained_in(self, t, env):
+        """x in c: elementwise for a sequence x and a list c; for a value x and a sequence c, whether
+        some position of c holds x (the library's contains, at every position)."""
         x, container = self.expr(t.children[0], env), self.expr(t.children[1], env)
         if isinstance(x, rasp.SOp):
+            if not isinstance(container, list) or any(isinstance(v, (rasp.SOp, rasp.Selector, list, dict)) for v in container):
+                raise self.error(t, "'sequence in X' needs X to be a list of plain values")
             return rasp.Map(rasp.fn("in_values", values=tuple(container)), x)
+        if isinstance(container, rasp.SOp):
+            return self._invoke(library().get("contains"), [container, x], t)
         return x in container
 
     # unary
     def _neg(self, t, env):
-        return -self.expr(t.children[0], env)
+        v = self.expr(t.children[0], env)
+        return rasp.Map(rasp.fn("neg"), v) if isinstance(v, rasp.SOp) else -v
 
     def _pos(self, t, env):
         return self.expr(t.children[0], env)
@@ -342,7 +423,8 @@ class Interpreter:
         return op(a, b)
 
     def _add(self, t, env):
-        return self._binary(t, env, lambda a, b: a + b)
+        # "s" + seq must prepend "s": made a sequence, it is the first operand of the elementwise +
+        return self._binary(t, env, lambda a, b: (rasp.Full(a) if isinstance(a, str) and isinstance(b, rasp.SOp) else a) + b)
 
     def _sub(self, t, env):
         return self._binary(t, env, lambda a, b: a - b)
@@ -355,6 +437,8 @@ class Interpreter:
 
     def _mod(self, t, env):
         def mod(a, b):
+            if isinstance(b, rasp.SOp):
+                return rasp.SequenceMap(rasp.fn("mod"), self._sop(a), b)
             if isinstance(a, rasp.SOp):
                 return rasp.Map(rasp.fn("mod_const", k=b), a)
             return a - b * fmpq(int((a / b).floor()))
@@ -379,26 +463,50 @@ class Interpreter:
 
         return self._binary(t, env, power)
 
+    def _compare(self, t, env, op: str):
+        def compare(a, b):
+            if isinstance(a, rasp.SOp) and isinstance(b, rasp.SOp):
+                return rasp.SequenceMap(rasp.fn("compare", op=op), a, b)
+            return _COMPARISONS[op](a, b)  # with one sequence, its overloads build the map
+
+        return self._binary(t, env, compare)
+
     def _eq(self, t, env):
-        return self._binary(t, env, lambda a, b: a == b)
+        return self._compare(t, env, "==")
 
     def _lt(self, t, env):
-        return self._binary(t, env, lambda a, b: a < b)
+        return self._compare(t, env, "<")
 
     def _le(self, t, env):
-        return self._binary(t, env, lambda a, b: a <= b)
+        return self._compare(t, env, "<=")
 
     def _gt(self, t, env):
-        return self._binary(t, env, lambda a, b: a > b)
+        return self._compare(t, env, ">")
 
     def _ge(self, t, env):
-        return self._binary(t, env, lambda a, b: a >= b)
+        return self._compare(t, env, ">=")
+
+    def _logic(self, t, env, op: str):
+        """and / or: of two selectors, a selector; with a sequence, elementwise by truth (a boolean
+        sequence, as in the reference); of plain values, Python's and / or."""
+
+        def logic(a, b):
+            selectors = isinstance(a, rasp.Selector) + isinstance(b, rasp.Selector)
+            if selectors == 2:
+                return a & b if op == "and" else a | b
+            if selectors == 1:
+                raise self.error(t, f"'{op}' between a selector and a non-selector")
+            if isinstance(a, rasp.SOp) or isinstance(b, rasp.SOp):
+                return rasp.SequenceMap(rasp.fn(f"logical_{op}"), self._sop(a), self._sop(b))
+            return (a and b) if op == "and" else (a or b)
+
+        return self._binary(t, env, logic)
 
     def _and_(self, t, env):
-        return self._binary(t, env, lambda a, b: a & b if isinstance(a, (rasp.SOp, rasp.Selector)) else a and b)
+        return self._logic(t, env, "and")
 
     def _or_(self, t, env):
-        return self._binary(t, env, lambda a, b: a | b if isinstance(a, (rasp.SOp, rasp.Selector)) else a or b)
+        return self._logic(t, env, "or")
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -423,12 +531,18 @@ class Interpreter:
 
     def _bind(self, names: list[str], item: Any, env: Env, t: Tree) -> None:
         if len(names) == 1:
-            env.values[names[0]] = item
+            self._assign(env, names[0], item, t)
             return
         items = list(item) if isinstance(item, (list, tuple)) else None
         if items is None or len(items) != len(names):
             raise self.error(t, f"cannot unpack {item!r:.30} into {len(names)} names")
-        env.values.update(zip(names, items))
+        for n, v in zip(names, items):
+            self._assign(env, n, v, t)
+
+    def _assign(self, env: Env, name: str, value: Any, t: Tree) -> None:
+        if env.refuses(name):
+            raise self.error(t, f"{name!r} is reserved: it cannot be assigned")
+        env.set(name, value)
 
     def error(self, t: Any, message: str) -> RaspError:
         meta = getattr(t, "meta", None)
@@ -450,6 +564,9 @@ def read_e_literal(text: str) -> fmpq:
     if not abs(E.enclose(64) - arb(q)) < arb(E_LITERAL_TOLERANCE):
         raise ParseError(f"--e-literal {text}: not within {E_LITERAL_TOLERANCE} of e = 2.71828..., so it cannot stand for e")
     return q
+
+
+_COMPARISONS = {"==": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def _fraction(v: Any):
