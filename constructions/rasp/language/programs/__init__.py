@@ -31,6 +31,12 @@ def build(name: str, expr: str, e_literals: frozenset[fmpq] = frozenset()) -> An
     """The value of ``expr`` (e.g. ``"matmul(tokens, 2, 3, 4)"``) after running the program ``name``:
     a sequence operation for a program's function applied to sequences. ``e_literals`` as for
     :class:`Interpreter`."""
+    return build_all(name, [expr], e_literals)[0]
+
+
+def build_all(name: str, exprs: list[str], e_literals: frozenset[fmpq] = frozenset()) -> list[Any]:
+    """The values of several expressions after running the program ``name`` once."""
     it = Interpreter(str(path(name)), e_literals=e_literals)
     it.run(path(name).read_text())
-    return Interpreter("--eval", it.env, it.loaded, e_literals).run(expr.rstrip().rstrip(";") + ";")[-1][1]
+    source = "".join(e.rstrip().rstrip(";") + ";" for e in exprs)
+    return [v for _, v in Interpreter("--eval", it.env, it.loaded, e_literals).run(source)]
