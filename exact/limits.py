@@ -22,13 +22,17 @@ class Limits:
     max_digits: int = 10_000  # digits in one numerator or denominator
     max_exponent: int = 1_000_000  # |q| for an exponent e^q in EE
     max_terms: int = 100_000  # terms in one EE numerator or denominator
-    max_entries: int = 1_000_000  # entries in one matrix
+    max_entries: int = 1_000_000  # entries in one matrix; elements of one RASP-language value, characters of one string
     max_nodes: int = 100_000  # nodes in one RASP graph
     # What one run may compute, from a claim's cost model (proofs/cost.py), for prove and verify alike.
     max_positions: int = 1 << 15  # RASP sequence length
     max_pairs: int = 1 << 28  # selection pairs in one attention layer
     max_evaluations: int = 2_000_000  # sequences (words, cases) or Sinkhorn runs in one claim
     max_precision: int = 1 << 16  # arb precision of a Sinkhorn run, in bits
+    # What one run of a RASP-language program may do (constructions/rasp/language/bounds.py).
+    max_steps: int = 1_000_000  # statements, expressions, loop iterations, elements built, positions evaluated
+    max_recursion: int = 200  # nested evaluations: function calls and levels of nested expressions
+    max_source: int = 1 << 17  # characters of source: the program, the files it loads, the expression
 
 
 _CURRENT: contextvars.ContextVar[Limits] = contextvars.ContextVar("attncert_limits", default=Limits())

@@ -69,23 +69,33 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _add_limits(sp: argparse.ArgumentParser, documents: bool = False) -> None:
-    """The limits a run may reach (proofs/cost.py), shared by prove, sweep and verify; verify adds the document limits."""
+#: Limit options (docs/limits.md), as (flag, Limits field, what it bounds): what a claim's cost model is
+#: checked against; what a document may hold; what one run of a RASP-language program may do.
+COST_LIMITS = (
+    ("--max-positions", "max_positions", "longest RASP sequence"),
+    ("--max-pairs", "max_pairs", "selection pairs in one attention layer"),
+    ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
+    ("--max-precision", "max_precision", "arb precision of a Sinkhorn run, in bits"),
+)
+DOCUMENT_LIMITS = (
+    ("--max-bytes", "max_bytes", "largest document"),
+    ("--max-digits", "max_digits", "digits per numerator/denominator (also Python's integer-string limit)"),
+    ("--max-exponent", "max_exponent", "largest |q| in e^q"),
+    ("--max-entries", "max_entries", "entries per matrix, elements of one RASP value"),
+)
+RASP_LIMITS = (
+    ("--max-steps", "max_steps", "steps of a RASP program: statements, expressions, loop iterations, elements built, positions evaluated"),
+    ("--max-recursion", "max_recursion", "nested evaluations in a RASP program: function calls, levels of nested expressions"),
+    ("--max-source", "max_source", "characters of RASP source in one run: the program, the files it loads, the expression"),
+    *DOCUMENT_LIMITS[1:],
+    *COST_LIMITS[:2],
+)
+
+
+def _add_limits(sp: argparse.ArgumentParser, *groups: tuple[tuple[str, str, str], ...]) -> None:
+    """The limit options of these groups (each once), defaults from Limits."""
     d = Limits()
-    options = [
-        ("--max-positions", "max_positions", "longest RASP sequence"),
-        ("--max-pairs", "max_pairs", "selection pairs in one attention layer"),
-        ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
-        ("--max-precision", "max_precision", "arb precision of a Sinkhorn run, in bits"),
-    ]
-    if documents:
-        options = [
-            ("--max-bytes", "max_bytes", "largest document"),
-            ("--max-digits", "max_digits", "digits per numerator/denominator (also Python's integer-string limit)"),
-            ("--max-exponent", "max_exponent", "largest |q| in e^q"),
-            ("--max-entries", "max_entries", "entries per matrix"),
-        ] + options
-    for flag, field, what in options:
+    for flag, field, what in dict.fromkeys(o for g in groups for o in g):
         sp.add_argument(flag, dest=field, type=positive_int, action=_Once, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
 
 
@@ -286,18 +296,20 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 def _cmd_rasp(args: argparse.Namespace) -> int:
     from constructions.rasp.language import session
     from constructions.rasp.language.interpreter import read_e_literal
-    from exact.certificate import read_bounded
+    from constructions.rasp.language.sources import read_source
 
     e_literals = frozenset(read_e_literal(t) for t in args.e_literal)
     if args.file is None and args.eval is None:
         import readline  # noqa: F401  (line editing and history for input())
 
         print("attncert RASP (exact); 'set example \"hello\"' to see sequences, 'exit' to leave", file=sys.stderr)
-        session.repl(input, sys.stdout, args.decimals, e_literals)
+        with limits(_limits(args)):
+            session.repl(input, sys.stdout, args.decimals, e_literals)
         return EXIT_HOLDS
-    source = read_bounded(args.file).decode("utf-8", errors="replace") if args.file else ""
-    example = session.read_input(args.input) if args.input is not None else None
-    value = session.run_file(source, args.file or "<eval>", args.eval, example, e_literals)
+    with limits(_limits(args)):
+        source = read_source(args.file) if args.file else ""
+        example = session.read_input(args.input) if args.input is not None else None
+        value = session.run_file(source, args.file or "<eval>", args.eval, example, e_literals)
     for line in session.labels(value, tuple(args.e_literal)):
         print(line)
     print(session.show(value, args.decimals))
@@ -354,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
             cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
         cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
-        _add_limits(cp)
+        _add_limits(cp, COST_LIMITS, RASP_LIMITS if claim.interprets else ())
         cp.set_defaults(func=_cmd_prove, claim_obj=claim)
 
     sp = sub.add_parser("graph", help="export a claim's RASP construction graph (dot, json, graphml, png)")
@@ -369,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
         cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", action=_Once, help="output format (default: dot)")
         cp.add_argument("--out", action=_Once, help="write to FILE instead of standard output")
         cp.add_argument("--png", metavar="FILE", action=_Once, help="also render a PNG with Graphviz's dot")
-        _add_limits(cp)
+        _add_limits(cp, COST_LIMITS)
         cp.set_defaults(func=_cmd_graph, claim_obj=claim)
 
     sp = sub.add_parser("compile", help="compile a matrix construction to exact transformer weights (JSON, or float64 npz)")
@@ -377,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--sizes", default="", action=_Once, help="its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)")
     sp.add_argument("--format", choices=["json", "npz"], default="json", action=_Once, help="exact JSON weights (default) or float64 arrays")
     sp.add_argument("--out", action=_Once, help="output file, or - for standard output (default: models/CLAIM.json or .npz)")
-    _add_limits(sp)
+    _add_limits(sp, COST_LIMITS)
     sp.set_defaults(func=_cmd_compile)
 
     sp = sub.add_parser("rasp", help="run a program in the RASP language exactly (no FILE and no --eval: a REPL)")
@@ -388,11 +400,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--e-literal", action="append", default=[], metavar="DECIMAL", help="read this decimal literal as the constant e, exactly (repeatable; recorded in the output; off by default)"
     )
+    _add_limits(sp, RASP_LIMITS)
     sp.set_defaults(func=_cmd_rasp)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
     sp.add_argument("files", nargs="+", metavar="FILE")
-    _add_limits(sp, documents=True)
+    _add_limits(sp, DOCUMENT_LIMITS, COST_LIMITS, RASP_LIMITS)
     sp.set_defaults(func=_cmd_verify)
 
     sp = sub.add_parser("prove-all", help="prove every claim at default sizes, print a summary, verify the certificates")
@@ -407,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--jobs", type=positive_int, action=_Once, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
     sp.add_argument("--scheduler", metavar="ADDRESS", action=_Once, help="run on the Dask distributed cluster at ADDRESS instead (needs dask[distributed])")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only when stderr is a terminal)")
-    _add_limits(sp)
+    _add_limits(sp, COST_LIMITS)
     sp.set_defaults(func=_cmd_sweep)
     return p
 

@@ -74,6 +74,8 @@ class Claim:
     #: ``cost(**params)``: what a run will compute, from the parameters alone (proofs/cost.py).
     cost: Callable[..., Any] | None = None
     build: Callable[..., Any] | None = None
+    #: Whether a run interprets RASP-language source, bounded by the interpreter's limits (offered as options too).
+    interprets: bool = False
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

@@ -19,10 +19,13 @@ from flint import arb, fmpq
 from lark import Token, Tree
 
 from constructions import rasp
+from constructions.rasp.language.bounds import Budget, OverBudget, brief
 from constructions.rasp.language.parser import parse
+from constructions.rasp.language.sources import DiskFiles, Files
 from exact import EE, QQ, EENumber
 from exact.domains import in_smallest_domain
 from exact.errors import AttncertError
+from exact.limits import Limits
 
 #: The constant e, which an --e-literal stands for.
 E = EE.exp(fmpq(1))
@@ -119,7 +122,8 @@ def library() -> Env:
     """The builtins and the prelude, run once per process. Programs run in environments below it and
     never write into it (functions' locals are their own environments), so every program shares it."""
     env = builtins()
-    Interpreter("prelude.rasp", env).run(PRELUDE.read_text())
+    # The prelude is ours, not the user's: it runs within the default limits, whatever a run's are.
+    Interpreter("prelude.rasp", env, budget=Budget(Limits())).run(PRELUDE.read_text())
     return env
 
 
@@ -136,30 +140,53 @@ def program_env(exports_to: Env | None = None) -> Env:
 
 class Interpreter:
     def __init__(
-        self, name: str = "<input>", env: Env | None = None, loaded: dict[str, Env | None] | None = None, e_literals: frozenset[fmpq] = frozenset()
+        self,
+        name: str = "<input>",
+        env: Env | None = None,
+        loaded: dict[str, Env | None] | None = None,
+        e_literals: frozenset[fmpq] = frozenset(),
+        files: Files | None = None,
+        budget: Budget | None = None,
     ):
         """``env``: the environment to run in (default: a new one over the library); ``loaded``: the files
         loaded so far, each with its environment (None while it runs, so a load back to it ends a cycle); ``e_literals``: the values of the decimal
-        literals that stand for the constant e (:func:`read_e_literal`; none by default)."""
+        literals that stand for the constant e (:func:`read_e_literal`; none by default); ``files``: where
+        loads are read (default: the disk); ``budget``: what the run may still do (default: a new one within
+        the limits in force; interpreters of one run share it)."""
         self.name = name
         self.env = program_env() if env is None else env
         self.loaded: dict[str, Env | None] = {} if loaded is None else loaded
         self.e_literals = e_literals
+        self.files = DiskFiles() if files is None else files
+        self.budget = Budget() if budget is None else budget
 
     # -- statements -------------------------------------------------------------------------
 
     def run(self, source: str) -> list[tuple[str, Any]]:
         """Run a source text; the (name, value) of each expression statement and assignment, in order."""
         out: list[tuple[str, Any]] = []
-        if Path(self.name).is_file():  # the file being run counts as loaded: a load back to it is a no-op
-            self.loaded[str(Path(self.name).resolve())] = None
-        for st in parse(source, self.name).children:
-            if isinstance(st, Token):  # a comment
-                continue
-            out += self.statement(st, self.env)
+        own = self.files.find(self.name)
+        if own is not None:  # the file being run counts as loaded: a load back to it is a no-op
+            self.loaded[own] = None
+        self.budget.source(source, self.name)
+        try:
+            with self.budget.python_stack():
+                for st in parse(source, self.name).children:
+                    if isinstance(st, Token):  # a comment
+                        continue
+                    out += self.statement(st, self.env)
+        except RecursionError:  # --max-recursion raised past what Python's own stack allows
+            raise OverBudget(f"{self.name}: the RASP program nests deeper than Python's stack allows; lower --max-recursion") from None
         return out
 
     def statement(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
+        self.budget.enter()
+        try:
+            return self._statement(st, env)
+        finally:
+            self.budget.depth -= 1
+
+    def _statement(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
         kind = st.data
         if kind == "expr_statement":
             return [("out", self.expr(st.children[0], env))]
@@ -203,14 +230,12 @@ class Interpreter:
         """load "lib"; runs lib.rasp (beside the loading file, or as given), once, as the reference does:
         in an environment of its own over the library (it does not see the loading program's names),
         whose public names (not starting with "_") are also set in the loading environment."""
-        from exact.certificate import read_bounded
-
         target = st.children[0].value[1:-1]
         here = Path(self.name).parent if self.name not in ("<input>", "<repl>", "--eval") else Path(".")
-        path = next((p for p in (here / target, here / f"{target}.rasp", Path(target), Path(f"{target}.rasp")) if p.is_file()), None)
-        if path is None:
+        candidates = (here / target, here / f"{target}.rasp", Path(target), Path(f"{target}.rasp"))
+        key = next((name for name in map(self.files.find, map(str, candidates)) if name is not None), None)
+        if key is None:
             raise self.error(st, f"cannot load {target!r}: no such file")
-        key = str(path.resolve())
         if key in self.loaded:
             ran = self.loaded[key]
             if ran is not None:  # a file runs once: loaded again, its public names are set here as a second run would
@@ -221,10 +246,12 @@ class Interpreter:
         if len(self.loaded) >= MAX_LOADS:
             raise self.error(st, f"more than {MAX_LOADS} files loaded")
         self.loaded[key] = None
-        caller, self.name = self.name, str(path)
+        text = self.files.read(key)
+        self.budget.source(text, key)
+        caller, self.name = self.name, key
         own = program_env(exports_to=env)
         try:
-            for inner in parse(read_bounded(path).decode("utf-8", errors="replace"), str(path)).children:
+            for inner in parse(text, key).children:
                 if isinstance(inner, Tree):
                     self.statement(inner, own)
         finally:
@@ -239,14 +266,17 @@ class Interpreter:
 
     def expr(self, t: Tree, env: Env) -> Any:
         k = t.data
+        self.budget.enter()
         try:
-            return getattr(self, f"_{k}")(t, env)
-        except RaspError:
+            return self.budget.value(getattr(self, f"_{k}")(t, env), k)
+        except (RaspError, OverBudget):  # a run over its budget stops with the budget's one line
             raise
         except AttncertError as e:  # e.g. a power past the digit limit: the same message, with its place
             raise self.error(t, str(e)) from None
         except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, KeyError, IndexError) as e:
             raise self.error(t, f"{type(e).__name__}: {e}") from None
+        finally:
+            self.budget.depth -= 1
 
     def _var(self, t, env):
         name = t.children[0].value
@@ -295,7 +325,9 @@ class Interpreter:
         args = [self._int(v, t) for v in self.exprs(t.children[0], env)]
         if not 1 <= len(args) <= 3:
             raise self.error(t, f"range takes 1 to 3 values, got {len(args)}")
-        return [fmpq(i) for i in range(*args)]
+        r = range(*args)
+        self.budget.items(max(0, -((r.start - r.stop) // r.step)), "a range of {} elements")  # len(r), which a huge range overflows
+        return [fmpq(i) for i in r]
 
     def _zip_call(self, t, env):
         return [list(x) for x in zip(*self.exprs(t.children[0], env))]
@@ -332,7 +364,7 @@ class Interpreter:
         f = self.expr(t.children[0], env)
         args = self.exprs(t.children[1], env) if len(t.children) > 1 else []
         if isinstance(f, (rasp.SOp, rasp.Selector)) and len(args) == 1:
-            return rasp.evaluate(f, args[0])  # applying a sequence operation or selector to an input
+            return self.budget.evaluate(f, args[0])  # applying a sequence operation or selector to an input
         return self._invoke(f, args, t)
 
     def _invoke(self, f: Any, args: list[Any], t: Tree) -> Any:
@@ -391,6 +423,7 @@ class Interpreter:
             return rasp.Map(rasp.fn("in_values", values=tuple(container)), x)
         if isinstance(container, rasp.SOp):
             return self._invoke(library().get("contains"), [container, x], t)
+        self.budget.operands(x, container)
         return x in container
 
     # unary
@@ -420,6 +453,7 @@ class Interpreter:
     # binary
     def _binary(self, t, env, op):
         a, b = (self.expr(c, env) for c in t.children)
+        self.budget.operands(a, b)
         return op(a, b)
 
     def _add(self, t, env):
@@ -520,13 +554,12 @@ class Interpreter:
             return int(v.p)
         if isinstance(v, int) and not isinstance(v, bool):
             return v
-        raise self.error(t, f"expected an integer, got {v}")
+        raise self.error(t, f"expected an integer, got {brief(v)}")
 
     def _iterate(self, v: Any, t: Tree) -> list[Any]:
-        if isinstance(v, dict):
-            return list(v)
-        if isinstance(v, list):
-            return v
+        if isinstance(v, (dict, list)):
+            self.budget.charge(len(v))  # the loop's iterations
+            return list(v) if isinstance(v, dict) else v
         raise self.error(t, "for loops and comprehensions iterate over lists and dicts")
 
     def _bind(self, names: list[str], item: Any, env: Env, t: Tree) -> None:
@@ -535,7 +568,7 @@ class Interpreter:
             return
         items = list(item) if isinstance(item, (list, tuple)) else None
         if items is None or len(items) != len(names):
-            raise self.error(t, f"cannot unpack {item!r:.30} into {len(names)} names")
+            raise self.error(t, f"cannot unpack {brief(item)} into {len(names)} names")
         for n, v in zip(names, items):
             self._assign(env, n, v, t)
 

@@ -14,7 +14,9 @@ import mpmath
 from flint import arb, fmpq
 
 from constructions import rasp
+from constructions.rasp.language.bounds import Budget
 from constructions.rasp.language.interpreter import Interpreter
+from constructions.rasp.language.sources import Files
 from exact import QQ, EENumber
 from exact.domains import ENCLOSURE_BITS, in_smallest_domain
 from exact.errors import AttncertError, ParseError
@@ -64,13 +66,15 @@ def show(v: Any, decimals: int | None = None) -> str:
     return str(v)
 
 
-def evaluate(v: Any, example: list[Any] | None) -> Any:
+def evaluate(v: Any, example: list[Any] | None, budget: Budget | None = None) -> Any:
     """A sequence or selector on the example, in the smallest domain that holds it (QQ, then EE, then
-    Ball: a non-integer power leaves the exact fields); any other value as it is."""
+    Ball: a non-integer power leaves the exact fields), each try paid from the run's budget (default: a
+    new one within the limits in force); any other value as it is."""
     if isinstance(v, (rasp.SOp, rasp.Selector)):
         if example is None:
             raise ParseError("a sequence needs an input (--input, or set example in the REPL)")
-        return in_smallest_domain(lambda d: rasp.evaluate(v, example, d))[0]
+        paid = Budget() if budget is None else budget
+        return in_smallest_domain(lambda d: paid.evaluate(v, example, d))[0]
     return v
 
 
@@ -95,15 +99,18 @@ def labels(v: Any, e_literals: tuple[str, ...] = ()) -> list[str]:
     return out
 
 
-def run_file(source: str, name: str, expr: str | None, example: list[Any] | None, e_literals: frozenset[fmpq] = frozenset()) -> Any:
-    """The value of a program's last statement (or of ``expr`` after running it) on ``example``."""
-    it = Interpreter(name, e_literals=e_literals)
+def run_file(
+    source: str, name: str, expr: str | None, example: list[Any] | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None
+) -> Any:
+    """The value of a program's last statement (or of ``expr`` after running it) on ``example``, in one
+    run within the limits in force; ``files``: where loads are read (default: the disk)."""
+    it = Interpreter(name, e_literals=e_literals, files=files)
     results = it.run(source)
     if expr is not None:
-        results = Interpreter("--eval", it.env, it.loaded, e_literals).run(expr.rstrip().rstrip(";") + ";")
+        results = Interpreter("--eval", it.env, it.loaded, e_literals, it.files, it.budget).run(expr.rstrip().rstrip(";") + ";")
     if not results:
         raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
-    return evaluate(results[-1][1], example)
+    return evaluate(results[-1][1], example, it.budget)
 
 
 def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset()) -> None:
@@ -124,12 +131,13 @@ def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e
             except AttncertError as e:
                 print(f"error: {e}", file=out)
             continue
+        it.budget = Budget()  # each line is a run of its own, within the limits
         try:
             for name, v in it.run(line):
                 if isinstance(v, (rasp.SOp, rasp.Selector)) and example is None:
                     print(f"{name} = a {'selector' if isinstance(v, rasp.Selector) else 'sequence'} (set example to see its values)", file=out)
                 else:
-                    value = evaluate(v, example)
+                    value = evaluate(v, example, it.budget)
                     tag = "  (enclosure)" if relation(value) == "enclosure" else ""
                     print(f"{name} = {show(value, decimals)}{tag}", file=out)
         except AttncertError as e:

@@ -1,0 +1,71 @@
+"""Where a RASP program's files come from: the disk, or the texts a certificate records.
+
+A file is named by the path the interpreter forms (the loading file's folder joined
+with the name in ``load``), normalised without touching the disk
+(``os.path.normpath``). Proving reads those names from the disk and remembers each
+text it served; verifying serves the recorded texts under the same names and
+never reads the disk, so the same program loads the same files in both.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+
+from exact.certificate import read_bounded
+from exact.errors import ParseError
+
+
+def read_source(path: str) -> str:
+    """The text of a RASP source file (a regular file within the byte limit, UTF-8)."""
+    try:
+        return read_bounded(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+class Files(ABC):
+    """The files a run may load; ``served`` holds the text of each file loaded, by name, in load order."""
+
+    def __init__(self) -> None:
+        self.served: dict[str, str] = {}
+
+    @abstractmethod
+    def find(self, path: str) -> str | None:
+        """The name of the file at ``path``, or None if there is none."""
+
+    def read(self, name: str) -> str:
+        """The text of a file that :meth:`find` named."""
+        text = self._text(name)
+        self.served[name] = text
+        return text
+
+    @abstractmethod
+    def _text(self, name: str) -> str:
+        """The text of the named file."""
+
+
+class DiskFiles(Files):
+    """The file system (``attncert rasp``, and proving a certificate)."""
+
+    def find(self, path: str) -> str | None:
+        name = os.path.normpath(path)
+        return name if os.path.isfile(name) else None
+
+    def _text(self, name: str) -> str:
+        return read_source(name)
+
+
+class RecordedFiles(Files):
+    """The texts recorded in a certificate, by name; the disk is never read."""
+
+    def __init__(self, texts: dict[str, str]):
+        super().__init__()
+        self.texts = texts
+
+    def find(self, path: str) -> str | None:
+        name = os.path.normpath(path)
+        return name if name in self.texts else None
+
+    def _text(self, name: str) -> str:
+        return self.texts[name]
