@@ -14,8 +14,9 @@ tracr's evaluator):
   codes. Other callables are called n^2 times, in-process only.
 * ``Aggregate(s, v, default)`` gives each query the exact mean, in the domain,
   of the values at its selected keys, or ``default`` if it selects none.
-  Booleans count as 0/1. Non-numeric values may be aggregated only when every
-  selected value is the same (then the mean is that value).
+  Booleans count as 0/1 in a numerical aggregate; a categorical one treats them
+  as tokens. Non-numeric values may be aggregated only when every selected value
+  is the same (then the mean is that value).
 * ``SelectorWidth(s)`` is the number of selected keys of each query.
 * ``None`` flows through maps as in tracr.
 * What a map's function returns is brought into the domain in one place
@@ -217,6 +218,8 @@ class _Evaluator:
         op = d["op"]
         py = d.get("callable")
         params = {} if py is not None else decode_params(op, d["params"])
+        if op == "aggregate":
+            return self.op_aggregate(params, py, *args, categorical=d.get("encoding") == "categorical")
         return getattr(self, f"op_{op}")(params, py, *args)
 
     # -- primitives ---------------------------------------------------------------------
@@ -372,10 +375,13 @@ class _Evaluator:
     def op_selector_width(self, params, py, sel: Selection):
         return sel.widths().astype(np.int64)
 
-    def op_aggregate(self, params, py, sel: Selection, values: Any):
+    def op_aggregate(self, params, py, sel: Selection, values: Any, categorical: bool = False):
         values = self.as_list(values)
         default = self.const(params.get("default"))
-        numeric = not (set(map(type, values)) & _NON_NUMERIC)
+        kinds = set(map(type, values))
+        # Booleans are tokens to a categorical aggregate (a selected True stays True, as in tracr's
+        # categorical aggregate and the RASP language) and 0/1 to a numerical one, which averages them.
+        numeric = not (kinds & _NON_NUMERIC) and not (categorical and bool in kinds)
         cols, offsets = sel.csr()
         if numeric:
             nums = [self.integer(int(v)) if type(v) is bool else v for v in values]

@@ -106,3 +106,14 @@ def test_a_second_load_in_another_environment_sets_the_names_there(tmp_path):
     it = Interpreter(str(tmp_path / "main.rasp"))
     it.run('load "a";\nload "b";')
     assert (it.env.values["qa"], it.env.values["qb"]) == (fmpq(3, 2), fmpq(5, 2))
+
+
+@settings(max_examples=30, deadline=None)
+@given(WORDS)
+def test_an_aggregate_passes_a_single_boolean_through(word):
+    got = run('nxt = aggregate(select(indices, indices + 1, ==), tokens == "a", False);', list(word))
+    assert got["nxt"] == [word[i + 1] == "a" if i + 1 < len(word) else False for i in range(len(word))]
+    assert all(type(v) is bool for v in got["nxt"])  # booleans, not the numbers 0 and 1
+    # a numerical aggregate (the Python API's, as tracr's) averages booleans as 0 and 1
+    frac = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.numerical(rasp.tokens == "a"), default=0))
+    assert rasp.evaluate(frac, list(word)) == [fmpq(word[: i + 1].count("a"), i + 1) for i in range(len(word))]
