@@ -32,6 +32,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.sinkhorn",
     "proofs.compiled",
     "proofs.compiled_softmax",
+    "proofs.rasp_program",
 )
 
 

@@ -1,6 +1,6 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
-All 19 claims, at small sizes so that walking every leaf stays quick (the four
+All 20 claims, at small sizes so that walking every leaf stays quick (the four
 claims whose walk takes 15-40 s are marked slow; CI runs them). Only
 ``provenance`` is informational (hashed, never compared), so it is not walked.
 
@@ -20,6 +20,7 @@ import pytest
 
 from exact.canonical import canonical_json
 from exact.certificate import seal
+from constructions.rasp.language.programs import path as shipped_program
 from proofs.certify import CLAIM_FIELDS
 from proofs.registry import load_claims
 from proofs.verify import OK, verify_bytes
@@ -44,6 +45,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "sinkhorn_universality": {"n": 2, "widths": "1,2"},
     "compiled": {"of": "matmul", "sizes": "r=1,k=2,c=1"},
     "compiled_softmax": {"of": "softmax", "sizes": "r=1,c=2", "betas": "10,100", "tol": "1e-10", "prec": 128},
+    # a shipped program that loads another file, with an expected value
+    "rasp_program": {"file": str(shipped_program("transpose")), "expr": "transpose(tokens, 2, 1)", "input": "[1, 2]", "expect": "[1, 2]"},
 }
 
 
@@ -81,7 +84,7 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 19
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 20
 
 
 SLOW = {"encoder_layer", "match2", "multihead", "parity"}

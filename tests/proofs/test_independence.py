@@ -26,6 +26,7 @@ CHECKER_MODULES = sorted(f"proofs.checkers.{m.name}" for m in pkgutil.iter_modul
 REBUILD_BY_DESIGN = {
     "transpose", "matmul", "softmax", "relu", "maxmin", "inverse3",
     "universal", "multihead", "encoder_layer", "hierarchy", "match2", "parity",
+    "rasp_program",  # runs the recorded program again with attncert's (bounded) RASP interpreter
 }  # fmt: skip
 
 

@@ -99,18 +99,25 @@ def labels(v: Any, e_literals: tuple[str, ...] = ()) -> list[str]:
     return out
 
 
-def run_file(
-    source: str, name: str, expr: str | None, example: list[Any] | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None
-) -> Any:
+def run_file(source: str, name: str, expr: str | None, example: list[Any] | None, e_literals: frozenset[fmpq] = frozenset()) -> Any:
     """The value of a program's last statement (or of ``expr`` after running it) on ``example``, in one
-    run within the limits in force; ``files``: where loads are read (default: the disk)."""
+    run within the limits in force, loads read from the disk."""
+    value, budget = program_value(source, name, expr, e_literals)
+    return evaluate(value, example, budget)
+
+
+def program_value(
+    source: str, name: str, expr: str | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None
+) -> tuple[Any, Budget]:
+    """The value of a program's last statement (or of ``expr`` after running it), sequences not yet
+    evaluated, and the run's budget; ``files``: where loads are read (default: the disk)."""
     it = Interpreter(name, e_literals=e_literals, files=files)
     results = it.run(source)
     if expr is not None:
         results = Interpreter("--eval", it.env, it.loaded, e_literals, it.files, it.budget).run(expr.rstrip().rstrip(";") + ";")
     if not results:
         raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
-    return evaluate(results[-1][1], example, it.budget)
+    return results[-1][1], it.budget
 
 
 def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset()) -> None:

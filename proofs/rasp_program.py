@@ -1,0 +1,215 @@
+"""Claim ``rasp_program``: a program in the RASP language, run exactly, gives this output on this input.
+
+``attncert prove rasp_program --file F.rasp --expr E --input I [--expect X] [--e-literal L]``
+runs F with attncert's interpreter (:mod:`constructions.rasp.language`), evaluates E
+after it on the input I (read as ``attncert rasp --input`` reads it) and records the
+source text and its sha256, the name, text and sha256 of every file the run loads
+(in load order), the expression, the input as read, and the output, exactly. With
+--expect, X is a RASP expression (``[1, 1/2, "a"]``) evaluated by the same
+interpreter, and ``result.holds`` says whether the output equals it; without it,
+the claim is that the output is the recorded one.
+
+``attncert verify`` never reads the disk for such a certificate: it runs the
+recorded source again, serving every ``load`` from the recorded texts only
+(:class:`~constructions.rasp.language.sources.RecordedFiles`), within the RASP
+limits in force (:mod:`constructions.rasp.language.bounds`), and requires the
+whole document to be its recomputation. Nothing from the certificate is executed
+except by that bounded interpreter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+from flint import arb, fmpq
+
+from constructions import rasp
+from constructions.rasp.language import session
+from constructions.rasp.language.interpreter import Builtin, Function, Interpreter, read_e_literal
+from constructions.rasp.language.programs import path as shipped_program
+from constructions.rasp.language.sources import DiskFiles, Files, RecordedFiles, read_source
+from constructions.rasp.values import encode_value
+from exact import Ball, EENumber, ParseError
+from exact.domains import ENCLOSURE_BITS
+from proofs import cost as costs
+from proofs.certify import certificate, differing_fields
+from proofs.registry import Claim, Param, register
+
+NAME = "rasp_program"
+STATEMENT = (
+    "running the recorded RASP program (its source and every file it loads, with their sha256) in attncert's exact "
+    "semantics and evaluating the expression on the input gives the recorded output (exact in QQ/EE, or enclosed in "
+    "balls where a value leaves them); with an expected value, the output equals it"
+)
+#: Parameters that must be recorded; the others are recorded only when given.
+REQUIRED = ("file", "expr")
+
+
+def prove(file: str, expr: str, input: str | None, expect: str | None, e_literal: str | None) -> dict:
+    """Run ``file`` from the disk (loads too) and certify the value of ``expr`` on ``input``."""
+    return certify(file, read_source(file), DiskFiles(), expr, input, expect, e_literal)
+
+
+def certify(file: str, source: str, files: Files, expr: str, input: str | None, expect: str | None, e_literal: str | None) -> dict:
+    """The certificate of running ``source`` under the name ``file``, loads served by ``files``."""
+    lits = e_literals(e_literal)
+    example = session.read_input(input) if input is not None else None
+    program, budget = session.program_value(source, file, expr, lits, files)
+    value = session.evaluate(program, example, budget)
+    output = value_to_json(value)
+    relation = "exact_equal" if session.relation(value) == "exact" else "enclosure"
+    reference, detail = {}, {}
+    if expect is not None:
+        if relation != "exact_equal":
+            raise ParseError("--expect compares exactly, but the output is an enclosure (a value left the exact fields)")
+        reference = {"expected": value_to_json(expected_value(expect, lits))}
+        detail = {"equals_expected": reference["expected"] == output}
+    construction: dict[str, Any] = {"kind": kind(program)}
+    if isinstance(program, rasp.SOp) and example is not None:
+        construction["size"] = rasp.size(program).to_json(length=len(example))
+    params = {"file": file, "expr": expr, "input": input, "expect": expect, "e_literal": e_literal}
+    return certificate(
+        NAME,
+        {k: v for k, v in params.items() if v is not None},
+        {
+            "source": {"text": source, "sha256": sha256_text(source)},
+            "loaded": [{"name": n, "text": t, "sha256": sha256_text(t)} for n, t in files.served.items()],
+            "tokens": None if example is None else [encode_value(x) for x in example],
+        },
+        construction,
+        {"value": output},
+        reference,
+        {
+            "relation": relation,
+            "holds": detail.get("equals_expected", True),
+            "statement": statement(file, source, len(files.served), expr, input, expect, e_literal, relation, detail.get("equals_expected")),
+            **detail,
+        },
+    )
+
+
+def statement(
+    file: str, source: str, loads: int, expr: str, input: str | None, expect: str | None, e_literal: str | None, relation: str, equal: bool | None
+) -> str:
+    """What this certificate states, in words."""
+    loaded = f", and the {loads} file(s) it loads as recorded" if loads else ""
+    lits = f", reading the decimal literal(s) {e_literal} as the constant e" if e_literal is not None else ""
+    on = f"on the input {input!r}" if input is not None else "without an input"
+    what = "is exactly the recorded output" if relation == "exact_equal" else "lies in the recorded balls (an enclosure)"
+    text = f"after running {file} (UTF-8 source of sha256 {sha256_text(source)}{loaded}) in attncert's exact RASP semantics{lits}, the value of {expr!r} {on} {what}"
+    if expect is not None:
+        text += f", which {'equals' if equal else 'does NOT equal'} the expected value {expect!r}"
+    return text
+
+
+def sha256_text(text: str) -> str:
+    """The sha256 of a text's UTF-8 bytes (for a source file read as UTF-8: the file's own sha256)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def e_literals(e_literal: str | None) -> frozenset[fmpq]:
+    """'2.718,2.73' -> the values of the decimal literals read as e (none without the option)."""
+    return frozenset(read_e_literal(t.strip()) for t in e_literal.split(",")) if e_literal is not None else frozenset()
+
+
+def expected_value(expect: str, lits: frozenset[fmpq]) -> Any:
+    """The value of the --expect expression, run alone (over the library, no loads) by a bounded interpreter."""
+    results = Interpreter("--expect", e_literals=lits, files=RecordedFiles({})).run(expect.rstrip().rstrip(";") + ";")
+    if not results or isinstance(results[-1][1], (rasp.SOp, rasp.Selector)):
+        raise ParseError("--expect must be a value (a number, string, boolean or list of them), not a sequence")
+    return results[-1][1]
+
+
+def kind(v: Any) -> str:
+    """What the expression's value is: a sequence, a selector, or a plain value."""
+    return "sequence" if isinstance(v, rasp.SOp) else "selector" if isinstance(v, rasp.Selector) else "value"
+
+
+def value_to_json(v: Any) -> Any:
+    """A RASP value, exactly: scalars tagged as in graphs (``{"q": "1/2"}``, ``{"s": "a"}``, ``{"b": true}``,
+    null, ``{"ee": ...}``), balls as ``{"ball": {"mid", "rad"}}``, lists as lists, tuples and dicts tagged."""
+    if isinstance(v, list):
+        return [value_to_json(x) for x in v]
+    if isinstance(v, tuple):
+        return {"tuple": [value_to_json(x) for x in v]}
+    if isinstance(v, dict):
+        return {"dict": [[value_to_json(k), value_to_json(x)] for k, x in v.items()]}
+    if isinstance(v, arb):
+        return {"ball": Ball(ENCLOSURE_BITS).to_json(v)}
+    if v is None or isinstance(v, (bool, str, int, fmpq, EENumber)):
+        return encode_value(v)
+    what = "a function" if isinstance(v, (Function, Builtin)) else f"a value of type {type(v).__name__}"
+    raise ParseError(f"the expression's value is {what}, which a certificate cannot record; certify a value or a sequence")
+
+
+def verify(doc: dict[str, Any]) -> list[str]:
+    """Run the recorded source again, loads served from the recorded texts only, and compare the whole document."""
+    params = _params(doc)
+    inputs = doc.get("inputs")
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("source"), dict) or not isinstance(inputs.get("loaded"), list):
+        raise ParseError('a rasp_program certificate records "source" and "loaded" in its inputs')
+    source = _text(inputs["source"], "source")
+    main = os.path.normpath(params["file"])
+    texts: dict[str, str] = {}
+    problems = []
+    for entry in inputs["loaded"]:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or name in texts or name == main:
+            raise ParseError(f"loaded files must have distinct string names other than the program's, got {name!r:.60}")
+        texts[name] = _text(entry, name)
+    for name, entry in [("the program", inputs["source"])] + [(e["name"], e) for e in inputs["loaded"]]:
+        if entry.get("sha256") != sha256_text(entry["text"]):
+            problems.append(f"the recorded sha256 of {name:.60} is not the sha256 of its recorded text")
+    rebuilt = certify(params["file"], source, RecordedFiles({main: source, **texts}), **{k: params.get(k) for k in ("expr", "input", "expect", "e_literal")})
+    return problems + differing_fields(doc, rebuilt)
+
+
+def _params(doc: dict[str, Any]) -> dict[str, str]:
+    params = doc.get("params")
+    if not isinstance(params, dict):
+        raise ParseError('certificate field "params" must be an object')
+    declared = {"file", "expr", "input", "expect", "e_literal"}
+    unknown = sorted(set(params) - declared)
+    if unknown:
+        raise ParseError(f"unknown parameter {unknown[0]!r:.40} for claim {NAME}")
+    for name in REQUIRED:
+        if name not in params:
+            raise ParseError(f"the certificate lacks the parameter {name!r} of claim {NAME}")
+    if not all(isinstance(v, str) for v in params.values()):
+        raise ParseError(f"the parameters of claim {NAME} are strings")
+    return params
+
+
+def _text(entry: Any, what: str) -> str:
+    text = entry.get("text") if isinstance(entry, dict) else None
+    if not isinstance(text, str):
+        raise ParseError(f"the recorded text of {what:.60} must be a string")
+    return text
+
+
+def cost(input: str | None = None, **_: Any) -> costs.Cost:
+    """One evaluation on the input's positions; a selection may pair every position with every other.
+    The program's own steps are bounded while it runs (--max-steps), not predicted."""
+    n = len(session.read_input(input)) if input is not None else 0
+    return costs.rasp_cost(n, n)
+
+
+register(
+    Claim(
+        NAME,
+        STATEMENT,
+        prove,
+        (
+            Param("file", str, str(shipped_program("classic")), "the .rasp program (the default is attncert's classic programs)"),
+            Param("expr", str, "make_histogram(tokens)", "the expression whose value is certified, evaluated after the program"),
+            Param("input", str, "hello", "the input: a JSON list (numbers read exactly) or a string of tokens"),
+            Param("expect", str, None, "the expected value, a RASP expression such as [1, 1/2, \"a\"]; the claim holds iff the output equals it"),
+            Param("e_literal", str, None, "decimal literals read as the constant e, comma-separated (as attncert rasp --e-literal)"),
+        ),
+        verify=verify,
+        cost=cost,
+        interprets=True,
+    )
+)
