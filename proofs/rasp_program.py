@@ -43,6 +43,13 @@ STATEMENT = (
     "semantics and evaluating the expression on the input gives the recorded output (exact in QQ/EE, or enclosed in "
     "balls where a value leaves them); with an expected value, the output equals it"
 )
+PARAMS = (
+    Param("file", str, str(shipped_program("classic")), "the .rasp program (the default is attncert's classic programs)"),
+    Param("expr", str, "make_histogram(tokens)", "the expression whose value is certified, evaluated after the program"),
+    Param("input", str, "hello", "the input: a JSON list (numbers read exactly) or a string of tokens"),
+    Param("expect", str, None, "the expected value, a RASP expression such as [1, 1/2, \"a\"]; the claim holds iff the output equals it"),
+    Param("e_literal", str, None, "decimal literals read as the constant e, comma-separated (as attncert rasp --e-literal)"),
+)
 #: Parameters that must be recorded; the others are recorded only when given.
 REQUIRED = ("file", "expr")
 
@@ -170,8 +177,7 @@ def _params(doc: dict[str, Any]) -> dict[str, str]:
     params = doc.get("params")
     if not isinstance(params, dict):
         raise ParseError('certificate field "params" must be an object')
-    declared = {"file", "expr", "input", "expect", "e_literal"}
-    unknown = sorted(set(params) - declared)
+    unknown = sorted(set(params) - {p.name for p in PARAMS})
     if unknown:
         raise ParseError(f"unknown parameter {unknown[0]!r:.40} for claim {NAME}")
     for name in REQUIRED:
@@ -201,13 +207,7 @@ register(
         NAME,
         STATEMENT,
         prove,
-        (
-            Param("file", str, str(shipped_program("classic")), "the .rasp program (the default is attncert's classic programs)"),
-            Param("expr", str, "make_histogram(tokens)", "the expression whose value is certified, evaluated after the program"),
-            Param("input", str, "hello", "the input: a JSON list (numbers read exactly) or a string of tokens"),
-            Param("expect", str, None, "the expected value, a RASP expression such as [1, 1/2, \"a\"]; the claim holds iff the output equals it"),
-            Param("e_literal", str, None, "decimal literals read as the constant e, comma-separated (as attncert rasp --e-literal)"),
-        ),
+        PARAMS,
         verify=verify,
         cost=cost,
         interprets=True,
