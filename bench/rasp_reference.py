@@ -78,6 +78,19 @@ LIBRARY = [
     'aggregate(select(indices, indices, <=), indicator(tokens == "a"))',
 ]
 LIBRARY_INPUTS = ["hello", "abcab", "banana", "aaa", "b", "cabbage"]
+#: Arithmetic where the reference's floats are not the exact values: (expression, input or None for
+#: a plain value, why the two differ). Ours stays exact; these rows are expected to differ.
+ARITHMETIC = [
+    ("0.1 + 0.2", None, "the reference adds the floats nearest 1/10 and 2/10, giving 0.30000000000000004; ours is 3/10"),
+    ("0.1 + 0.2 == 0.3", None, "the same float sum is not the float nearest 3/10"),
+    ("2 ^ -1", None, "both are 1/2, printed 0.5 by the reference"),
+    (
+        'length * aggregate(full_s, indicator(tokens == "a")) == 1',
+        "a" + "b" * 48,
+        "the mean 1/49 in floating point, times 49, is 0.9999999999999999 in the reference; exactly 1 here",
+    ),
+    ('aggregate(full_s, indicator(tokens == "a")) * 3', "abbbbbbbbb", "3/10 exactly; the reference's float 0.30000000000000004 prints as 0.3"),
+]
 #: A statement whose printed value marks the end of the previous statement's output.
 MARK = "@@attncert-mark-{}@@"
 MARK_LINE = re.compile(r'value: out =\s+"@@attncert-mark-(\d+)@@"')
@@ -289,6 +302,19 @@ def _compare_one(v: Any, x: str, chunk: str) -> tuple[str, str]:
     return verdict, f"{x!r}: {why}" if why else ""
 
 
+def compare_arithmetic(root: Path, python: str) -> list[Row]:
+    """The ARITHMETIC expressions in both interpreters; each row says why a difference is expected."""
+    statements = [f"{e};" if x is None else f'({e})("{x}");' for e, x, _ in ARITHMETIC]
+    chunks = reference_outputs(root, python, [""] + statements)[1:]
+    rows = []
+    for (e, x, why), chunk in zip(ARITHMETIC, chunks):
+        v = Interpreter("arithmetic").run(f"{e};")[-1][1]
+        verdict, detail = _compare_value(e, v, chunk) if x is None else _compare_one(v, x, chunk)
+        result = {"exact": "agree", "printing": "agree (3-digit printing)"}.get(verdict, verdict)
+        rows.append(Row("arithmetic", e if x is None else f"{e} on {x[:12]}{'…' if len(x) > 12 else ''}", 1, result, why if verdict != "exact" or "prints" in why else ""))
+    return rows
+
+
 def _compare_value(name: str, v: Any, chunk: str) -> tuple[str, str]:
     m = next((VALUE.match(ln.replace(">>", "", 1)) for ln in chunk.splitlines() if VALUE.match(ln.replace(">>", "", 1))), None)
     if m is None:
@@ -330,13 +356,16 @@ def table(rows: list[Row]) -> str:
 
 
 def summary(rows: list[Row]) -> str:
-    seqs = [r for r in rows if r.sequence not in ("(the program)",) and not r.sequence.startswith("plain values")]
-    count = lambda pred: sum(1 for r in seqs if pred(r.result))  # noqa: E731
+    seqs = [r for r in rows if r.program != "arithmetic" and r.sequence != "(the program)" and not r.sequence.startswith("plain values")]
+    sums = [r for r in rows if r.program == "arithmetic"]
+    count = lambda rs, pred: sum(1 for r in rs if pred(r.result))  # noqa: E731
     return (
-        f"{len(seqs)} named sequences: {count(lambda s: s == 'agree')} agree exactly, "
-        f"{count(lambda s: s == 'agree (3-digit printing)')} agree up to the reference's 3-digit printing, "
-        f"{count(lambda s: s.startswith('agree (both fail'))} agree where both run and both fail elsewhere, "
-        f"{count(lambda s: s == 'differ')} differ"
+        f"{len(seqs)} named sequences and library calls: {count(seqs, lambda s: s == 'agree')} agree exactly, "
+        f"{count(seqs, lambda s: s == 'agree (3-digit printing)')} agree up to the reference's 3-digit printing, "
+        f"{count(seqs, lambda s: s.startswith('agree (both fail'))} agree where both run and both fail elsewhere, "
+        f"{count(seqs, lambda s: s == 'differ')} differ. Arithmetic: {count(sums, lambda s: s == 'differ')} of {len(sums)} "
+        "expressions differ, each where the reference's float is not the exact value. "
+        f"Programs we stop early: {', '.join(r.program for r in rows if r.result == 'ours stops') or 'none'}."
     )
 
 
@@ -354,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, subprocess.SubprocessError):
         print(f"skipped: {args.reference_python} cannot run the reference interpreter (needs antlr4 and termcolor)")
         return 0
-    rows = compare_library(root, args.reference_python)
+    rows = compare_library(root, args.reference_python) + compare_arithmetic(root, args.reference_python)
     for name, inputs in PROGRAMS:
         if (root / f"{name}.rasp").is_file():
             rows += compare_program(root, args.reference_python, name, inputs)

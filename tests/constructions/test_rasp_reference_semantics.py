@@ -117,3 +117,14 @@ def test_an_aggregate_passes_a_single_boolean_through(word):
     # a numerical aggregate (the Python API's, as tracr's) averages booleans as 0 and 1
     frac = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.numerical(rasp.tokens == "a"), default=0))
     assert rasp.evaluate(frac, list(word)) == [fmpq(word[: i + 1].count("a"), i + 1) for i in range(len(word))]
+
+
+def test_the_repl_reads_a_statement_over_several_lines_and_sets_an_example_by_name():
+    import io
+
+    from constructions.rasp.language import session
+
+    lines = iter(["total = 0;", "for i in range(4) {", "  total = total + i;", "}", "word = \"abc\";", "set example word", "def twice(x) {", "return x * 2; }", "twice(indices", ");", "total;", "exit"])
+    out = io.StringIO()
+    session.repl(lambda prompt: next(lines), out)
+    assert out.getvalue().splitlines() == ["total = 0", 'word = "abc"', 'example: ["a", "b", "c"]', "out = [0, 2, 4]", "out = 6"]

@@ -16,6 +16,7 @@ from flint import arb, fmpq
 from constructions import rasp
 from constructions.rasp.language.bounds import Budget
 from constructions.rasp.language.interpreter import Interpreter
+from constructions.rasp.language.parser import RaspSyntaxError, parse
 from constructions.rasp.language.sources import Files
 from exact import QQ, EENumber
 from exact.domains import ENCLOSURE_BITS, in_smallest_domain
@@ -34,8 +35,6 @@ def read_input(text: str) -> list[Any]:
             items = json.loads(text, parse_float=str, parse_int=str)
         except json.JSONDecodeError as e:
             raise ParseError(f"--input is not a JSON list: {e.msg} at column {e.colno}") from None
-        except RecursionError:  # [[[[…: json's decoder recurses per level
-            raise ParseError("--input is nested too deeply to be a list of tokens") from None
         return [QQ.convert(x) if isinstance(x, str) and _numeric(x) else x for x in items]
     return list(text)
 
@@ -123,7 +122,9 @@ def program_value(
 
 
 def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset()) -> None:
-    """A read-eval-print loop: '>> ' prompt; statements run in one environment; 'exit' ends it."""
+    """A read-eval-print loop: '>> ' prompt; statements run in one environment; 'exit' ends it. A
+    statement may span lines, as in the reference's REPL: while what was read is the start of a
+    statement, the next line is read (prompt '.. ')."""
     it = Interpreter("<repl>", e_literals=e_literals)
     example: list[Any] | None = None
     while True:
@@ -135,12 +136,17 @@ def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e
             return
         if line.strip().startswith("set example"):
             try:
-                example = read_example(line.strip()[len("set example"):])
+                example = read_example(line.strip()[len("set example"):], it)
                 print(f"example: {show(example)}", file=out)
             except AttncertError as e:
                 print(f"error: {e}", file=out)
             continue
-        it.budget = Budget()  # each line is a run of its own, within the limits
+        while _goes_on(line):
+            try:
+                line += "\n" + read(".. ")
+            except EOFError:
+                break
+        it.budget = Budget()  # each statement is a run of its own, within the limits
         try:
             for name, v in it.run(line):
                 if isinstance(v, (rasp.SOp, rasp.Selector)) and example is None:
@@ -153,7 +159,24 @@ def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e
             print(f"error: {e}", file=out)
 
 
-def read_example(text: str) -> list[Any]:
-    """The example of 'set example "hello"' (its characters) or 'set example [1, 2.5]' (exact numbers)."""
+def _goes_on(text: str) -> bool:
+    """Whether text is an unfinished statement: it parses up to its end, where more is expected."""
+    try:
+        parse(text)
+    except RaspSyntaxError as e:
+        return "unexpected end of input" in str(e)
+    return False
+
+
+def read_example(text: str, it: Interpreter | None = None) -> list[Any]:
+    """The example of 'set example "hello"' (its characters), 'set example [1, 2.5]' (exact numbers), or,
+    with an interpreter, 'set example EXPR' for any expression whose value is a string or a list."""
     text = text.strip().rstrip(";").strip()
-    return list(text[1:-1]) if text.startswith('"') and text.endswith('"') and len(text) >= 2 else read_input(text)
+    if text.startswith('"') and text.endswith('"') and len(text) >= 2:
+        return list(text[1:-1])
+    if text.startswith("[") or it is None:
+        return read_input(text)
+    value = Interpreter("set example", it.env, it.loaded, it.e_literals, it.files, Budget()).run(f"{text};")[-1][1]
+    if not isinstance(value, (str, list)):
+        raise ParseError(f"set example {text}: the example is a string or a list, not {show(value)}")
+    return list(value)
