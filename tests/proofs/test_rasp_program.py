@@ -272,9 +272,11 @@ def test_hostile_programs_through_rasp_prove_and_verify(name: str, genuine: dict
     assert code == 2 and line.startswith("BAD") and says in line, line
 
 
-def test_a_missing_file_and_oversized_source(program: Path):
+def test_a_missing_file_oversized_source_and_hostile_input(program: Path):
     code, line = cli(["prove", "rasp_program", "--file", "nowhere.rasp", "--expr", "1"], program)
     assert code == 2 and "cannot read nowhere.rasp" in line
+    code, line = cli(["rasp", "main.rasp", "--eval", "frac_a", "--input", "[" * 100_000], program)
+    assert code == 2 and "nested too deeply" in line
     code, line = cli(["rasp", "main.rasp", "--eval", "frac_a", "--input", "ab", "--max-source", "40"], program)
     assert code == 2 and "--max-source" in line
     code, line = cli(["prove", "rasp_program", "--file", "main.rasp", "--expr", "frac_a", "--input", "a" * 40_000], program)
