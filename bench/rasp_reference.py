@@ -37,7 +37,8 @@ from typing import Any, Iterator
 from flint import fmpq
 
 from constructions import rasp
-from constructions.rasp.language.interpreter import Function, Interpreter
+from constructions.rasp.language.interpreter import Interpreter, public
+from constructions.rasp.language.session import _goes_on, read_example
 from exact.errors import AttncertError
 
 #: Each program (its path in the reference checkout, without .rasp) and the inputs its sequences run on.
@@ -91,12 +92,15 @@ ARITHMETIC = [
     ),
     ('aggregate(full_s, indicator(tokens == "a")) * 3', "abbbbbbbbb", "3/10 exactly; the reference's float 0.30000000000000004 prints as 0.3"),
 ]
-#: A statement whose printed value marks the end of the previous statement's output.
-MARK = "@@attncert-mark-{}@@"
-MARK_LINE = re.compile(r'value: out =\s+"@@attncert-mark-(\d+)@@"')
-SEQUENCE = re.compile(r"^\s*=\s+(\[.*\](?:\*\d+)?) \((\w+)s\)\s*$")
+#: A statement whose printed message marks the end of the previous statement's output: the load of
+#: a file that is not there evaluates no expression, so ``out`` (the last value) is not the marker.
+MARK = 'load "@@attncert-mark-{}@@";'
+MARK_LINE = re.compile(r"!!ignoring input:\s*could not find file: @@attncert-mark-(\d+)@@\.rasp")
+#: A printed sequence: '\t =  [1, 2] (ints)' for an application, 'Example: name("hello") = [...] (ints)' for a name.
+SEQUENCE = re.compile(r"^(?:\s*|.*Example: .*\) )=\s+(\[.*\](?:\*\d+)?) \((\w+)s\)\s*$")
 VALUE = re.compile(r"^\s*value: \w+ =\s+(.*)$")
-FAILURE = ("!!", "evaluation failed", "EVALUATION FAILURE", "something went wrong", "antlr exception")
+FAILURE = ("!!", "evaluation failed", "EVALUATION FAILURE", "something went wrong", "antlr exception", "not implemented")
+EXIT = ("exit", "exit()", "quit", "quit()")
 
 
 @contextmanager
@@ -115,7 +119,7 @@ def working_directory(path: Path) -> Iterator[None]:
 
 def reference_outputs(root: Path, python: str, statements: list[str]) -> list[str]:
     """What the reference's REPL prints for each statement (each is followed by a marker statement)."""
-    script = "".join(f'{s}\n"{MARK.format(i)}";\n' for i, s in enumerate(statements))
+    script = "".join(f"{s}\n{MARK.format(i)}\n" for i, s in enumerate(statements))
     out = subprocess.run([python, "-m", "RASP_support"], input=script, cwd=root, capture_output=True, text=True, timeout=1800).stdout
     chunks: list[str] = [""] * len(statements)
     start = 0
@@ -135,17 +139,24 @@ def failure(chunk: str) -> str | None:
     return None
 
 
-def printed_sequence(chunk: str) -> tuple[list[str], str] | None:
-    """The items and type ('int', 'float', 'string', 'bool') of a sequence the reference printed."""
+def printed_sequences(chunk: str) -> list[tuple[list[str], str]]:
+    """The items and type ('int', 'float', 'string', 'bool') of each sequence the reference printed."""
+    out = []
     for ln in chunk.splitlines():
         m = SEQUENCE.match(ln.replace(">>", "", 1))
         if m:
             text, kind = m.groups()
             if "]*" in text:
                 body, times = text.rsplit("*", 1)
-                return [body[1:-1]] * int(times), kind
-            return _split(text[1:-1], kind), kind
-    return None
+                out.append(([body[1:-1]] * int(times), kind))
+            else:
+                out.append((_split(text[1:-1], kind), kind))
+    return out
+
+
+def printed_sequence(chunk: str) -> tuple[list[str], str] | None:
+    found = printed_sequences(chunk)
+    return found[0] if found else None
 
 
 def printed_selector(chunk: str, n: int) -> list[list[bool]] | None:
@@ -184,16 +195,16 @@ def run_ours(root: Path, name: str) -> Program:
             it.run(path.read_text())
         except AttncertError as e:
             stopped = str(e)
-    named = {k: v for k, v in it.env.values.items() if not k.startswith("_")}
+    named = {k: v for k, v in it.env.values.items() if public(k)}
     sequences = {k: v for k, v in named.items() if isinstance(v, (rasp.SOp, rasp.Selector))}
-    values = {k: v for k, v in named.items() if isinstance(v, (fmpq, str, bool)) and not isinstance(v, Function)}
+    values = {k: v for k, v in named.items() if isinstance(v, (fmpq, str, bool))}
     return Program(name, sequences, values, stopped)
 
 
-def ours_on(seq: rasp.SOp | rasp.Selector, text: str) -> list[Any] | str:
-    """The sequence (or selector) on the input's characters, or our error message."""
+def ours_on(seq: rasp.SOp | rasp.Selector, xs: str | list[Any]) -> list[Any] | str:
+    """The sequence (or selector) on the input (a string is its characters), or our error message."""
     try:
-        return rasp.evaluate(seq, list(text))
+        return rasp.evaluate(seq, list(xs))
     except AttncertError as e:
         return f"error: {e}"
 
@@ -315,6 +326,82 @@ def compare_arithmetic(root: Path, python: str) -> list[Row]:
     return rows
 
 
+def statements_of(text: str) -> list[str]:
+    """A REPL transcript cut into statements as the REPLs read it (a statement may span lines); blank
+    and comment lines are left out, and so is everything after exit or quit."""
+    out, buf = [], ""
+    for line in text.splitlines():
+        if not buf and line.strip() in EXIT:
+            return out + [line.strip()]
+        buf = f"{buf}\n{line}" if buf else line
+        if _goes_on(buf):
+            continue
+        if buf.strip() and not buf.strip().startswith("#"):
+            out.append(buf)
+        buf = ""
+    return out
+
+
+def compare_transcript(root: Path, python: str, path: Path) -> Row:
+    """A transcript of the reference's tests, statement by statement, in both REPLs (attncert's with
+    the reference's starting example "hello"): what each prints, where both print values."""
+    statements = statements_of(path.read_text())
+    chunks = reference_outputs(root, python, statements)
+    it, example = Interpreter("<repl>"), list("hello")
+    results: list[tuple[str, str]] = []
+    with working_directory(root):
+        for k, (st, chunk) in enumerate(zip(statements, chunks)):
+            line = st.strip()
+            if line in EXIT:
+                break
+            if line.startswith("set example"):
+                try:
+                    example = read_example(line[len("set example") :], it)
+                except AttncertError:
+                    pass  # the reference keeps its example too when the new one fails
+                continue
+            try:
+                named, refused = it.run(st), None
+            except AttncertError as e:
+                named, refused = [], str(e)
+            if not re.sub(r"^(>>|\.\.|\s)*", "", chunk, flags=re.M).strip():
+                results.append(("not compared", ""))  # the reference printed nothing for it (it read on into the next line)
+            elif refused is not None:
+                results.append(("both fail", "") if failure(chunk) else ("differ", f"statement {k + 1}: ours refuses ({refused}), the reference does not"))
+            else:
+                results.append(_compare_printed(named, example, chunk, k + 1))
+    compared = [r for r in results if r[0] != "not compared"]
+    row = _summarise("transcript", path.name, len(compared), compared)
+    row.note = (row.note + "; " if row.note else "") + f"{len(statements)} statements, {len(results) - len(compared)} not compared (definitions, loads, lists)"
+    return row
+
+
+def _compare_printed(named: list[tuple[str, Any]], example: list[Any], chunk: str, k: int) -> tuple[str, str]:
+    """Our values of one statement against the values the reference printed for it, in order."""
+    seqs, values = printed_sequences(chunk), [m.group(1).strip() for ln in chunk.splitlines() if (m := VALUE.match(ln.replace(">>", "", 1)))]
+    problem = failure(chunk)
+    verdicts = []
+    for name, v in named:
+        if isinstance(v, rasp.Selector):
+            mine = ours_on(v, example)
+            theirs = printed_selector(chunk, len(example))
+            verdicts.append(("exact", "") if theirs == mine else ("differ", f"statement {k}: {name}: the selection matrices differ"))
+        elif isinstance(v, (rasp.SOp, list)) and not (isinstance(v, list) and not seqs):
+            mine = ours_on(v, example) if isinstance(v, rasp.SOp) else v
+            if isinstance(mine, str) or not seqs:
+                verdicts.append(("both fail", "") if problem and isinstance(mine, str) else ("differ", f"statement {k}: {name}: ours {mine!s:.80}; the reference: {problem}"))
+                continue
+            items, kind = seqs.pop(0)
+            verdict, why = compare_items(items, kind, mine)
+            verdicts.append((verdict, f"statement {k}: {name}: {why}" if why else ""))
+        elif isinstance(v, (fmpq, str, bool)) and values:
+            verdicts.append(_compare_value(name, v, f"value: {name} = {values.pop(0)}"))
+    if not verdicts:
+        return ("both fail", "") if problem and not named else ("not compared", "")
+    worst = next((x for x in verdicts if x[0] == "differ"), None) or next((x for x in verdicts if x[0] == "printing"), verdicts[0])
+    return worst
+
+
 def _compare_value(name: str, v: Any, chunk: str) -> tuple[str, str]:
     m = next((VALUE.match(ln.replace(">>", "", 1)) for ln in chunk.splitlines() if VALUE.match(ln.replace(">>", "", 1))), None)
     if m is None:
@@ -337,7 +424,7 @@ def _summarise(program: str, sequence: str, n: int, results: list[tuple[str, str
         k = sum(v == "printing" for v, _ in results)
         return Row(program, sequence, n, "agree (3-digit printing)", f"on {k} input(s) our exact value has no 3-digit decimal; the reference prints it rounded")
     if verdicts <= {"exact", "printing", "both fail"}:
-        return Row(program, sequence, n, "agree (both fail on some inputs)", notes[0][:160])
+        return Row(program, sequence, n, "agree (both fail on some inputs)", notes[0][:160] if notes else "")
     return Row(program, sequence, n, "differ", "; ".join(notes)[:300])
 
 
@@ -356,8 +443,9 @@ def table(rows: list[Row]) -> str:
 
 
 def summary(rows: list[Row]) -> str:
-    seqs = [r for r in rows if r.program != "arithmetic" and r.sequence != "(the program)" and not r.sequence.startswith("plain values")]
+    seqs = [r for r in rows if r.program not in ("arithmetic", "transcript") and r.sequence != "(the program)" and not r.sequence.startswith("plain values")]
     sums = [r for r in rows if r.program == "arithmetic"]
+    transcripts = [r for r in rows if r.program == "transcript"]
     count = lambda rs, pred: sum(1 for r in rs if pred(r.result))  # noqa: E731
     return (
         f"{len(seqs)} named sequences and library calls: {count(seqs, lambda s: s == 'agree')} agree exactly, "
@@ -365,6 +453,7 @@ def summary(rows: list[Row]) -> str:
         f"{count(seqs, lambda s: s.startswith('agree (both fail'))} agree where both run and both fail elsewhere, "
         f"{count(seqs, lambda s: s == 'differ')} differ. Arithmetic: {count(sums, lambda s: s == 'differ')} of {len(sums)} "
         "expressions differ, each where the reference's float is not the exact value. "
+        f"Transcripts: {count(transcripts, lambda s: s.startswith('agree'))} of {len(transcripts)} agree on every statement compared. "
         f"Programs we stop early: {', '.join(r.program for r in rows if r.result == 'ours stops') or 'none'}."
     )
 
@@ -387,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, inputs in PROGRAMS:
         if (root / f"{name}.rasp").is_file():
             rows += compare_program(root, args.reference_python, name, inputs)
+    rows += [compare_transcript(root, args.reference_python, p) for p in sorted((root / "tests" / "in").glob("*.txt"))]
     print(table(rows))
     print()
     print(summary(rows))

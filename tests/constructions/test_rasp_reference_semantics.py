@@ -128,3 +128,8 @@ def test_the_repl_reads_a_statement_over_several_lines_and_sets_an_example_by_na
     out = io.StringIO()
     session.repl(lambda prompt: next(lines), out)
     assert out.getvalue().splitlines() == ["total = 0", 'word = "abc"', 'example: ["a", "b", "c"]', "out = [0, 2, 4]", "out = 6"]
+
+
+def test_out_is_the_last_value():
+    got = run("a = 3; a + 1; b = out * 2; c = out;", ["a"])
+    assert (got["b"], got["c"]) == (8, 8)

@@ -56,14 +56,19 @@ class Function:
     source: str = "<input>"  # where it was defined: errors in its body point there
 
 
+def public(name: str) -> bool:
+    """Whether a loaded file's name is also set where it is loaded: not private (``_name``), not ``out``."""
+    return not name.startswith("_") and name != "out"
+
+
 @dataclass
 class Env:
     values: dict[str, Any] = field(default_factory=dict)
     parent: "Env | None" = None
     #: Names that cannot be assigned here.
     reserved: frozenset[str] = RESERVED
-    #: For a loaded file's environment, the loading one: the file's public names (those not
-    #: starting with "_") are set there too, so a file keeps its private names to itself.
+    #: For a loaded file's environment, the loading one: the file's public names (:func:`public`)
+    #: are set there too, so a file keeps its private names to itself.
     exports_to: "Env | None" = None
 
     def get(self, name: str) -> Any:
@@ -80,12 +85,12 @@ class Env:
         while env is not None:
             if name in env.reserved:
                 return True
-            env = env.exports_to if not name.startswith("_") else None
+            env = env.exports_to if public(name) else None
         return False
 
     def set(self, name: str, value: Any) -> None:
         self.values[name] = value
-        if self.exports_to is not None and not name.startswith("_"):
+        if self.exports_to is not None and public(name):
             self.exports_to.set(name, value)
 
 
@@ -189,10 +194,12 @@ class Interpreter:
     def _statement(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
         kind = st.data
         if kind == "expr_statement":
-            return [("out", self.expr(st.children[0], env))]
+            value = env.values["out"] = self.expr(st.children[0], env)  # `out` holds the last value, as in the reference
+            return [("out", value)]
         if kind == "assign":
             names = [t.value for t in st.children[0].children]
             vals = self.exprs(st.children[1], env)
+            env.values["out"] = vals[-1]
             if len(vals) == 1 and len(names) > 1 and isinstance(vals[0], (tuple, list)):
                 vals = list(vals[0])  # a function's several results, or a list, unpack
             if len(vals) != len(names):
@@ -229,7 +236,7 @@ class Interpreter:
     def _load(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
         """load "lib"; runs lib.rasp (beside the loading file, or as given), once, as the reference does:
         in an environment of its own over the library (it does not see the loading program's names),
-        whose public names (not starting with "_") are also set in the loading environment."""
+        whose public names (:func:`public`) are also set in the loading environment."""
         target = st.children[0].value[1:-1]
         here = Path(self.name).parent if self.name not in ("<input>", "<repl>", "--eval") else Path(".")
         candidates = (here / target, here / f"{target}.rasp", Path(target), Path(f"{target}.rasp"))
@@ -240,7 +247,7 @@ class Interpreter:
             ran = self.loaded[key]
             if ran is not None:  # a file runs once: loaded again, its public names are set here as a second run would
                 for name, value in ran.values.items():
-                    if not name.startswith("_"):
+                    if public(name):
                         self._assign(env, name, value, st)
             return []
         if len(self.loaded) >= MAX_LOADS:
