@@ -6,8 +6,10 @@ The reference (tech-srl/RASP, "Thinking Like Transformers", Weiss et al. 2021) i
 dependency and nothing of it is part of attncert: this script reads its example programs
 from the checkout you give, runs each one in attncert's interpreter, and drives the
 reference's REPL on stdin (``load "program";`` then ``name("input");`` for every named
-sequence on every input), parsing what it prints. It prints a markdown table: program,
-sequence, inputs, and whether the two agree.
+sequence and selector on every input), parsing what it prints. It does the same for the
+library's functions (LIBRARY) and a few arithmetic expressions (ARITHMETIC), and replays
+the reference's test transcripts (``tests/in/*.txt``) statement by statement in both
+REPLs. It prints a markdown table: program, sequence, inputs, and whether the two agree.
 
 What agreement means. attncert's values are exact rationals; the reference computes means
 in floating point and prints a float rounded to 3 digits. A sequence *agrees* when, on every
