@@ -82,12 +82,13 @@ DOCUMENT_LIMITS = (
     ("--max-digits", "max_digits", "digits per numerator/denominator (also Python's integer-string limit)"),
     ("--max-exponent", "max_exponent", "largest |q| in e^q"),
     ("--max-entries", "max_entries", "entries per matrix, elements of one RASP value"),
+    ("--max-nodes", "max_nodes", "nodes in one recorded RASP graph"),
 )
 RASP_LIMITS = (
     ("--max-steps", "max_steps", "steps of a RASP program: statements, expressions, loop iterations, elements built, positions evaluated"),
     ("--max-recursion", "max_recursion", "nested evaluations in a RASP program: function calls, levels of nested expressions"),
     ("--max-source", "max_source", "characters of RASP source in one run: the program, the files it loads, the expression"),
-    *DOCUMENT_LIMITS[1:],
+    *DOCUMENT_LIMITS[1:4],
     *COST_LIMITS[:2],
 )
 
@@ -316,6 +317,36 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
+#: Claims with a plot: name -> the module function giving PNG bytes from a certificate.
+PLOTS = {"lipschitz_rates": ("proofs.approximation.plot", "rates_png")}
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    import importlib
+
+    from exact.certificate import read_certificate
+
+    claim: Claim = args.claim_obj
+    target = _target(args.out, Path("plots") / f"{claim.name}.png")  # before the work
+    lim = _limits(args)
+    if args.certificate:
+        outcome = verify_file(args.certificate, lim)
+        if outcome.status != OK:
+            raise AttncertError(f"{args.certificate} does not verify ({outcome.status}: {outcome.reason}); not plotting it")
+        doc = read_certificate(args.certificate)
+        if doc["claim"] != claim.name:
+            raise AttncertError(f"{args.certificate} is a {doc['claim']} certificate, not {claim.name}")
+    else:
+        params = {p.name: getattr(args, p.name) for p in claim.params}
+        refuse_over_limits(claim, params, lim)
+        with limits(lim):
+            doc = claim.prove(**params)
+    module, function = PLOTS[claim.name]
+    where = _emit(target, getattr(importlib.import_module(module), function)(doc))
+    print(f"{claim.name}: plot written to {where}", file=sys.stdout if target else sys.stderr)
+    return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
+
+
 def _note(message: str) -> None:
     print(f"attncert: note: {message}", file=sys.stderr)
 
@@ -402,6 +433,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_limits(sp, RASP_LIMITS)
     sp.set_defaults(func=_cmd_rasp)
+
+    sp = sub.add_parser("plot", help="plot a claim's table as a PNG (lipschitz_rates: certified error against width, log-log)")
+    plot_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
+    plot_sub.required = True
+    for name, claim in sorted(load_claims().items()):
+        if name not in PLOTS:
+            continue
+        cp = plot_sub.add_parser(name, help=claim.statement)
+        for prm in claim.params:
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+        cp.add_argument("--certificate", metavar="FILE", action=_Once, help="plot this certificate (verified first) instead of proving")
+        cp.add_argument("--out", action=_Once, help="PNG path, or - for standard output (default: plots/CLAIM.png)")
+        _add_limits(cp, COST_LIMITS)
+        cp.set_defaults(func=_cmd_plot, claim_obj=claim)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
     sp.add_argument("files", nargs="+", metavar="FILE")

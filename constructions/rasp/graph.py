@@ -34,6 +34,8 @@ from constructions.rasp import expr as E
 from constructions.rasp.functions import NamedFn
 from constructions.rasp.values import decode_value, encode_value
 from exact import ParseError
+from exact.errors import LimitExceeded
+from exact.limits import current as current_limits
 from exact.canonical import canonical_json
 
 GRAPH_FORMAT = "attncert-rasp/1"
@@ -194,7 +196,7 @@ def graph_to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
     return {"format": GRAPH_FORMAT, "outputs": dict(g.graph["outputs"]), "nodes": nodes, "edges": edges}
 
 
-def graph_from_json(obj: Any, max_nodes: int = 1_000_000) -> nx.MultiDiGraph:
+def graph_from_json(obj: Any) -> nx.MultiDiGraph:
     """Rebuild and validate a graph written by :func:`graph_to_json`.
 
     Checks the format, the op names, argument counts and kinds (SOp or selector),
@@ -206,8 +208,9 @@ def graph_from_json(obj: Any, max_nodes: int = 1_000_000) -> nx.MultiDiGraph:
     nodes, edges, outputs = obj.get("nodes"), obj.get("edges"), obj.get("outputs")
     if not isinstance(nodes, list) or not isinstance(edges, list) or not isinstance(outputs, dict) or not outputs:
         raise ParseError('a RASP graph needs lists "nodes", "edges" and a non-empty object "outputs"')
+    max_nodes = current_limits().max_nodes
     if len(nodes) > max_nodes:
-        raise ParseError(f"graph of {len(nodes)} nodes exceeds the limit of {max_nodes}")
+        raise LimitExceeded(f"a graph of {len(nodes):,} nodes exceeds the limit of {max_nodes:,} (raise it with --max-nodes)")
     g = nx.MultiDiGraph(format=GRAPH_FORMAT)
     for n in nodes:
         if not isinstance(n, dict) or not isinstance(n.get("id"), int) or isinstance(n.get("id"), bool):

@@ -104,3 +104,18 @@ def test_size_schedule():
     assert s.layers == 1 and s.heads == [2] and s.mlps == [1] and s.distinct_maps == 1
     assert rasp.size(rasp.to_graph(rasp.tokens)).layers == 0
     assert rasp.size(two) == rasp.size(rasp.to_graph(two))  # a program is accepted as well as its graph
+
+
+def test_graph_nodes_are_bounded_by_the_limit_in_force():
+    from dataclasses import replace
+
+    from exact.errors import LimitExceeded
+    from exact.limits import Limits, limits
+
+    doc = rasp.graph_to_json(rasp.to_graph(rasp.SequenceMap(rasp.fn("add"), rasp.tokens, rasp.indices)))
+    n = len(doc["nodes"])
+    assert n == 3  # tokens, indices, their sum
+    with limits(replace(Limits(), max_nodes=n - 1)):
+        with pytest.raises(LimitExceeded, match=f"{n} nodes exceeds the limit of {n - 1} .*--max-nodes"):
+            rasp.graph_from_json(doc)
+    assert rasp.graph_from_json(doc).number_of_nodes() == n
