@@ -129,6 +129,7 @@ def library() -> Env:
     env = builtins()
     # The prelude is ours, not the user's: it runs within the default limits, whatever a run's are.
     Interpreter("prelude.rasp", env, budget=Budget(Limits())).run(PRELUDE.read_text())
+    del env.values["out"]  # the prelude's last value is no program's `out`
     return env
 
 
