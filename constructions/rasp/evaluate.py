@@ -117,9 +117,10 @@ def _run(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_lengt
                 try:
                     values[v] = ev.node(d, [values[u] for u in args])
                 except (AttncertError, TypeError, ValueError, ArithmeticError) as e:
-                    if isinstance(e, EvaluationError):
+                    if isinstance(e, EvaluationError) and str(e).startswith("at node"):
                         raise
-                    where = f"at node {d['label']!r} ({d['op']}): {e}"
+                    written = f", written at {d['source']}" if "source" in d else ""
+                    where = f"at node {d['label']!r} ({d['op']}{written}): {e}"
                     if isinstance(e, NotInFieldError):  # kept apart: the caller may move up the tower (QQ, EE, Ball)
                         raise NotInFieldError(where) from e
                     raise EvaluationError(where) from e

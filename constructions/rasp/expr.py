@@ -229,6 +229,8 @@ class Map(SOp):
             raise TypeError(f"Map needs a function, got {f!r:.60}")
         if simplify and isinstance(inner, Map):
             f = _compose(inner.f, f)
+            if "source" in inner._annotations:  # a RASP-language error in the fused map names both places
+                self._annotations["fused_source"] = inner._annotations["source"]
             inner = inner.inner
         self.f, self.inner = f, inner
 

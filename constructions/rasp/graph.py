@@ -141,6 +141,9 @@ def to_graph(outputs: E.RASPExpr | Mapping[str, E.RASPExpr]) -> nx.MultiDiGraph:
                 attrs["encoding"] = E.get_encoding(x).value
             if py is not None:
                 attrs["callable"] = py
+            if "source" in x.annotations:  # where a RASP-language program wrote it (kept in memory, not in JSON)
+                fused = x.annotations.get("fused_source")
+                attrs["source"] = x.annotations["source"] + (f" (fused with the map at {fused})" if fused else "")
             g.add_node(node, **attrs)
             for pos, c in enumerate(x.children):
                 g.add_edge(ids[id(c)], node, key=pos, arg=pos)

@@ -180,3 +180,23 @@ def test_load_runs_a_file_once_into_the_same_environment(tmp_path):
     assert it.env.values["y"] == 42 and it.env.values["flag"] == 1  # the cycle main -> lib -> main ends
     with pytest.raises(RaspError, match="cannot load 'nowhere': no such file"):
         Interpreter(str(tmp_path / "main.rasp")).run('load "nowhere";')
+
+
+BAD = "x = tokens + 1;\ny = aggregate(select(indices, indices, <=), tokens);\nz = x * 2;\n"
+
+
+@pytest.mark.parametrize(
+    "expr, where",
+    [
+        ("x", "written at {f}:1:5): can only concatenate"),  # a type error in a zipmap
+        ("y", "written at {f}:2:5): aggregate of non-numeric values selects 2 different values"),
+        ("z", "written at {f}:3:5 (fused with the map at {f}:1:5))"),  # x * 2 and x's map are one map
+    ],
+)
+def test_evaluation_errors_name_where_the_operation_was_written(tmp_path, capsys, expr, where):
+    f = tmp_path / "bad.rasp"
+    f.write_text(BAD)
+    assert main(["rasp", str(f), "--eval", expr, "--input", '["a", 1, "b"]']) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert where.format(f=f) in err

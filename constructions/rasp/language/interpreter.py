@@ -19,6 +19,7 @@ from flint import arb, fmpq
 from lark import Token, Tree
 
 from constructions import rasp
+from constructions.rasp.expr import RASPExpr
 from constructions.rasp.language.bounds import Budget, OverBudget, brief
 from constructions.rasp.language.parser import parse
 from constructions.rasp.language.sources import DiskFiles, Files
@@ -275,8 +276,13 @@ class Interpreter:
     def expr(self, t: Tree, env: Env) -> Any:
         k = t.data
         self.budget.enter()
+        first = next(RASPExpr._ids)  # operations numbered after this one are built by this expression
         try:
-            return self.budget.value(getattr(self, f"_{k}")(t, env), k)
+            v = self.budget.value(getattr(self, f"_{k}")(t, env), k)
+            if isinstance(v, RASPExpr) and v.unique_id > first and "source" not in v._annotations:
+                # where the operation was written: an error while evaluating it names this place
+                v._annotations["source"] = self.where(t)
+            return v
         except (RaspError, OverBudget):  # a run over its budget stops with the budget's one line
             raise
         except AttncertError as e:  # e.g. a power past the digit limit: the same message, with its place
@@ -585,10 +591,13 @@ class Interpreter:
             raise self.error(t, f"{name!r} is reserved: it cannot be assigned")
         env.set(name, value)
 
-    def error(self, t: Any, message: str) -> RaspError:
+    def where(self, t: Any) -> str:
+        """file:line:column of a parse-tree node (the file alone if the node has no position)."""
         meta = getattr(t, "meta", None)
-        where = f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
-        return RaspError(f"{where}: {message}")
+        return f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
+
+    def error(self, t: Any, message: str) -> RaspError:
+        return RaspError(f"{self.where(t)}: {message}")
 
 
 def read_e_literal(text: str) -> fmpq:

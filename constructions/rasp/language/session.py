@@ -35,6 +35,8 @@ def read_input(text: str) -> list[Any]:
             items = json.loads(text, parse_float=str, parse_int=str)
         except json.JSONDecodeError as e:
             raise ParseError(f"--input is not a JSON list: {e.msg} at column {e.colno}") from None
+        except RecursionError:  # [[[[…: json's decoder recurses per level
+            raise ParseError("--input is nested too deeply to be a list of tokens") from None
         return [QQ.convert(x) if isinstance(x, str) and _numeric(x) else x for x in items]
     return list(text)
 
