@@ -33,6 +33,8 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.compiled",
     "proofs.compiled_softmax",
     "proofs.rasp_program",
+    "proofs.approximation.approx",
+    "proofs.approximation.rates",
 )
 
 
@@ -75,6 +77,10 @@ class Claim:
     #: ``cost(**params)``: what a run will compute, from the parameters alone (proofs/cost.py).
     cost: Callable[..., Any] | None = None
     build: Callable[..., Any] | None = None
+    #: ``rebuild(doc)``: prove again from the recorded parameters, reusing a witness that ``check``
+    #: has already re-checked (a search result), so that verifying costs less than proving;
+    #: without it the rebuild is ``prove(**params)``.
+    rebuild: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     #: Whether a run interprets RASP-language source, bounded by the interpreter's limits (offered as options too).
     interprets: bool = False
 

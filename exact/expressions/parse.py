@@ -17,6 +17,7 @@ the float 0.333...; a walk over the syntax tree needs neither.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import Callable
 
@@ -57,8 +58,11 @@ def variables(d: int) -> tuple[sympy.Symbol, ...]:
     return tuple(sympy.Symbol(f"x{k}", real=True) for k in range(1, d + 1))
 
 
+@functools.lru_cache(maxsize=256)
 def parse_function(text: str, d: int) -> sympy.Expr:
-    """The sympy expression of ``text``, a real function of x1..xd; ExpressionError (one line) otherwise."""
+    """The sympy expression of ``text``, a real function of x1..xd; ExpressionError (one line) otherwise.
+
+    Cached: the same text and d give the same (immutable) expression, read once."""
     if not isinstance(text, str) or not text.strip():
         raise ExpressionError("the target expression is empty")
     if len(text) > MAX_CHARS:

@@ -1,6 +1,6 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
-All 20 claims, at small sizes so that walking every leaf stays quick (the four
+All 22 claims, at small sizes so that walking every leaf stays quick (the four
 claims whose walk takes 15-40 s are marked slow; CI runs them). Only
 ``provenance`` is informational (hashed, never compared), so it is not walked.
 
@@ -47,6 +47,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "compiled_softmax": {"of": "softmax", "sizes": "r=1,c=2", "betas": "10,100", "tol": "1e-10", "prec": 128},
     # a shipped program that loads another file, with an expected value
     "rasp_program": {"file": str(shipped_program("transpose")), "expr": "transpose(tokens, 2, 1)", "input": "[1, 2]", "expect": "[1, 2]"},
+    "lipschitz_approx": {"target": "sin", "d": 1, "h": "1/2"},
+    "lipschitz_rates": {"m1": "1,2", "m2": "1", "m3": "1", "holder_targets": ""},
 }
 
 
@@ -84,7 +86,7 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 20
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 22
 
 
 SLOW = {"encoder_layer", "match2", "multihead", "parity"}

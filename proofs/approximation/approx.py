@@ -1,0 +1,163 @@
+"""Claim lipschitz_approx: the McShane MaxMin network of a target's samples, with a certified sup-norm error.
+
+One target (library or user expression), one grid of step h. The certificate
+records the samples, the RASP program (and its compiled size where N <= 1024),
+the network's Lipschitz constant from its weights, the leaf partition that
+proves sup |f - g| <= eps, the sampled lower bound, the independent sub-grid
+bound, and the stated modulus tested on grid pairs (docs/approximation.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flint import fmpq
+
+from constructions import rasp
+from constructions.approximation.targets import target as make_target
+from constructions.compiler import compile_graph
+from exact import QQ
+from proofs.approximation.common import (
+    ALPHA,
+    BITS,
+    EXPR,
+    L_PARAM,
+    MAX_LEAVES,
+    PREC,
+    RATIO,
+    TARGET,
+    bounded,
+    grid_steps,
+    instance_cost,
+    instance_json,
+    prove_instance,
+    stop_ratio,
+    target_json,
+    violation_text,
+)
+from proofs.certify import certificate
+from proofs.checkers.approximation_claims import check_lipschitz_approx
+from proofs.cost import Cost
+from proofs.params import positive_int
+from proofs.rebuild import recorded_params
+from proofs.registry import Claim, Param, register
+
+NAME = "lipschitz_approx"
+STATEMENT = (
+    "the McShane network g(x) = max_i min_{k,+-} (y_i -+ L (x_k - x_i,k)) of the target's samples y_i on the grid of step h, "
+    "one RASP program with exact rational weights, satisfies sup over [0,1]^d of |f - g| <= eps (interval branch-and-bound, "
+    "f enclosed in arb, g bounded exactly), and the target's stated Lipschitz or Hölder bound holds on every tested grid pair"
+)
+#: Largest N compiled to weights (the exact forward pass scores every query-key pair of each head).
+COMPILE_MAX_POSITIONS = 1024
+RASP_SAMPLES = 3
+
+
+def prove(target: str = "three_cones", expr: str = "", d: int = 2, h: str = "1/8", L: str = "", alpha: str = "", ratio: str = "5/4",
+          max_leaves: int = 100_000, bits: int = 24, prec: int = 64) -> dict:  # fmt: skip
+    return _prove(dict(target=target, expr=expr, d=d, h=h, L=L, alpha=alpha, ratio=ratio, max_leaves=max_leaves, bits=bits, prec=prec), None)
+
+
+def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
+    """Prove again from the recorded parameters, with the recorded (independently re-checked) search result."""
+    return _prove(recorded_params(CLAIM, doc), doc["outputs"])
+
+
+def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
+    hv, m = grid_steps(p["h"])
+    r = stop_ratio(p["ratio"])
+    bits, prec = bounded("bits", p["bits"], 4, 64), bounded("prec", p["prec"], 32, 4096)
+    t = make_target(p["target"], p["d"], p["expr"], p["L"], p["alpha"])
+    inst = prove_instance(t, m, bits, prec, r, p["max_leaves"], witness)
+    data = instance_json(inst, r)
+    ms = inst.mcshane
+    cons = ms.construction()
+    g = cons.graph()
+    points = [list(inst.certified.worst_point), [fmpq(1, 3)] * t.d, [fmpq(1)] * t.d]
+    runs = [rasp.evaluate_graph(g, cons.layout.encode({"x": [x]}, QQ), QQ)["output"] for x in points]
+    closed = [ms.value(x) for x in points]
+    rasp_ok = all(all(v == c for v in seq) for seq, c in zip(runs, closed))
+    compiled = _compiled(g, cons, points[0], runs[0])
+    size = rasp.size(g)
+    violation = violation_text(data)
+    holds = violation is None and rasp_ok and compiled.get("equals_rasp", True)
+    cert = data["certified"]
+    params = {**p, "h": QQ.to_json(hv), "ratio": QQ.to_json(r), "L": p["L"] and QQ.to_json(t.constant), "alpha": p["alpha"] and QQ.to_json(t.alpha)}
+    return certificate(
+        NAME,
+        params,
+        {"target": target_json(t)},
+        {
+            **{k: data[k] for k in ("grid", "samples", "slope", "network_lipschitz")},
+            "graph": rasp.graph_to_json(g),
+            "layout": cons.layout.to_json(),
+            "size": size.to_json(length=ms.length),
+            "compiled": compiled,
+        },
+        {
+            "certified": cert,
+            "independent": data["independent"],
+            "rasp_at_samples": [{"x": [QQ.to_json(v) for v in x], "g": QQ.to_json(seq[0]), "all_positions_equal": len(set(seq)) == 1} for x, seq in zip(points, runs)],
+        },
+        {"closed_form_at_samples": [QQ.to_json(c) for c in closed], "hypothesis": data["hypothesis"]},
+        {
+            "relation": "bound",
+            "holds": holds,
+            "statement": STATEMENT,
+            "eps": cert["eps"],
+            "lower": cert["lower"],
+            "stopped": cert["stopped"],
+            "independent_bound": data["independent"]["bound"],
+            "network_lipschitz": data["network_lipschitz"],
+            "width": ms.length,
+            "depth": size.layers,
+            "rasp_equals_closed_form": rasp_ok,
+            "violation": violation,
+        },
+    )
+
+
+def _compiled(g: Any, cons: Any, x: list[fmpq], rasp_out: list[Any]) -> dict[str, Any]:
+    """The compiled model's size and whether its exact forward pass equals the RASP program at x (small N only)."""
+    N = cons.layout.length
+    if N > COMPILE_MAX_POSITIONS:
+        return {"skipped": f"N = {N} positions > {COMPILE_MAX_POSITIONS}: the exact forward pass scores N^2 pairs per head"}
+    model = compile_graph(g, N, "scalar")
+    out, _ = model.forward(cons.layout.encode({"x": [x]}, QQ), QQ)
+    s = model.summary()
+    return {
+        "layers": s["layers"],
+        "heads": s["heads"],
+        "width": s["width"],
+        "parameters": s["parameters"],
+        "at": [QQ.to_json(v) for v in x],
+        "equals_rasp": list(out["output"]) == list(rasp_out),
+    }
+
+
+def cost(d: int, h: str, max_leaves: int, **_: Any) -> Cost:
+    return instance_cost(d, grid_steps(h)[1], max_leaves, RASP_SAMPLES)
+
+
+CLAIM = register(
+    Claim(
+        NAME,
+        STATEMENT,
+        prove,
+        (
+            TARGET,
+            EXPR,
+            Param("d", positive_int, 2, "dimension: the target is a function of x1..xd on [0, 1]^d"),
+            Param("h", str, "1/8", "grid step in (0, 1]; the grid has m = ceil(1/h) steps per side"),
+            L_PARAM,
+            ALPHA,
+            RATIO,
+            MAX_LEAVES,
+            BITS,
+            PREC,
+        ),
+        check=check_lipschitz_approx,
+        cost=cost,
+        rebuild=rebuild,
+    )
+)
