@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from constructions import rasp
 from constructions.rasp.language.interpreter import Interpreter, RaspError
+from exact.errors import AttncertError
 
 WORDS = st.text(alphabet="abc", min_size=1, max_size=8)
 
@@ -133,3 +134,80 @@ def test_the_repl_reads_a_statement_over_several_lines_and_sets_an_example_by_na
 def test_out_is_the_last_value():
     got = run("a = 3; a + 1; b = out * 2; c = out;", ["a"])
     assert (got["b"], got["c"]) == (8, 8)
+
+
+TOKENS = st.lists(
+    st.one_of(
+        st.fractions(min_value=-50, max_value=50, max_denominator=8),
+        st.integers(-99, 99).map(str),
+        st.sampled_from(["0.1", "2.50", " 7 ", "-3", "x", ""]),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _token(v):
+    from fractions import Fraction
+
+    return fmpq(v.numerator, v.denominator) if isinstance(v, Fraction) else v
+
+
+@settings(max_examples=40, deadline=None)
+@given(TOKENS)
+def test_token_variants_convert_as_the_reference_does_with_floats_read_exactly(tokens):
+    """tokens_int / tokens_float / tokens_bool / tokens_str convert each token as Python's int, float,
+    bool and str (the reference's definitions), except that a float is the exact rational of its digits."""
+    from fractions import Fraction
+
+    xs = [_token(t) for t in tokens]
+    it = Interpreter("prog.rasp")
+    it.run("")
+    env = it.env
+
+    def value(name):
+        return rasp.evaluate(env.get(name), xs)
+
+    assert value("tokens_asis") == xs
+    assert value("tokens_bool") == [bool(t) for t in tokens]
+    strs = value("tokens_str")
+    for s, t in zip(strs, tokens):
+        if isinstance(t, Fraction) and t.denominator == 1:
+            assert s == str(t.numerator)
+        elif isinstance(t, Fraction):  # decimals when the expansion terminates (denominator 2^a 5^b)
+            den = t.denominator
+            for prime in (2, 5):
+                while den % prime == 0:
+                    den //= prime
+            assert Fraction(s) == t and ("/" in s) == (den != 1)
+        else:
+            assert s == str(t)
+    for kind, convert in (("int", int), ("float", None)):
+        try:
+            want = [Fraction(convert(t)) if convert else (Fraction(t.strip()) if isinstance(t, str) else Fraction(t)) for t in tokens]
+            if not convert:
+                [float(t) for t in tokens]  # the reference refuses what float() refuses
+        except (ValueError, ArithmeticError):
+            with pytest.raises(AttncertError, match="tokens_" + kind):
+                value("tokens_" + kind)
+            continue
+        got = value("tokens_" + kind)
+        assert [Fraction(int(g.p), int(g.q)) for g in got] == want
+        if kind == "int":
+            assert all(g.q == 1 for g in got)
+
+
+def test_token_str_writes_terminating_rationals_in_decimals():
+    xs = [fmpq(3, 2), fmpq(-1, 8), fmpq(1, 3), fmpq(5), fmpq(0), fmpq(-7, 20)]
+    got = rasp.evaluate(Interpreter("p.rasp").run("tokens_str;")[-1][1], xs)
+    assert got == ["1.5", "-0.125", "1/3", "5", "0", "-0.35"]
+
+
+def test_input_json_strings_stay_strings_and_numbers_are_exact():
+    from constructions.rasp.language.session import read_input
+
+    assert read_input('[0.1, "0.1", 7, "7", true]') == [fmpq(1, 10), "0.1", 7, "7", True]
+    assert [type(x) for x in read_input('[0.1, "0.1"]')] == [fmpq, str]
+    with pytest.raises(AttncertError, match="NaN is not a number"):
+        read_input("[NaN]")

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from flint import fmpq
+
 from constructions.rasp.functions import register_function, registered
-from exact import Domain
+from exact import QQ, Domain
 
 
 def _is_number(v: Any) -> bool:
@@ -59,3 +61,45 @@ def _index_table(domain, entries):
         raise ValueError(f"index {x} is not in the indexed list, string or dict")
 
     return f
+
+
+@register_function("token_as", 1, ("kind",))
+def _token_as(domain, kind):
+    """The reference's token variants: each input token converted as Python's ``str``, ``int``,
+    ``float`` or ``bool`` would convert it, except that "float" is read exactly (the token "0.1"
+    is 1/10) and ``str`` writes a terminating rational in decimals (3/2 as "1.5") and any other
+    as "p/q". ``int`` truncates toward zero, as Python's does."""
+    if kind not in ("str", "int", "float", "bool"):
+        raise ValueError(f"unknown token conversion {kind!r}")
+
+    def f(x):
+        if kind == "bool":
+            return bool(x) if not _is_number(x) else domain.sign(domain.native(x)) != 0
+        if kind == "str":
+            return x if isinstance(x, str) else str(x) if isinstance(x, bool) else _decimal_text(QQ.convert(x))
+        if isinstance(x, str):  # the strings Python's int() or float() reads, read exactly
+            if kind == "int":
+                return fmpq(int(x))
+            float(x)  # refuses what float() refuses ("1/3", "a"); its rounded value is not used
+            return QQ.convert(x.strip())
+        q = QQ.convert(int(x) if isinstance(x, bool) else x)
+        return q if kind == "float" else fmpq(int(q.p) // int(q.q) if q >= 0 else -(int(-q.p) // int(q.q)))
+
+    return f
+
+
+def _decimal_text(q: fmpq) -> str:
+    """q in decimals if its expansion terminates (its denominator is 2^a 5^b), else "p/q"."""
+    den, a, b = int(q.q), 0, 0
+    while den % 2 == 0:
+        den, a = den // 2, a + 1
+    while den % 5 == 0:
+        den, b = den // 5, b + 1
+    if den != 1:
+        return str(q)
+    if q.q == 1:
+        return str(q.p)
+    digits = max(a, b)
+    scaled = abs(int(q.p)) * 10**digits // int(q.q)
+    sign = "-" if q < 0 else ""
+    return f"{sign}{scaled // 10**digits}.{scaled % 10**digits:0{digits}d}"

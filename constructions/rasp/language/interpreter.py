@@ -114,7 +114,9 @@ def builtins() -> Env:
             "selector_width": Builtin("selector_width", lambda sel: rasp.numerical(rasp.SelectorWidth(sel))),
         }
     )
-    env.values.update({name: rasp.tokens for name in TOKEN_VARIANTS})
+    # tokens_asis is the input as given; the others convert each token as the reference does
+    env.values.update({f"tokens_{k}": rasp.Map(rasp.fn("token_as", kind=k), rasp.tokens).named(f"tokens_{k}") for k in ("str", "int", "float", "bool")})
+    env.values["tokens_asis"] = rasp.tokens
     return env
 
 

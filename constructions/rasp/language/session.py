@@ -28,25 +28,25 @@ ENCLOSURE_DIGITS = 20
 
 
 def read_input(text: str) -> list[Any]:
-    """'[1, 2.5, "a"]' (JSON: numbers read exactly, from their digits) or 'hello' (its characters)."""
+    """'[1, 2.5, "a", "7"]' (JSON: numbers read exactly from their digits, strings stay strings) or
+    'hello' (its characters)."""
     text = text.strip()
     if text.startswith("["):
         try:
-            items = json.loads(text, parse_float=str, parse_int=str)
+            # JSON numbers come back as exact rationals, never through a float; a JSON string "7" stays "7"
+            items = json.loads(text, parse_float=QQ.convert, parse_int=QQ.convert, parse_constant=_not_a_number)
         except json.JSONDecodeError as e:
             raise ParseError(f"--input is not a JSON list: {e.msg} at column {e.colno}") from None
         except RecursionError:  # [[[[…: json's decoder recurses per level
             raise ParseError("--input is nested too deeply to be a list of tokens") from None
-        return [QQ.convert(x) if isinstance(x, str) and _numeric(x) else x for x in items]
+        if not isinstance(items, list):
+            raise ParseError("--input is not a JSON list")
+        return items
     return list(text)
 
 
-def _numeric(s: str) -> bool:
-    try:
-        QQ.convert(s)
-        return True
-    except AttncertError:
-        return False
+def _not_a_number(name: str) -> Any:
+    raise ParseError(f"--input: {name} is not a number a sequence can hold")
 
 
 def show(v: Any, decimals: int | None = None) -> str:
