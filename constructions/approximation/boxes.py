@@ -103,11 +103,11 @@ class Pieces:
         hi = np.array([[(a + 1) << (E - l) for a, l in zip(bx.corner, bx.levels())] for bx in boxes], dtype=object)
         return self.bounds(_ints(lo), _ints(hi), E)
 
-    def at_points(self, points: Sequence[Sequence[fmpq]]) -> list[fmpq]:
-        """g exactly at dyadic points."""
+    def at_points(self, points: Sequence[Sequence[fmpq]]) -> list[tuple[fmpq, fmpq]]:
+        """g exactly at dyadic points (as intervals [g, g], the form :func:`.branch_bound.search` takes)."""
         E = max(int(c.q).bit_length() - 1 for x in points for c in x)
         X = _ints(np.array([[int(c * 2**E) for c in x] for x in points], dtype=object))
-        return self.bounds(X, X, E)[0]
+        return [(v, v) for v in self.bounds(X, X, E)[0]]
 
 
 def _ints(a: np.ndarray) -> np.ndarray:

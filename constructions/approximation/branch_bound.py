@@ -1,15 +1,18 @@
 r"""Certified sup-norm error sup_{[0,1]^d} |f - g| <= eps by interval branch-and-bound.
 
 On a box B, with f enclosed in [f_lo, f_hi] (interval arithmetic in arb,
-:mod:`exact.expressions`) and g bounded exactly (:mod:`.boxes`),
+:mod:`exact.expressions`) and G_hi >= sup_B g, G_lo <= inf_B g,
 
-    sup_B |f - g| <= bound(B) = max(f_hi - inf_B g, sup_B g - f_lo),
+    sup_B |f - g| <= bound(B) = max(f_hi - G_lo, G_hi - f_lo).
 
-using the exact sup_B g and the exact lower bound of inf_B g. Leaves that
-partition [0, 1]^d give eps = max over leaves of bound(B), a rigorous upper
-bound. Every box evaluated also samples its centre c: |f(c) - g(c)| is bounded
-below (g(c) exact, f(c) enclosed) and the largest such value is a rigorous
-*lower* bound on the sup, so the recorded pair (lower, eps) shows the gap.
+For the McShane network G_hi is the exact sup and G_lo the exact lower bound of
+:mod:`.boxes`; any network with rigorous box bounds can be searched the same
+way (:class:`Bounds`: the benchmark certifies trained GroupSort networks so).
+Leaves that partition [0, 1]^d give eps = max over leaves of bound(B), a
+rigorous upper bound. Every box evaluated also samples its centre c: |f(c) -
+g(c)| is bounded below (g(c) in an interval, exact for McShane; f(c) enclosed)
+and the largest such value is a rigorous *lower* bound on the sup, so the
+recorded pair (lower, eps) shows the gap.
 
 The search keeps the leaves in a heap by bound and splits the worst ones
 (bisection of the first widest side, :class:`.boxes.Box`) until the worst bound
@@ -22,16 +25,25 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from flint import ctx, fmpq
 
-from constructions.approximation.boxes import UNIT, Box, Pieces
+from constructions.approximation.boxes import UNIT, Box
 from exact.expressions import Interval, interval, point
 from exact.expressions.enclose import Enclosure
 
 #: Boxes split per vectorised step.
 BATCH = 64
+
+
+class Bounds(Protocol):
+    """Rigorous bounds of a network g: on boxes (upper bounds of sup g, lower bounds of inf g), and
+    intervals [lo, hi] containing g at points."""
+
+    def on_boxes(self, boxes: Sequence[Box]) -> tuple[list[fmpq], list[fmpq]]: ...
+
+    def at_points(self, points: Sequence[Sequence[fmpq]]) -> list[tuple[fmpq, fmpq]]: ...
 
 
 @dataclass(frozen=True)
@@ -53,16 +65,16 @@ def box_bound(f: Interval, g_sup: fmpq, g_inf: fmpq) -> fmpq:
     return max(f[1].fmpq() - g_inf, g_sup - f[0].fmpq())
 
 
-def gap_below(f: Interval, g: fmpq) -> fmpq:
-    """A lower bound of |f(c) - g| for f(c) in the interval f: its distance from g (0 if g is inside)."""
-    return max(f[0].fmpq() - g, g - f[1].fmpq(), fmpq(0))
+def gap_below(f: Interval, g: tuple[fmpq, fmpq]) -> fmpq:
+    """A lower bound of |f(c) - g(c)| for f(c) and g(c) in these intervals: their distance (0 if they meet)."""
+    return max(f[0].fmpq() - g[1], g[0] - f[1].fmpq(), fmpq(0))
 
 
 def enclose_on(f: Enclosure, box: Box) -> Interval:
     return f([interval(lo, hi) for lo, hi in box.sides()])
 
 
-def search(f: Enclosure, g: Pieces, d: int, ratio: fmpq, max_leaves: int, prec: int) -> Certified:
+def search(f: Enclosure, g: Bounds, d: int, ratio: fmpq, max_leaves: int, prec: int) -> Certified:
     """Branch-and-bound until eps <= ratio * lower or max_leaves leaves (module docstring)."""
     heap: list[tuple[fmpq, int, Box]] = []
     best = (fmpq(0), tuple(fmpq(1, 2) for _ in range(d)))

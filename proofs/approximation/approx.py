@@ -22,6 +22,7 @@ from proofs.approximation.common import (
     BITS,
     EXPR,
     L_PARAM,
+    MAX_D,
     MAX_LEAVES,
     PREC,
     RATIO,
@@ -65,6 +66,7 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
     hv, m = grid_steps(p["h"])
+    bounded("d", p["d"], 1, MAX_D)
     r = stop_ratio(p["ratio"])
     bits, prec = bounded("bits", p["bits"], 4, 64), bounded("prec", p["prec"], 32, 4096)
     t = make_target(p["target"], p["d"], p["expr"], p["L"], p["alpha"])

@@ -34,6 +34,8 @@ from proofs.cost import SECONDS_PER_POSITION, Cost
 from proofs.params import positive_int
 from proofs.registry import Param
 
+#: Largest dimension (the grid has (m + 1)^d points; the cost model computes that number first).
+MAX_D = 16
 #: Rough seconds per branch-and-bound box (three cones, d = 2: 0.13 s for 393 boxes), for --estimate.
 SECONDS_PER_BOX = 3.5e-4
 
@@ -70,7 +72,7 @@ def bounded(name: str, v: int, lo: int, hi: int) -> int:
 
 def instance_cost(d: int, m: int, max_leaves: int, rasp_evaluations: int) -> Cost:
     """N positions (exact), the RASP evaluations plus the leaf budget (each leaf a verifier re-checks), rough time."""
-    N = sequence_length(d, m)
+    N = sequence_length(bounded("d", d, 1, MAX_D), m)
     return Cost(
         positions=N,
         pairs=N,
