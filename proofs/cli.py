@@ -304,8 +304,11 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
         import readline  # noqa: F401  (line editing and history for input())
 
         print("attncert RASP (exact); 'set example \"hello\"' to see sequences, 'exit' to leave", file=sys.stderr)
+        for line in session.labels([], tuple(args.e_literal)):
+            print(line, file=sys.stderr)
         with limits(_limits(args)):
-            session.repl(input, sys.stdout, args.decimals, e_literals)
+            # fractions with a decimal view beside them, unless --decimals chose the digits
+            session.repl(input, sys.stdout, args.decimals or session.REPL_DECIMALS, e_literals)
         return EXIT_HOLDS
     with limits(_limits(args)):
         source = read_source(args.file) if args.file else ""

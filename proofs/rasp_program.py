@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from flint import arb, fmpq
@@ -57,6 +58,25 @@ REQUIRED = ("file", "expr")
 def prove(file: str, expr: str, input: str | None, expect: str | None, e_literal: str | None) -> dict:
     """Run ``file`` from the disk (loads too) and certify the value of ``expr`` on ``input``."""
     return certify(file, read_source(file), DiskFiles(), expr, input, expect, e_literal)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A RASP-language expression's sequence operation, for ``attncert graph rasp_program``."""
+
+    value: Any
+
+    def graph(self) -> Any:
+        return rasp.to_graph(self.value)
+
+
+def build(file: str, expr: str, e_literal: str | None = None) -> Program:
+    """The graph of ``expr`` after running ``file`` (loads from the disk): the same graph the Python API
+    builds, so ``attncert graph`` draws and exports .rasp programs like every construction."""
+    program, _ = session.program_value(read_source(file), file, expr, e_literals(e_literal), DiskFiles())
+    if not isinstance(program, (rasp.SOp, rasp.Selector)):
+        raise ParseError(f"{expr!r} is {kind(program)!s:.20}, not a sequence or selector: it has no graph")
+    return Program(program)
 
 
 def certify(file: str, source: str, files: Files, expr: str, input: str | None, expect: str | None, e_literal: str | None) -> dict:
@@ -210,6 +230,7 @@ register(
         PARAMS,
         verify=verify,
         cost=cost,
+        build=build,
         interprets=True,
     )
 )

@@ -200,3 +200,12 @@ def test_evaluation_errors_name_where_the_operation_was_written(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err
     assert where.format(f=f) in err
+
+
+def test_the_repl_from_the_command_line_shows_decimals_beside_fractions(monkeypatch, capsys):
+    lines = iter(["x = 1/3;", "y = 2.718 ^ 2;", "exit"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))
+    assert main(["rasp", "--e-literal", "2.718"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ["x = 1/3 (≈ 0.333333)", "y = e^2 (≈ 7.38906)"]
+    assert "# read as the constant e (--e-literal): 2.718" in captured.err

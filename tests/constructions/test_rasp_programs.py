@@ -158,3 +158,30 @@ def test_softmax_rows_with_the_e_literal(data, r, c):
     for i in range(r):
         assert EE.sum(out[i]) == 1
         assert all(out[i][j] == out[i][0] * EE.exp(s[i][j] - s[i][0]) for j in range(c))
+
+
+# -- one intermediate form: the graph, the size and the compiler take .rasp programs unchanged ----
+
+
+def test_attncert_graph_exports_a_rasp_program_that_evaluates_as_the_python_api(tmp_path):
+    from proofs.cli import main
+
+    out = tmp_path / "hist.json"
+    args = ["graph", "rasp_program", "--file", str(programs.path("classic")), "--expr", "make_histogram(tokens)", "--format", "json", "--out", str(out)]
+    assert main(args) == 0
+    import json
+
+    g = rasp.graph_from_json(json.loads(out.read_text()))
+    word = list("abcab")
+    assert rasp.evaluate_graph(g, word)["output"] == ref_histogram(word) == rasp.evaluate(C.make_histogram(), word)
+    assert rasp.size(classic("make_histogram(tokens)")).to_json(length=5) == rasp.size(C.make_histogram()).to_json(length=5)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(st.sampled_from("abc"), min_size=1, max_size=5))
+def test_a_rasp_program_compiles_to_weights_that_compute_it(word):
+    from constructions.compiler import compile_graph
+
+    model = compile_graph(rasp.to_graph(classic("make_histogram(tokens)")), len(word), "categorical", vocab=("a", "b", "c"))
+    out = model.forward(word, QQ)[0]["output"]
+    assert out == ref_histogram(word)

@@ -25,6 +25,8 @@ from exact.errors import AttncertError, ParseError
 
 #: Significant digits shown of an enclosure's midpoint (its radius is always shown).
 ENCLOSURE_DIGITS = 20
+#: Significant digits of the decimal view the REPL prints beside each fraction.
+REPL_DECIMALS = 6
 
 
 def read_input(text: str) -> list[Any]:
