@@ -84,7 +84,7 @@ def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
     violation = violation_text(data)
     holds = violation is None and rasp_ok and compiled.get("equals_rasp", True)
     cert = data["certified"]
-    params = {**p, "h": QQ.to_json(hv), "ratio": QQ.to_json(r), "L": p["L"] and QQ.to_json(t.constant), "alpha": p["alpha"] and QQ.to_json(t.alpha)}
+    params = {**p, "target": t.name, "h": QQ.to_json(hv), "ratio": QQ.to_json(r), "L": p["L"] and QQ.to_json(t.constant), "alpha": p["alpha"] and QQ.to_json(t.alpha)}
     return certificate(
         NAME,
         params,
