@@ -56,11 +56,6 @@ class Net:
     def parameters(self) -> int:
         return sum(p.size for p in (self.W1, self.b1, self.W2, self.b2, self.w3, self.b3))
 
-    def forward(self, X: np.ndarray) -> np.ndarray:
-        A1, _ = maxmin(X @ self.W1.T + self.b1)
-        A2, _ = maxmin(A1 @ self.W2.T + self.b2)
-        return A2 @ self.w3 + self.b3
-
     def rounded(self) -> "Net":
         s = 2.0**WEIGHT_BITS
         return Net(*(np.round(p * s) / s for p in (self.W1, self.b1, self.W2, self.b2, self.w3, self.b3)))

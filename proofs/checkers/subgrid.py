@@ -79,8 +79,11 @@ def subgrid_bound(expr: sympy.Expr, d: int, g: Interpolant, L_g: fmpq, prec: int
             gradient, modulus = None, f"Hölder theorem |x^a - y^a| <= |x - y|^a with a = {a}"
         else:
             omega_const = None
-            gradient = gradient_enclosure(expr, d)
             modulus = "mean value inequality, the gradient's l1 norm enclosed on each cell"
+            try:
+                gradient = gradient_enclosure(expr, d)
+            except EnclosureError as e:  # sympy's derivative has a function without an enclosure
+                return SubgridBound(n**d, None, fmpq(0), modulus, f"no bound: the gradient of f cannot be enclosed: {e}")
         slack = L_g * half
         worst, lower = fmpq(0), fmpq(0)
         for cell in itertools.product(range(n), repeat=d):
