@@ -105,7 +105,7 @@ def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
         {
             "relation": "bound",
             "holds": holds,
-            "statement": STATEMENT,
+            "statement": statement(t, hv, ms.length, size.layers, cert, data["network_lipschitz"], violation),
             "eps": cert["eps"],
             "lower": cert["lower"],
             "stopped": cert["stopped"],
@@ -117,6 +117,18 @@ def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
             "violation": violation,
         },
     )
+
+
+def statement(t: Any, h: fmpq, width: int, depth: int, cert: dict[str, Any], lipschitz: str, violation: str | None) -> str:
+    """What one certificate proves, with its numbers (the claim's STATEMENT is the general form)."""
+    eps, lower = QQ.from_json(cert["eps"]), QQ.from_json(cert["lower"])
+    text = (
+        f"for f(x) = {t.text} on [0,1]^{t.d}, the McShane network g of f's samples on the grid of step {QQ.to_json(h)} "
+        f"(one RASP program of {width} positions and {depth} layers, exact rational weights, Lipschitz constant "
+        f"{lipschitz} in the max-norm) satisfies sup |f - g| <= eps = {cert['eps']} (≈ {float(eps):.6g}), proven by "
+        f"interval branch-and-bound; the worst sampled point shows sup |f - g| >= {cert['lower']} (≈ {float(lower):.6g})"
+    )
+    return text + (f"; but {violation}" if violation else f"; the stated bound |f(x) - f(y)| <= {QQ.to_json(t.constant)} ||x - y||_inf^{QQ.to_json(t.alpha)} holds on every tested grid pair")
 
 
 def _compiled(g: Any, cons: Any, x: list[fmpq], rasp_out: list[Any]) -> dict[str, Any]:
