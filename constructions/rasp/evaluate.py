@@ -32,6 +32,7 @@ memory stays near the widest layer, not the whole graph.
 
 from __future__ import annotations
 
+import time
 import weakref
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
@@ -81,10 +82,15 @@ def evaluate_graph(
     xs: Sequence[Any],
     domain: Domain | None = None,
     max_length: int | None = None,
+    seconds: dict[int, float] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate every output of a RASP graph on the token sequence ``xs``."""
+    """Evaluate every output of a RASP graph on the token sequence ``xs``.
+
+    If ``seconds`` is given, it receives the wall time each computed node took (node id
+    -> seconds; a static node read from the per-length cache takes none), for profiling.
+    """
     outputs = g.graph["outputs"]
-    values = _run(g, xs, domain, max_length, keep=set(outputs.values()))
+    values = _run(g, xs, domain, max_length, keep=set(outputs.values()), seconds=seconds)
     return {name: values[v] for name, v in outputs.items()}
 
 
@@ -93,7 +99,10 @@ def trace_graph(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None = N
     return _run(g, xs, domain, None, keep=set(g.nodes))
 
 
-def _run(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_length: int | None, keep: set[int]) -> dict[int, Any]:
+def _run(
+    g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_length: int | None, keep: set[int],
+    seconds: dict[int, float] | None = None,
+) -> dict[int, Any]:
     if isinstance(xs, (str, bytes)):
         xs = list(xs)
     xs = list(xs)
@@ -114,6 +123,7 @@ def _run(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_lengt
             if v in static:
                 values[v] = static[v]
             else:
+                t0 = time.perf_counter()
                 try:
                     values[v] = ev.node(d, [values[u] for u in args])
                 except (AttncertError, TypeError, ValueError, ArithmeticError) as e:
@@ -126,6 +136,8 @@ def _run(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_lengt
                     raise EvaluationError(where) from e
                 if v in plan.static:
                     static[v] = values[v]
+                if seconds is not None:
+                    seconds[v] = time.perf_counter() - t0
             for u in args:
                 remaining[u] -= 1
                 if remaining[u] == 0 and u not in keep:
