@@ -41,7 +41,8 @@ class Layout:
             if shape(mats[name]) != (r, c):
                 raise ParseError(f"input {name} must be {r}x{c}, got {shape(mats[name])[0]}x{shape(mats[name])[1]}")
             seq += [domain.native(x) for row in mats[name] for x in row]
-        return seq + [domain.zero()] * (self.length - len(seq))
+        # The padding 0 as the domain's evaluators hold it (in EE an fmpq: rational stages stay rational).
+        return seq + [domain.native(0)] * (self.length - len(seq))
 
     def decode(self, seq: Sequence[Any]) -> Rows:
         r, c = self.output

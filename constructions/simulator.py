@@ -208,7 +208,7 @@ def pad_for(
         raise ValueError(f"({n}, {d}, {dv}) does not fit in U({N}, {D}, {Dv})")
 
     def padded(m: Rows, r: int, c: int) -> list[list[Any]]:
-        zero = domain.zero()
+        zero = domain.native(0)
         return [[m[i][j] if i < len(m) and j < len(m[0]) else zero for j in range(c)] for i in range(r)]
 
     seq: list[Any] = []
@@ -216,7 +216,7 @@ def pad_for(
         seq += [(x, int(i < n)) for x in row]
     seq += [(x, 1) for row in padded(A, D, D) for x in row]
     seq += [(x, 1) for row in padded(V, D, Dv) for x in row]
-    return seq + [(domain.zero(), 0)] * (length - len(seq))
+    return seq + [(domain.native(0), 0)] * (length - len(seq))
 
 
 def read_output(seq: Sequence[Any], n: int, dv: int, Dv: int) -> Rows:

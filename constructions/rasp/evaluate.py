@@ -27,13 +27,17 @@ tracr's evaluator):
   evaluating in QQ or EE is refused: the function rounded.
 
 Intermediate values are freed as soon as their last consumer has run, so
-memory stays near the widest layer, not the whole graph.
+memory stays near the widest layer, not the whole graph. A node that repeats an
+earlier one (the same operation, parameters and encoding on the same arguments)
+is computed once, and aggregates read their means from one table per selection
+(:mod:`exact.groups`), so a gather costs a list lookup per position.
 """
 
 from __future__ import annotations
 
 import time
 import weakref
+from collections import Counter
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
@@ -45,8 +49,10 @@ from constructions.rasp import expr as E
 from constructions.rasp.graph import arguments, decode_params, to_graph
 from constructions.rasp.selection import Selection
 from exact import EE, QQ, Ball, Domain, EENumber, Float
+from exact.canonical import canonical_json
 from exact.domains import BallField
 from exact.errors import AttncertError, NotInFieldError
+from exact.groups import take
 from exact.limits import current as current_limits
 
 
@@ -117,6 +123,7 @@ def _run(
     plan = _plan(g)
     static = plan.static_values(len(xs), domain.name)
     remaining = dict(plan.consumers)
+    kept, keep = keep, {plan.same.get(v, v) for v in keep}  # the nodes asked for, and the nodes computing them
     values: dict[int, Any] = {}
     with domain.context():
         for v, d, args in plan.steps:
@@ -142,7 +149,8 @@ def _run(
                 remaining[u] -= 1
                 if remaining[u] == 0 and u not in keep:
                     del values[u]
-    return {v: ev.as_list(values[v]) if isinstance(values[v], np.ndarray) else values[v] for v in keep if v in values}
+    out = {u: ev.as_list(values[u]) if isinstance(values[u], np.ndarray) else values[u] for u in keep if u in values}
+    return {v: out[plan.same.get(v, v)] for v in kept if plan.same.get(v, v) in out}
 
 
 class _Plan:
@@ -156,14 +164,27 @@ class _Plan:
     """
 
     def __init__(self, g: nx.MultiDiGraph):
-        order = list(nx.lexicographical_topological_sort(g))
-        self.steps = [(v, g.nodes[v], arguments(g, v)) for v in order]
-        self.consumers = {v: g.out_degree(v) for v in g.nodes}
+        #: node -> the earlier node it repeats: the same operation, parameters and encoding on
+        #: the same arguments (a sequence annotated twice, one map written twice) has the same
+        #: value, so it is computed once. Python callables are never merged (they may not be pure).
+        self.same: dict[int, int] = {}
+        first: dict[tuple[Any, ...], int] = {}
+        self.steps: list[tuple[int, Mapping[str, Any], list[int]]] = []
+        for v in nx.lexicographical_topological_sort(g):
+            d = g.nodes[v]
+            args = [self.same.get(u, u) for u in arguments(g, v)]
+            if "callable" not in d:
+                key = (d["op"], d.get("encoding"), canonical_json(d.get("params", {})), tuple(args))
+                if first.setdefault(key, v) != v:
+                    self.same[v] = first[key]
+                    continue
+            self.steps.append((v, d, args))
+        self.consumers = Counter(u for _, _, args in self.steps for u in args)
         data = set()
         for v, d, args in self.steps:
             if d["op"] in ("tokens", "constant_sop", "constant_selector") or "callable" in d or any(u in data for u in args):
                 data.add(v)
-        self.static = set(g.nodes) - data
+        self.static = {v for v, _, _ in self.steps} - data
         self._cache: dict[tuple[int, str], dict[int, Any]] = {}
 
     def static_values(self, n: int, domain: str) -> dict[int, Any]:
@@ -201,10 +222,11 @@ class _Evaluator:
     def __init__(self, domain: Domain, xs: list[Any]):
         self.domain = domain
         self.n = len(xs)
-        self.xs = [self.const(x) for x in xs]
         self._int_cache: dict[int, Any] = {}
         # The types a function result may already have: the domain's own element types, and tokens.
         self._kept = _TOKENS | frozenset({type(domain.one()), type(domain.native(1)), type(domain.native(fmpq(1, 2)))})
+        # Values already in an exact domain are taken as they are (Float still checks for inf and nan).
+        self.xs = xs if domain.exact and self._kept.issuperset(map(type, xs)) else [self.const(x) for x in xs]
 
     def const(self, x: Any) -> Any:
         """A value from the input or the graph, in the domain (tokens stay tokens)."""
@@ -395,10 +417,11 @@ class _Evaluator:
         # Booleans are tokens to a categorical aggregate (a selected True stays True, as in tracr's
         # categorical aggregate and the RASP language) and 0/1 to a numerical one, which averages them.
         numeric = not (kinds & _NON_NUMERIC) and not (categorical and bool in kinds)
-        cols, offsets = sel.csr()
         if numeric:
-            nums = [self.integer(int(v)) if type(v) is bool else v for v in values]
-            return [default if m is None else m for m in self.domain.means(nums, cols, offsets)]
+            nums = [self.integer(int(v)) if type(v) is bool else v for v in values] if bool in kinds else values
+            index, groups = sel.grouping()
+            return take(nums + self.domain.group_means(nums, groups) + [default], index)
+        cols, offsets = sel.csr()
         return [
             self._categorical_mean([values[i] for i in cols[a:b].tolist()]) if b > a else default
             for a, b in zip(offsets[:-1], offsets[1:])

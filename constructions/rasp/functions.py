@@ -350,21 +350,34 @@ def _mul(domain):
 
 @register_function("div", 2)
 def _div(domain):
-    return lambda x, y: domain.div(domain.native(x), domain.native(y))
+    def div(x: Any, y: Any) -> Any:
+        if type(x) is fmpq and type(y) is fmpq and y:  # two nonzero-divisor rationals: FLINT's exact quotient
+            return x / y
+        return domain.div(domain.native(x), domain.native(y))
+
+    return div
 
 
 @register_function("mul_scaled", 2, ("c",))
 def _mul_scaled(domain, c):
     """c*x*y: a product whose scale is folded into the same MLP."""
     c = _c(domain, c)
-    return lambda x, y: c * x * y
+    # c joins y first: in U's products y is the rational factor, so an exponential x is multiplied once.
+    return lambda x, y: x * (c * y)
 
 
 @register_function("masked_exp", 2, ("c",))
 def _masked_exp(domain, c):
     """m * e^{c s} for (s, m); exactly 0 where m = 0 (e^{c s} is then never formed)."""
-    c = _c(domain, c)
-    return lambda s, m: domain.zero() if domain.sign(domain.native(m)) == 0 else m * domain.exp(c * s)
+    c, zero = _c(domain, c), domain.zero()
+
+    def masked_exp(s: Any, m: Any) -> Any:
+        # A rational mask is tested by FLINT directly (exact); any other through the domain's sign.
+        if (not m) if type(m) is fmpq else domain.sign(domain.native(m)) == 0:
+            return zero
+        return m * domain.exp(c * s)
+
+    return masked_exp
 
 
 @register_function("affine_relu", 2, ("c",))
@@ -466,7 +479,8 @@ def _token_value(domain):
 @register_function("token_tag", 1)
 def _token_tag(domain):
     """The tag of a token: tag for a pair (v, tag), 1 (data) for a plain number."""
-    return lambda x: domain.native(x[1] if isinstance(x, tuple) else 1)
+    one = domain.native(1)
+    return lambda x: domain.native(x[1]) if isinstance(x, tuple) else one
 
 
 @register_function("linear", 2, ("a", "b"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from exact.groups import grouping
 from exact.limits import current as current_limits
 
 
@@ -24,10 +25,11 @@ class SelectionTooLarge(ValueError):
 
 
 class Selection:
-    __slots__ = ("pairs", "n_queries", "n_keys")
+    __slots__ = ("pairs", "n_queries", "n_keys", "_grouping")
 
     def __init__(self, pairs: np.ndarray, n_queries: int, n_keys: int):
         self.pairs, self.n_queries, self.n_keys = pairs, n_queries, n_keys
+        self._grouping: tuple[np.ndarray, list[list[int]]] | None = None
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -100,6 +102,14 @@ class Selection:
     def csr(self) -> tuple[np.ndarray, list[int]]:
         """(cols, offsets): query q selects cols[offsets[q]:offsets[q+1]], in increasing order."""
         return self.pairs % self.n_keys, [0] + np.cumsum(self.widths()).tolist()
+
+    def grouping(self) -> tuple[np.ndarray, list[list[int]]]:
+        """Which mean each query reads (:func:`exact.groups.grouping`); computed once per selection,
+        so a selection cached per length (every construction's) is grouped once."""
+        if self._grouping is None:
+            cols, offsets = self.csr()
+            self._grouping = grouping(cols, offsets, self.n_keys)
+        return self._grouping
 
     def to_dense(self) -> np.ndarray:
         m = np.zeros(self.n_queries * self.n_keys, dtype=bool)

@@ -17,6 +17,7 @@ import numpy as np
 from flint import arb, fmpq, fmpz
 
 from exact.errors import ExactZeroDivision, LimitExceeded, NotInFieldError, NotRealError
+from exact.groups import grouping, take
 
 
 class Domain(ABC):
@@ -118,23 +119,18 @@ class Domain(ABC):
         Entry r is (1/|G_r|) sum_{i in G_r} values[i], values[i] itself when |G_r| = 1,
         and None when G_r is empty. This is the averaging step of RASP's Aggregate.
         Rows that select the same keys (all queries of one softmax row, say) share one
-        computed mean, which in EE also means one shared denominator object.
+        computed mean, which in EE also means one shared denominator object
+        (:mod:`exact.groups`).
         """
-        mean_of = self.group_mean(values)
-        memo: dict[bytes, Any] = {}
-        out: list[Any] = []
-        for a, b in zip(offsets[:-1], offsets[1:]):
-            if b - a <= 1:
-                out.append(values[int(cols[a])] if b > a else None)
-                continue
-            key = cols[a:b].tobytes()
-            m = memo.get(key)
-            if m is None:
-                m = memo[key] = mean_of(cols[a:b].tolist())
-            out.append(m)
-        return out
+        index, groups = grouping(cols, offsets, len(values))
+        return take(list(values) + self.group_means(values, groups) + [None], index)
 
-    def group_mean(self, values: Sequence[Any]) -> Callable[[list[int]], Any]:
+    def group_means(self, values: Sequence[Any], groups: Sequence[Sequence[int]]) -> list[Any]:
+        """(1/|G|) sum_{i in G} values[i] for each group G of at least two indices."""
+        mean_of = self.group_mean(values)
+        return [mean_of(g) for g in groups]
+
+    def group_mean(self, values: Sequence[Any]) -> Callable[[Sequence[int]], Any]:
         """A function mapping a list of at least two indices to the mean of those values."""
         return lambda g: self.div(self.sum(values[i] for i in g), self.native(len(g)))
 

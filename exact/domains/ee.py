@@ -22,7 +22,6 @@ from typing import Any, Callable, Iterable, Sequence
 from flint import arb, fmpq
 
 from exact.domains.base import Domain
-from exact.domains.qq import QQ
 from exact.eenumber import EENumber, ee_sum
 from exact.errors import ExactZeroDivision, LimitExceeded, ParseError
 from exact.limits import current as current_limits
@@ -78,10 +77,14 @@ class ExpField(Domain):
             raise ExactZeroDivision(f"division by an exact zero in EE: ({a}) / 0")
         return a * (1 / b) if type(b) is not EENumber else a / b
 
-    def group_mean(self, values: Sequence[EENumber | fmpq]) -> Callable[[list[int]], EENumber | fmpq]:
-        if all(type(v) is fmpq for v in values):
-            return QQ.group_mean(values)  # rational stages run at QQ speed
-        return super().group_mean(values)
+    def group_mean(self, values: Sequence[EENumber | fmpq]) -> Callable[[Sequence[int]], EENumber | fmpq]:
+        def mean(g: Sequence[int]) -> EENumber | fmpq:
+            group = list(map(values.__getitem__, g))
+            if all(type(v) is fmpq for v in group):  # a rational group is averaged at QQ speed
+                return sum(group, fmpq(0)) / len(group)
+            return self.div(self.sum(group), fmpq(len(group)))
+
+        return mean
 
     def to_json(self, x: EENumber | fmpq) -> dict[str, list[list[str]]]:
         x = self.convert(x)

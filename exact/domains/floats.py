@@ -9,7 +9,7 @@ convert exactly); exact inputs are rounded correctly to the nearest double.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,16 +52,6 @@ class FloatField(Domain):
 
     def eq(self, a: float, b: float) -> bool:
         return a == b
-
-    def means(self, values: Sequence[float], cols: np.ndarray, offsets: Sequence[int]) -> list[float | None]:
-        v = np.asarray(values, dtype=float)
-        off = np.asarray(offsets)
-        widths = np.diff(off)
-        sums = np.add.reduceat(v[cols], off[:-1][widths > 0]) if len(cols) else np.zeros(0)
-        out: list[float | None] = [None] * len(widths)
-        for r, s in zip(np.flatnonzero(widths).tolist(), (sums / widths[widths > 0]).tolist()):
-            out[r] = s
-        return out
 
     def to_json(self, x: float) -> str:
         # The exact dyadic value of the double, as a rational string: never a JSON float.

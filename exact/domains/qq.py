@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Sequence
 
-from flint import arb, ctx, fmpq, fmpz
+from flint import arb, ctx, fmpq
 
 from exact.domains.base import Domain
 from exact.errors import NotInFieldError
@@ -52,24 +52,13 @@ class RationalField(Domain):
     def sum(self, values: Iterable[fmpq]) -> fmpq:
         return sum(values, fmpq(0))
 
-    def group_mean(self, values: Sequence[fmpq]) -> Callable[[list[int]], fmpq]:
-        """Exact means over one common denominator L = lcm of all denominators.
+    def group_mean(self, values: Sequence[fmpq]) -> Callable[[Sequence[int]], fmpq]:
+        """(1/|G|) sum_{i in G} values[i] by FLINT's rational additions.
 
-        values[i] = N_i / L with integers N_i, so a mean is (sum N_i) / (L |G|):
-        integer additions instead of rational ones (no gcd per term).
+        One gcd per addition, in C: faster than integers over the lcm of all
+        denominators, whose size grows with every distinct denominator.
         """
-        cache: list[Any] = []
-
-        def mean(g: list[int]) -> fmpq:
-            if not cache:  # the common denominator is computed once, on first use
-                den = fmpz(1)
-                for v in values:
-                    den = den.lcm(v.q)
-                cache.extend(([int(v.p * (den // v.q)) for v in values], int(den)))
-            nums, L = cache
-            return fmpq(sum(map(nums.__getitem__, g)), L * len(g))
-
-        return mean
+        return lambda g: sum(map(values.__getitem__, g), fmpq(0)) / len(g)
 
     def to_json(self, x: fmpq) -> str:
         return rational_to_json(x)
