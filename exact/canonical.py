@@ -17,7 +17,7 @@ from exact.limits import current as current_limits
 
 def canonical_json(obj: Any) -> bytes:
     """The canonical UTF-8 encoding of a JSON value; ParseError on floats or bad types."""
-    _check_values(obj, 0)
+    _check_values(obj, 0, current_limits().max_depth)
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
         "utf-8"
     )
@@ -27,18 +27,32 @@ def sha256_hex(obj: Any) -> str:
     return hashlib.sha256(canonical_json(obj)).hexdigest()
 
 
-def _check_values(obj: Any, depth: int) -> None:
-    if depth > current_limits().max_depth:
-        raise ParseError(f"document nested deeper than {current_limits().max_depth} levels")
+#: Values that need no further look (subclasses, such as an IntEnum, are checked one by one).
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
+def _check_values(obj: Any, depth: int, max_depth: int) -> None:
+    if depth > max_depth:
+        raise ParseError(f"document nested deeper than {max_depth} levels")
     if isinstance(obj, dict):
-        for k, v in obj.items():
+        for k in obj:
             if not isinstance(k, str):
                 raise ParseError(f"JSON object keys must be strings, got {k!r:.40}")
-            _check_values(v, depth + 1)
+        children: Any = obj.values()
     elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            _check_values(v, depth + 1)
+        children = obj
     elif isinstance(obj, float):
         raise ParseError(f"JSON floats are not allowed in canonical documents (got {obj!r}); use rational strings")
-    elif not (obj is None or isinstance(obj, (str, int, bool))):
+    elif obj is None or isinstance(obj, (str, int, bool)):
+        return
+    else:
         raise ParseError(f"not a JSON value: {obj!r:.40} of type {type(obj).__name__}")
+    if not children:
+        return
+    if depth + 1 > max_depth:  # every child sits one level deeper
+        raise ParseError(f"document nested deeper than {max_depth} levels")
+    if _LEAVES.issuperset(map(type, children)):  # a list of strings (a rational pair, say): checked at C speed
+        return
+    for v in children:
+        if type(v) not in _LEAVES:
+            _check_values(v, depth + 1, max_depth)

@@ -9,6 +9,7 @@ nothing about what a claim means; :mod:`proofs.verify` checks that.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -100,10 +101,19 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 
 
 def certificate_bytes(doc: dict[str, Any]) -> bytes:
-    """A sealed certificate in its canonical bytes (the only bytes verify accepts), newline-terminated."""
+    """A sealed certificate in its canonical bytes (the only bytes verify accepts), newline-terminated.
+
+    The same bytes as ``canonical_json(seal(doc))``, encoding the document once: when
+    "sha256" sorts after every other field (as it does after all of a certificate's),
+    the sealed document's canonical JSON is the body's with that field appended.
+    """
     if doc.get("format") != FORMAT:
         raise CertificateError(f"refusing to write a document whose format is not {FORMAT!r}")
-    return canonical_json(seal(doc)) + b"\n"
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    if not all(k < "sha256" for k in body):
+        return canonical_json(seal(doc)) + b"\n"
+    data = canonical_json(body)
+    return data[:-1] + b',"sha256":"' + hashlib.sha256(data).hexdigest().encode() + b'"}\n'
 
 
 def write_certificate(path: str | os.PathLike, doc: dict[str, Any]) -> Path:

@@ -48,9 +48,8 @@ class EENumber:
         if num.is_zero():
             num, den = ZERO, ONE
         elif den is not ONE:
-            q, c, m = den.monic()
-            if m is not den:
-                num = num.scale_shift(1 / c, -q)
+            m = den.monic()[2]
+            num = den.over_monic(num)
             den = ONE if len(m) == 1 else m  # a monic monomial is 1
             if len(num) == len(den) and den is not ONE:
                 r = _ratio(num, den)
@@ -143,7 +142,7 @@ class EENumber:
         if type(other) is fmpq or type(other) is int:  # c x: scale the numerator only
             if not other:
                 return _ZERO
-            return self if other == 1 else EENumber._of(self.num.scale_shift(fmpq(other), Q0), self.den)
+            return self if other == 1 else EENumber._of(self.num.scaled(other), self.den)
         o = _coerce(other)
         if o is NotImplemented:
             return NotImplemented

@@ -17,6 +17,7 @@ sign, comparisons and EENumber arithmetic: write decimals as strings.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
 from flint import arb, fmpq
@@ -25,7 +26,7 @@ from exact.domains.base import Domain
 from exact.eenumber import EENumber, ee_sum
 from exact.errors import ExactZeroDivision, LimitExceeded, ParseError
 from exact.limits import current as current_limits
-from exact.expsum import ExpSum, exponent
+from exact.expsum import Exponent, ExpSum, exponent
 from exact.rationals import parse_rational, rational_from_json, rational_to_json, refuse_floats
 
 
@@ -87,6 +88,8 @@ class ExpField(Domain):
         return mean
 
     def to_json(self, x: EENumber | fmpq) -> dict[str, list[list[str]]]:
+        if type(x) is fmpq:  # r = r e^0 / 1, written without building the EENumber (zero has no terms)
+            return {"num": [["0", rational_to_json(x)]] if x else [], "den": [["0", "1"]]}
         x = self.convert(x)
         return {"num": _sum_to_json(x.num), "den": _sum_to_json(x.den)}
 
@@ -116,7 +119,13 @@ def _check_operands(a: object, b: object) -> None:
 
 
 def _sum_to_json(s: ExpSum) -> list[list[str]]:
-    return [[rational_to_json(q), rational_to_json(s.terms[q])] for q in sorted(s.terms)]
+    return [[_exponent_json(q), rational_to_json(s.terms[q])] for q in s.ascending()]
+
+
+@lru_cache(maxsize=1 << 16)
+def _exponent_json(q: Exponent) -> str:
+    """An exponent's string, kept: the entries of one softmax row (numerators and denominator) share their exponents."""
+    return rational_to_json(q)
 
 
 def _sum_from_json(obj: Any, where: str) -> ExpSum:

@@ -76,3 +76,28 @@ def test_mul_scaled_is_c_x_y(x, y, c):
     got = rasp.fn("mul_scaled", c=c).bind(EE)(x, y)
     assert got == c * x * y
     assert isinstance(got, EENumber) == (isinstance(x, EENumber) or isinstance(y, EENumber))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([fmpq(0), fmpq(1, 3), fmpq(-2), None]), min_size=1, max_size=12), st.data())
+def test_a_run_of_the_same_arguments_gives_what_each_position_gives(pool_xs, data):
+    # Sequences drawn from a few shared objects, as defaults past a block are: runs of identical arguments.
+    ys = data.draw(st.lists(st.sampled_from([fmpq(1), fmpq(5, 2)]), min_size=len(pool_xs), max_size=len(pool_xs)))
+    prog = rasp.numerical(rasp.SequenceMap(rasp.fn("linear", a=2, b=3), rasp.numerical(rasp.tokens), rasp.numerical(rasp.Map(rasp.fn("identity"), rasp.tokens))))
+    g = rasp.to_graph(prog)
+    f = rasp.fn("linear", a=2, b=3).bind(QQ)
+    seq = [x if x is not None else ys[i] for i, x in enumerate(pool_xs)]
+    assert rasp.evaluate_graph(g, seq, QQ)["output"] == [f(x, x) for x in seq]
+
+
+def test_the_collector_is_left_as_it_was():
+    import gc
+
+    prog = rasp.numerical(rasp.Map(rasp.fn("mul_const", c=2), rasp.tokens))
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            assert prog([1, 2]) == [2, 4]
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
