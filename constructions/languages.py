@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import numpy as np
 from flint import fmpq
 
 from constructions import rasp
@@ -44,7 +45,9 @@ from constructions.linalg import gather, index_map
 from constructions.rasp import Comparison as Cmp
 from constructions.simulator import universal
 from exact import EE
+from exact.exparray import ExpArray, constant, fraction_sum
 from exact.matrices import Rows
+from exact.ratarray import RatArray
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,10 @@ class LanguageLayer:
     embed: Callable[[Sequence[int]], Rows]
     readout: Callable[[Rows, Sequence[int]], list[int]]
     language: Callable[[Sequence[int]], list[int]]
+    #: The readout of a whole batch at once: T(X) of every word as fractions num / den of arrays
+    #: (batch x row-major entries, :mod:`exact.exparray`) and the words (batch x n) give the readouts
+    #: (batch x n), equal to ``readout`` word by word (tests/constructions/test_batch_languages.py).
+    readout_batch: Callable[[ExpArray, ExpArray, np.ndarray], np.ndarray]
 
 
 def least_beta_above(bound: int) -> int:
@@ -86,7 +93,17 @@ def match2(M: int, N: int) -> LanguageLayer:
     def language(word: Sequence[int]) -> list[int]:
         return [int(any((x + y) % M == 0 for y in word)) for x in word]
 
-    return LanguageLayer(f"match2(M={M})", A, V, embed, readout, language)
+    partners = np.array(pi, dtype=np.int64)
+
+    def readout_batch(num: ExpArray, den: ExpArray, words: np.ndarray) -> np.ndarray:
+        # r_i = sum_c T[i][c] Pi[x_i][c] as one fraction per (word, i); r_i > 1/2 iff (2 r_num - r_den) r_den > 0.
+        at = np.arange(words.shape[1]) * M
+        pi_rows = partners[words]
+        parts = [(num.take(at + c).scale(RatArray.integers(pi_rows[..., c])), den.take(at + c)) for c in range(M)]
+        r_num, r_den = fraction_sum(parts)
+        return ((r_num + r_num - r_den).sign() * r_den.sign() > 0).astype(np.int64)
+
+    return LanguageLayer(f"match2(M={M})", A, V, embed, readout, language, readout_batch)
 
 
 def parity(n: int, S: Sequence[int]) -> LanguageLayer:
@@ -113,7 +130,20 @@ def parity(n: int, S: Sequence[int]) -> LanguageLayer:
     def language(word: Sequence[int]) -> list[int]:
         return [sum(word[i] for i in S) % 2] * len(word)
 
-    return LanguageLayer(f"parity(S={S})", A, V, embed, readout, language)
+    # scale = (k e^beta + n - k) / e^beta, as a numerator and a denominator.
+    scale_num, scale_den = constant({fmpq(beta): fmpq(k), fmpq(0): fmpq(n - k)}), constant({fmpq(beta): fmpq(1)})
+
+    def readout_batch(num: ExpArray, den: ExpArray, words: np.ndarray) -> np.ndarray:
+        # c = T_i scale; [c >= s - 1/2] iff (2 c_num - (2s - 1) c_den) c_den >= 0.
+        c_num, c_den = num * scale_num, den * scale_den
+        twice, sign_den = c_num + c_num, c_den.sign()
+        bits = sum(
+            (-1) ** (s + 1) * ((twice - c_den.scale(RatArray.constant(fmpq(2 * s - 1), (1, 1)))).sign() * sign_den >= 0)
+            for s in range(1, k + 1)
+        )
+        return np.asarray(bits, dtype=np.int64)
+
+    return LanguageLayer(f"parity(S={S})", A, V, embed, readout, language, readout_batch)
 
 
 def decide_match2_readout(n: int, k: int, beta: int) -> Any:

@@ -24,8 +24,9 @@ from flint import fmpq
 from exact.expsum import E0, ExpSum, Exponent, exponent
 from exact.ratarray import Overflow, RatArray
 
-#: Most distinct exponents one array may hold (beyond this, entries are better kept as objects).
-MAX_EXPONENTS = 64
+#: Most distinct exponents an array built by :meth:`ExpArray.exp` or checked by :meth:`ExpArray.bounded`
+#: may hold (beyond this, the entries are better kept as objects).
+MAX_EXPONENTS = 8
 
 
 class TooManyExponents(Overflow):
@@ -38,9 +39,14 @@ class ExpArray:
     __slots__ = ("terms", "shape")
 
     def __init__(self, terms: dict[Exponent, RatArray], shape: tuple[int, ...]):
-        if len(terms) > MAX_EXPONENTS:
-            raise TooManyExponents(f"{len(terms)} distinct exponents, more than {MAX_EXPONENTS}")
         self.terms, self.shape = terms, shape
+
+    def bounded(self) -> "ExpArray":
+        """self, or TooManyExponents if it has more than :data:`MAX_EXPONENTS` (past that, a batch of
+        entries with exponents of their own is better held entry by entry)."""
+        if len(self.terms) > MAX_EXPONENTS:
+            raise TooManyExponents(f"{len(self.terms)} distinct exponents, more than {MAX_EXPONENTS}")
+        return self
 
     @classmethod
     def rational(cls, r: RatArray) -> "ExpArray":
@@ -110,6 +116,10 @@ class ExpArray:
         return ExpArray(terms, self.shape[:-1] + (len(starts),))
 
     # -- reading ------------------------------------------------------------------------
+    def equals(self, other: "ExpArray") -> np.ndarray:
+        """Entry by entry, whether the two sums are equal (coefficient by coefficient: Lindemann–Weierstrass)."""
+        return (self - other).is_zero()
+
     def is_zero(self) -> np.ndarray:
         out = np.ones(self.shape, dtype=bool)
         for c in self.terms.values():
@@ -146,15 +156,27 @@ class ExpArray:
             out[mixed] = decided[inverse.ravel()]
         return out
 
-    def expsums(self) -> list[ExpSum]:
-        """Every entry as an :class:`ExpSum`, in row-major order."""
+    def expsums(self, at: np.ndarray) -> list[ExpSum]:
+        """The entries at the flat (row-major) indices ``at``, as :class:`ExpSum` objects."""
         qs = list(self.terms)
-        columns = [[pq.ravel().tolist() for pq in self.terms[q].lowest_terms()] for q in qs]
-        size = int(np.prod(self.shape))
-        out = []
-        for i in range(size):
-            out.append(ExpSum({q: fmpq(p[i], d[i]) for q, (p, d) in zip(qs, columns) if p[i]}))
-        return out
+        columns = [[pq.ravel()[at].tolist() for pq in self.terms[q].lowest_terms()] for q in qs]
+        return [ExpSum({q: fmpq(p[i], d[i]) for q, (p, d) in zip(qs, columns) if p[i]}) for i in range(len(at))]
+
+def constant(terms: dict[fmpq, fmpq]) -> ExpArray:
+    """The one sum sum_q terms[q] e^q, as an array of shape (1, 1) that broadcasts."""
+    return ExpArray({exponent(q): RatArray.constant(c, (1, 1)) for q, c in terms.items() if c}, (1, 1))
+
+
+def fraction_sum(fractions: list[tuple[ExpArray, ExpArray]]) -> tuple[ExpArray, ExpArray]:
+    """sum_k num_k / den_k entry by entry, as one fraction: numerators add where every entry's
+    denominators are equal (one softmax row's), otherwise a/b + c/d = (a d + c b) / (b d)."""
+    num, den = fractions[0]
+    for n, d in fractions[1:]:
+        if bool(den.equals(d).all()):
+            num = num + n
+        else:
+            num, den = num * d + n * den, den * d
+    return num, den
 
 
 def _distinct_pairs(p: np.ndarray, d: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:

@@ -34,7 +34,8 @@ class Overflow(ArithmeticError):
 
 
 def _magnitude(a: np.ndarray) -> int:
-    return int(np.abs(a).max(initial=0))
+    """max |a| (two reductions: no temporary array of absolute values)."""
+    return max(int(a.max(initial=0)), -int(a.min(initial=0)))
 
 
 def _check(bound: int) -> None:
@@ -92,7 +93,10 @@ class RatArray:
         dens = [int(v.q) for v in values]
         _check(max(map(abs, nums), default=0))
         _check(max(dens, default=1))
-        return cls(_int64(nums).reshape(shape), _int64(dens).reshape(shape)).reduced()
+        num, den = _int64(nums).reshape(shape), _int64(dens).reshape(shape)
+        if len(shape) > 1 and bool(np.all(den == den[:1])):  # one denominator per position, shared by the batch
+            den = den[0]
+        return cls(num, den)
 
     # -- shape --------------------------------------------------------------------------
     @property
@@ -111,6 +115,8 @@ class RatArray:
 
     def where(self, mask: np.ndarray, other: "RatArray") -> "RatArray":
         """self where mask, other elsewhere."""
+        if not other.num.any():  # zero is written over any denominator
+            return RatArray(np.where(mask, self.num, 0), self.den)
         L = self.lcm_den(other)
         a, b = self.over(L), other.over(L)
         return RatArray(np.where(mask, a.num, b.num), L)
@@ -148,19 +154,26 @@ class RatArray:
     def __mul__(self, other: "RatArray") -> "RatArray":
         _check(_magnitude(self.num) * _magnitude(other.num))
         _check(_magnitude(self.den) * _magnitude(other.den))
-        return RatArray(self.num * other.num, self.den * other.den).reduced()
+        return RatArray(self.num * other.num, self.den * other.den).compact()
 
     def scale(self, q: fmpq) -> "RatArray":
         """q times every entry."""
         p, d = int(q.p), int(q.q)
         _check(_magnitude(self.num) * abs(p))
         _check(_magnitude(self.den) * d)
-        return RatArray(self.num * p, self.den * d).reduced()
+        return RatArray(self.num * p, self.den * d).compact()
 
     def reciprocal(self) -> "RatArray":
         """1 / x entry by entry; every entry must be nonzero."""
         s = np.sign(self.num)
         return RatArray(np.broadcast_to(self.den, self.shape) * s, np.abs(self.num)).reduced()
+
+    def compact(self) -> "RatArray":
+        """:meth:`reduced` once the numbers grow (past 2^20 in a denominator or 2^40 in a numerator):
+        common factors cost nothing to keep while they are small, and a gcd pass over the batch does."""
+        if _magnitude(self.den) < 1 << 20 and _magnitude(self.num) < 1 << 40:
+            return self
+        return self.reduced()
 
     def reduced(self) -> "RatArray":
         """Divide numerators and denominators by their common factors (values unchanged).
@@ -190,12 +203,18 @@ class RatArray:
         """
         num = self.num[..., index]
         den = np.broadcast_to(self.den, self.shape)[..., index] if self.den.ndim == self.num.ndim else self.den[..., index]
+        if bool(np.all(widths == 1)):  # a gather: each group is one entry, its own mean
+            return RatArray(num[..., starts], den[..., starts])
         L = _lcm_reduceat(den, starts)
+        widest = int(widths.max(initial=1))
+        _check(_magnitude(L) * widest)
+        if L.ndim == 1 and den.ndim == 1 and bool(np.all(den == den[:1])):  # one denominator: no rescaling
+            _check(_magnitude(num) * widest)
+            return RatArray(np.add.reduceat(num, starts, axis=-1), L * widths).compact()
         group = np.repeat(np.arange(len(starts)), widths)
         factor = L[..., group] // den
-        _check(_magnitude(num) * _magnitude(factor) * int(widths.max(initial=1)))
-        _check(_magnitude(L) * int(widths.max(initial=1)))
-        return RatArray(np.add.reduceat(num * factor, starts, axis=-1), L * widths).reduced()
+        _check(_magnitude(num) * _magnitude(factor) * widest)
+        return RatArray(np.add.reduceat(num * factor, starts, axis=-1), L * widths).compact()
 
     # -- reading ------------------------------------------------------------------------
     def sign(self) -> np.ndarray:

@@ -182,11 +182,19 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         return EXIT_HOLDS
     target = _target(args.out, Path("certificates") / f"{claim.name}.json")  # before the work
     refuse_over_limits(claim, params, lim)
+    # An exhaustive claim keeps one resumable file per chunk beside its certificate while it runs
+    # (CERTIFICATE.chunks/, unless --chunks names a folder): a run cut short resumes from them, and
+    # they are removed once the certificate is written.
+    beside = "chunks" in params and params["chunks"] is None and target is not None
+    if beside:
+        params["chunks"] = f"{target}.chunks"
     with limits(lim):
         t0 = time.perf_counter()
         doc = claim.prove(**params)
         elapsed = time.perf_counter() - t0
     where = _emit(target, certificate_bytes(doc))
+    if beside:
+        shutil.rmtree(params["chunks"], ignore_errors=True)
     with contextlib.redirect_stdout(sys.stdout if target else sys.stderr):
         _print_table(_HEADER, [_summary_row(doc, elapsed)])
         print(f"certificate: {where}")
@@ -355,7 +363,7 @@ def _note(message: str) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from proofs import sweep, workers
+    from proofs import execute, sweep, workers
 
     check_folder(args.out_dir)  # an existing file there is refused as "not a folder"
     plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir)
@@ -370,11 +378,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         check_cost(claim.name, params, claim.estimate(params), lim)
     for note in plan.notes:
         _note(note)
-    execute = sweep.executor_for(args.jobs, args.scheduler, _note)
+    runner = execute.runner_for(args.jobs, args.scheduler, _note)
     where = f"on the Dask cluster at {args.scheduler}" if args.scheduler else f"with {workers.cap(args.jobs, len(plan.tasks))} process(es)"
     print(f"sweep: {len(plan.tasks)} task(s) {where}; certificates in {args.out_dir}", flush=True)
     t0 = time.perf_counter()
-    results = sweep.run_tasks(plan.tasks, execute, progress=None if not args.no_progress else False)
+    results = sweep.run_tasks(plan.tasks, runner, progress=None if not args.no_progress else False)
     _print_table(sweep.SUMMARY_HEADER, sweep.summary(results, [t.claim for t in plan.tasks]))
     for line in sweep.problems(results):
         print(line)

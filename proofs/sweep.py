@@ -8,9 +8,10 @@ this process, in a local process pool, or on a Dask cluster): it re-checks an
 existing certificate and stops there if it still verifies (that is what makes a
 sweep resumable), otherwise it proves the claim, writes the certificate
 atomically and verifies the file independently. The three ways of running differ
-only in how tasks reach :func:`run_task` (:func:`in_process`, :func:`local_pool`,
-:func:`dask_cluster`); progress and results are handled once, by
-:func:`run_tasks`, and :func:`summary` turns the results into the closing table.
+only in how tasks reach :func:`run_task` (the runners of :mod:`proofs.execute`,
+which the exhaustive language claims use too); progress and results are handled
+once, by :func:`run_tasks`, and :func:`summary` turns the results into the
+closing table.
 
 The resume check runs in the workers rather than in the parent because
 verifying a certificate costs about as much as a small proof: the parent only
@@ -21,7 +22,6 @@ a shared filesystem on a cluster.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import itertools
 import re
@@ -29,11 +29,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from exact.certificate import read_certificate, write_certificate
 from exact.errors import AttncertError
-from proofs import progress as _progress, workers
+from proofs import progress as _progress
+from proofs.execute import Runner
 from proofs.registry import Claim, load_claims
 from proofs.verify import BAD, EXIT, FAIL, OK, verify_file
 
@@ -45,9 +46,6 @@ _COLUMNS = {OK: "holds", FAIL: "fails", BAD: "bad", SKIPPED: "skipped"}
 
 #: Longest file stem before it is shortened with a hash (file systems allow 255 bytes).
 _MAX_STEM = 180
-
-#: Runs tasks and yields their results in the order they finish.
-Executor = Callable[[Sequence["Task"]], Iterator["Result"]]
 
 
 @dataclass(frozen=True)
@@ -233,80 +231,24 @@ def _first_line(text: str) -> str:
 # --- running: one loop, three executors ------------------------------------------------
 
 
-def run_tasks(tasks: Sequence[Task], execute: Executor, progress: bool | None) -> list[Result]:
-    """Run every task with ``execute``, with a progress bar on stderr (``None``: where proofs.progress shows bars; False: never); results in task order.
+def run_tasks(tasks: Sequence[Task], execute: Runner, progress: bool | None) -> list[Result]:
+    """Run every task with ``execute`` (a runner of :mod:`proofs.execute`), with a progress bar on stderr
+    (``None``: where proofs.progress shows bars; False: never); results in task order.
 
     The claims run in this process (``--jobs 1``) show no bars of their own (proofs.progress).
+    A run stopped by Ctrl-C or SIGTERM keeps the certificates of finished tasks, and the next
+    run of the same sweep skips them.
     """
     results: list[Result] = []
     counts = dict.fromkeys(_COLUMNS, 0)
     with _progress.bar(len(tasks), "task", desc="sweep", show=progress, leave=True, delay=0) as bar, _progress.disabled():
-        for result in execute(tasks):
+        for result in execute(run_task, tasks):
             results.append(result)
             counts[result.status] += 1
             bar.set_postfix_str(" ".join(f"{_COLUMNS[k]} {v}" for k, v in counts.items()), refresh=False)
             bar.update()
     order = {t: i for i, t in enumerate(tasks)}
     return sorted(results, key=lambda r: order[r.task])
-
-
-def in_process(tasks: Sequence[Task]) -> Iterator[Result]:
-    """``--jobs 1``: one task after the other, in this process."""
-    return map(run_task, tasks)
-
-
-def local_pool(jobs: int) -> Executor:
-    """``--jobs N``: a pool of N local processes (the default), no more than there are tasks.
-
-    The workers ignore Ctrl-C and die with this process (:func:`proofs.workers.pool`). On
-    Ctrl-C, SIGTERM or an error, pending tasks are cancelled and the workers terminated:
-    a task cut short removes its temporary file, the certificates of finished tasks stay,
-    and the next run of the same sweep skips them.
-    """
-
-    def execute(tasks: Sequence[Task]) -> Iterator[Result]:
-        with workers.pool(workers.cap(jobs, len(tasks))) as pool:
-            futures = [pool.submit(run_task, t) for t in tasks]
-            for f in cf.as_completed(futures):
-                yield f.result()
-
-    return execute
-
-
-def dask_cluster(address: str, warn: Callable[[str], None]) -> Executor:
-    """``--scheduler ADDRESS``: the same tasks on a Dask distributed cluster.
-
-    Dask is imported only here, so local sweeps need no Dask install. Workers need
-    attncert installed and ``--out-dir`` at the same path. FLINT's ball precision is
-    one setting per process, so workers should run one thread each.
-    """
-    try:
-        import distributed
-    except ImportError:
-        raise AttncertError("install dask[distributed] to use --scheduler") from None
-
-    def execute(tasks: Sequence[Task]) -> Iterator[Result]:
-        try:
-            client = distributed.Client(address, timeout="10s")
-        except (OSError, ValueError) as e:
-            raise AttncertError(f"cannot reach the Dask scheduler at {address}: {_first_line(str(e))}") from None
-        with client:
-            threaded = [w for w, n in client.nthreads().items() if n > 1]
-            if threaded:
-                warn(f"{len(threaded)} Dask worker(s) run several threads; start them with --nthreads 1 (FLINT precision is per process)")
-            futures = client.map(run_task, tasks, pure=False)
-            for f in distributed.as_completed(futures):
-                yield f.result()
-
-    return execute
-
-
-def executor_for(jobs: int, scheduler: str | None, warn: Callable[[str], None]) -> Executor:
-    if scheduler:
-        return dask_cluster(scheduler, warn)
-    if jobs < 1:
-        raise AttncertError(f"--jobs must be at least 1, got {jobs}")
-    return in_process if jobs == 1 else local_pool(jobs)
 
 
 # --- summary --------------------------------------------------------------------------

@@ -142,10 +142,11 @@ class _Run:
         self.size, self.n = tokens.size, tokens.length
         self._evaluators: list[_Evaluator] | None = None
         self._rows: dict[int, tuple[Column, list[Any]]] = {}
+        self._lifted: dict[int, tuple[Column, Numbers | None]] = {}
 
     def columns(self, keep: set[int]) -> list[Column]:
         plan = _plan(self.g)
-        same = getattr(plan, "same", {})  # a node that repeats an earlier one is computed once, as there
+        same = plan.same  # a node that repeats an earlier one is computed once, as there
         keep = {same.get(v, v) for v in keep}
         static = plan.static_values(self.n, self.domain.name)
         probe = _Evaluator(self.domain, [0] * self.n)  # data-independent nodes read only the length
@@ -208,10 +209,10 @@ class _Run:
             return None
         if isinstance(col, Tokens):
             return col.value if col.plain else None
-        if isinstance(col, PerInput) and all(isinstance(v, list) for v in col.values):
-            return Numbers.of_values(col.values)
-        if isinstance(col, PerInput) and all(isinstance(v, np.ndarray) and v.dtype == np.int64 for v in col.values):
-            return Numbers.of_ints(np.stack(col.values), ints=True)
+        if isinstance(col, PerInput):
+            if id(col) not in self._lifted:  # tried once per column (the column is kept alive with it)
+                self._lifted[id(col)] = (col, _lift(col.values))
+            return self._lifted[id(col)][1]
         return None
 
     # -- maps (MLP sublayers) ---------------------------------------------------------------
@@ -314,9 +315,21 @@ def _means(x: Numbers, cols: np.ndarray, offsets: np.ndarray, default: Numbers, 
         expand = np.maximum(np.cumsum(selected) - 1, 0)
         means = x.num.group_means(cols, starts, w).take(expand)
         out_num = means.where(selected, out_num)
-        ee = np.broadcast_to(x.ee, x.shape)[..., cols]
-        out_ee = np.where(selected, np.logical_or.reduceat(ee, starts, axis=-1)[..., expand], out_ee)
+        if not x.ee.any() or x.ee.all():  # one type throughout: the means have it too
+            out_ee = np.where(selected, bool(x.ee.any()), out_ee)
+        else:
+            ee = np.broadcast_to(x.ee, x.shape)[..., cols]
+            out_ee = np.where(selected, np.logical_or.reduceat(ee, starts, axis=-1)[..., expand], out_ee)
     return Numbers(out_num, out_ee)
+
+
+def _lift(values: list[Any]) -> Numbers | None:
+    """Values computed input by input as Numbers again, if they are exact numbers the arrays hold."""
+    if all(isinstance(v, list) for v in values):
+        return Numbers.of_values(values)
+    if all(isinstance(v, np.ndarray) and v.dtype == np.int64 for v in values):
+        return Numbers.of_ints(np.stack(values), ints=True)
+    return None
 
 
 def _per_input_rows(col: Numbers, size: int) -> list[Any]:

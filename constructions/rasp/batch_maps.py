@@ -49,15 +49,15 @@ def _plain(*xs: Numbers | None) -> bool:
 
 
 def add(x: Numbers, y: Numbers) -> Numbers:
-    return Numbers(x.num + y.num, x.ee | y.ee)
+    return Numbers((x.num + y.num).bounded(), x.ee | y.ee)
 
 
 def sub(x: Numbers, y: Numbers) -> Numbers:
-    return Numbers(x.num - y.num, x.ee | y.ee)
+    return Numbers((x.num - y.num).bounded(), x.ee | y.ee)
 
 
 def mul(x: Numbers, y: Numbers) -> Numbers:
-    return Numbers(x.num * y.num, x.ee | y.ee)
+    return Numbers((x.num * y.num).bounded(), x.ee | y.ee)
 
 
 def div(domain: Domain, x: Numbers, y: Numbers) -> Numbers | None:
@@ -182,7 +182,7 @@ def _masked_exp(domain, s, m, c):
     shape = np.broadcast_shapes(s.shape, m.shape)
     nonzero = np.broadcast_to(~m.num.is_zero(), shape)
     e = _exp(mul(k, s), nonzero)
-    return None if e is None else Numbers(m.num * e, np.ones(shape, dtype=bool))
+    return None if e is None else Numbers((m.num * e).bounded(), np.ones((1, 1), dtype=bool))
 
 
 @form("compose")

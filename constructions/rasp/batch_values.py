@@ -25,8 +25,8 @@ import numpy as np
 from flint import fmpq
 
 from exact import EENumber
-from exact.expsum import ONE, ExpSum
-from exact.exparray import ExpArray
+from exact.expsum import E0, ONE, ExpSum
+from exact.exparray import MAX_EXPONENTS, ExpArray
 from exact.ratarray import RatArray
 
 
@@ -57,9 +57,29 @@ class Numbers:
     def integers(self) -> np.ndarray | None:
         """The values as an int64 array, if every entry is an integer held as an fmpq."""
         r = self.rational()
-        if r is None or bool(np.any(self.ee)) or bool(np.any(r.reduced().den != 1)):
+        if r is None or bool(np.any(self.ee)):
             return None
-        return np.broadcast_to(r.reduced().num, self.shape)
+        r = r.reduced()
+        return None if bool(np.any(r.den != 1)) else np.broadcast_to(r.num, self.shape)
+
+    def fraction(self) -> tuple[ExpArray, ExpArray]:
+        """(num, den) as arrays of Q[e^Q] (den 1 where there is none)."""
+        one = ExpArray.rational(RatArray.constant(fmpq(1), (1, 1)))
+        return self.num, self.den if self.den is not None else one
+
+    @classmethod
+    def concat(cls, parts: Sequence["Numbers"]) -> "Numbers":
+        """The sequences side by side (positions of parts[0] first), broadcast over the batch."""
+        rows = max(p.shape[0] for p in parts)
+        exponents = list(dict.fromkeys(q for p in parts for q in p.num.terms))
+        terms = {}
+        for q in exponents:
+            pieces = [p.num.terms.get(q) or RatArray.zeros(p.shape) for p in parts]
+            num = np.concatenate([np.broadcast_to(c.num, (rows, c.shape[-1])) for c in pieces], axis=1)
+            den = np.concatenate([np.broadcast_to(c.den, (rows, c.shape[-1])) for c in pieces], axis=1)
+            terms[q] = RatArray(num, den)
+        ee = np.concatenate([np.broadcast_to(p.ee, (rows, p.shape[-1])) for p in parts], axis=1)
+        return cls(ExpArray(terms, ee.shape), ee)
 
     @classmethod
     def of_ints(cls, a: np.ndarray, ints: bool) -> "Numbers":
@@ -83,41 +103,46 @@ class Numbers:
         kinds = set(map(type, flat))
         if not kinds <= {fmpq, EENumber}:
             return None
+        if EENumber not in kinds:
+            return cls(ExpArray.rational(RatArray.from_fmpqs(flat, shape)), np.zeros(shape, dtype=bool))
+        found: dict[Any, None] = {E0: None}
+        for v in flat:
+            if type(v) is EENumber:
+                if v.den is not ONE:
+                    return None
+                found.update(dict.fromkeys(v.num.terms))
+                if len(found) > MAX_EXPONENTS:  # as ExpArray.bounded would refuse, before building any array
+                    return None
         ee = np.fromiter((type(v) is EENumber for v in flat), dtype=bool, count=len(flat)).reshape(shape)
-        if not ee.any():
-            return cls(ExpArray.rational(RatArray.from_fmpqs(flat, shape)), ee)
-        sums = [v.num if type(v) is EENumber else ExpSum.constant(v) for v in flat]
-        if any(type(v) is EENumber and v.den is not ONE for v in flat):
-            return None
-        exponents = list(dict.fromkeys(q for s in sums for q in s.terms))
         zero = fmpq(0)
-        terms = {q: RatArray.from_fmpqs([s.terms.get(q, zero) for s in sums], shape) for q in exponents}
+        terms = {}
+        for q in found:
+            if q == 0:
+                column = [v.num.terms.get(q, zero) if type(v) is EENumber else v for v in flat]
+            else:
+                column = [v.num.terms.get(q, zero) if type(v) is EENumber else zero for v in flat]
+            terms[q] = RatArray.from_fmpqs(column, shape)
         return cls(ExpArray(terms, shape), ee)
 
     # -- reading back ---------------------------------------------------------------------
     def rows(self) -> list[list[Any]]:
         """Every input's sequence as the single-input evaluator holds it after its last step (lists of objects)."""
         shape = self.shape
-        ee = np.broadcast_to(self.ee, shape).ravel().tolist()
-        num = _broadcast(self.num, shape)
-        nums = num.expsums()
-        dens = _broadcast(self.den, shape).expsums() if self.den is not None else None
-        rational = num.rational_part().broadcast(shape)
-        p, q = (a.ravel().tolist() for a in rational.lowest_terms())
-        if dens is not None:
+        ee = np.broadcast_to(self.ee, shape).ravel()
+        p, q = (a.ravel().tolist() for a in self.num.rational_part().broadcast(shape).lowest_terms())
+        if self.den is not None:  # an fmpq divided by an fmpq: the divisor's rational part
             dp, dq = (a.ravel().tolist() for a in _broadcast(self.den, shape).rational_part().lowest_terms())
-        out = []
-        for i, is_ee in enumerate(ee):
-            if is_ee:
-                out.append(EENumber(nums[i], dens[i]) if dens is not None else EENumber(nums[i]))
-            elif dens is not None:
-                out.append(fmpq(p[i], q[i]) / fmpq(dp[i], dq[i]))
-            else:
-                out.append(fmpq(p[i], q[i]))
+            out = [None if e else fmpq(a, b) / fmpq(c, d) for a, b, c, d, e in zip(p, q, dp, dq, ee.tolist())]
+        else:
+            out = [fmpq(a, b) for a, b in zip(p, q)]
+        at = np.flatnonzero(ee)
+        if len(at):  # EENumbers, built as the single-input evaluator builds them: EENumber(num, den)
+            nums = _broadcast(self.num, shape).expsums(at)
+            dens = _broadcast(self.den, shape).expsums(at) if self.den is not None else None
+            for k, i in enumerate(at.tolist()):
+                out[i] = EENumber(nums[k], dens[k]) if dens is not None else EENumber(nums[k])
         width = shape[-1]
         return [out[b * width : (b + 1) * width] for b in range(shape[0])]
-
-
 
 def _broadcast(x: ExpArray, shape: tuple[int, ...]) -> ExpArray:
     return ExpArray({q: c.broadcast(shape) for q, c in x.terms.items()}, shape)

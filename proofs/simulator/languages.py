@@ -18,30 +18,39 @@ lexicographic order) with U's readouts and the language's values.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
-from concurrent.futures import Executor
-from typing import Any, ContextManager
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from constructions import rasp
+from constructions.batch_layout import encode_batch
 from constructions.languages import LanguageLayer, decide_match2_readout, least_beta_above, match2, parity
+from constructions.rasp import batch
+from constructions.rasp.batch_values import Numbers
 from constructions.simulator import universal
 from exact import EE, ParseError
 from exact.matrices import matrix_to_json
+from exact.ratarray import Overflow
 from proofs import cost
-from proofs import progress, references, workers
-from proofs.certify import certificate, differing_fields
+from proofs import execute, progress, references
+from proofs.certify import certificate, differing_fields, package_version
 from proofs.lemmas.common import positive_int
 from proofs.registry import Claim, Param, register
+from proofs.simulator.chunks import ChunkStore, digest
 
+#: Words per chunk: one batched evaluation, one task when it runs in several processes or on a
+#: cluster, one chunk file when the run is resumable, one step of the progress bar.
+CHUNK = 1024
 
-#: Words per piece of the exhaustive check: one task when it runs in several processes, one step
-#: of the progress bar (a few seconds of work at length 8).
-CHUNK = 512
+#: Words of a resumed chunk evaluated again before its recorded readouts are trusted (first, last, middle).
+SPOT_CHECKS = 3
 
-_GRAPHS: dict[tuple[int, int, int], Any] = {}
+_U: dict[tuple[int, int, int], tuple[Any, Any]] = {}
 
 
 def _layer(spec: tuple) -> LanguageLayer:
@@ -50,51 +59,128 @@ def _layer(spec: tuple) -> LanguageLayer:
     return match2(*args) if kind == "match2" else parity(args[0], list(args[1]))
 
 
-def _u_graph(n: int, d: int, dv: int) -> Any:
-    """U(n, d, d_v)'s graph, built once per process (its evaluation plan is cached on it)."""
+def _u(n: int, d: int, dv: int) -> tuple[Any, Any]:
+    """U(n, d, d_v) and its graph, built once per process (its evaluation plan is cached on the graph)."""
     key = (n, d, dv)
-    if key not in _GRAPHS:
-        _GRAPHS[key] = universal(n, d, dv).graph()
-    return _GRAPHS[key]
+    if key not in _U:
+        U = universal(n, d, dv)
+        _U[key] = (U, U.graph())
+    return _U[key]
 
 
-def _words(spec: tuple, n: int, alphabet: int, start: int, stop: int) -> tuple[str, str]:
-    """U's readouts and the language's values on words start..stop-1 of [alphabet]^n (lexicographic)."""
+@dataclass(frozen=True)
+class Chunk:
+    """Words start..stop-1 of [alphabet]^n, in lexicographic order, for one case of a claim."""
+
+    case: str
+    spec: tuple
+    n: int
+    alphabet: int
+    start: int
+    stop: int
+
+    def words(self) -> np.ndarray:
+        """The words, one row each: word i is the base-``alphabet`` digits of i, most significant first."""
+        i = np.arange(self.start, self.stop, dtype=np.int64)[:, None]
+        return (i // self.alphabet ** np.arange(self.n - 1, -1, -1, dtype=np.int64)) % self.alphabet
+
+    def key(self) -> dict[str, Any]:
+        return {"case": self.case, "length": self.n, "alphabet": self.alphabet, "start": self.start, "stop": self.stop}
+
+
+def _readouts(spec: tuple, n: int, words: np.ndarray) -> list[list[int]]:
+    """U's exact readout of T on each word: U run on the whole batch at once (constructions.rasp.batch)."""
     layer = _layer(spec)
     d, dv = len(layer.A), len(layer.V[0])
-    U, g = universal(n, d, dv), _u_graph(n, d, dv)
-    got, want = [], []
-    for word in itertools.islice(itertools.product(range(alphabet), repeat=n), start, stop):
-        mats = {"X": layer.embed(word), "A": layer.A, "V": layer.V}
-        out = U.layout.decode(rasp.evaluate_graph(g, U.layout.encode(mats, EE), EE)["output"])
-        got.append("".join(map(str, layer.readout(out, word))))
-        want.append("".join(map(str, layer.language(word))))
-    return "".join(got), "".join(want)
+    U, g = _u(n, d, dv)
+    word_lists = words.tolist()
+    out = batch.run_batch(g, encode_batch(U.layout, [{"X": layer.embed(w), "A": layer.A, "V": layer.V} for w in word_lists], EE), EE)["output"]
+    if isinstance(out, Numbers):
+        num, den = out.fraction()
+        block = np.arange(n * dv)
+        try:
+            return layer.readout_batch(num.take(block), den.take(block), words).tolist()
+        except Overflow:
+            pass
+    # Some stage did not fit the arrays (int64, or too many exponents): the single-input readout.
+    return [layer.readout(U.layout.decode(seq), w) for seq, w in zip(batch.rows(out, len(word_lists), EE), word_lists)]
+
+
+def _text(bits: list[list[int]]) -> str:
+    return "".join("".join(map(str, b)) for b in bits)
+
+
+def _run_chunk(chunk: Chunk) -> tuple[Chunk, str, str]:
+    """U's readouts and the language's values on the chunk's words (what a worker computes)."""
+    words = chunk.words()
+    language = _layer(chunk.spec).language
+    return chunk, _text(_readouts(chunk.spec, chunk.n, words)), _text([language(w) for w in words.tolist()])
 
 
 def _bounds(total: int) -> list[tuple[int, int]]:
     return [(a, min(a + CHUNK, total)) for a in range(0, total, CHUNK)]
 
 
-def _run_all_words(spec: tuple, n: int, alphabet: int, pool: Executor | None, bar: Any) -> tuple[str, str]:
-    """Every word of length n, in pieces, in worker processes when a pool is given; the bar counts words."""
-    bounds = _bounds(alphabet**n)
-    run = map if pool is None else pool.map  # both lazy, in order
-    parts = []
-    for (a, b), part in zip(bounds, run(_words, *zip(*[(spec, n, alphabet, a, b) for a, b in bounds]))):
-        parts.append(part)
-        bar.update(b - a)
-    return "".join(p[0] for p in parts), "".join(p[1] for p in parts)
+def _setup_digest(spec: tuple, n: int) -> str:
+    """What a chunk's words are run through: U's graph, the layer, and this attncert."""
+    layer = _layer(spec)
+    _, g = _u(n, len(layer.A), len(layer.V[0]))
+    return digest({"attncert": package_version(), "graph": rasp.graph_to_json(g), "A": matrix_to_json(layer.A, EE), "V": matrix_to_json(layer.V, EE)})
 
 
-def _pool(jobs: int, layers: dict[str, tuple[tuple, int, int]]) -> ContextManager[Executor | None]:
-    """Worker processes for the largest case's pieces (no more: see proofs.workers.cap), or none."""
-    processes = workers.cap(jobs, max(len(_bounds(alphabet**n)) for _, n, alphabet in layers.values()))
-    return workers.pool(processes) if processes > 1 else contextlib.nullcontext()
+def _resumed(store: ChunkStore, chunk: Chunk, setup: str) -> tuple[str, str] | None:
+    """The chunk's results from its file, if the file is the chunk's and what can be re-derived agrees."""
+    words = chunk.words()
+    layer, n = _layer(chunk.spec), chunk.n
+    sample = sorted({0, len(words) - 1, len(words) // 2})[:SPOT_CHECKS]
+
+    def check(results: dict[str, Any]) -> bool:
+        got, want = results.get("readouts"), results.get("language")
+        if not (isinstance(got, str) and isinstance(want, str) and len(got) == len(want) == len(words) * n):
+            return False
+        if want != _text([layer.language(w) for w in words.tolist()]):
+            return False
+        again = _readouts(chunk.spec, n, words[sample])
+        return all(got[i * n : (i + 1) * n] == _text([bits]) for i, bits in zip(sample, again))
+
+    results = store.load(chunk.key(), digest(words.tobytes()), setup, check)
+    return None if results is None else (results["readouts"], results["language"])
 
 
-def _progress(claim: str, layers: dict[str, tuple[tuple, int, int]]) -> ContextManager[Any]:
-    return progress.bar(sum(alphabet**n for _, n, alphabet in layers.values()), "words", desc=claim)
+def _note(message: str) -> None:
+    print(f"attncert: note: {message}", file=sys.stderr)
+
+
+def _run_all(claim: str, layers: dict[str, tuple[tuple, int, int]], jobs: int, scheduler: str | None, chunks: str | None) -> dict[str, tuple[str, str]]:
+    """Every word of every case: (U's readouts, the language's values), as strings in word order.
+
+    The chunks run through a runner of proofs.execute (this process, ``jobs`` local processes, or
+    the Dask cluster at ``scheduler``); with a chunk folder, finished chunks are written there and
+    valid ones found there are not run again.
+    """
+    store = ChunkStore(chunks, claim) if chunks else None
+    todo, done = [], {}
+    with progress.bar(sum(alphabet**n for _, n, alphabet in layers.values()), "words", desc=claim) as bar:
+        for key, (spec, n, alphabet) in layers.items():
+            setup = _setup_digest(spec, n) if store else ""
+            for a, b in _bounds(alphabet**n):
+                chunk = Chunk(key, spec, n, alphabet, a, b)
+                found = _resumed(store, chunk, setup) if store else None
+                if found is None:
+                    todo.append((chunk, setup))
+                else:
+                    done[chunk], _ = found, bar.update(b - a)
+        setups = dict(todo)
+        for chunk, got, want in execute.runner_for(jobs, scheduler, _note)(_run_chunk, [c for c, _ in todo]):
+            if store:
+                store.save(chunk.key(), digest(chunk.words().tobytes()), setups[chunk], {"readouts": got, "language": want})
+            done[chunk] = (got, want)
+            bar.update(chunk.stop - chunk.start)
+    out = {}
+    for key in layers:
+        parts = sorted((c.start, r) for c, r in done.items() if c.case == key)
+        out[key] = ("".join(r[0] for _, r in parts), "".join(r[1] for _, r in parts))
+    return out
 
 
 def _verify(doc: dict, layers: dict[str, tuple[tuple, int, int]], language: Any, t_checks: list[dict]) -> list[str]:
@@ -107,7 +193,7 @@ def _verify(doc: dict, layers: dict[str, tuple[tuple, int, int]], language: Any,
     cases = {c["case"]: c for c in doc["inputs"]["cases"]}
     if set(cases) != set(layers):
         return ["the recorded cases are not the ones these parameters call for"]
-    with _progress(f"{doc.get('claim')} (language)", layers) as bar:
+    with progress.bar(sum(alphabet**n for _, n, alphabet in layers.values()), "words", desc=f"{doc.get('claim')} (language)") as bar:
         for key, (_, n, alphabet) in layers.items():
             want = "".join("".join(map(str, language(list(w), key))) for w in itertools.product(range(alphabet), repeat=n))
             if want != doc["reference"]["language"].get(key):
@@ -145,21 +231,27 @@ def _certificate(claim: str, statement: str, params: dict, cases: list[dict], t_
     )
 
 
-def _case(spec: tuple, key: str, n: int, alphabet: int, graphs: dict, pool: Executor | None, bar: Any) -> dict:
-    layer = _layer(spec)
-    d, dv = len(layer.A), len(layer.V[0])
-    got, want = _run_all_words(spec, n, alphabet, pool, bar)
-    graphs.setdefault(f"n={n},d={d},dv={dv}", rasp.graph_to_json(_u_graph(n, d, dv)))
-    return {
-        "case": key,
-        "length": n,
-        "alphabet": alphabet,
-        "words": alphabet**n,
-        "A": matrix_to_json(layer.A, EE),
-        "V": matrix_to_json(layer.V, EE),
-        "readouts": got,
-        "language": want,
-    }
+def _cases(claim: str, layers: dict[str, tuple[tuple, int, int]], jobs: int, scheduler: str | None, chunks: str | None) -> tuple[list[dict], dict]:
+    results = _run_all(claim, layers, jobs, scheduler, chunks)
+    cases, graphs = [], {}
+    for key, (spec, n, alphabet) in layers.items():
+        layer = _layer(spec)
+        d, dv = len(layer.A), len(layer.V[0])
+        graphs.setdefault(f"n={n},d={d},dv={dv}", rasp.graph_to_json(_u(n, d, dv)[1]))
+        got, want = results[key]
+        cases.append(
+            {
+                "case": key,
+                "length": n,
+                "alphabet": alphabet,
+                "words": alphabet**n,
+                "A": matrix_to_json(layer.A, EE),
+                "V": matrix_to_json(layer.V, EE),
+                "readouts": got,
+                "language": want,
+            }
+        )
+    return cases, graphs
 
 
 MATCH2 = "for every M <= max_M and every word in [M]^n with n <= max_length, U's exact readout of T_Match2 equals Match2"
@@ -178,11 +270,9 @@ def _match2_plan(max_M: int, max_length: int) -> tuple[dict, list[dict], int]:
     return layers, t_checks, beta
 
 
-def prove_match2(max_M: int = 5, max_length: int = 4, jobs: int = 1) -> dict:
+def prove_match2(max_M: int = 5, max_length: int = 4, jobs: int = 1, scheduler: str | None = None, chunks: str | None = None) -> dict:
     layers, t_checks, beta = _match2_plan(max_M, max_length)
-    graphs: dict = {}
-    with _progress("match2", layers) as bar, _pool(jobs, layers) as pool:
-        cases = [_case(spec, key, n, M, graphs, pool, bar) for key, (spec, n, M) in layers.items()]
+    cases, graphs = _cases("match2", layers, jobs, scheduler, chunks)
     return _certificate("match2", MATCH2, {"max_M": max_M, "max_length": max_length, "beta": beta}, cases, t_checks, graphs)
 
 
@@ -213,11 +303,9 @@ def _parity_plan(max_k: int, max_length: int) -> tuple[dict, list[dict]]:
     return layers, t_checks
 
 
-def prove_parity(max_k: int = 4, max_length: int = 6, jobs: int = 1) -> dict:
+def prove_parity(max_k: int = 4, max_length: int = 6, jobs: int = 1, scheduler: str | None = None, chunks: str | None = None) -> dict:
     layers, t_checks = _parity_plan(max_k, max_length)
-    graphs: dict = {}
-    with _progress("parity", layers) as bar, _pool(jobs, layers) as pool:
-        cases = [_case(spec, key, n, 2, graphs, pool, bar) for key, (spec, n, _) in layers.items()]
+    cases, graphs = _cases("parity", layers, jobs, scheduler, chunks)
     return _certificate("parity", PARITY, {"max_k": max_k, "max_length": max_length}, cases, t_checks, graphs)
 
 
@@ -241,6 +329,10 @@ def _threshold_sum(k: int, c: int) -> int:
 
 
 JOBS = Param("jobs", positive_int, 1, "worker processes for the exhaustive check (not recorded: it changes no result)")
+SCHEDULER = Param("scheduler", str, None, "run the chunks of words on the Dask cluster at this address instead (not recorded)")
+CHUNKS = Param(
+    "chunks", str, None, "folder for one resumable result per chunk of words; a run resumes from the valid ones found there (not recorded)"
+)
 
 register(
     Claim(
@@ -254,6 +346,8 @@ register(
             Param("max_M", positive_int, 5, "largest number of residues M (from 2)"),
             Param("max_length", positive_int, 4, "longest word checked (all words up to it)"),
             JOBS,
+            SCHEDULER,
+            CHUNKS,
         ),
     )
 )
@@ -269,6 +363,8 @@ register(
             Param("max_k", positive_int, 4, "largest |S|"),
             Param("max_length", positive_int, 6, "longest bit string checked (all strings up to it)"),
             JOBS,
+            SCHEDULER,
+            CHUNKS,
         ),
     )
 )

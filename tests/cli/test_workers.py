@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from proofs import sweep, workers
+from proofs import execute, sweep, workers
 from proofs.simulator import languages
 from proofs.simulator.languages import prove_parity
 
@@ -37,17 +37,17 @@ def pools(monkeypatch):
 
 
 def test_language_jobs_are_capped_by_the_pieces_of_work(pools, monkeypatch):
-    assert prove_parity(max_k=2, max_length=4, jobs=100_000)["result"]["holds"]
-    assert pools == []  # 16 words at most: one piece, no process at all
+    assert prove_parity(max_k=1, max_length=1, jobs=100_000)["result"]["holds"]
+    assert pools == []  # one word: one piece, no process at all
     monkeypatch.setattr(languages, "CHUNK", 4)
-    doc = prove_parity(max_k=2, max_length=4, jobs=100_000)
-    assert pools == [min(4, workers.MAX_PROCESSES)]  # the largest case, 16 words, is 4 pieces; never more than the CPUs
-    assert doc["outputs"] == prove_parity(max_k=2, max_length=4)["outputs"]
+    doc = prove_parity(max_k=1, max_length=3, jobs=100_000)
+    assert pools == [min(4, workers.MAX_PROCESSES)]  # 2, 4 and 8 words: 1 + 1 + 2 pieces; never more than the CPUs
+    assert doc["outputs"] == prove_parity(max_k=1, max_length=3)["outputs"]
 
 
 def test_sweep_jobs_are_capped_by_the_tasks(pools, tmp_path):
     plan = sweep.plan(["transpose"], "0-1", [], tmp_path)
-    results = sweep.run_tasks(plan.tasks, sweep.local_pool(100_000), progress=False)
+    results = sweep.run_tasks(plan.tasks, execute.local_pool(100_000), progress=False)
     assert pools == [min(2, workers.MAX_PROCESSES)] and [r.status for r in results] == ["OK", "OK"]
 
 

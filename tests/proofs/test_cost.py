@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import constructions.rasp as rasp
+from constructions.rasp import batch
 from proofs.cost import CAP, Cost, check, krawczyk_bits
 from proofs.registry import load_claims
 from exact.errors import LimitExceeded
@@ -50,6 +51,13 @@ def test_positions_and_evaluations_are_what_the_evaluator_is_handed(name, params
         return real(g, xs, *a, **k)
 
     monkeypatch.setattr(rasp, "evaluate_graph", counting)
+    real_batch = batch.run_batch
+
+    def counting_batch(g, tokens, *a, **k):  # a batch of sequences of one length (constructions.rasp.batch)
+        lengths.extend([tokens.length] * tokens.size)
+        return real_batch(g, tokens, *a, **k)
+
+    monkeypatch.setattr(batch, "run_batch", counting_batch)
     doc = claim.prove(**{**claim.defaults(), **params})
     assert doc["result"]["holds"]
     cost = claim.estimate(params)

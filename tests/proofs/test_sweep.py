@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from exact.errors import AttncertError
-from proofs import sweep
+from proofs import execute, sweep
 from proofs.cli import main
 from proofs.registry import Claim, load_claims
 from proofs.verify import OK, verify_file
@@ -165,7 +165,7 @@ def test_file_names_are_deterministic_and_distinct():
 
 def test_progress_bar_can_be_forced(tmp_path, capsys):
     tasks = sweep.plan(["transpose"], "0-1", ["r=2"], tmp_path).tasks
-    results = sweep.run_tasks(tasks, sweep.in_process, progress=True)
+    results = sweep.run_tasks(tasks, execute.in_process, progress=True)
     assert [r.status for r in results] == [OK, OK]
     assert "2/2" in capsys.readouterr().err
 
