@@ -135,7 +135,7 @@ def parse_json(data: bytes, decimals: bool = False) -> Any:
     ``decimals`` kept as their exact decimal text (for user input files, where 0.1 means 1/10)."""
     limits = current_limits()
     if len(data) > limits.max_bytes:
-        raise LimitExceeded(f"document of {len(data)} bytes exceeds the limit of {limits.max_bytes}")
+        raise LimitExceeded(f"document of {len(data):,} bytes, over the limit of {limits.max_bytes:,} (raise it with --max-bytes)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -200,7 +200,8 @@ def read_bounded(path: str | os.PathLike) -> bytes:
     except OSError as e:
         raise CertificateError(f"cannot read {path}: {e.strerror}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise CertificateError(f"cannot read {path}: not a regular file")
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(limits.max_bytes + 1)
@@ -209,7 +210,7 @@ def read_bounded(path: str | os.PathLike) -> bytes:
     finally:
         os.close(fd)
     if len(data) > limits.max_bytes:
-        raise LimitExceeded(f"{path}: more than the limit of {limits.max_bytes} bytes")
+        raise LimitExceeded(f"{path}: {max(st.st_size, len(data)):,} bytes, over the limit of {limits.max_bytes:,} (raise it with --max-bytes)")
     return data
 
 

@@ -10,9 +10,23 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
+
+
+def machine_memory() -> int:
+    """The memory this machine can give a run, in bytes: MemAvailable of /proc/meminfo (Linux),
+    else the physical memory (os.sysconf)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,7 @@ class Limits:
     max_pairs: int = 1 << 28  # selection pairs in one attention layer
     max_evaluations: int = 2_000_000  # sequences (words, cases) or Sinkhorn runs in one claim
     max_precision: int = 1 << 16  # arb precision of a Sinkhorn run, in bits
+    max_memory: int = field(default_factory=machine_memory)  # bytes a run is predicted to need
     # What one run of a RASP-language program may do (constructions/rasp/language/bounds.py).
     max_steps: int = 1_000_000  # statements, expressions, loop iterations, elements built, positions evaluated
     max_recursion: int = 200  # nested evaluations: function calls and levels of nested expressions

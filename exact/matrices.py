@@ -75,7 +75,7 @@ def matrix_from_json(obj: Any, domain: Domain) -> Rows:
         raise ParseError("a matrix must be a non-empty list of rows (lists)")
     n = sum(len(r) for r in obj)
     if n > max_entries:
-        raise LimitExceeded(f"matrix of {n} entries exceeds the limit of {max_entries}")
+        raise LimitExceeded(f"matrix of {n:,} entries, over the limit of {max_entries:,} (raise it with --max-entries)")
     width = len(obj[0])
     if width == 0 or any(len(r) != width for r in obj):
         raise ParseError("a matrix must be rectangular with at least one column")

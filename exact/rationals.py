@@ -171,7 +171,7 @@ def _parse_string(s: str, max_digits: int) -> fmpq:
         raise ParseError(f"not a finite number: {s!r}")
     sign, digits, exp = d.as_tuple()
     if abs(exp) > max_digits:
-        raise LimitExceeded(f"decimal exponent {exp} in {s[:40]!r} exceeds the limit of {max_digits}")
+        raise LimitExceeded(f"decimal exponent {exp} in {s[:40]!r}, over the limit of {max_digits:,} digits (raise it with --max-digits)")
     n = fmpz("".join(map(str, digits)) or "0")
     n = -n if sign else n
     return fmpq(n * fmpz(10) ** exp) if exp >= 0 else fmpq(n, fmpz(10) ** (-exp))
@@ -185,7 +185,7 @@ def _int(s: str) -> fmpz:
 
 def _check_digits(s: str, max_digits: int) -> None:
     if len(s) > 2 * max_digits + 16:
-        raise LimitExceeded(f"number string of {len(s)} characters exceeds the limit of {max_digits} digits")
+        raise LimitExceeded(f"number string of {len(s):,} characters, over the limit of {max_digits:,} digits (raise it with --max-digits)")
 
 
 def rational_to_json(q: fmpq) -> str:
@@ -215,7 +215,7 @@ def rational_from_json(s: object, max_digits: int | None = None) -> fmpq:
         raise ParseError(f"malformed rational {_short(s)}: expected \"p/q\" in lowest terms or \"p\"")
     num, _, den = s.partition("/")
     if len(num.lstrip("-")) > max_digits or len(den) > max_digits:
-        raise LimitExceeded(f"rational {_short(s)} has more than {max_digits} digits")
+        raise LimitExceeded(f"rational {_short(s)} has {max(len(num.lstrip('-')), len(den)):,} digits, over the limit of {max_digits:,} (raise it with --max-digits)")
     q = fmpq(_int(num), _int(den) if den else 1)
     if q.str() != s:
         raise ParseError(f"rational {_short(s)} is not in lowest terms (canonical: {q.str()})")

@@ -76,6 +76,7 @@ COST_LIMITS = (
     ("--max-pairs", "max_pairs", "selection pairs in one attention layer"),
     ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
     ("--max-precision", "max_precision", "arb precision of a Sinkhorn run, in bits"),
+    ("--max-memory", "max_memory", "bytes a run is predicted to need (docs/limits.md); the default is this machine's available memory"),
 )
 DOCUMENT_LIMITS = (
     ("--max-bytes", "max_bytes", "largest document"),
@@ -83,6 +84,7 @@ DOCUMENT_LIMITS = (
     ("--max-exponent", "max_exponent", "largest |q| in e^q"),
     ("--max-entries", "max_entries", "entries per matrix, elements of one RASP value"),
     ("--max-nodes", "max_nodes", "nodes in one recorded RASP graph"),
+    ("--max-terms", "max_terms", "terms per EE numerator or denominator"),
 )
 RASP_LIMITS = (
     ("--max-steps", "max_steps", "steps of a RASP program: statements, expressions, loop iterations, elements built, positions evaluated"),

@@ -34,16 +34,15 @@ from typing import Any, Callable
 from flint import fmpq
 
 from constructions.simulator import sequence_length
+from proofs import memory
 from exact.errors import LimitExceeded
 from exact.limits import Limits
 
-#: Seconds per evaluated position (U(64, 8, 8) exact: 1.39 s for 32 768 positions, bench/RESULTS.md).
+#: Seconds per evaluated position (U(256, 8, 8) proved, certificate written: about 20 s for 524 288 positions).
 SECONDS_PER_POSITION = 4.5e-5
 #: Seconds per position and word of the exhaustive language checks, which evaluate U on batches of words
 #: (constructions/rasp/batch.py; Match2 at M = 5, n = 8: about 0.4 ms a word of 320 positions, bench/RESULTS.md).
 BATCHED_SECONDS_PER_POSITION = 1.3e-6
-#: Bytes per evaluated position (peak RSS of U(64, 8, 8): 18 MiB for 32 768 positions), rounded up.
-BYTES_PER_POSITION = 1024
 #: Seconds per (n m) x (bits / 128)^1.5 of a certified Sinkhorn run (8 x 8 at eps = 1/10000: about 2 s).
 SINKHORN_SECONDS = 2.6e-5
 #: Counts beyond this are reported as this (2^1000000000 words is never computed).
@@ -78,6 +77,7 @@ CHECKED = (
     ("max_pairs", "pairs", "about {:,} selection pairs", "--max-pairs"),
     ("max_evaluations", "evaluations", "{:,} evaluations", "--max-evaluations"),
     ("max_precision", "precision", "about {:,} bits of arb precision", "--max-precision"),
+    ("max_memory", "memory", "about {:,} bytes of memory (predicted from the sequence length and the schedule, docs/limits.md)", "--max-memory"),
 )
 
 
@@ -114,7 +114,7 @@ def rasp_cost(positions: int, fan_in: int, evaluations: int = 1, per_position: f
         pairs=min(positions * max(fan_in, 1), CAP),
         evaluations=evaluations,
         seconds=per_position * positions * evaluations,
-        memory=BYTES_PER_POSITION * positions,
+        memory=memory.predict(positions),
     )
 
 

@@ -20,7 +20,7 @@ the certificate and whose ``verify`` checks one independently:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from constructions import rasp
@@ -28,6 +28,7 @@ from constructions.layout import Construction, Layout
 from exact import Domain, EENumber, ParseError
 from exact.matrices import Rows, matrix_from_json
 from proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction
+from proofs import memory
 from proofs.certify import differing_fields
 from proofs.registry import Claim, Param
 
@@ -123,9 +124,18 @@ class LayoutClaim:
             problems += differing_fields(doc, expected)
         return problems
 
+    def estimate(self, **params: Any) -> Any:
+        """The cost model, with the memory predicted from the construction's schedule (proofs/memory.py):
+        the certificate records every position, in the claim's domain."""
+        cost = self.cost(**params)
+        g = self.build(**{p.name: params[p.name] for p in self.sizes}).graph()
+        domain = self.domain or params.get("domain") or "EE"
+        return replace(cost, memory=memory.of_graph(g, cost.positions, domain))
+
     def claim(self) -> Claim:
         LAYOUT_CLAIMS[self.name] = self
-        return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build, cost=self.cost)
+        cost = self.estimate if self.cost else None
+        return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build, cost=cost)
 
 
 #: Every layout claim by name, as registered (the compiler's claim compiles their constructions).

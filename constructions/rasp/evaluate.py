@@ -107,6 +107,29 @@ def trace_graph(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None = N
     return _run(g, xs, domain, None, keep=set(g.nodes))
 
 
+def held_values(g: nx.MultiDiGraph) -> int:
+    """The most values (sequences and selections, each of N entries) an evaluation of g holds at once.
+
+    Read from the schedule alone, in the evaluation's own order: the static values are
+    held throughout (they are cached for the length), a data-dependent value from the
+    step that computes it until its last consumer has run, the outputs to the end.
+    """
+    plan = _plan(g)
+    remaining = dict(plan.consumers)
+    outputs = {plan.same.get(v, v) for v in g.graph["outputs"].values()}
+    data: set[int] = set()
+    most = 0
+    for v, _, args in plan.steps:
+        if v not in plan.static:
+            data.add(v)
+        most = max(most, len(data))
+        for u in args:
+            remaining[u] -= 1
+            if remaining[u] == 0 and u not in outputs:
+                data.discard(u)
+    return len(plan.static) + most
+
+
 def _run(
     g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_length: int | None, keep: set[int],
     seconds: dict[int, float] | None = None,
@@ -119,7 +142,7 @@ def _run(
     # The limit in force (exact.limits: --max-positions), the one the claims' cost models are checked against.
     max_length = current_limits().max_positions if max_length is None else max_length
     if len(xs) > max_length:
-        raise EvaluationError(f"input of length {len(xs)} exceeds the limit of {max_length} positions (--max-positions)")
+        raise EvaluationError(f"input of length {len(xs):,}, over the limit of {max_length:,} positions (raise it with --max-positions)")
     domain = domain if domain is not None else _default_domain(xs)
     ev = _Evaluator(domain, xs)
     plan = _plan(g)

@@ -120,4 +120,4 @@ class Selection:
 def _check_size(n: int) -> None:
     limit = current_limits().max_pairs
     if n > limit:
-        raise SelectionTooLarge(f"a selection of {n} pairs exceeds the limit of {limit} (--max-pairs)")
+        raise SelectionTooLarge(f"a selection of {n:,} pairs, over the limit of {limit:,} (raise it with --max-pairs)")

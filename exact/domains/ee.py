@@ -133,7 +133,7 @@ def _sum_from_json(obj: Any, where: str) -> ExpSum:
     if not isinstance(obj, list):
         raise ParseError(f'EE "{where}" must be a list of [exponent, coefficient] pairs')
     if len(obj) > lim.max_terms:
-        raise LimitExceeded(f'EE "{where}" has {len(obj)} terms, over the limit of {lim.max_terms}')
+        raise LimitExceeded(f'EE "{where}" has {len(obj):,} terms, over the limit of {lim.max_terms:,} (raise it with --max-terms)')
     terms: dict[fmpq, fmpq] = {}
     last: fmpq | None = None
     for pair in obj:
@@ -141,7 +141,7 @@ def _sum_from_json(obj: Any, where: str) -> ExpSum:
             raise ParseError(f'EE "{where}" term must be a pair [exponent, coefficient], got {pair!r:.60}')
         q, c = rational_from_json(pair[0]), rational_from_json(pair[1])
         if abs(q) > lim.max_exponent:
-            raise LimitExceeded(f"EE exponent {str(q)[:30]} exceeds the limit of {lim.max_exponent} in absolute value")
+            raise LimitExceeded(f"EE exponent {str(q)[:30]}, over the limit of {lim.max_exponent:,} in absolute value (raise it with --max-exponent)")
         if last is not None and not q > last:
             raise ParseError(f'EE "{where}" exponents must be strictly increasing ({last} then {q})')
         if c == 0:

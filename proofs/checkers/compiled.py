@@ -146,9 +146,9 @@ def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], li
     if integer(model, "length", 1, lim.max_positions) != length:
         raise ParseError("the model and the layout have different sequence lengths")
     if (length + 1) ** 2 > lim.max_pairs:  # the minimal forward pass scores every (query, key) pair
-        raise LimitExceeded(f"scoring {(length + 1) ** 2:,} query-key pairs exceeds the limit of {lim.max_pairs:,} (--max-pairs)")
+        raise LimitExceeded(f"scoring {(length + 1) ** 2:,} query-key pairs, over the limit of {lim.max_pairs:,} (raise it with --max-pairs)")
     if len(items(model, "basis")) * (length + 1) > lim.max_entries:
-        raise LimitExceeded(f"a model of width {len(model['basis'])} over {length + 1} positions exceeds the limit of {lim.max_entries} entries (--max-entries)")
+        raise LimitExceeded(f"a model of width {len(model['basis'])} over {length + 1:,} positions has {len(model['basis']) * (length + 1):,} entries, over the limit of {lim.max_entries:,} (raise it with --max-entries)")
     mats, tokens = {}, []
     for spec in items(layout, "inputs"):
         name, r, c = spec.get("name"), integer(spec, "rows", 1, length), integer(spec, "cols", 1, length)
