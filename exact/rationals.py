@@ -197,8 +197,9 @@ def rational_to_json(q: fmpq) -> str:
     return str(p) if d == 1 else f"{p}/{d}"
 
 
-#: Python's own int-to-decimal conversion is used below this size (its default limit is 4300 digits).
+#: Python's own int-to-decimal conversions are used below these sizes (its default limit is 4300 digits).
 _PYTHON_DIGITS_BITS = 8000
+_PYTHON_DIGITS = 4000
 
 
 def rational_from_json(s: object, max_digits: int | None = None) -> fmpq:
@@ -216,10 +217,15 @@ def rational_from_json(s: object, max_digits: int | None = None) -> fmpq:
     num, _, den = s.partition("/")
     if len(num.lstrip("-")) > max_digits or len(den) > max_digits:
         raise LimitExceeded(f"rational {_short(s)} has {max(len(num.lstrip('-')), len(den)):,} digits, over the limit of {max_digits:,} (raise it with --max-digits)")
-    q = fmpq(_int(num), _int(den) if den else 1)
-    if q.str() != s:
-        raise ParseError(f"rational {_short(s)} is not in lowest terms (canonical: {q.str()})")
-    return q
+    if len(s) < _PYTHON_DIGITS:  # Python's int() parses a short decimal faster than fmpz
+        p, d = int(num), int(den) if den else 1
+    else:
+        p, d = _int(num), _int(den) if den else fmpz(1)
+    # The pattern fixed the shape, so the text is q's canonical one (q.str()) exactly when q is in
+    # lowest terms, a denominator 1 is not written, and zero has no sign.
+    if (den and (d == 1 or math.gcd(int(p), int(d)) != 1)) or (p == 0 and num[0] == "-"):
+        raise ParseError(f"rational {_short(s)} is not in lowest terms (canonical: {fmpq(p, d).str()})")
+    return fmpq(p, d)
 
 
 def _short(x: object, n: int = 40) -> str:

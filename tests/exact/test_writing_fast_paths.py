@@ -1,6 +1,8 @@
-"""Writing certificates quickly writes the same bytes: each shortcut against its plain form.
+"""Writing certificates quickly writes the same bytes, and reading them accepts the same texts:
+each shortcut against its plain form.
 
 * rational strings by Python's int-to-decimal against FLINT's ``str``;
+* a rational string is accepted exactly when it is FLINT's ``str`` of its value;
 * exponents ordered by doubles, decided exactly, against sorting the rationals;
 * a certificate encoded once against ``canonical_json(seal(doc))``;
 * the value check of canonical JSON refuses what it refused (floats, depth, non-JSON types).
@@ -16,7 +18,7 @@ from exact.canonical import canonical_json
 from exact.certificate import FORMAT, certificate_bytes, seal
 from exact.expsum import ExpSum
 from exact.limits import Limits, limits
-from exact.rationals import rational_to_json
+from exact.rationals import _CANONICAL, rational_from_json, rational_to_json
 
 big = st.integers(-(10**3000), 10**3000)
 
@@ -26,6 +28,34 @@ big = st.integers(-(10**3000), 10**3000)
 def test_rational_strings_are_flints(p, d):
     q = fmpq(p, d)
     assert rational_to_json(q) == q.str()
+
+
+texts = st.builds(
+    lambda sign, p, slash, d: sign + p + (slash + d if slash else ""),
+    st.sampled_from(["", "-", "+"]),
+    st.one_of(st.from_regex(r"[0-9]{1,6}", fullmatch=True), st.builds(lambda k, c: c * k, st.integers(4001, 4500), st.sampled_from("37"))),
+    st.sampled_from(["", "/"]),
+    st.from_regex(r"[0-9]{1,6}", fullmatch=True),
+)
+
+
+@settings(max_examples=400)
+@given(texts)
+def test_a_rational_text_is_read_exactly_when_it_is_canonical(s):
+    def plain(t):  # the definition: the pattern, then FLINT's own canonical text of the value
+        if not _CANONICAL.fullmatch(t):
+            return None
+        num, _, den = t.partition("/")
+        q = fmpq(int(num), int(den) if den else 1) if (not den or int(den)) else None
+        return q if q is not None and q.str() == t else None
+
+    with limits(Limits(max_digits=5000)):  # Python's int() then reads 5000 digits too
+        want = plain(s)
+        if want is None:
+            with pytest.raises(ParseError):
+                rational_from_json(s)
+        else:
+            assert rational_from_json(s) == want
 
 
 close = st.builds(lambda k, e: fmpq(k, 7) + fmpq(1, 10**e), st.integers(-20, 20), st.integers(20, 40))  # ties as doubles
