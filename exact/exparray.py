@@ -110,6 +110,15 @@ class ExpArray:
             terms[q] = a.where(mask, b)
         return ExpArray(terms, shape).pruned()
 
+    def put(self, index: np.ndarray, values: "ExpArray") -> "ExpArray":
+        """self with its entries ``index`` (last axis) replaced by ``values``."""
+        shape = np.broadcast_shapes(self.shape, values.shape[:-1] + self.shape[-1:])
+        terms = {}
+        for q in dict.fromkeys([*self.terms, *values.terms]):
+            base = self.terms.get(q) or RatArray.zeros(shape)
+            terms[q] = base.put(index, values.terms.get(q) or RatArray.zeros(values.shape))
+        return ExpArray(terms, shape)
+
     def group_means(self, index: np.ndarray, starts: np.ndarray, widths: np.ndarray) -> "ExpArray":
         """Means of groups along the last axis, exponent by exponent (:meth:`RatArray.group_means`)."""
         terms = {q: c.group_means(index, starts, widths) for q, c in self.terms.items()}
@@ -188,7 +197,14 @@ def _distinct_pairs(p: np.ndarray, d: np.ndarray) -> tuple[list[tuple[int, int]]
     if not len(p):
         return [], np.zeros(0, dtype=np.int64)
     low, high, top = int(p.min()), int(p.max()), int(d.max())
-    if (high - low + 1) * (top + 1) < 1 << 62:
+    span = (high - low + 1) * (top + 1)
+    if span <= 1 << 20:  # few possible keys: a table of them instead of a sort
+        keys = (p - low) * (top + 1) + d
+        present = np.flatnonzero(np.bincount(keys, minlength=span))
+        table = np.zeros(span, dtype=np.int64)
+        table[present] = np.arange(len(present))
+        return [(int(k) // (top + 1) + low, int(k) % (top + 1)) for k in present.tolist()], table[keys]
+    if span < 1 << 62:
         keys, inverse = np.unique((p - low) * (top + 1) + d, return_inverse=True)
         return [(int(k) // (top + 1) + low, int(k) % (top + 1)) for k in keys.tolist()], inverse
     pairs, inverse = np.unique(np.stack([p, d], axis=1), axis=0, return_inverse=True)

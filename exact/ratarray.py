@@ -57,6 +57,13 @@ def _lcm_reduceat(den: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return L.astype(np.int64)
 
 
+def _take_last(a: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """a[..., index], where a last axis of length 1 is one value broadcast along it."""
+    if a.ndim and a.shape[-1] == 1:
+        return np.broadcast_to(a, a.shape[:-1] + np.shape(index))
+    return a[..., index]
+
+
 def _int64(a: Any) -> np.ndarray:
     return np.asarray(a, dtype=np.int64)
 
@@ -103,12 +110,9 @@ class RatArray:
     def shape(self) -> tuple[int, ...]:
         return np.broadcast_shapes(self.num.shape, self.den.shape)
 
-    def full_den(self) -> np.ndarray:
-        return np.broadcast_to(self.den, self.shape)
-
     def take(self, index: np.ndarray) -> "RatArray":
         """Entries ``index`` along the last axis."""
-        return RatArray(self.num[..., index], self.den[..., index] if self.den.ndim else self.den)
+        return RatArray(_take_last(self.num, index), _take_last(self.den, index))
 
     def broadcast(self, shape: tuple[int, ...]) -> "RatArray":
         return RatArray(np.broadcast_to(self.num, shape), self.den)
@@ -120,6 +124,19 @@ class RatArray:
         L = self.lcm_den(other)
         a, b = self.over(L), other.over(L)
         return RatArray(np.where(mask, a.num, b.num), L)
+
+    def put(self, index: np.ndarray, values: "RatArray") -> "RatArray":
+        """self with its entries ``index`` (last axis) replaced by ``values``; values unchanged elsewhere."""
+        shape = np.broadcast_shapes(self.shape, values.shape[:-1] + self.shape[-1:])
+        num = np.array(np.broadcast_to(self.num, shape))
+        num[..., index] = values.num
+        if self.den.ndim <= 1 and values.den.ndim <= 1:  # denominators per position stay so
+            den = np.array(np.broadcast_to(self.den, shape[-1:]))
+            den[index] = values.den
+        else:
+            den = np.array(np.broadcast_to(self.den, shape))
+            den[..., index] = values.den
+        return RatArray(num, den)
 
     # -- arithmetic ---------------------------------------------------------------------
     def lcm_den(self, other: "RatArray") -> np.ndarray:
@@ -148,25 +165,15 @@ class RatArray:
     def __neg__(self) -> "RatArray":
         return RatArray(-self.num, self.den)
 
-    def __sub__(self, other: "RatArray") -> "RatArray":
-        return self + (-other)
-
     def __mul__(self, other: "RatArray") -> "RatArray":
         _check(_magnitude(self.num) * _magnitude(other.num))
         _check(_magnitude(self.den) * _magnitude(other.den))
         return RatArray(self.num * other.num, self.den * other.den).compact()
 
-    def scale(self, q: fmpq) -> "RatArray":
-        """q times every entry."""
-        p, d = int(q.p), int(q.q)
-        _check(_magnitude(self.num) * abs(p))
-        _check(_magnitude(self.den) * d)
-        return RatArray(self.num * p, self.den * d).compact()
-
     def reciprocal(self) -> "RatArray":
         """1 / x entry by entry; every entry must be nonzero."""
         s = np.sign(self.num)
-        return RatArray(np.broadcast_to(self.den, self.shape) * s, np.abs(self.num)).reduced()
+        return RatArray(np.broadcast_to(self.den, self.shape) * s, np.abs(self.num)).compact()
 
     def compact(self) -> "RatArray":
         """:meth:`reduced` once the numbers grow (past 2^20 in a denominator or 2^40 in a numerator):
@@ -201,10 +208,10 @@ class RatArray:
         Group g is written over L_g |G_g| with L_g = lcm of its denominators, its
         numerator sum_{i in G_g} num_i (L_g / den_i): integer sums, no gcd per term.
         """
+        if bool(np.all(widths == 1)):  # a gather: each group is one entry, its own mean
+            return self.take(index)
         num = self.num[..., index]
         den = np.broadcast_to(self.den, self.shape)[..., index] if self.den.ndim == self.num.ndim else self.den[..., index]
-        if bool(np.all(widths == 1)):  # a gather: each group is one entry, its own mean
-            return RatArray(num[..., starts], den[..., starts])
         L = _lcm_reduceat(den, starts)
         widest = int(widths.max(initial=1))
         _check(_magnitude(L) * widest)
@@ -220,16 +227,12 @@ class RatArray:
     def sign(self) -> np.ndarray:
         return np.sign(self.num)
 
-    def is_zero(self) -> np.ndarray:
-        return self.num == 0
-
     def lowest_terms(self) -> tuple[np.ndarray, np.ndarray]:
         """(p, q) with p / q each entry in lowest terms, q > 0: equal values give equal pairs."""
         den = np.broadcast_to(self.den, self.shape)
+        if not bool(np.any(self.den != 1)):  # integers: already in lowest terms
+            return np.broadcast_to(self.num, self.shape), den
         g = np.gcd(self.num, den)
         g = np.where(g == 0, 1, g)
         p, q = self.num // g, den // g
         return p, np.where(p == 0, 1, q)
-
-    def fmpq_at(self, index: tuple[int, ...]) -> fmpq:
-        return fmpq(int(self.num[index]), int(self.full_den()[index]))

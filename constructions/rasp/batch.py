@@ -38,7 +38,7 @@ import numpy as np
 from constructions.rasp import batch_maps
 from constructions.rasp import expr as E
 from constructions.rasp.batch_values import Numbers, Tokens
-from constructions.rasp.evaluate import EvaluationError, _default_domain, _Evaluator, _plan, evaluate_graph
+from constructions.rasp.evaluate import _default_domain, _Evaluator, _plan, evaluate_graph
 from constructions.rasp.graph import decode_params
 from constructions.rasp.selection import Selection
 from exact import EE, QQ, Domain
@@ -137,6 +137,8 @@ def run_batch(g: nx.MultiDiGraph, tokens: Tokens, domain: Domain) -> dict[str, C
 
 
 class _Run:
+    """One pass over the plan for one batch: a column per node, freed after its last consumer."""
+
     def __init__(self, g: nx.MultiDiGraph, tokens: Tokens, domain: Domain):
         self.g, self.tokens, self.domain = g, tokens, domain
         self.size, self.n = tokens.size, tokens.length
@@ -310,16 +312,14 @@ def _means(x: Numbers, cols: np.ndarray, offsets: np.ndarray, default: Numbers, 
     selected = widths > 0
     starts, w = offsets[:-1][selected], widths[selected]
     out_num = ExpArray({q: c.broadcast(shape) for q, c in default.num.terms.items()}, shape)
-    out_ee = np.broadcast_to(default.ee, shape).copy()
+    out_ee = np.array(np.broadcast_to(default.ee, shape))
     if len(starts):
-        expand = np.maximum(np.cumsum(selected) - 1, 0)
-        means = x.num.group_means(cols, starts, w).take(expand)
-        out_num = means.where(selected, out_num)
+        at = np.flatnonzero(selected)
+        out_num = out_num.put(at, x.num.group_means(cols, starts, w))
         if not x.ee.any() or x.ee.all():  # one type throughout: the means have it too
-            out_ee = np.where(selected, bool(x.ee.any()), out_ee)
+            out_ee[..., at] = bool(x.ee.any())
         else:
-            ee = np.broadcast_to(x.ee, x.shape)[..., cols]
-            out_ee = np.where(selected, np.logical_or.reduceat(ee, starts, axis=-1)[..., expand], out_ee)
+            out_ee[..., at] = np.logical_or.reduceat(np.broadcast_to(x.ee, x.shape)[..., cols], starts, axis=-1)
     return Numbers(out_num, out_ee)
 
 
@@ -374,5 +374,3 @@ def _codes(keys: Numbers, queries: Numbers, size: int) -> tuple[np.ndarray, np.n
         codes.append(num * factor)
     return codes[0], codes[1]
 
-
-__all__ = ["evaluate_batch", "run_batch", "tokens_of", "rows", "EvaluationError"]

@@ -76,14 +76,17 @@ class Numbers:
         for q in exponents:
             pieces = [p.num.terms.get(q) or RatArray.zeros(p.shape) for p in parts]
             num = np.concatenate([np.broadcast_to(c.num, (rows, c.shape[-1])) for c in pieces], axis=1)
-            den = np.concatenate([np.broadcast_to(c.den, (rows, c.shape[-1])) for c in pieces], axis=1)
+            if all(c.den.ndim <= 1 for c in pieces):  # denominators per position stay so
+                den = np.concatenate([np.broadcast_to(c.den, c.shape[-1:]) for c in pieces])
+            else:
+                den = np.concatenate([np.broadcast_to(c.den, (rows, c.shape[-1])) for c in pieces], axis=1)
             terms[q] = RatArray(num, den)
         ee = np.concatenate([np.broadcast_to(p.ee, (rows, p.shape[-1])) for p in parts], axis=1)
         return cls(ExpArray(terms, ee.shape), ee)
 
     @classmethod
     def of_ints(cls, a: np.ndarray, ints: bool) -> "Numbers":
-        return cls(ExpArray.rational(RatArray.integers(a)), np.zeros(a.shape, dtype=bool), ints=ints)
+        return cls(ExpArray.rational(RatArray.integers(a)), np.zeros((1, 1), dtype=bool), ints=ints)
 
     @classmethod
     def constant(cls, v: Any, n: int = 1) -> "Numbers | None":

@@ -14,6 +14,14 @@ For each language (definitions and the attention layers T in
 
 The certificate lists the words covered (all words of each length, in
 lexicographic order) with U's readouts and the language's values.
+
+The words are cut into chunks of :data:`CHUNK`; a chunk is one batched evaluation
+of U (:mod:`constructions.rasp.batch`, identical to evaluating word by word) and
+one batched readout (``readout_batch``, tested equal to ``readout``). The chunks of
+all cases run through a runner of :mod:`proofs.execute`: here, over ``jobs``
+processes, or on the Dask cluster at ``scheduler``. With a ``chunks`` folder each
+finished chunk is written there (:mod:`proofs.simulator.chunks`) and a later run
+resumes from the valid ones; the verifier never reads them.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 _SCRIPT = Path(sys.executable).with_name("attncert")
 ATTNCERT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "proofs.cli"]
 
-#: A run of several minutes with two worker processes (match2 on every word up to length 7).
+#: A run of tens of seconds with two worker processes (match2 on every word up to length 7, 123,032 words).
 SLOW_PROVE = ["prove", "match2", "--max-length", "7", "--jobs", "2"]
 #: A sweep of 100 tasks of about 1.5 s each, on two worker processes.
 SLOW_SWEEP = ["sweep", "universal", "--size", "n=40", "--seeds", "0-99", "--jobs", "2", "--no-progress"]

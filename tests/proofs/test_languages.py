@@ -60,15 +60,24 @@ def test_u_recognises_parity_on_every_short_string():
 
 
 @pytest.mark.slow
-def test_u_recognises_parity_on_every_string_up_to_12():
-    doc = prove_parity(max_k=4, max_length=12, jobs=2)
-    assert doc["result"]["holds"] and doc["result"]["words_checked"] == sum(2**n * min(4, n) for n in range(1, 13))
+def test_u_recognises_parity_on_every_string_up_to_16():
+    doc = prove_parity(max_k=4, max_length=16, jobs=2)
+    assert doc["result"]["holds"] and doc["result"]["words_checked"] == sum(2**n * min(4, n) for n in range(1, 17))
 
 
 @pytest.mark.slow
-def test_u_recognises_match2_on_every_word_up_to_6():
-    doc = prove_match2(max_M=5, max_length=6, jobs=2)
+def test_u_recognises_match2_on_every_word_up_to_8_as_recorded():
+    """The full run again (batched, a few minutes): the certificate recorded from the single-input evaluator."""
+    from pathlib import Path
+
+    from exact.certificate import read_certificate
+
+    doc = prove_match2(max_M=5, max_length=8, jobs=2)
+    recorded = read_certificate(Path(__file__).parents[2] / "docs" / "evidence" / "match2-M5-L8.json")
     assert doc["result"]["holds"]
+    assert {k: doc[k] for k in ("params", "inputs", "outputs", "reference", "result")} == {
+        k: recorded[k] for k in ("params", "inputs", "outputs", "reference", "result")
+    }
 
 
 def test_recorded_evidence_for_match2_up_to_length_8():
