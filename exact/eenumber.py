@@ -302,6 +302,9 @@ def ee_sum(values: Iterable[EENumber]) -> EENumber:
                 groups.append((v.den, acc))
             by_id[id(v.den)] = acc
         add_into(acc, v.num.terms)
+    if len(groups) == 1:  # one denominator (a softmax row's, or 1): the merged numerator over it
+        den, acc = groups[0]
+        return EENumber(ExpSum(acc), den)
     total = EENumber(ZERO)
     for den, acc in groups:
         total = total + EENumber(ExpSum(acc), den)
