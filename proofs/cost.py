@@ -28,7 +28,7 @@ evaluate U on batches of words, have their own constant per position and word.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from flint import fmpq
@@ -40,9 +40,15 @@ from exact.limits import Limits
 
 #: Seconds per evaluated position (U(256, 8, 8) proved, certificate written: about 20 s for 524 288 positions).
 SECONDS_PER_POSITION = 4.5e-5
+#: Words per batched evaluation of the language claims (proofs.simulator.languages cuts its chunks so).
+WORDS_PER_BATCH = 1024
 #: Seconds per position and word of the exhaustive language checks, which evaluate U on batches of words
-#: (constructions/rasp/batch.py; Match2 at M = 5, n = 8: about 0.4 ms a word of 320 positions, bench/RESULTS.md).
-BATCHED_SECONDS_PER_POSITION = 1.3e-6
+#: (constructions/rasp/batch.py; Match2 at M = 5, n = 8: about 0.15 ms a word of 320 positions in one
+#: process, bench/RESULTS.md; twice that allowed for a busy machine).
+BATCHED_SECONDS_PER_POSITION = 1.0e-6
+#: Bytes per word and position a batch holds at its peak, per process (4-PARITY at n = 16: 90 MiB over
+#: the interpreter for 1024 words of 768 positions), rounded up.
+BATCHED_BYTES_PER_POSITION = 128
 #: Seconds per (n m) x (bits / 128)^1.5 of a certified Sinkhorn run (8 x 8 at eps = 1/10000: about 2 s).
 SINKHORN_SECONDS = 2.6e-5
 #: Counts beyond this are reported as this (2^1000000000 words is never computed).
@@ -177,14 +183,20 @@ def _power_sum(base: int, top: int, weight: Callable[[int], int] = lambda n: 1) 
     return total
 
 
+def batched_cost(positions: int, fan_in: int, words: int) -> Cost:
+    """Words evaluated in batches of WORDS_PER_BATCH: time per position and word, and a batch's arrays in memory."""
+    cost = rasp_cost(positions, fan_in, words, BATCHED_SECONDS_PER_POSITION)
+    return replace(cost, memory=cost.memory + min(WORDS_PER_BATCH, words) * min(positions, CAP) * BATCHED_BYTES_PER_POSITION)
+
+
 def match2(max_M: int, max_length: int, **_: Any) -> Cost:
     words = min(sum(_power_sum(M, max_length) for M in range(2, max_M + 1)) if max_M <= 10**6 else CAP, CAP)
-    return rasp_cost(universal_length(max_length, max_M, max_M), max(max_length, max_M), words, BATCHED_SECONDS_PER_POSITION)
+    return batched_cost(universal_length(max_length, max_M, max_M), max(max_length, max_M), words)
 
 
 def parity(max_k: int, max_length: int, **_: Any) -> Cost:
     words = _power_sum(2, max_length, lambda n: min(max_k, n))
-    return rasp_cost(universal_length(max_length, 3, 1), max(max_length, 3), words, BATCHED_SECONDS_PER_POSITION)
+    return batched_cost(universal_length(max_length, 3, 1), max(max_length, 3), words)
 
 
 # -- Sinkhorn -------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from proofs.simulator.chunks import ChunkStore, digest
 
 #: Words per chunk: one batched evaluation, one task when it runs in several processes or on a
 #: cluster, one chunk file when the run is resumable, one step of the progress bar.
-CHUNK = 1024
+CHUNK = cost.WORDS_PER_BATCH
 
 #: Words of a resumed chunk evaluated again before its recorded readouts are trusted (first, last, middle).
 SPOT_CHECKS = 3
