@@ -95,13 +95,20 @@ def _run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process pid still runs. A process that has exited but is not yet reaped (a zombie:
+    a killed parent whose own parent has not waited for it) still answers kill(pid, 0), so where
+    /proc tells, a zombie counts as gone: a worker whose parent died while it started exits."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def die_with_parent(parent: int) -> None:

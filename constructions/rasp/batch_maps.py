@@ -33,6 +33,8 @@ FORMS: dict[str, Form] = {}
 
 
 def form(name: str) -> Callable[[Form], Form]:
+    """Decorator: ``f(domain, *args, **params)`` is the batched form of the registered function ``name``."""
+
     def deco(f: Form) -> Form:
         FORMS[name] = f
         return f

@@ -89,13 +89,13 @@ class Numbers:
         return cls(ExpArray.rational(RatArray.integers(a)), np.zeros((1, 1), dtype=bool), ints=ints)
 
     @classmethod
-    def constant(cls, v: Any, n: int = 1) -> "Numbers | None":
-        """A domain constant at every position (None unless it is an fmpq or an EENumber over 1)."""
+    def constant(cls, v: Any) -> "Numbers | None":
+        """A domain constant, as a (1, 1) array that broadcasts (None unless it is an fmpq or an EENumber over 1)."""
         if type(v) is fmpq:
-            return cls(ExpArray.rational(RatArray.constant(v, (1, n))), np.zeros((1, n), dtype=bool))
+            return cls(ExpArray.rational(RatArray.constant(v, (1, 1))), np.zeros((1, 1), dtype=bool))
         if type(v) is EENumber and v.den is ONE:
-            terms = {q: RatArray.constant(c, (1, n)) for q, c in v.num.terms.items()}
-            return cls(ExpArray(terms, (1, n)), np.ones((1, n), dtype=bool))
+            terms = {q: RatArray.constant(c, (1, 1)) for q, c in v.num.terms.items()}
+            return cls(ExpArray(terms, (1, 1)), np.ones((1, 1), dtype=bool))
         return None
 
     @classmethod

@@ -92,3 +92,27 @@ def test_a_terminated_task_unwinds_and_its_worker_exits_quietly(tmp_path):
             raise KeyboardInterrupt
     assert list(tmp_path.iterdir()) == []  # the finally block ran in the worker
     assert [p.exitcode for p in processes] == [128 + signal.SIGTERM]  # left by itself, not killed
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs Linux /proc")
+def test_an_exited_unreaped_parent_counts_as_gone():
+    """A worker starting as its parent is killed finds the parent a zombie (not yet waited for) and must exit."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        assert _wait_zombie(pid)
+        assert not workers._alive(pid)
+    finally:
+        os.waitpid(pid, 0)
+    assert workers._alive(os.getpid())
+
+
+def _wait_zombie(pid: int, timeout: float = 5) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                return True
+        time.sleep(0.01)
+    return False
