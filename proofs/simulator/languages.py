@@ -55,9 +55,6 @@ from proofs.simulator.chunks import ChunkStore, digest
 #: cluster, one chunk file when the run is resumable, one step of the progress bar.
 CHUNK = cost.WORDS_PER_BATCH
 
-#: Words of a resumed chunk evaluated again before its recorded readouts are trusted (first, last, middle).
-SPOT_CHECKS = 3
-
 _U: dict[tuple[int, int, int], tuple[Any, Any]] = {}
 
 
@@ -136,23 +133,35 @@ def _setup_digest(spec: tuple, n: int) -> str:
     return digest({"attncert": package_version(), "graph": rasp.graph_to_json(g), "A": matrix_to_json(layer.A, EE), "V": matrix_to_json(layer.V, EE)})
 
 
-def _resumed(store: ChunkStore, chunk: Chunk, setup: str) -> tuple[str, str] | None:
-    """The chunk's results from its file, if the file is the chunk's and what can be re-derived agrees."""
-    words = chunk.words()
-    layer, n = _layer(chunk.spec), chunk.n
-    sample = sorted({0, len(words) - 1, len(words) // 2})[:SPOT_CHECKS]
+def _resumed(store: ChunkStore, chunks: list[Chunk], setup: str) -> dict[Chunk, tuple[str, str]]:
+    """The results of those chunks (all of one case) whose files are theirs and re-derive.
 
-    def check(results: dict[str, Any]) -> bool:
-        got, want = results.get("readouts"), results.get("language")
-        if not (isinstance(got, str) and isinstance(want, str) and len(got) == len(want) == len(words) * n):
-            return False
-        if want != _text([layer.language(w) for w in words.tolist()]):
-            return False
-        again = _readouts(chunk.spec, n, words[sample])
-        return all(got[i * n : (i + 1) * n] == _text([bits]) for i, bits in zip(sample, again))
+    A file must pass the store's tests and record the language's values on its words;
+    then U's readouts of three of its words (first, middle, last) are evaluated again,
+    those of all the case's files together, in batches of CHUNK words.
+    """
+    found: dict[Chunk, tuple[str, str]] = {}
+    for chunk in chunks:
+        words, language = chunk.words(), _layer(chunk.spec).language
 
-    results = store.load(chunk.key(), digest(words.tobytes()), setup, check)
-    return None if results is None else (results["readouts"], results["language"])
+        def check(results: dict[str, Any], words=words, language=language, n=chunk.n) -> bool:
+            got, want = results.get("readouts"), results.get("language")
+            if not (isinstance(got, str) and isinstance(want, str) and len(got) == len(want) == len(words) * n):
+                return False
+            return want == _text([language(w) for w in words.tolist()])
+
+        results = store.load(chunk.key(), digest(words.tobytes()), setup, check)
+        if results is not None:
+            found[chunk] = (results["readouts"], results["language"])
+    samples = [(chunk, i) for chunk in found for i in sorted({0, (chunk.stop - chunk.start) // 2, chunk.stop - chunk.start - 1})]
+    for at in range(0, len(samples), CHUNK):
+        part = samples[at : at + CHUNK]
+        chunk = part[0][0]
+        words = np.stack([c.words()[i] for c, i in part])
+        for (c, i), bits in zip(part, _readouts(chunk.spec, chunk.n, words)):
+            if c in found and found[c][0][i * c.n : (i + 1) * c.n] != _text([bits]):
+                del found[c]  # the recorded readout is not U's: the chunk runs again
+    return found
 
 
 def _note(message: str) -> None:
@@ -170,14 +179,12 @@ def _run_all(claim: str, layers: dict[str, tuple[tuple, int, int]], jobs: int, s
     todo, done = [], {}
     with progress.bar(sum(alphabet**n for _, n, alphabet in layers.values()), "words", desc=claim) as bar:
         for key, (spec, n, alphabet) in layers.items():
+            chunks = [Chunk(key, spec, n, alphabet, a, b) for a, b in _bounds(alphabet**n)]
             setup = _setup_digest(spec, n) if store else ""
-            for a, b in _bounds(alphabet**n):
-                chunk = Chunk(key, spec, n, alphabet, a, b)
-                found = _resumed(store, chunk, setup) if store else None
-                if found is None:
-                    todo.append((chunk, setup))
-                else:
-                    done[chunk], _ = found, bar.update(b - a)
+            found = _resumed(store, chunks, setup) if store else {}
+            done.update(found)
+            bar.update(sum(c.stop - c.start for c in found))
+            todo += [(c, setup) for c in chunks if c not in found]
         setups = dict(todo)
         for chunk, got, want in execute.runner_for(jobs, scheduler, _note)(_run_chunk, [c for c, _ in todo]):
             if store:
