@@ -134,13 +134,13 @@ def batches(draw, allowed=tuple(sorted(TOKENS))):
     return draw(st.lists(st.lists(token, min_size=n, max_size=n), min_size=1, max_size=6))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), batches(), st.sampled_from([EE, QQ, None]))
 def test_random_programs_on_random_batches(g, inputs, domain):
     check_batch(g, inputs, domain)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), batches(allowed=("small", "rational", "ee")), st.sampled_from([EE, QQ]))
 def test_random_programs_on_numeric_batches(g, inputs, domain):
     """Numbers only, so that most nodes take the array path rather than the per-input one."""
