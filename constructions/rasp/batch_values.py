@@ -25,7 +25,7 @@ import numpy as np
 from flint import fmpq
 
 from exact import EENumber
-from exact.expsum import E0, ONE, ExpSum
+from exact.expsum import E0, ONE
 from exact.exparray import MAX_EXPONENTS, ExpArray
 from exact.ratarray import RatArray
 
