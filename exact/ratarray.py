@@ -7,7 +7,8 @@ batch where the values allow it, one per entry otherwise. Every operation is the
 exact rational operation, entry by entry:
 
 * a/b + c/d = (a (L/b) + c (L/d)) / L with L = lcm(b, d);
-* (a/b)(c/d) = ac / bd, then reduced by the gcd shared along the batch;
+* (a/b)(c/d) = ac / bd, reduced by the gcd shared along the batch once the
+  numbers grow (common factors cost nothing to keep while they are small);
 * the mean of a group G of entries is (sum_{i in G} a_i (L_G / b_i)) / (L_G |G|)
   with L_G = lcm_{i in G} b_i.
 
