@@ -74,9 +74,15 @@ def evaluate_batch(g: nx.MultiDiGraph, inputs: Sequence[Sequence[Any]], domain: 
     for i, xs in enumerate(inputs):
         groups.setdefault(domain if domain is not None else _default_domain(xs) if xs else QQ, []).append(i)
     out: list[Any] = [None] * len(inputs)
-    for dom, members in groups.items():
-        for i, result in zip(members, _evaluate_same_domain(g, [inputs[i] for i in members], dom)):
-            out[i] = result
+    try:
+        for dom, members in groups.items():
+            for i, result in zip(members, _evaluate_same_domain(g, [inputs[i] for i in members], dom)):
+                out[i] = result
+    except (AttncertError, TypeError, ValueError, ArithmeticError):
+        if len(groups) > 1:  # each group names its own first failure; the batch names the first overall
+            for xs in inputs:
+                evaluate_graph(g, xs, domain)
+        raise
     return out
 
 
