@@ -255,6 +255,7 @@ def _build_params(claim: Claim) -> list:
 
 def _cmd_graph(args: argparse.Namespace) -> int:
     from constructions import rasp
+    from constructions.sinkhorn import graph as sinkhorn_graph
 
     claim: Claim = args.claim_obj
     if claim.build is None:
@@ -264,15 +265,17 @@ def _cmd_graph(args: argparse.Namespace) -> int:
             check_target(target)
     sizes = {p.name: getattr(args, p.name) for p in _build_params(claim)}
     g = claim.build(**sizes).graph()
+    # A Sinkhorn Transformer's graph has its own ops (encoder layers, cost, Sinkhorn) and its own exporters.
+    exporter = sinkhorn_graph if g.graph.get("format") == sinkhorn_graph.GRAPH_FORMAT else rasp
     if args.format == "json":
-        text = canonical_json(rasp.graph_to_json(g)).decode() + "\n"
+        text = canonical_json(exporter.graph_to_json(g)).decode() + "\n"
     else:
-        text = getattr(rasp, GRAPH_FORMATS[args.format])(g)
+        text = getattr(exporter, GRAPH_FORMATS[args.format])(g)
     if args.png:
         dot = shutil.which("dot")
         if dot is None:
             raise AttncertError("--png needs Graphviz's dot program, which is not installed (apt-get install graphviz)")
-        done = subprocess.run([dot, "-Tpng", "-o", args.png], input=rasp.graph_to_dot(g), text=True, capture_output=True)
+        done = subprocess.run([dot, "-Tpng", "-o", args.png], input=exporter.graph_to_dot(g), text=True, capture_output=True)
         if done.returncode != 0:
             raise AttncertError(f"dot failed: {done.stderr.strip().splitlines()[0] if done.stderr.strip() else done.returncode}")
     if args.out:
@@ -331,7 +334,7 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
 
 
 #: Claims with a plot: name -> the module function giving PNG bytes from a certificate.
-PLOTS = {"lipschitz_rates": ("proofs.approximation.plot", "rates_png")}
+PLOTS = {"lipschitz_rates": ("proofs.approximation.plot", "rates_png"), "sinkhorn_universality": ("proofs.sinkhorn.plot", "universality_png")}
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
@@ -447,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limits(sp, RASP_LIMITS)
     sp.set_defaults(func=_cmd_rasp)
 
-    sp = sub.add_parser("plot", help="plot a claim's table as a PNG (lipschitz_rates: certified error against width, log-log)")
+    sp = sub.add_parser("plot", help="plot a claim's table as a PNG (lipschitz_rates, sinkhorn_universality: certified error against width, log-log)")
     plot_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
     plot_sub.required = True
     for name, claim in sorted(load_claims().items()):

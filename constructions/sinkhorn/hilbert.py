@@ -16,6 +16,10 @@ Delta(K^T) = Delta(K), K^T contracts by the same factor. With K = exp(-C/eps),
     Delta(K) = max_{i,j,k,l} (C_jk + C_il - C_ik - C_jl) / eps,
 
 a rational number when C and eps are rational (:func:`projective_diameter`).
+For a cost that is exact in EE but not rational (a Sinkhorn Transformer's), Delta
+is not rational; :func:`projective_diameter` then returns an exact rational
+upper bound, which is all the bound (*) needs: lambda = tanh(Delta/4) and
+1/(1 - lambda) increase with Delta.
 
 The bound (Franklin & Lorenz, "On the scaling of multidimensional matrices",
 Linear Algebra Appl. 114/115 (1989) 717-735; Peyre & Cuturi, *Computational
@@ -65,13 +69,18 @@ from constructions.sinkhorn.problem import Problem
 
 
 def projective_diameter(p: Problem) -> fmpq:
-    """Delta(exp(-C/eps)) = max_{i,j,k,l} (C_jk + C_il - C_ik - C_jl) / eps, exactly.
+    """Delta(exp(-C/eps)) = max_{i,j,k,l} (C_jk + C_il - C_ik - C_jl) / eps: exactly for a rational C,
+    an exact rational upper bound for a CostEnclosure.
 
     For each pair of rows (i, j) the maximum over (k, l) splits into
     max_k (C_jk - C_ik) + max_l (C_il - C_jl). The entries are scaled to
     integers by their common denominator, so numpy's integer arithmetic is
-    exact (int64 while it cannot overflow, Python integers otherwise).
+    exact (int64 while it cannot overflow, Python integers otherwise). For a
+    CostEnclosure the same maximum is taken over upper endpoints of balls at
+    DIAMETER_BITS bits.
     """
+    if not p.rational:
+        return _diameter_upper(p.C.balls(DIAMETER_BITS), p.eps)
     ints, den = p.integer_cost
     try:
         Z = np.array(ints, dtype=np.int64)
@@ -84,6 +93,23 @@ def projective_diameter(p: Problem) -> fmpq:
         d = Z - Z[i]  # d[j, k] = C_jk - C_ik (scaled)
         best = max(best, int((d.max(axis=1) - d.min(axis=1)).max()))
     return fmpq(best, den) / p.eps
+
+
+#: Precision of the cost balls behind an upper bound on Delta.
+DIAMETER_BITS = 128
+
+
+def _diameter_upper(C: list[list[arb]], eps: fmpq) -> fmpq:
+    """An exact rational >= max_{i,j} [max_k (C_jk - C_ik) - min_l (C_jl - C_il)] / eps for all costs in the balls."""
+    best = fmpq(0)
+    with ctx.workprec(DIAMETER_BITS):
+        for ci in C:
+            for cj in C:
+                d = [y - x for x, y in zip(ci, cj)]
+                hi = max((t.upper() for t in d), key=lambda t: t.mid())
+                lo = min((t.lower() for t in d), key=lambda t: t.mid())
+                best = max(best, (hi - lo).upper().fmpq())
+    return best / eps
 
 
 def contraction(delta: fmpq, prec: int) -> arb:

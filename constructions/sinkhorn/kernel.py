@@ -2,7 +2,10 @@
 
 * EE: K_ij = e^{-C_ij/eps} exactly, since -C_ij/eps is rational.
 * Ball: an ``arb_mat`` of rigorous enclosures, built from powers of one
-  exponential (see :func:`ball_kernel`).
+  exponential for a rational cost (see :func:`ball_kernel`), and entry by
+  entry from the cost's balls for a :class:`~constructions.sinkhorn.problem.CostEnclosure`
+  (exp of an EE number that is not rational is not in EE, so a Sinkhorn
+  Transformer's kernel can only be enclosed).
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ def ball_kernel(p: Problem, prec: int) -> arb_mat:
     distinct exponents are visited in increasing order and each power is the
     previous one times a power of w: one exp in all, then multiplications
     (rigorous ball products; the radius grows by a few ulps per step).
+    A cost given as a CostEnclosure is enclosed at prec + 16 bits and each
+    entry exponentiated: exp is monotone, so the balls contain exp(-C_ij/eps).
     """
+    if not p.rational:
+        C = p.C.balls(prec + 16)
+        with ctx.workprec(prec):
+            return arb_mat(p.n, p.m, [(-c / p.eps).exp() for row in C for c in row])
     ints, den = p.integer_cost
     with ctx.workprec(prec + 16):
         w = arb(-1 / (den * p.eps)).exp()

@@ -57,6 +57,8 @@ from exact.rationals import parse_rational
 HILBERT_MAX_DELTA = 40
 #: Ball iterations without a smaller bound before declaring the precision floor reached.
 STALL = 25
+#: Residual checks (every 10 float iterations) without halving the residual that end a warm start.
+WARM_START_STALL = 20
 #: Default iteration limits per domain.
 MAX_ITER = {"EE": 2, "Ball": 10_000, "Float": 100_000}
 #: Default tolerances: certified bound on the log-plan error (Ball), L1 row residual (Float).
@@ -76,7 +78,7 @@ class SinkhornResult:
     iterate: Rows  # the computed plan P^: exact (EE), enclosure (Ball) or floats (Float)
     row_error: list[Any]  # P^ 1 - a, in the iterate's domain
     col_error: list[Any]  # P^T 1 - b
-    delta: fmpq  # the projective diameter Delta(K), exactly
+    delta: fmpq  # the projective diameter Delta(K): exactly for a rational cost, else an exact upper bound
     lam: arb  # an enclosure of lambda = tanh(Delta/4)
     tol: fmpq | None
     bound: arb | None  # exact arb >= max |log P^ - log P*|, or None (not certified)
@@ -122,6 +124,11 @@ def sinkhorn(
     # Ball reads a float input as its exact binary value (as Ball.convert does); EE refuses floats.
     p = read_problem(C, a, b, eps, dyadic_floats=isinstance(domain, BallField))
     if domain is EE:
+        if not p.rational:
+            raise SinkhornInputError(
+                "exact (EE) iterates need a rational cost: exp(-C/eps) of a cost that is not rational is not in EE; "
+                "use Ball(prec), which encloses the kernel"
+            )
         return _exact(p, None if tol is None else _tol(tol, "Ball"), max_iter or MAX_ITER["EE"])
     if isinstance(domain, BallField):
         if method not in ("auto", "hilbert", "krawczyk"):
@@ -211,7 +218,9 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
         b = [arb(x) for x in p.b]
         tol_b = arb(tol)
         warm = _float_warm_start(p)
-        u = [arb(float(t)) for t in np.exp(warm.x)]  # exact dyadic starting point
+        # An exact dyadic starting point; u is scale-free (diag(cu) K diag(v/c) is the same plan), so the
+        # warm start is scaled to max 1, and floored at e^-700 so that no double overflows or reaches 0.
+        u = [arb(float(t)) for t in np.exp(np.maximum(warm.x - warm.x.max(), -700.0))]
         best, best_it, it = None, 0, 0
         while True:
             KTu = KT * arb_mat(n, 1, u)
@@ -246,8 +255,8 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
 
 
 def _float_warm_start(p: Problem) -> LogSinkhorn:
-    """Float log-domain iterations to about 1e-14: only a starting point (the bound is a posteriori)."""
-    return log_sinkhorn(p.log_kernel_float, *p.float_marginals(), 1e-14, 10_000)
+    """Float log-domain iterations to about 1e-14, or until they stall: only a starting point (the bound is a posteriori)."""
+    return log_sinkhorn(p.log_kernel_float, *p.float_marginals(), 1e-14, 10_000, stall=WARM_START_STALL)
 
 
 # -- Ball: interval Newton on the dual equations --------------------------------------------

@@ -3,7 +3,10 @@
 A problem is a cost matrix C (n x m), two marginals a (length n) and b
 (length m) with positive masses and equal totals, and a temperature eps > 0.
 Every number is read as an exact rational (:func:`exact.parse_rational`), so
-validation is exact: "equal totals" means sum(a) == sum(b) in QQ. Floats are
+validation is exact: "equal totals" means sum(a) == sum(b) in QQ. The cost may
+instead be a :class:`CostEnclosure`: a cost that is exact in EE (or known only
+through a forward pass in arb) and is enclosed at whatever precision a run
+needs, as a Sinkhorn Transformer's cost -<Q, K> is. Floats are
 refused unless the caller passes ``dyadic_floats=True`` (the Ball and Float
 paths of :func:`constructions.sinkhorn.sinkhorn`, whose inputs may be float
 data), and then a float becomes the dyadic rational it stores. Bad input raises
@@ -18,10 +21,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-from flint import fmpq
+from flint import arb, fmpq
 
 from exact.domains.qq import QQ
 from exact.errors import ParseError
@@ -33,14 +36,37 @@ class SinkhornInputError(ParseError):
     """Marginals, cost or temperature that do not define a Sinkhorn problem."""
 
 
+@runtime_checkable
+class CostEnclosure(Protocol):
+    """A cost matrix that is not rational: enclosed entrywise at any requested precision.
+
+    ``exact`` says whether the entries are exact numbers (EE) that the balls
+    enclose, or values known only as enclosures (a forward pass that left EE).
+    """
+
+    exact: bool
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    def balls(self, prec: int) -> list[list[arb]]:
+        """Balls containing C_ij, with about ``prec`` bits of accuracy."""
+        ...
+
+
 @dataclass(frozen=True)
 class Problem:
-    """S_eps(C; a, b): cost C (n x m), marginals a, b (equal totals), temperature eps, all in QQ."""
+    """S_eps(C; a, b): cost C (n x m, rational or a CostEnclosure), marginals a, b (equal totals), temperature eps."""
 
-    C: Rows
+    C: Rows | CostEnclosure
     a: list[fmpq]
     b: list[fmpq]
     eps: fmpq
+
+    @property
+    def rational(self) -> bool:
+        """Whether C is a rational matrix (else a CostEnclosure)."""
+        return not isinstance(self.C, CostEnclosure)
 
     @property
     def n(self) -> int:
@@ -52,13 +78,17 @@ class Problem:
 
     @cached_property
     def integer_cost(self) -> tuple[list[list[int]], int]:
-        """(Z, D) with C = Z / D exactly: Z integer, D the least common denominator."""
+        """(Z, D) with C = Z / D exactly: Z integer, D the least common denominator (rational C only)."""
+        if not self.rational:
+            raise SinkhornInputError("the cost is not rational: it has no integer form")
         num, den = to_fmpq_mat(self.C).numer_denom()  # FLINT: one common denominator
         return [[int(x) for x in row] for row in num.tolist()], int(den)
 
     @cached_property
     def log_kernel_float(self) -> np.ndarray:
         """-C/eps in float64: for warm starts and float comparisons only, never for a certificate."""
+        if not self.rational:
+            return -np.array([[float(x.mid()) for x in row] for row in self.C.balls(64)]) / float(self.eps)
         Z, den = self.integer_cost
         return -np.array(Z, dtype=float) / float(den * self.eps)
 
@@ -109,6 +139,8 @@ def read_problem(
     (:class:`exact.errors.FloatRefused`, a ParseError) unless ``dyadic_floats``,
     which reads each float as the dyadic rational it stores.
     """
+    if isinstance(C, CostEnclosure):
+        return Problem(C, *_marginals_and_eps(C.shape, a, b, eps, total_rtol, dyadic_floats))
     C = _as_lists(C)
     if dyadic_floats and isinstance(C, list):
         C = [[dyadic_rational(x) if is_float(x) else x for x in r] if isinstance(r, list) else r for r in C]
@@ -116,8 +148,15 @@ def read_problem(
         rows = _rational_rows(C) or convert_rows(C, QQ)
     except ParseError as e:
         raise SinkhornInputError(f"cost matrix: {e}") from None
+    return Problem(rows, *_marginals_and_eps((len(rows), len(rows[0])), a, b, eps, total_rtol, dyadic_floats))
+
+
+def _marginals_and_eps(
+    shape: tuple[int, int], a: Any, b: Any, eps: Any, total_rtol: fmpq, dyadic_floats: bool
+) -> tuple[list[fmpq], list[fmpq], fmpq]:
+    """a, b and eps read and checked against the cost's shape (n, m)."""
     av, bv = read_marginal(a, "a", dyadic_floats), read_marginal(b, "b", dyadic_floats)
-    n, m = len(rows), len(rows[0])
+    n, m = shape
     if (len(av), len(bv)) != (n, m):
         raise SinkhornInputError(
             f"shapes disagree: cost is {n}x{m}, but a has {len(av)} and b has {len(bv)} entries"
@@ -128,7 +167,7 @@ def read_problem(
     e = parse_rational(eps, dyadic_floats=dyadic_floats)
     if e <= 0:
         raise SinkhornInputError(f"the temperature eps must be > 0, got {e}")
-    return Problem(rows, av, bv, e)
+    return av, bv, e
 
 
 # -- seeded random data (small-height rationals) -----------------------------------------------

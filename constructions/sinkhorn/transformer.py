@@ -1,83 +1,107 @@
-r"""The Sinkhorn Transformer: cost -<Q(x_i), K(y_j)> from two encoders, then certified Sinkhorn.
+r"""The Sinkhorn Transformer: in-context encoders, the cost -<Q, K>, certified Sinkhorn; one graph.
 
-Texts are empirical measures mu = sum_i a_i delta_{x_i} and nu = sum_j b_j
-delta_{y_j} with support points in Q^d. Encoders map a text's support points
-(one row per point) to feature rows; the cost is C_ij = -<Q(x_i), K(y_j)> and
-the coupling is S_eps(C; a, b) (docs/design.md, "Sinkhorn"). An encoder is any
-callable from rows of rationals to rows of rationals, so this project's exact
-transformer layers can be plugged in when they exist; :class:`LinearEncoder`
-(a rational matrix, optionally after a fixed feature map) is what exists now.
-The cost is exact (QQ); the coupling is then certified by
-:func:`constructions.sinkhorn.operator.sinkhorn` in Ball.
+Texts mu = sum_i a_i delta_{x_i} and nu = sum_j b_j delta_{y_j}
+(:mod:`constructions.sinkhorn.texts`). The query encoder reads all of mu's
+tokens at once, the key encoder all of nu's (:mod:`constructions.sinkhorn.encoder`),
+so Q(mu)_i and K(nu)_j are contextual. The cost C_ij = -<Q(mu)_i, K(nu)_j>
+is exact in EE while the encoders are (:mod:`constructions.sinkhorn.inner_cost`),
+and the coupling is S_eps(C; a, b), certified in Ball
+(:func:`constructions.sinkhorn.operator.sinkhorn`): the kernel exp(-C/eps) is
+enclosed from C's exact value, at each precision the certificate needs.
+
+The model *is* its computation graph (:mod:`constructions.sinkhorn.graph`):
+:class:`SinkhornTransformer` holds the graph, and a run walks it node by node
+in topological order (text, embed, attention, mlp, layer_norm, readout, cost,
+sinkhorn), so what ``attncert graph`` draws and what a certificate records is
+what is evaluated.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from functools import cached_property
+from typing import Any
 
-from flint import fmpq
+import networkx as nx
 
+from constructions.sinkhorn.encoder import Encoder, Features, apply_layer, embed, times
+from constructions.sinkhorn.graph import SinkhornLayer, argument, decode, graph_from_json, graph_to_json, model_graph
+from constructions.sinkhorn.inner_cost import EnclosedCost, ExactCost, inner_cost
 from constructions.sinkhorn.operator import SinkhornResult, sinkhorn
-from constructions.sinkhorn.problem import SinkhornInputError
+from constructions.sinkhorn.problem import CostEnclosure
+from constructions.sinkhorn.texts import Text
 from exact.domains.ball import Ball
-from exact.domains.base import Domain
-from exact.domains.qq import QQ
-from exact.matrices import Rows, convert_rows, from_fmpq_mat, matrix_to_json, to_fmpq_mat
-
-
-class Encoder(Protocol):
-    """Maps the support points of a text (one row each) to feature rows, exactly."""
-
-    def __call__(self, points: Rows) -> Rows: ...
 
 
 @dataclass(frozen=True)
-class LinearEncoder:
-    """points -> features(points) @ W, with W a rational matrix and features a fixed exact map (default: identity)."""
+class ModelRun:
+    """One evaluation: the features, the cost (exact or enclosed) and the certified Sinkhorn run."""
 
-    weight: Rows
-    features: Callable[[Rows], Rows] | None = None
-    name: str = "linear"
+    Q: Features
+    K: Features
+    cost: CostEnclosure
+    result: SinkhornResult
 
-    def __call__(self, points: Rows) -> Rows:
-        X = self.features(points) if self.features else points
-        if len(X[0]) != len(self.weight):
-            raise SinkhornInputError(f"encoder input has {len(X[0])} features but its weight has {len(self.weight)} rows")
-        return from_fmpq_mat(to_fmpq_mat(X) * to_fmpq_mat(self.weight))
+
+class SinkhornTransformer:
+    """A Sinkhorn Transformer given by its computation graph."""
+
+    def __init__(self, graph: nx.MultiDiGraph):
+        self._graph = graph
+        self.query, self.key, self.layer, self.ids = decode(graph)
+
+    def graph(self) -> nx.MultiDiGraph:
+        """The computation graph (what ``attncert graph`` draws and a certificate records)."""
+        return self._graph
+
+    @classmethod
+    def build(cls, query: Encoder, key: Encoder, layer: SinkhornLayer) -> "SinkhornTransformer":
+        return cls(model_graph(query, key, layer))
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "SinkhornTransformer":
+        return cls(graph_from_json(obj))
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.name, "weight": matrix_to_json(self.weight, QQ)}
+        return graph_to_json(self._graph)
 
+    @cached_property
+    def _chains(self) -> dict[str, list[tuple[int, Any]]]:
+        """Per side, the encoder's nodes from the embedding to the readout, each with its decoded weights."""
+        out = {}
+        for side, top, enc in (("mu", self.ids["Q"], self.query), ("nu", self.ids["K"], self.key)):
+            chain = [top]
+            while self._graph.nodes[chain[-1]]["op"] != "embed":
+                chain.append(argument(self._graph, chain[-1], 0))
+            chain.reverse()
+            out[side] = list(zip(chain, [enc.embed, *enc.layers, enc.readout]))
+        return out
 
-def transformer_cost(query: Encoder, key: Encoder, xs: Rows, ys: Rows) -> Rows:
-    """C_ij = -<Q(x_i), K(y_j)>, exactly."""
-    Q, K = query(xs), key(ys)
-    if len(Q[0]) != len(K[0]):
-        raise SinkhornInputError(f"query features have width {len(Q[0])}, key features {len(K[0])}")
-    return from_fmpq_mat(-(to_fmpq_mat(Q) * to_fmpq_mat(K).transpose()))
+    def features(self, side: str, text: Text, prec: int) -> Features:
+        """Q(mu) (side "mu") or K(nu) (side "nu"): the encoder's nodes walked from the text to the readout."""
+        X: Features | None = None
+        for v, weights in self._chains[side]:
+            op = self._graph.nodes[v]["op"]
+            if op == "embed":
+                X = embed(text.points, text.weights, weights)
+            elif op == "readout":
+                X = Features(times(X.rows, weights, X.exact, prec), X.exact, X.enclosed_from)
+            else:
+                X = apply_layer(weights, X, prec, self._graph.nodes[v]["label"])
+        return X
 
+    def cost(self, mu: Text, nu: Text, Q: Features | None = None, K: Features | None = None) -> CostEnclosure:
+        """The cost node: exact in EE when both encoders stayed exact, else re-enclosed per precision."""
+        Q = Q or self.features("mu", mu, self.layer.prec)
+        K = K or self.features("nu", nu, self.layer.prec)
+        if Q.exact and K.exact:
+            return ExactCost(inner_cost(Q.rows, K.rows, self.layer.prec))
+        return EnclosedCost(lambda prec: inner_cost(self.features("mu", mu, prec).rows, self.features("nu", nu, prec).rows, prec), (mu.n, nu.n))
 
-@dataclass(frozen=True)
-class SinkhornTransformer:
-    """A Sinkhorn attention block: encoders Q, K and temperature eps."""
-
-    query: Encoder
-    key: Encoder
-    eps: fmpq
-
-    def cost(self, xs: Sequence[Sequence[object]], ys: Sequence[Sequence[object]]) -> Rows:
-        return transformer_cost(self.query, self.key, convert_rows(xs, QQ), convert_rows(ys, QQ))
-
-    def __call__(
-        self,
-        xs: Sequence[Sequence[object]],
-        a: Sequence[object],
-        ys: Sequence[Sequence[object]],
-        b: Sequence[object],
-        domain: Domain = Ball(128),
-        **options: Any,
-    ) -> SinkhornResult:
-        """The coupling of the texts (xs, a) and (ys, b); options go to :func:`sinkhorn` (tol, method, ...)."""
-        return sinkhorn(self.cost(xs, ys), a, b, self.eps, domain, **options)
-
+    def __call__(self, mu: Text, nu: Text) -> ModelRun:
+        """The whole graph on (mu, nu): features, cost, and the certified coupling (the sinkhorn node)."""
+        Q, K = self.features("mu", mu, self.layer.prec), self.features("nu", nu, self.layer.prec)
+        C = self.cost(mu, nu, Q, K)
+        lay = self.layer
+        r = sinkhorn(C, mu.weights, nu.weights, lay.eps, Ball(lay.prec), tol=lay.tol, method=lay.method)
+        return ModelRun(Q, K, C, r)

@@ -23,13 +23,7 @@ from __future__ import annotations
 
 from flint import arb, ctx, fmpq
 
-from proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, projective_diameter
-
-
-def kernel(p: Problem, prec: int) -> list[list[arb]]:
-    """Balls containing K_ij = exp(-C_ij / eps)."""
-    with ctx.workprec(prec):
-        return [[(-arb(c) / arb(p.eps)).exp() for c in row] for row in p.C]
+from proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel, projective_diameter
 
 
 def hilbert_enclosure(p: Problem, u: list[fmpq], prec: int) -> PlanEnclosure:
@@ -47,7 +41,7 @@ def hilbert_enclosure(p: Problem, u: list[fmpq], prec: int) -> PlanEnclosure:
         lo = min((t.lower() for t in q), key=lambda t: t.mid())
         if not lo > 0:
             raise HypothesisError(f"the row sums of P^ are not provably positive at {prec} bits")
-        gap = ((arb(projective_diameter(p)) / 2).exp() + 1) / 2
+        gap = ((arb(projective_diameter(p, prec)) / 2).exp() + 1) / 2  # Delta, or an upper bound: gap grows with it
         beta = ((hi / lo).log() * gap).upper()
         f = arb(0, beta).exp()
         plan = [[U[i] * K[i][j] * v[j] * f for j in range(p.m)] for i in range(p.n)]

@@ -10,14 +10,19 @@ P*^T 1 = b (Sinkhorn, Amer. Math. Monthly 74 (1967) 402-405) when
 * sum(a) = sum(b) (otherwise no matrix has both marginals).
 
 :func:`sinkhorn_problem` checks all four, in QQ, from the recorded data, and
-returns a :class:`Problem` that the theorem checkers accept.
+returns a :class:`Problem` that the theorem checkers accept. The cost is a
+rational matrix, or a :class:`BallCost`: a cost that is not rational (a
+Sinkhorn Transformer's -<Q, K>), known to the checker through its own forward
+pass as balls at any precision; the theorems then use the kernel's balls and an
+upper bound on Delta, which is all they need.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
-from flint import fmpq
+from flint import arb, ctx, fmpq
 
 from exact.matrices import Rows
 
@@ -26,11 +31,27 @@ class HypothesisError(Exception):
     """A hypothesis of a theorem fails on the recorded data: the theorem cannot be used."""
 
 
+@dataclass
+class BallCost:
+    """A cost matrix known as balls: ``balls(prec)`` encloses every entry at about prec bits (cached)."""
+
+    forward: Callable[[int], list[list[arb]]]
+    shape: tuple[int, int]
+
+    def __post_init__(self) -> None:
+        self._cache: dict[int, list[list[arb]]] = {}
+
+    def balls(self, prec: int) -> list[list[arb]]:
+        if prec not in self._cache:
+            self._cache[prec] = self.forward(prec)
+        return self._cache[prec]
+
+
 @dataclass(frozen=True)
 class Problem:
     """A checked Sinkhorn problem: C is len(a) x len(b), eps > 0, a, b > 0 with equal sums."""
 
-    C: Rows
+    C: Rows | BallCost
     a: list[fmpq]
     b: list[fmpq]
     eps: fmpq
@@ -46,7 +67,7 @@ class Problem:
 
 def sinkhorn_problem(C: Rows, a: list[fmpq], b: list[fmpq], eps: fmpq) -> Problem:
     """The problem (C, a, b, eps) once its hypotheses hold; HypothesisError naming the first that fails."""
-    if len(C) != len(a) or any(len(row) != len(b) for row in C):
+    if (C.shape != (len(a), len(b))) if isinstance(C, BallCost) else (len(C) != len(a) or any(len(row) != len(b) for row in C)):
         raise HypothesisError(f"the cost is not {len(a)}x{len(b)} (the lengths of a and b)")
     if not eps > 0:
         raise HypothesisError(f"eps = {eps} is not > 0")
@@ -57,17 +78,39 @@ def sinkhorn_problem(C: Rows, a: list[fmpq], b: list[fmpq], eps: fmpq) -> Proble
     return Problem(C, list(a), list(b), eps)
 
 
-def projective_diameter(p: Problem) -> fmpq:
-    """Delta(exp(-C/eps)) = max_{i,j} [max_k (C_jk - C_ik) - min_l (C_jl - C_il)] / eps, in QQ.
+def projective_diameter(p: Problem, prec: int = 128) -> fmpq:
+    """Delta(exp(-C/eps)) = max_{i,j} [max_k (C_jk - C_ik) - min_l (C_jl - C_il)] / eps: in QQ for a rational C,
+    an exact rational upper bound (from the balls at ``prec`` bits) for a BallCost.
 
     This is max_{i,j,k,l} (C_jk + C_il - C_ik - C_jl) / eps, written pairwise in rows.
     """
+    if isinstance(p.C, BallCost):
+        return _diameter_upper(p.C.balls(prec), prec) / p.eps
     best = fmpq(0)
     for ci in p.C:
         for cj in p.C:
             d = [y - x for x, y in zip(ci, cj)]
             best = max(best, max(d) - min(d))
     return best / p.eps
+
+
+def _diameter_upper(C: list[list[arb]], prec: int) -> fmpq:
+    """An exact rational >= max_{i,j} [max_k (C_jk - C_ik) - min_l (C_jl - C_il)] for every cost in the balls."""
+    best = fmpq(0)
+    with ctx.workprec(prec):
+        for ci in C:
+            for cj in C:
+                d = [y - x for x, y in zip(ci, cj)]
+                spread = max(t.upper().fmpq() for t in d) - min(t.lower().fmpq() for t in d)
+                best = max(best, spread)
+    return best
+
+
+def kernel(p: Problem, prec: int) -> list[list[arb]]:
+    """Balls containing K_ij = exp(-C_ij / eps) (exp is monotone, so balls around C give balls around K)."""
+    C = p.C.balls(prec) if isinstance(p.C, BallCost) else p.C
+    with ctx.workprec(prec):
+        return [[(-arb(c) / arb(p.eps)).exp() for c in row] for row in C]
 
 
 @dataclass(frozen=True)

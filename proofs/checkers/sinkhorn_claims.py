@@ -1,4 +1,4 @@
-r"""Independent checks of the five Sinkhorn claims, from the recorded data alone.
+r"""Independent checks of four Sinkhorn claims, from the recorded data alone (sinkhorn_universality: :mod:`proofs.checkers.sinkhorn_universality`).
 
 Each ``check_*`` reads the recorded parameters and inputs, checks that the
 recorded outputs are consistent with the parameters (every eps, t or width asked
@@ -12,19 +12,22 @@ claim is true even for a document the prover itself could have written.
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 from flint import arb, ctx, fmpq
 
-from exact import ParseError
-from exact.matrices import Rows
+from exact import EE, ParseError
+from exact.matrices import Rows, matrix_from_json
 from exact.rationals import parse_rational
-from proofs.checkers.duality import diameter, w1_value
+from proofs.checkers.duality import w1_value
 from proofs.checkers.fixed_point import is_sinkhorn_plan
 from proofs.checkers.problem import HypothesisError, Problem, sinkhorn_problem
 from proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
-from proofs.checkers.runs import EXTRA_BITS, check_run, contains_all, read_plan, run_precision
-from proofs.params import int_list, rational_list
+from proofs.checkers.runs import EXTRA_BITS, check_run, read_plan, run_precision
+from proofs.checkers.sinkhorn_model import RecordedModel
+from proofs.checkers.texts import text
+from proofs.params import rational_list
 
 MAX_SIZE = 1 << 12
 
@@ -152,8 +155,29 @@ def check_limit(doc: dict[str, Any]) -> list[str]:
 # -- sinkhorn_convergence ---------------------------------------------------------------------
 
 
+def pot_agreement(ref: dict[str, Any], problems: list[str]) -> None:
+    """POT's float outcomes must be labelled agreement and name the POT version they came from; a rebuild can
+    reproduce them only with that version, so a different or missing POT here is said plainly."""
+    entries = [e["pot"] for e in ref.get("references", []) if isinstance(e, dict) and "pot" in e]
+    for e in entries:
+        if not isinstance(e, dict) or e.get("relation") != "agreement" or not isinstance(e.get("pot_version"), str):
+            problems.append("a POT outcome must be labelled relation agreement, with the POT version that produced it")
+            return
+    recorded = {e["pot_version"] for e in entries}
+    try:
+        here = metadata.version("POT")
+    except metadata.PackageNotFoundError:
+        here = None
+    if recorded and recorded != {here}:
+        problems.append(
+            f"POT's float outcomes were recorded with POT {', '.join(sorted(recorded))}; this machine has "
+            f"{here or 'no POT'}, so the agreement part cannot be re-run here (the certified enclosures are not affected)"
+        )
+
+
 def check_convergence(doc: dict[str, Any]) -> list[str]:
-    """Every eps of the parameters has one certified run whose plan provably contains P*."""
+    """Every eps of the parameters has one certified run whose plan provably contains P*; POT's float outcomes
+    are agreement, labelled so, with the version that produced them."""
     params, inp, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs")
     n = integer(params, "n", 1, MAX_SIZE)
     C, a, b = qmatrix(inp.get("C")), qvector(inp.get("a")), qvector(inp.get("b"))
@@ -177,35 +201,33 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
             marg = marginals_contain(read_plan(run.get("plan"), run_precision(run)), a, b, run_precision(run))
             if flag(run, "plan_marginals_contain_a_b") is not marg or not marg:
                 problems.append(f"{label}: the plan's marginals contain a, b: {marg}")
+    pot_agreement(obj(doc, "reference"), problems)
     return conclude(doc, "enclosure", problems)
 
 
 # -- sinkhorn_transformer ---------------------------------------------------------------------
 
 
-def linear_features(points: Rows, W: Rows) -> Rows:
-    return [[sum((p[t] * W[t][c] for t in range(len(W))), fmpq(0)) for c in range(len(W[0]))] for p in points]
-
-
 def check_transformer(doc: dict[str, Any]) -> list[str]:
-    """The cost is -<x W_Q, y W_K> (recomputed in QQ) and the certified run's coupling contains P*."""
+    """The texts are in the claim's class; the cost of the recorded model, computed by this package's own forward
+    pass (:mod:`proofs.checkers.sinkhorn_model`), defines a Sinkhorn problem whose certified run's coupling contains P*
+    and whose marginals contain a and b; a recorded exact cost must be consistent with it."""
     params, inp, cons, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "construction"), obj(doc, "outputs")
     n, m = integer(params, "n", 1, MAX_SIZE), integer(params, "m", 1, MAX_SIZE)
     d, k = integer(params, "d", 1, MAX_SIZE), integer(params, "k", 1, MAX_SIZE)
-    xs, ys, a, b = qmatrix(inp.get("xs")), qmatrix(inp.get("ys")), qvector(inp.get("a")), qvector(inp.get("b"))
-    shape_is(xs, n, d, "xs")
-    shape_is(ys, m, d, "ys")
-    enc = obj(cons, "encoders")
-    if obj(enc, "query").get("type") != "linear" or obj(enc, "key").get("type") != "linear":
-        raise ParseError("only linear encoders can be re-checked")
-    WQ, WK = qmatrix(enc["query"].get("weight")), qmatrix(enc["key"].get("weight"))
-    shape_is(WQ, d, k, "W_Q")
-    shape_is(WK, d, k, "W_K")
     eps, tol = same_eps(params, inp), parse_rational(params.get("tol"))
-    q, kk = linear_features(xs, WQ), linear_features(ys, WK)
-    C = [[-sum((u * v for u, v in zip(qi, kj)), fmpq(0)) for kj in kk] for qi in q]
-    problems = [] if qmatrix(cons.get("cost")) == C else ["the recorded cost is not -<x W_Q, y W_K>"]
-    p = problem_or_reason(C, a, b, eps, "the problem", problems)
+    try:
+        mu, nu = text(inp, "mu"), text(inp, "nu")
+    except HypothesisError as e:
+        return conclude(doc, "enclosure", [str(e)])
+    shape_is(mu[0], n, d, "the points of mu")
+    shape_is(nu[0], m, d, "the points of nu")
+    model = RecordedModel(cons.get("model"))
+    problems: list[str] = []
+    if (model.eps, model.tol, model.width) != (eps, tol, k):
+        problems.append("the model's eps, tol or feature width is not the parameters'")
+    C = model.cost(mu, nu)
+    p = problem_or_reason(C, mu[1], nu[1], eps, "the problem", problems)
     if p is None:
         return conclude(doc, "enclosure", problems)
     run = obj(cons, "sinkhorn")
@@ -213,113 +235,16 @@ def check_transformer(doc: dict[str, Any]) -> list[str]:
         problems.append("the run's tol is not the tol of the parameters")
     if out.get("bound") != run.get("bound"):
         problems.append("outputs.bound is not the run's bound")
+    prec = run_precision(run)
+    cost = obj(cons, "cost")
+    if flag(cost, "exact"):
+        recorded = matrix_from_json(cost.get("C"), EE)
+        shape_is(recorded, n, m, "the recorded cost")
+        balls = C.balls(prec + EXTRA_BITS)
+        if not all(EE.enclose(x, prec).overlaps(c) for rr, rc in zip(recorded, balls) for x, c in zip(rr, rc)):
+            problems.append("the recorded exact cost is not -<Q, K> of the recorded model (its enclosure misses this forward pass's)")
     found = check_run(p, run, out.get("coupling"), "the coupling")
     problems += found
-    if not found and not marginals_contain(read_plan(out.get("coupling"), run_precision(run)), a, b, run_precision(run)):
+    if not found and not marginals_contain(read_plan(out.get("coupling"), prec), mu[1], nu[1], prec):
         problems.append("the coupling's marginals do not contain a and b")
     return conclude(doc, "enclosure", problems)
-
-
-# -- sinkhorn_universality --------------------------------------------------------------------
-
-
-def chebyshev(points: Rows, width: int) -> Rows:
-    """(T_0(x), ..., T_{width-1}(x)) of each point's first coordinate: T_0 = 1, T_1 = x, T_{k+1} = 2x T_k - T_{k-1}."""
-    out = []
-    for p in points:
-        x = p[0]
-        row = [fmpq(1), x]
-        for _ in range(width - 2):
-            row.append(2 * x * row[-1] - row[-2])
-        out.append(row[:width])
-    return out
-
-
-def l1_to_balls(R: Rows, balls: Any) -> fmpq:
-    """An exact r >= ||P' - R||_1 for every P' in the recorded balls: sum |R - mid| + rad, from the JSON values."""
-    total = fmpq(0)
-    for r_row, b_row in zip(R, balls):
-        for x, ball in zip(r_row, b_row):
-            if not isinstance(ball, dict):
-                raise ParseError("a ball must be an object")
-            total += abs(x - rational(ball.get("mid"))) + rational(ball.get("rad"))
-    return total
-
-
-def mass(R: Rows) -> fmpq:
-    return sum((x for r in R for x in r), fmpq(0))
-
-
-def check_universality(doc: dict[str, Any]) -> list[str]:
-    """Every recorded W1 bound follows from the recorded enclosures: the network's coupling and the
-    entropic target re-checked by their theorems, W1 of the rational representatives by LP duality, and
-    W1(P*, F*) <= W1(P~, F~) + (diam/2)(||P* - P~||_1 + ||F* - F~||_1) for couplings of equal mass.
-    No float fit is re-run here: the weights are data."""
-    params, inp, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs")
-    n = integer(params, "n", 1, 64)
-    xs, ys, a, b = qmatrix(inp.get("xs")), qmatrix(inp.get("ys")), qvector(inp.get("a")), qvector(inp.get("b"))
-    shape_is(xs, n, 1, "xs")
-    shape_is(ys, n, 1, "ys")
-    eps, goal, widths = same_eps(params, inp), parse_rational(params.get("target")), int_list(params.get("widths"))
-    if max(widths) > 64:
-        raise ParseError("widths above 64 are not re-checked")
-    problems: list[str] = []
-    ent = obj(out, "entropic_target")
-    p0 = problem_or_reason([[abs(x[0] - y[0]) for y in ys] for x in xs], a, b, eps, "the entropic target", problems)
-    if p0 is None or check_run(p0, ent, ent.get("plan"), "the entropic target"):
-        return conclude(doc, "bound", problems or ["the entropic target's enclosure does not check"])
-    prec = run_precision(ent)
-    s = mass([a])
-    with ctx.workprec(prec + EXTRA_BITS):
-        E = read_plan(ent.get("plan"), prec)
-        ind = [[arb(ai * bj / s) for bj in b] for ai in a]
-        enclosures = {"independent": ind, "entropic": E, "mixture": [[(u + v) / 2 for u, v in zip(r, q)] for r, q in zip(ind, E)]}
-    table = obj(out, "table")
-    if set(table) != set(enclosures):
-        raise ParseError(f"the table must have exactly the systems {sorted(enclosures)}")
-    diam = diameter(xs, ys)
-    for name, F in enclosures.items():
-        entry = obj(table, name)
-        if not contains_all(read_plan(entry.get("target_plan"), prec), F):
-            problems.append(f"{name}: the recorded target plan does not contain the target's enclosure")
-            continue
-        F_rep = qmatrix(entry.get("target_representative"))
-        shape_is(F_rep, n, n, "a target representative")
-        ef = l1_to_balls(F_rep, entry.get("target_plan"))
-        rows = items(entry, "rows")
-        if [r.get("width") if isinstance(r, dict) else None for r in rows] != widths:
-            problems.append(f"{name}: the rows are not exactly one per width of the parameters")
-            continue
-        uppers = []
-        for w, row in zip(widths, rows):
-            label = f"{name}, width {w}"
-            M = qmatrix(row.get("weights"))
-            shape_is(M, w, w, f"the weights at width {w}")
-            q, k = linear_features(chebyshev(xs, w), M), chebyshev(ys, w)
-            C = [[-sum((u * v for u, v in zip(qi, kj)), fmpq(0)) for kj in k] for qi in q]
-            p = problem_or_reason(C, a, b, eps, label, problems)
-            run = obj(row, "run")
-            if p is None or check_run(p, run, row.get("coupling"), label):
-                problems.append(f"{label}: the network's coupling does not check")
-                continue
-            P_rep = qmatrix(row.get("representative"))
-            shape_is(P_rep, n, n, "a representative")
-            if mass(P_rep) != s or mass(F_rep) != s:
-                problems.append(f"{label}: a representative does not have the mass sum(a)")
-                continue
-            try:
-                value = w1_value(obj(row, "w1_of_representatives"), P_rep, F_rep, xs, ys)
-            except HypothesisError as e:
-                problems.append(f"{label}: W1 of the representatives: {e}")
-                continue
-            slack = diam * (l1_to_balls(P_rep, row.get("coupling")) + ef) / 2
-            lo, hi = rational(row.get("w1_lower")), rational(row.get("w1_upper"))
-            if hi < value + slack or lo > max(value - slack, fmpq(0)):
-                problems.append(f"{label}: the recorded W1 bounds are not implied by the enclosures")
-            uppers.append(hi)
-        reached = [w for w, u in zip(widths, uppers) if u <= goal]
-        if not reached:
-            problems.append(f"{name}: no width has a certified W1 <= {goal}")
-        elif entry.get("first_width_within_target") != reached[0]:
-            problems.append(f"{name}: the first width within the target is {reached[0]}")
-    return conclude(doc, "bound", problems)

@@ -8,6 +8,7 @@ run time) is a float cross-check labelled as agreement.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any, Sequence
 
 import mpmath
@@ -17,6 +18,7 @@ from flint import arb, ctx, fmpq
 from constructions.sinkhorn import SinkhornResult
 from constructions.sinkhorn.wasserstein import W1Certificate
 from exact import Ball, QQ
+from exact.errors import LimitExceeded
 from exact.matrices import Rows, matrix_to_json
 from proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
 from proofs.params import int_list, positive_int, positive_rational, rational_list
@@ -24,6 +26,11 @@ from proofs.registry import Param
 
 
 SEED = Param("seed", int, 0, "seed of the random rational data")
+#: The most text pairs a universality family may have.
+MAX_FAMILY = 1024
+#: Seconds per network coupling of sinkhorn_universality beyond its Sinkhorn run (texts of up to 6 points, width
+#: up to 8: about 16 ms measured on the benchmark machine, bench_sinkhorn_universality).
+SECONDS_PER_COUPLING = 0.016
 PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits")
 TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
 
@@ -34,14 +41,30 @@ def convergence_cost(n: int, eps: str, prec: int, **_: Any) -> Cost:
     return sinkhorn_cost(n, n, len(eps_list), max(krawczyk_bits(fmpq(1), e, prec) for e in eps_list))
 
 
-def transformer_cost(n: int, m: int, d: int, k: int, eps: str, prec: int, **_: Any) -> Cost:
-    """Points and weights lie in [-1, 1], so |C_ij| <= k d^2 and max C - min C <= 2 k d^2."""
-    return sinkhorn_cost(n, m, 1, krawczyk_bits(fmpq(2 * k * d * d), positive_rational(eps), prec))
+def transformer_cost(n: int, m: int, d: int, k: int, heads: int, layers: int, eps: str, prec: int, **_: Any) -> Cost:
+    """Features are bounded by the weights and points in [-1, 1]: |Q_ic|, |K_jc| <= (d + 2)(1 + 2 (heads + width) )^layers,
+    a crude bound that sets the precision estimate only (the run certifies whatever Delta it finds)."""
+    width = d + 2
+    feature = (d + 2) * (1 + 2 * (heads + width)) ** layers
+    return sinkhorn_cost(n, m, 1, krawczyk_bits(fmpq(2 * k * feature * feature), positive_rational(eps), prec))
 
 
-def universality_cost(n: int, eps: str, widths: str, prec: int, **_: Any) -> Cost:
-    """The entropic target's cost |x - y| lies in [0, 2]; one run per system and width, and the target's."""
-    return sinkhorn_cost(n, n, 3 * len(int_list(widths)) + 1, krawczyk_bits(fmpq(2), positive_rational(eps), prec))
+def universality_cost(pairs: int, held_out: int, max_n: int, widths: str, eps: str, prec: int, **_: Any) -> Cost:
+    """One entropic target per pair (cost |x - y| in [0, 2]) and one network coupling per pair, system and width.
+
+    A family above MAX_FAMILY pairs is refused here, before anything is built, with the cost it would have.
+    """
+    family = pairs + held_out
+    runs = family * (1 + 3 * len(int_list(widths)))
+    cost = sinkhorn_cost(max_n, max_n, runs, krawczyk_bits(fmpq(2), positive_rational(eps), prec))
+    # A coupling here is more than a run: two encoders in EE, the exact cost, W1 by network simplex.
+    cost = replace(cost, seconds=cost.seconds + runs * SECONDS_PER_COUPLING)
+    if family > MAX_FAMILY:
+        raise LimitExceeded(
+            f"a family of {family:,} text pairs needs {runs:,} certified Sinkhorn runs (about {cost.seconds:,.0f} s), "
+            f"over the limit of {MAX_FAMILY:,} pairs"
+        )
+    return cost
 
 
 def plan_params(n: int, m: int, eps: str) -> tuple[Param, ...]:
@@ -162,11 +185,16 @@ def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: i
 
 
 def pot_available() -> bool:
+    return pot_version() is not None
+
+
+def pot_version() -> str | None:
+    """The installed POT's version (recorded beside every float comparison with it), or None: POT is a test extra."""
     try:
-        import ot  # noqa: F401
+        import ot
     except ImportError:
-        return False
-    return True
+        return None
+    return str(ot.__version__)
 
 
 def pot_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, max_iter: int) -> dict[str, Any]:

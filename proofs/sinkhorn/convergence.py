@@ -20,8 +20,8 @@ from proofs.sinkhorn.common import (
     deviation,
     marginals_contain,
     mp_sinkhorn,
-    pot_available,
     pot_sinkhorn,
+    pot_version,
     qmat,
     qvec,
     run_json,
@@ -51,7 +51,7 @@ def prove(
         positive_rational(e)
     C = random_cost(n, n, seed)
     a, b = random_marginal(n, seed + 1), random_marginal(n, seed + 2)
-    use_pot = pot_available()
+    version = pot_version()
     runs, refs, holds, iters = [], [], True, 0
     with progress.bar(len(eps_list), "eps", desc=NAME) as bar:
         for e in eps_list:
@@ -72,13 +72,14 @@ def prove(
                 "mpmath": f"plain Sinkhorn at {REFERENCE_DPS} digits: "
                 + (f"converged in {its} iterations; inside the enclosure: {ref_ok}" if ref is not None else f"did not converge in {its} iterations (no comparison)"),
             }
-            if use_pot:
+            if version is not None:
                 pot = pot_sinkhorn(C, a, b, e, pot_iter)
                 entry["pot"] = {
                     "relation": "agreement",
+                    "pot_version": version,
                     "outcome": pot["outcome"],
                     "iterations": pot["iterations"],
-                    "err": repr(pot["err"]),
+                    "residual": repr(pot["err"]),
                     "warnings": pot["warnings"],
                     "max_distance_to_enclosure": repr(deviation(pot["plan"], P)) if r.plan is not None else None,
                     "pot_fails_we_certify": (not pot["ok"]) and r.certified,
@@ -96,7 +97,10 @@ def prove(
         {"runs": runs},
         {
             "references": refs,
-            "pot": "POT ot.sinkhorn float64, stopThr 1e-9 (agreement only)" if use_pot else "POT not installed: float comparison skipped",
+            "pot": f"POT {version} ot.sinkhorn float64, stopThr 1e-9; its outcome, residual (its last marginal error) and "
+            "distance to our enclosure are float agreement only, reproduced (not proven) by re-running the same POT version"
+            if version is not None
+            else "POT not installed: float comparison skipped",
         },
         {
             "relation": "enclosure",

@@ -1,62 +1,132 @@
-"""Claim sinkhorn_transformer: the coupling of a Sinkhorn Transformer with linear encoders,
-cost -<Q x_i, K y_j> (exact) then certified Sinkhorn, enclosed with its marginal errors."""
+"""Claim sinkhorn_transformer: the coupling of a Sinkhorn Transformer with in-context encoders (softmax
+attention, ReLU MLPs, residuals, optional layer norm; rational weights) is enclosed to a certified bound;
+the cost -<Q, K> is exact in EE while the encoders are."""
 
 from __future__ import annotations
 
 import random
-from fractions import Fraction
+from typing import Any
 
 from flint import fmpq
 
-from constructions.sinkhorn.problem import random_marginal
-from constructions.sinkhorn.transformer import LinearEncoder, SinkhornTransformer
-from exact import Ball, QQ
-
+from constructions.sinkhorn.encoder import MLP, Attention, Encoder, LayerNorm
+from constructions.sinkhorn.graph import SinkhornLayer
+from constructions.sinkhorn.inner_cost import ExactCost
+from constructions.sinkhorn.texts import Text
+from constructions.sinkhorn.transformer import SinkhornTransformer
+from exact import EE, QQ, ParseError
+from exact.matrices import Rows, from_fmpq_mat, matrix_to_json, to_fmpq_mat
+from proofs import references
 from proofs.certify import certificate
-from proofs.registry import Claim, Param, register
 from proofs.checkers.sinkhorn_claims import check_transformer
 from proofs.params import positive_int, positive_rational
-from proofs.sinkhorn.common import transformer_cost, PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, qmat, qvec, run_json
+from proofs.rebuild import recorded_params
+from proofs.registry import Claim, Param, register
+from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_json, transformer_cost
+from proofs.sinkhorn.texts import read_file, text_from, text_json
 
 NAME = "sinkhorn_transformer"
-STATEMENT = "a Sinkhorn Transformer's coupling (cost -<Q(x), K(y)>, linear Q, K) is enclosed to a certified bound, with its marginal errors"
+STATEMENT = (
+    "a Sinkhorn Transformer's coupling is enclosed to a certified bound: in-context encoders Q(mu), K(nu) (softmax "
+    "attention with W_O, ReLU MLPs, residuals, optional layer norm; rational weights), cost -<Q, K> exact in EE while "
+    "the encoders are, kernel exp(-C/eps) enclosed from it, certified Sinkhorn"
+)
+#: Layer norm's delta (a variance floor; any delta > 0 keeps the square root away from 0).
+LN_DELTA = fmpq(1, 100)
 
 
-def _rand(rng: random.Random, rows: int, cols: int) -> list[list[fmpq]]:
+def _rand(rng: random.Random, rows: int, cols: int) -> Rows:
     return [[fmpq(rng.randint(-10, 10), 10) for _ in range(cols)] for _ in range(rows)]
 
 
-def prove(n: int = 4, m: int = 5, d: int = 3, k: int = 2, seed: int = 0, eps: str = "1/2", tol: str = "1e-30", prec: int = 128) -> dict:
-    e = positive_rational(eps)
+def random_encoder(rng: random.Random, d: int, k: int, heads: int, layers: int, layer_norm: int) -> Encoder:
+    """Tokens (x, a, 1) in Q^(d+2) on a residual stream of width d + 2: ``layers`` blocks of multi-head
+    attention then a ReLU MLP (hidden 2(d + 2)), each followed by a layer norm if ``layer_norm``; readout to k."""
+    w = d + 2
+    dv = max(1, w // heads)
+    blocks: list = []
+    for _ in range(layers):
+        blocks.append(Attention(tuple((_rand(rng, w, w), _rand(rng, w, dv)) for _ in range(heads)), _rand(rng, heads * dv, w)))
+        blocks.append(MLP(_rand(rng, w, 2 * w), _rand(rng, 1, 2 * w)[0], _rand(rng, 2 * w, w), _rand(rng, 1, w)[0]))
+        if layer_norm:
+            blocks.append(LayerNorm([fmpq(1)] * w, [fmpq(0)] * w, LN_DELTA))
+    return Encoder(_rand(rng, d + 2, w), tuple(blocks), _rand(rng, w, k))
+
+
+def build(d: int = 2, k: int = 2, heads: int = 2, layers: int = 1, layer_norm: int = 0, seed: int = 0, eps: str = "1/2", tol: str = "1e-30", prec: int = 128) -> SinkhornTransformer:
+    """The model of the claim (its weights from the seed), for ``attncert graph``."""
     rng = random.Random(seed)
-    xs, ys = _rand(rng, n, d), _rand(rng, m, d)
-    WQ, WK = _rand(rng, d, k), _rand(rng, d, k)
-    a, b = random_marginal(n, seed + 1), random_marginal(m, seed + 2)
-    net = SinkhornTransformer(LinearEncoder(WQ), LinearEncoder(WK), e)
-    C = net.cost(xs, ys)
-    r = net(xs, a, ys, b, Ball(prec), tol=tol)
-    # Independent reference: the cost with Python Fractions, the plan with mpmath at 60 digits.
-    F = lambda M: [[Fraction(int(x.p), int(x.q)) for x in row] for row in M]  # noqa: E731
-    fx, fy, fq, fk = F(xs), F(ys), F(WQ), F(WK)
-    q = [[sum(fx[i][t] * fq[t][c] for t in range(d)) for c in range(k)] for i in range(n)]
-    kk = [[sum(fy[j][t] * fk[t][c] for t in range(d)) for c in range(k)] for j in range(m)]
-    ref_C = [[-sum(q[i][c] * kk[j][c] for c in range(k)) for j in range(m)] for i in range(n)]
-    cost_ok = all(QQ.convert(ref_C[i][j]) == C[i][j] for i in range(n) for j in range(m))
-    ref, its = mp_sinkhorn(C, a, b, e, 60, 5000)
+    enc = [random_encoder(rng, d, k, heads, layers, layer_norm) for _ in range(2)]
+    return SinkhornTransformer.build(enc[0], enc[1], SinkhornLayer(positive_rational(eps), positive_rational(tol, "tol"), "auto", prec))
+
+
+def random_text(rng: random.Random, n: int, d: int) -> Text:
+    """n points with coordinates k/10 in [-1, 1]^d and weights k_i / sum k, k_i in 1..9."""
+    w = [rng.randint(1, 9) for _ in range(n)]
+    return Text(_rand(rng, n, d), [fmpq(x, sum(w)) for x in w])
+
+
+def reference_features(enc: Encoder, t: Text) -> Rows | None:
+    """The features by proofs.references (encoder_layer, matmul), independent of the constructions; None where that
+    reference does not apply (more than one block, or a layer norm: the forward pass leaves EE)."""
+    if len(enc.layers) != 2 or not isinstance(enc.layers[0], Attention) or not isinstance(enc.layers[1], MLP):
+        return None
+    att, mlp = enc.layers
+    X = from_fmpq_mat(to_fmpq_mat([list(p) + [w, fmpq(1)] for p, w in zip(t.points, t.weights)]) * to_fmpq_mat(enc.embed))
+    Z = references.encoder_layer(X, list(att.heads), att.wo, mlp.w1, [mlp.b1], mlp.w2, [mlp.b2])
+    return references.matmul(Z, [[EE.convert(q) for q in row] for row in enc.readout], EE)
+
+
+def prove(n: int = 4, m: int = 5, d: int = 2, k: int = 2, heads: int = 2, layers: int = 1, layer_norm: int = 0, seed: int = 0, eps: str = "1/2", tol: str = "1e-30", prec: int = 128, texts: str = "") -> dict:
+    given = None
+    if texts:
+        obj = read_file(texts)
+        if not isinstance(obj, dict) or set(obj) != {"mu", "nu"}:
+            raise ParseError(f'{texts} must be an object {{"mu": text, "nu": text}}')
+        given = text_from(obj["mu"], "text mu"), text_from(obj["nu"], "text nu")
+    return _prove(dict(n=n, m=m, d=d, k=k, heads=heads, layers=layers, layer_norm=layer_norm, seed=seed, eps=eps, tol=tol, prec=prec), given)
+
+
+def _prove(params: dict[str, Any], given: tuple[Text, Text] | None) -> dict:
+    """The certificate for these parameters, on the given texts (None: random texts from the seed)."""
+    d = params["d"]
+    if params["layer_norm"] not in (0, 1):
+        raise ParseError(f"layer_norm must be 0 or 1, got {params['layer_norm']}")
+    model = build(d, params["k"], params["heads"], params["layers"], params["layer_norm"], params["seed"], params["eps"], params["tol"], params["prec"])
+    if given is None:
+        rng = random.Random(params["seed"] + 1)
+        mu, nu = random_text(rng, params["n"], d), random_text(rng, params["m"], d)
+    else:
+        mu, nu = given
+    for name, t, size in (("mu", mu, "n"), ("nu", nu, "m")):
+        if t.n != params[size] or len(t.points[0]) != d:
+            raise ParseError(f"text {name} has {t.n} points of dimension {len(t.points[0])}; the parameters say {size} = {params[size]}, d = {d}")
+    run = model(mu, nu)
+    r, prec = run.result, params["prec"]
     work = r.details.get("prec", prec)
+    exact = isinstance(run.cost, ExactCost)
+    refs = [reference_features(model.query, mu), reference_features(model.key, nu)]
+    same = [None if R is None else R == F.rows for R, F in zip(refs, (run.Q, run.K))]
+    C_mid = [[c.mid().fmpq() for c in row] for row in run.cost.balls(256)]
+    ref, its = mp_sinkhorn(C_mid, mu.weights, nu.weights, model.layer.eps, 60, 5000)
     ref_ok = ref is not None and r.plan is not None and contains(r.plan, ref, work)
     rows, cols = marginal_balls(r.plan, work) if r.plan is not None else ([], [])
-    marg_ok = r.plan is not None and marginals_contain(r.plan, a, b, work)
+    marg_ok = r.plan is not None and marginals_contain(r.plan, mu.weights, nu.weights, work)
+    sink = run_json(r, prec)
     return certificate(
         NAME,
-        {"n": n, "m": m, "d": d, "k": k, "seed": seed, "eps": QQ.to_json(e), "tol": tol, "prec": prec},
-        {"xs": qmat(xs), "a": qvec(a), "ys": qmat(ys), "b": qvec(b), "eps": QQ.to_json(e)},
+        {**params, "eps": QQ.to_json(model.layer.eps), "texts": "" if given is None else "file"},
+        {"mu": text_json(mu), "nu": text_json(nu), "eps": QQ.to_json(model.layer.eps)},
         {
-            "encoders": {"query": net.query.to_json(), "key": net.key.to_json()},
-            "cost": qmat(C),
-            "cost_rule": "C_ij = -<x_i W_Q, y_j W_K>, exact in QQ",
-            "sinkhorn": run_json(r, prec),
-            "size": {"iterations": r.iterations, "n": n, "m": m, "features": k},
+            "model": model.to_json(),
+            "cost": {
+                "rule": "C_ij = -<Q(mu)_i, K(nu)_j>",
+                "exact": exact,
+                "C": matrix_to_json(run.cost.rows, EE) if exact else None,
+                "left_EE_at": None if exact else (run.Q.enclosed_from or run.K.enclosed_from),
+            },
+            "sinkhorn": sink,
+            "size": {"iterations": r.iterations, "n": mu.n, "m": nu.n, "features": params["k"], "encoder_blocks": params["layers"], "heads_per_block": params["heads"]},
         },
         {
             "coupling": None if r.plan is None else bmat(r.plan, prec),
@@ -64,38 +134,55 @@ def prove(n: int = 4, m: int = 5, d: int = 3, k: int = 2, seed: int = 0, eps: st
             "iterate": bmat(r.iterate, prec),
             "iterate_row_error": bvec(r.row_error, prec),
             "iterate_col_error": bvec(r.col_error, prec),
-            "bound": run_json(r, prec)["bound"],
+            "bound": sink["bound"],
         },
         {
-            "cost_by_fractions": [[str(x) for x in row] for row in ref_C],
-            "cost_equal": cost_ok,
-            "mpmath_plan": f"plain Sinkhorn at 60 digits, {its} iterations; inside the enclosure: {ref_ok}",
+            "features_by_references": {
+                side: ("not applicable: one attention + MLP block without layer norm is what proofs.references computes in EE" if s is None else s)
+                for side, s in zip(("Q", "K"), same)
+            },
+            "mpmath_plan": f"plain Sinkhorn at 60 digits on the cost's 256-bit midpoints, {its} iterations; inside the enclosure: {ref_ok}",
         },
         {
             "relation": "enclosure",
-            "holds": r.certified and cost_ok and ref_ok and marg_ok,
-            "meaning": "coupling: balls containing the exact Sinkhorn plan of the exact cost; iterate errors: balls containing "
-            "P^1 - a and P^T1 - b of the computed plan P^ (the limit's marginals are a, b exactly)",
+            "holds": r.certified and marg_ok and ref_ok and all(s is not False for s in same),
+            "meaning": "coupling: balls containing the exact Sinkhorn plan of the exact cost -<Q, K> (an EE number when "
+            "cost.exact); iterate errors: balls containing P^1 - a and P^T1 - b of the computed plan P^",
         },
     )
 
 
-register(
+def rebuild(doc: dict[str, Any]) -> dict:
+    """Prove again from the recorded parameters; texts read from a file are taken from the certificate."""
+    params = recorded_params(CLAIM, doc)
+    if params.pop("texts") != "file":
+        return _prove(params, None)
+    inputs = doc.get("inputs") if isinstance(doc.get("inputs"), dict) else {}
+    return _prove(params, (text_from(inputs.get("mu"), "text mu"), text_from(inputs.get("nu"), "text nu")))
+
+
+CLAIM = register(
     Claim(
         NAME,
         STATEMENT,
         prove,
         (
-            Param("n", positive_int, 4, "support points of the first text"),
-            Param("m", positive_int, 5, "support points of the second text"),
-            Param("d", positive_int, 3, "dimension of the support points"),
+            Param("n", positive_int, 4, "support points of the text mu"),
+            Param("m", positive_int, 5, "support points of the text nu"),
+            Param("d", positive_int, 2, "dimension of the support points"),
             Param("k", positive_int, 2, "feature width of Q and K"),
+            Param("heads", positive_int, 2, "attention heads per block"),
+            Param("layers", positive_int, 1, "encoder blocks (attention + MLP); the second attention leaves EE"),
+            Param("layer_norm", int, 0, "1: a layer norm after each block (enclosed in arb: its square root leaves EE)"),
             SEED,
             Param("eps", str, "1/2", "temperature eps > 0 (rational)"),
             TOL,
             PREC,
+            Param("texts", str, "", 'JSON file {"mu": {"x": [[...]], "a": [...]}, "nu": {...}} (default: random texts from the seed)'),
         ),
         check=check_transformer,
         cost=transformer_cost,
+        build=build,
+        rebuild=rebuild,
     )
 )

@@ -1,109 +1,212 @@
-"""Claim sinkhorn_universality: Sinkhorn Transformers of growing width approximate concrete
-coupling systems (independent, entropic plan of |x - y|, their mixture) on one pair of texts,
-with certified upper bounds on W1."""
+"""Claim sinkhorn_universality: for three coupling systems F and growing widths w, one Sinkhorn Transformer of
+width w (in-context encoders), fitted once to a family of text pairs, has a certified upper bound on
+W1(F(mu, nu), T(mu, nu)) for every fit pair and every held-out pair; the family maxima are recorded."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from constructions.sinkhorn.universality import FIT_BITS, systems, sweep, texts
+from flint import fmpq
+
+from constructions.sinkhorn.graph import SinkhornLayer
+from constructions.sinkhorn.systems import NAMES, target_plans
+from constructions.sinkhorn.texts import DOMAIN, Family, random_family
+from constructions.sinkhorn.universality import BETA, FIT_BITS, FIT_WEIGHT_POWER, PairBound, fit_weights, width_row
+from constructions.sinkhorn.wasserstein import representative
 from exact import QQ, ParseError
 from proofs import progress
 from proofs.certify import certificate
-from proofs.checkers.sinkhorn_claims import check_universality
+from proofs.checkers.reading import obj, qmatrix
+from proofs.checkers.sinkhorn_universality import check_universality
 from proofs.params import int_list, positive_int, positive_rational
+from proofs.rebuild import recorded_params
 from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import PREC, SEED, bmat, qmat, qvec, run_json, universality_cost, w1_json
+from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, qmat, run_json, universality_cost, w1_json
+from proofs.sinkhorn.texts import family_from, family_json, read_file
 
 NAME = "sinkhorn_universality"
-MAX_WIDTH = 64
+#: Widths above this are refused (the fit's w^2 unknowns, and the check).
+MAX_WIDTH = 16
+#: Longest random text: the grid k/20 of [-1, 1] has 41 points.
+MAX_N = 41
 STATEMENT = (
-    "on one pair of random texts, Sinkhorn Transformers of growing width (Chebyshev features, weights fitted in floats "
-    "and then fixed as rationals) approximate the independent, entropic and mixed coupling systems: each W1 error has a "
-    "certified upper bound, and for each system some width's bound is <= target"
+    "for the independent, entropic (|x - y|) and mixed coupling systems F and each width w, one Sinkhorn Transformer "
+    "of width w with in-context encoders, fitted once to a family of text pairs (floats find the weights, then fixed "
+    "as rationals), has a certified upper bound on W1(F(mu, nu), T(mu, nu)) on every fit pair and every held-out pair; "
+    "the family maxima are the maxima of those bounds"
 )
 
 
-def prove(n: int = 6, seed: int = 0, eps: str = "1/2", widths: str = "1,2,3,4,5,6", target: str = "1e-6", prec: int = 128) -> dict:
-    e, goal, ws = positive_rational(eps), positive_rational(target, "target"), int_list(widths)
+def nonnegative_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise ParseError(f"expected a non-negative integer, got {s!r}") from None
+    if v < 0:
+        raise ParseError(f"expected a non-negative integer, got {v}")
+    return v
+
+
+def prove(pairs: int = 4, held_out: int = 2, max_n: int = 4, seed: int = 0, eps: str = "1/2", widths: str = "1,2,4", tol: str = "1e-30", prec: int = 128, family: str = "") -> dict:
+    params = dict(pairs=pairs, held_out=held_out, max_n=max_n, seed=seed, eps=eps, widths=widths, tol=tol, prec=prec)
+    fam = family_from(read_file(family), family) if family else None
+    return _prove(params, fam, None)
+
+
+def _prove(params: dict[str, Any], given: Family | None, weights: dict[tuple[str, int], Any] | None) -> dict:
+    """The certificate; ``given``: a family read from a file (else the seed's); ``weights``: readouts to reuse (else fitted)."""
+    e, ws = positive_rational(params["eps"]), int_list(params["widths"])
     if max(ws) > MAX_WIDTH:
-        raise ParseError(f"widths must be at most {MAX_WIDTH} (the Chebyshev fit and its check), got {max(ws)}")
-    xs, a, ys, b = texts(n, n, seed)
-    table, holds, entropic_run = {}, True, None
-    targets = systems(e)
-    with progress.bar(len(targets) * len(ws), "widths", desc=NAME) as bar:
-        fitted = {name: _sweep(system, xs, a, ys, b, e, ws, prec, bar) for name, system in targets.items()}
-    for name, (F, rows) in fitted.items():
-        entropic_run = entropic_run or (F.run and {**run_json(F.run, prec), "plan": bmat(F.run.plan, prec)})
-        reached = [r.width for r in rows if r.w1_hi <= goal]
-        holds = holds and bool(reached)
-        table[name] = {
-            "target_plan": bmat(F.plan, prec),
-            "target_representative": qmat(rows[0].w1.F_rep),
-            "rows": [
-                {
-                    "width": r.width,
-                    "weights": qmat(r.weights),
-                    "run": run_json(r.run, prec),
-                    "coupling": bmat(r.run.plan, prec),
-                    "representative": qmat(r.w1.P_rep),
-                    "w1_of_representatives": w1_json(r.w1.certificate),
-                    "w1_lower": QQ.to_json(r.w1_lo),
-                    "w1_upper": QQ.to_json(r.w1_hi),
-                }
-                for r in rows
-            ],
-            "first_width_within_target": reached[0] if reached else None,
-            "upper_bounds_nonincreasing": all(p.w1_hi >= q.w1_hi for p, q in zip(rows, rows[1:])),
+        raise ParseError(f"widths must be at most {MAX_WIDTH}, got {max(ws)}")
+    if given is None:
+        if not 2 <= params["max_n"] <= MAX_N:
+            raise ParseError(f"max_n must be between 2 and {MAX_N} (texts of 2..max_n points on the grid k/20), got {params['max_n']}")
+        if params["pairs"] < 1:
+            raise ParseError("a family needs at least one fit pair")
+        fam = random_family(params["pairs"], params["held_out"], params["max_n"], params["seed"])
+    else:
+        fam = given
+        params = {**params, "pairs": len(fam.fit), "held_out": len(fam.held_out), "max_n": max(t.n for p in fam.fit + fam.held_out for t in p)}
+    # The cost model on the family actually read (a file's may be larger than the parameters say): it refuses one over MAX_FAMILY.
+    universality_cost(len(fam.fit), len(fam.held_out), params["max_n"], params["widths"], params["eps"], params["prec"])
+    layer = SinkhornLayer(e, positive_rational(params["tol"], "tol"), "auto", params["prec"])
+    prec = params["prec"]
+    pairs = fam.fit + fam.held_out
+    targets = [target_plans(mu, nu, e, prec) for mu, nu in pairs]
+    k = len(fam.fit)
+    table: dict[str, list] = {}
+    with progress.bar(len(NAMES) * len(ws) * len(pairs), "couplings", desc=NAME) as bar:
+        for system in NAMES:
+            F = [t[system] for t in targets]
+            table[system] = []
+            for w in ws:
+                M = weights[(system, w)] if weights is not None else fit_weights(w, fam.fit, F[:k], e)
+                row = width_row(w, M, layer, list(zip(fam.fit, F[:k])), list(zip(fam.held_out, F[k:])), bar.update)
+                table[system].append(_row_json(row, M, prec))
+    summary = {
+        s: {
+            "fit_max": [r["fit_max"] for r in table[s]],
+            "held_out_max": [r["held_out_max"] for r in table[s]],
+            "fit_max_nonincreasing": all(QQ.from_json(p["fit_max"]) >= QQ.from_json(q["fit_max"]) for p, q in zip(table[s], table[s][1:])),
         }
+        for s in NAMES
+    }
     return certificate(
         NAME,
-        {"n": n, "seed": seed, "eps": QQ.to_json(e), "widths": widths, "target": QQ.to_json(goal), "prec": prec},
-        {"xs": qmat(xs), "a": qvec(a), "ys": qmat(ys), "b": qvec(b), "eps": QQ.to_json(e)},
+        {**params, "eps": QQ.to_json(e), "family": "" if given is None else "file"},
+        {"family": family_json(fam), "eps": QQ.to_json(e), "domain": [QQ.to_json(DOMAIN[0]), QQ.to_json(DOMAIN[1])]},
         {
-            "network": "Q(x) = phi_w(x) M, K(y) = phi_w(y), phi_w = Chebyshev T_0..T_{w-1}; cost -<Q(x), K(y)>; certified Sinkhorn at eps",
-            "fit": f"M fitted in float64 by least squares to the doubly centred eps log F, rounded to multiples of 2^-{FIT_BITS}; exact afterwards",
+            "network": "tokens (x, a, 1) on a residual stream [x, a, 1, c, r_1..r_{w-2}]; attention (one head, score "
+            f"{QQ.to_json(BETA)} x_i x_k, value a_k) writes c; a ReLU MLP writes r_k = ReLU(x - t_k), t_k = -1 + 2k/(w - 1); "
+            "readout phi = (x, c, r_1..r_{w-2}) (width 1: x; width 2: x, c); query readout times M; C = -phi(mu) M phi(nu)^T; "
+            "certified Sinkhorn at eps",
+            "fit": f"M fitted once per system and width on the fit pairs only: float64 least squares of phi M phi^T + f_i + g_j "
+            f"against eps log F weighted by F^{FIT_WEIGHT_POWER}, rounded to multiples of 2^-{FIT_BITS}; exact afterwards",
             "systems": {
-                "independent": "F(mu, nu) = a b^T / sum(a)",
+                "independent": "F(mu, nu) = a b^T",
                 "entropic": f"F(mu, nu) = S_eps0(|x - y|; a, b), eps0 = {QQ.to_json(e)}, certified to 1e-30",
                 "mixture": "(independent + entropic) / 2",
             },
             "ground_metric": "|x - x'| + |y - y'| on the product support",
-            "size": {"iterations": max(r["run"]["iterations"] for t in table.values() for r in t["rows"]), "n": n, "m": n, "widths": ws},
+            "size": {
+                "iterations": max((p["run"]["iterations"] for rows in table.values() for r in rows for p in r["pairs"]), default=0),
+                "n": params["max_n"],
+                "m": params["max_n"],
+                "pairs": len(fam.fit),
+                "held_out": len(fam.held_out),
+                "widths": ws,
+            },
         },
-        {"entropic_target": entropic_run, "table": table},
+        {"targets": [_targets_json(t, prec) for t in targets], "table": table, "summary": summary},
         {
-            "w1": "W1(P*, F*) <= W1(P~, F~) + (diam/2)(||P* - P~||_1 + ||F* - F~||_1): P~, F~ rational representatives of the "
-            "enclosures (mass sum(a)), W1(P~, F~) exact with its flow and dual potentials, the L1 terms from the balls' midpoints and radii"
+            "w1": "W1(P*, F*) <= W1(P~, F~) + (diam/2)(||P* - P~||_1 + ||F* - F~||_1): P~, F~ rational representatives of "
+            "the enclosures (mass 1), W1(P~, F~) exact with its flow and dual potentials, the L1 terms from the balls' midpoints and radii",
+            "held_out": "the held-out pairs are not used by the fit; each is certified with the same network",
         },
-        {"relation": "bound", "holds": holds, "meaning": f"for each system some width has certified W1 <= {QQ.to_json(goal)}"},
+        {
+            "relation": "bound",
+            "holds": True,
+            "meaning": "for every system, width and pair (fit and held-out), W1(F(mu, nu), T_w(mu, nu)) <= w1_upper; "
+            "fit_max and held_out_max are the maxima of those bounds",
+        },
     )
 
 
-def _sweep(system: Any, xs: list, a: list, ys: list, b: list, e: Any, ws: list[int], prec: int, bar: Any) -> tuple[Any, list]:
-    """``sweep`` one width at a time, the target computed once, so that the bar moves per system and width."""
-    F = system(a, xs, b, ys, prec)
-    rows = []
-    for w in ws:
-        rows += sweep(lambda *_: F, xs, a, ys, b, e, [w], prec)[1]
-        bar.update()
-    return F, rows
+def _targets_json(t: dict, prec: int) -> dict[str, Any]:
+    """One pair's targets: the certified entropic run, and per system the plan's balls and a rational representative."""
+    E = t["entropic"].run
+    return {
+        "entropic_run": {**run_json(E, prec), "plan": bmat(E.plan, prec)},
+        "plans": {s: bmat(t[s].plan, prec) for s in NAMES},
+        "representatives": {s: qmat(representative(t[s].plan, fmpq(1))[0]) for s in NAMES},
+    }
 
 
-register(
+def pair_json(b: PairBound, prec: int) -> dict[str, Any]:
+    r = b.run.result
+    return {
+        "run": run_json(r, prec),
+        "coupling": bmat(r.plan, prec),
+        "representative": qmat(b.w1.P_rep),
+        "w1_of_representatives": w1_json(b.w1.certificate),
+        "w1_lower": QQ.to_json(b.w1.lo),
+        "w1_upper": QQ.to_json(b.w1.hi),
+    }
+
+
+def _row_json(row: Any, M: Any, prec: int) -> dict[str, Any]:
+    held = row.held_out_max
+    return {
+        "width": row.width,
+        "readout_M": qmat(M),
+        "model": row.model.to_json(),
+        "pairs": [pair_json(b, prec) for b in row.fit + row.held_out],
+        "fit_max": QQ.to_json(row.fit_max),
+        "held_out_max": None if held is None else QQ.to_json(held),
+    }
+
+
+def rebuild(doc: dict[str, Any]) -> dict:
+    """Prove again from the recorded parameters, reusing the recorded readouts M (the fit is never re-run);
+    a family read from a file is taken from the certificate."""
+    params = recorded_params(CLAIM, doc)
+    origin = params.pop("family")
+    inputs, table = obj(doc, "inputs"), obj(obj(doc, "outputs"), "table")
+    given = family_from(inputs.get("family"), "the recorded family") if origin == "file" else None
+    ws = int_list(params["widths"])
+    weights = {}
+    for system in NAMES:
+        rows = table.get(system)
+        if not isinstance(rows, list) or len(rows) != len(ws):
+            raise ParseError(f"the table must have one row per width for {system}")
+        for w, row in zip(ws, rows):
+            if not isinstance(row, dict):
+                raise ParseError(f"{system}, width {w}: a table row must be an object")
+            M = qmatrix(row.get("readout_M"))
+            if len(M) != w or len(M[0]) != w:
+                raise ParseError(f"{system}, width {w}: readout_M must be {w}x{w}")
+            weights[(system, w)] = M
+    return _prove(params, given, weights)
+
+
+CLAIM = register(
     Claim(
         NAME,
         STATEMENT,
         prove,
         (
-            Param("n", positive_int, 6, "support points per text"),
+            Param("pairs", positive_int, 4, "text pairs the networks are fitted on"),
+            Param("held_out", nonnegative_int, 2, "further text pairs, never used by the fit, certified with the same networks"),
+            Param("max_n", positive_int, 4, "longest text (lengths vary from 2 to max_n)"),
             SEED,
-            Param("eps", str, "1/2", "temperature of the network and of the entropic target"),
-            Param("widths", str, "1,2,3,4,5,6", "feature widths, comma-separated"),
-            Param("target", str, "1e-6", "W1 accuracy some width must reach"),
+            Param("eps", str, "1/2", "temperature of the networks and of the entropic target"),
+            Param("widths", str, "1,2,4", "feature widths, comma-separated"),
+            TOL,
             PREC,
+            Param("family", str, "", 'JSON file {"fit": [{"mu": text, "nu": text}, ...], "held_out": [...]} (default: a random family from the seed)'),
         ),
         check=check_universality,
         cost=universality_cost,
+        rebuild=rebuild,
     )
 )

@@ -73,7 +73,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("negative eps", ["prove", "sinkhorn_convergence", "--eps", "-1/10"]),
     ("negative eps in a list", ["prove", "sinkhorn_convergence", "--eps", "1/5,-1/10"]),
     ("zero eps", ["prove", "sinkhorn_fixed_point", "--eps", "0"]),
-    ("negative target", ["prove", "sinkhorn_universality", "--target", "-1"]),
+    ("negative held-out count", ["prove", "sinkhorn_universality", "--held-out", "-1"]),
     ("repeated flag", ["prove", "universal", "--n", "2", "--n", "3"]),
     ("repeated out", ["prove", "relu", "--out", "a.json", "--out", "b.json"]),
     ("size abc", ["prove", "relu", "--n", "abc"]),

@@ -88,7 +88,7 @@ def test_verify_of_a_language_certificate_shows_progress(tmp_path, terminal, cap
         (["match2", "--max-M", "2", "--max-length", "3"], "words"),
         (["parity", "--max-k", "2", "--max-length", "3"], "words"),
         (["sinkhorn_convergence", "--n", "3", "--eps", "1/5,1/20"], "eps"),
-        (["sinkhorn_universality", "--n", "3", "--widths", "1,2"], "widths"),
+        (["sinkhorn_universality", "--pairs", "3", "--max-n", "3", "--widths", "1,2,3"], "couplings"),
     ],
 )
 def test_prove_shows_progress(tmp_path, terminal, capsys, args, unit):

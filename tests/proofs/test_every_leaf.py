@@ -1,7 +1,8 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
 All 22 claims, at small sizes so that walking every leaf stays quick (the four
-claims whose walk takes 15-40 s are marked slow; CI runs them). Only
+claims whose walk takes 15-40 s, and the Sinkhorn Transformer's two, whose
+certificates record whole models, are marked slow; CI runs them). Only
 ``provenance`` is informational (hashed, never compared), so it is not walked.
 
 One kind of change may pass: a parameter changed to a value whose certificate
@@ -41,8 +42,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "sinkhorn_fixed_point": {"n": 2, "m": 2},
     "sinkhorn_limit": {"n": 2, "m": 2, "ts": "1/3"},
     "sinkhorn_convergence": {"n": 2, "eps": "1/5", "ref_iter": 10, "pot_iter": 10},
-    "sinkhorn_transformer": {"n": 2, "m": 2, "d": 1, "k": 1},
-    "sinkhorn_universality": {"n": 2, "widths": "1,2"},
+    "sinkhorn_transformer": {"n": 2, "m": 2, "d": 1, "k": 1, "heads": 1},
+    "sinkhorn_universality": {"pairs": 1, "held_out": 1, "max_n": 2, "widths": "1,2"},
     "compiled": {"of": "matmul", "sizes": "r=1,k=2,c=1"},
     "compiled_softmax": {"of": "softmax", "sizes": "r=1,c=2", "betas": "10,100", "tol": "1e-10", "prec": 128},
     # a shipped program that loads another file, with an expected value
@@ -89,7 +90,7 @@ def test_every_claim_is_walked():
     assert set(SMALL) == set(load_claims()) and len(SMALL) == 22
 
 
-SLOW = {"encoder_layer", "match2", "multihead", "parity"}
+SLOW = {"encoder_layer", "match2", "multihead", "parity", "sinkhorn_transformer", "sinkhorn_universality"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(SMALL)])

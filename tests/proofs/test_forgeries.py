@@ -12,13 +12,19 @@ import pytest
 from flint import arb, ctx, fmpq
 
 from constructions.sinkhorn import sinkhorn
+from constructions.sinkhorn.graph import SinkhornLayer
+from constructions.sinkhorn.inner_cost import ExactCost
+from constructions.sinkhorn.systems import target_plans
+from constructions.sinkhorn.universality import certify_pair, network
 from constructions.sinkhorn.wasserstein import w1_exact
-from exact import Ball, ParseError, QQ
+from exact import EE, Ball, ParseError, QQ
 from exact.canonical import canonical_json
 from exact.certificate import seal
-from exact.matrices import matrix_to_json
+from exact.matrices import matrix_from_json, matrix_to_json
 from proofs.registry import load_claims
 from proofs.sinkhorn.common import bmat, run_json, w1_json
+from proofs.sinkhorn.texts import family_from
+from proofs.sinkhorn.universality import pair_json
 from proofs.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
@@ -187,24 +193,82 @@ def test_a_fixed_point_with_a_zero_entry_recomputed_consistently():
 
 
 def test_a_transformer_whose_cost_is_not_its_encoders():
+    """The recorded exact cost is moved and its coupling genuinely certified for the moved cost."""
     doc = prove("sinkhorn_transformer", n=3, m=2)
     inp, cons = doc["inputs"], doc["construction"]
-    C = [[QQ.from_json(x) + 1 if (i, j) == (0, 0) else QQ.from_json(x) for j, x in enumerate(r)] for i, r in enumerate(cons["cost"])]
-    a, b = ([QQ.from_json(x) for x in inp[k]] for k in "ab")
-    r = sinkhorn(C, a, b, QQ.from_json(inp["eps"]), Ball(128))
-    cons["cost"] = [[QQ.to_json(x) for x in row] for row in C]
+    C = matrix_from_json(cons["cost"]["C"], EE)
+    C[0][0] = C[0][0] + 1
+    a, b = ([QQ.from_json(x) for x in inp[k]["a"]] for k in ("mu", "nu"))
+    r = sinkhorn(ExactCost(C), a, b, QQ.from_json(inp["eps"]), Ball(128))
+    cons["cost"]["C"] = matrix_to_json(C, EE)
     cons["sinkhorn"] = run_json(r, 128)
     doc["outputs"]["coupling"] = bmat(r.plan, 128)
     doc["outputs"]["bound"] = cons["sinkhorn"]["bound"]
-    refused_by_check("sinkhorn_transformer", doc, "recorded cost is not")
+    refused_by_check("sinkhorn_transformer", doc, "recorded exact cost is not")
 
 
-def test_universality_with_a_lowered_upper_bound():
-    doc = prove("sinkhorn_universality", n=3, widths="1,3")
-    row = doc["outputs"]["table"]["entropic"]["rows"][0]
-    row["w1_upper"] = "0"  # would make width 1 'within target' for free
-    doc["outputs"]["table"]["entropic"]["first_width_within_target"] = 1
+@pytest.fixture(scope="module")
+def universality():
+    return prove("sinkhorn_universality", pairs=3, held_out=2, max_n=3, widths="1,3")
+
+
+def test_universality_with_a_lowered_upper_bound(universality):
+    doc = copy.deepcopy(universality)
+    doc["outputs"]["table"]["entropic"][0]["pairs"][0]["w1_upper"] = "0"
     refused_by_check("sinkhorn_universality", doc, "not implied by the enclosures")
+
+
+def test_a_family_maximum_below_a_pairs_bound(universality):
+    doc = copy.deepcopy(universality)
+    row = doc["outputs"]["table"]["mixture"][1]
+    row["fit_max"] = doc["outputs"]["summary"]["mixture"]["fit_max"][1] = min(p["w1_upper"] for p in row["pairs"][:3])
+    refused_by_check("sinkhorn_universality", doc, "not the maxima of the pairs' bounds")
+
+
+def test_weights_changed_with_enclosures_recomputed_but_the_old_bounds_kept(universality):
+    """The entropic network of width 3 is replaced by M = 0 (the independent coupling); every run, coupling,
+    representative and W1 certificate is recomputed for the new weights, the recorded bounds are not."""
+    doc = copy.deepcopy(universality)
+    fam = family_from(doc["inputs"]["family"], "family")
+    row = doc["outputs"]["table"]["entropic"][1]
+    M = [[fmpq(0)] * 3 for _ in range(3)]
+    model = network(3, M, SinkhornLayer(fmpq(1, 2)))
+    row["readout_M"], row["model"] = matrix_to_json(M, QQ), model.to_json()
+    for entry, (mu, nu) in zip(row["pairs"], fam.fit + fam.held_out):
+        fresh = pair_json(certify_pair(model, mu, nu, target_plans(mu, nu, fmpq(1, 2), 128)["entropic"]), 128)
+        entry.update({k: v for k, v in fresh.items() if k not in ("w1_lower", "w1_upper")})
+    refused_by_check("sinkhorn_universality", doc, "not implied by the enclosures")
+
+
+def test_a_held_out_pair_secretly_in_the_fit_set(universality):
+    doc = copy.deepcopy(universality)
+    fam, out = doc["inputs"]["family"], doc["outputs"]
+    fam["held_out"][0] = copy.deepcopy(fam["fit"][0])
+    out["targets"][3] = copy.deepcopy(out["targets"][0])
+    for system in out["table"].values():
+        for row in system:
+            row["pairs"][3] = copy.deepcopy(row["pairs"][0])
+            held = [QQ.from_json(p["w1_upper"]) for p in row["pairs"][3:]]
+            row["held_out_max"] = QQ.to_json(max(held))
+    for name, rows in out["table"].items():
+        out["summary"][name]["held_out_max"] = [r["held_out_max"] for r in rows]
+    refused_by_check("sinkhorn_universality", doc, "also a fit pair")
+
+
+def test_a_text_whose_weights_do_not_sum_to_one(universality):
+    doc = copy.deepcopy(universality)
+    a = doc["inputs"]["family"]["fit"][1]["nu"]["a"]
+    a[0] = QQ.to_json(QQ.from_json(a[0]) * 2)
+    refused_by_check("sinkhorn_universality", doc, "not positive with sum 1")
+
+
+def test_pot_outcomes_relabelled_or_from_another_pot(convergence):
+    pytest.importorskip("ot")
+    doc = copy.deepcopy(convergence)
+    doc["reference"]["references"][0]["pot"]["relation"] = "enclosure"
+    refused_by_check("sinkhorn_convergence", doc, "labelled relation agreement")
+    doc["reference"]["references"][0]["pot"].update(relation="agreement", pot_version="0.1")
+    refused_by_check("sinkhorn_convergence", doc, "recorded with POT 0.1")
 
 
 def test_duplicate_keys_and_smuggled_floats_are_malformed(convergence):

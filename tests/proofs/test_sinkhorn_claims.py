@@ -15,7 +15,7 @@ SMALL = {
     "sinkhorn_limit": {"n": 3, "m": 2, "ts": "1/2,1/10,1/1000"},
     "sinkhorn_convergence": {"n": 4, "eps": "1/5,1/100,1/10000", "ref_iter": 3000, "pot_iter": 2000},
     "sinkhorn_transformer": {"n": 3, "m": 4},
-    "sinkhorn_universality": {"n": 4, "widths": "1,2,4"},
+    "sinkhorn_universality": {"pairs": 3, "held_out": 2, "max_n": 3, "widths": "1,2,4"},
 }
 RELATIONS = {
     "sinkhorn_fixed_point": "exact_equal",
@@ -53,6 +53,11 @@ def test_convergence_records_where_pot_fails():
     (ref,) = doc["reference"]["references"]
     assert doc["result"]["holds"] and ref["pot"]["pot_fails_we_certify"]
     assert "did not converge" in ref["mpmath"]  # honest: no comparison claimed
+    import ot
+
+    pot = ref["pot"]  # float outcomes: labelled agreement, with the version and the residual that were seen
+    assert pot["relation"] == "agreement" and pot["pot_version"] == ot.__version__ and "residual" in pot
+    assert doc["outputs"]["runs"][0]["certified"]  # the certified plan itself stays an enclosure
 
 
 def test_cli_prove_writes_a_certificate(tmp_path, capsys):
@@ -75,3 +80,49 @@ def test_bad_input_is_one_line_and_exit_2(args, tmp_path):
     r = subprocess.run([sys.executable, "-m", "proofs.cli", "prove", *args, "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
     assert r.returncode == 2, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+MU = {"x": [["0"], ["1/2"]], "a": ["1/3", "2/3"]}
+NU = {"x": [["-1"], ["1/4"], ["1"]], "a": ["1/2", "1/4", "1/4"]}
+
+
+def _texts(tmp_path, mu=MU, nu=NU):
+    path = tmp_path / "texts.json"
+    path.write_text(json.dumps({"mu": mu, "nu": nu}))
+    return str(path)
+
+
+def _family(tmp_path, fit, held):
+    path = tmp_path / "family.json"
+    path.write_text(json.dumps({"fit": fit, "held_out": held}))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "what, args, match",
+    [
+        ("a text of length 0", lambda t: ["sinkhorn_transformer", "--texts", _texts(t, mu={"x": [], "a": []})], "length 0"),
+        ("a weight <= 0", lambda t: ["sinkhorn_transformer", "--texts", _texts(t, mu={"x": [["0"], ["1"]], "a": ["3/2", "-1/2"]})], "positive"),
+        ("weights not summing to 1", lambda t: ["sinkhorn_transformer", "--texts", _texts(t, nu={"x": [["0"]], "a": ["0.9"]})], "sum to 1"),
+        ("a point outside [-1, 1]", lambda t: ["sinkhorn_transformer", "--texts", _texts(t, mu={"x": [["0"], ["1.5"]], "a": ["1/2", "1/2"]})], "outside the declared domain"),
+        ("eps = 0", lambda t: ["sinkhorn_transformer", "--eps", "0"], "eps must be > 0"),
+        ("eps < 0, universality", lambda t: ["sinkhorn_universality", "--eps", "-1/2"], "eps must be > 0"),
+        ("a family text of length 0", lambda t: ["sinkhorn_universality", "--family", _family(t, [{"mu": MU, "nu": {"x": [], "a": []}}], [])], "length 0"),
+        ("a family point outside", lambda t: ["sinkhorn_universality", "--family", _family(t, [{"mu": MU, "nu": {"x": [["2"]], "a": ["1"]}}], [])], "outside"),
+        ("a held-out pair that is a fit pair", lambda t: ["sinkhorn_universality", "--family", _family(t, [{"mu": MU, "nu": NU}], [{"mu": MU, "nu": NU}])], "also a fit pair"),
+        ("a family over the limit", lambda t: ["sinkhorn_universality", "--pairs", "2000", "--held-out", "100"], "2,100 text pairs needs 21,000 certified Sinkhorn runs"),
+        ("a family file over the limit", lambda t: ["sinkhorn_universality", "--family", _family(t, [{"mu": MU, "nu": NU}] * 1025, [])], "1,025 text pairs"),
+    ],
+)
+def test_bad_texts_and_families_are_one_line_and_exit_2(what, args, match, tmp_path, capsys):
+    assert main(["prove", *args(tmp_path), "--out", str(tmp_path / "x.json")]) == 2, what
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and match in err, err
+
+
+def test_texts_from_a_file_are_certified_and_verify(tmp_path, capsys):
+    out = tmp_path / "t.json"
+    assert main(["prove", "sinkhorn_transformer", "--n", "2", "--m", "3", "--d", "1", "--texts", _texts(tmp_path), "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["params"]["texts"] == "file" and doc["inputs"]["mu"] == MU
+    assert main(["verify", str(out)]) == 0, capsys.readouterr().out

@@ -5,19 +5,20 @@ import copy
 import pytest
 from flint import fmpq
 
-from exact.certificate import write_certificate
+from exact.canonical import canonical_json
+from exact.certificate import seal, write_certificate
 from proofs.cli import main
 from proofs.registry import load_claims
 from proofs.checkers.duality import w1_value
 from proofs.checkers.problem import HypothesisError, projective_diameter, sinkhorn_problem
-from proofs.verify import verify_document
+from proofs.verify import verify_bytes, verify_document
 
 SMALL = {
     "sinkhorn_fixed_point": {"n": 3, "m": 2},
     "sinkhorn_limit": {"n": 2, "m": 3, "ts": "1/3,1/30"},
     "sinkhorn_convergence": {"n": 4, "eps": "1/5,1/1000", "ref_iter": 10, "pot_iter": 10},
     "sinkhorn_transformer": {"n": 3, "m": 2},
-    "sinkhorn_universality": {"n": 3, "widths": "1,3"},
+    "sinkhorn_universality": {"pairs": 2, "held_out": 1, "max_n": 3, "widths": "1,3"},
 }
 
 
@@ -61,13 +62,24 @@ def test_tampered_enclosures_fail(docs):
         w = d["outputs"]["runs"][1]["witness"]
         w["rho"] = str(fmpq(w["rho"]) / 10**6)
 
-    def cost(d):
-        d["construction"]["cost"][0][0] = str(fmpq(d["construction"]["cost"][0][0]) + 1)
+    def cost(d):  # one coefficient of the exact (EE) cost moved: a well-formed, different EE number
+        num = d["construction"]["cost"]["C"][0][0]["num"]
+        num[0][1] = str(fmpq(num[0][1]) + 1)
 
     assert docs["sinkhorn_convergence"]["outputs"]["runs"][1]["method"] == "krawczyk"
     assert _tampered(docs["sinkhorn_convergence"], shrink) == "FAIL"
     assert _tampered(docs["sinkhorn_convergence"], move_box) == "FAIL"
     assert _tampered(docs["sinkhorn_transformer"], cost) == "FAIL"
+
+
+def test_a_model_graph_with_a_cycle_is_malformed_not_a_hang(docs):
+    def cycle(d):  # the query attention's argument becomes its own MLP
+        edges = d["construction"]["model"]["edges"]
+        next(e for e in edges if e["target"] == 3)["source"] = 4
+
+    bad = copy.deepcopy(docs["sinkhorn_transformer"])
+    cycle(bad)
+    assert verify_bytes(canonical_json(seal(bad))).status == "BAD"
 
 
 def test_verifier_diameter_is_the_brute_force_maximum():
