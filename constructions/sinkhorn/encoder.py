@@ -156,11 +156,8 @@ def times(X: Rows, W: Rows, exact: bool, prec: int) -> Rows:
 
 
 def _times_row(row: list, W: Rows) -> list:
-    """One exact row times W: a FLINT product in the row's common-denominator form when it has one."""
-    f = row_form(row)
-    if f is not None:
-        return times_form(f, W)
-    return [EE.sum([x * W[t][c] for t, x in enumerate(row) if W[t][c] != 0]) for c in range(len(W[0]))]
+    """One exact row times W: a FLINT product in the row's common-denominator form (:mod:`rowforms`)."""
+    return times_form(row_form(row), W)
 
 
 def add(X: Rows, Y: Rows) -> Rows:

@@ -22,7 +22,6 @@ from flint import arb, ctx
 from constructions.sinkhorn.encoder import to_balls
 from constructions.sinkhorn.problem import SinkhornInputError
 from constructions.sinkhorn.rowforms import minus_inner, row_form
-from exact.domains.ee import EE
 from exact.matrices import Rows
 
 
@@ -31,10 +30,8 @@ def inner_cost(Q: Rows, K: Rows, prec: int) -> Rows:
     if len(Q[0]) != len(K[0]):
         raise SinkhornInputError(f"query features have width {len(Q[0])}, key features {len(K[0])}")
     if not any(isinstance(x, arb) for row in Q + K for x in row):
-        rows_q, rows_k = [row_form(r) for r in Q], [row_form(r) for r in K]
-        if all(f is not None for f in rows_q + rows_k):
-            return [[minus_inner(q, k) for k in rows_k] for q in rows_q]
-        return [[-EE.sum([q * k for q, k in zip(qi, kj) if q != 0 and k != 0]) for kj in K] for qi in Q]
+        rows_k = [row_form(r) for r in K]
+        return [[minus_inner(q, k) for k in rows_k] for q in map(row_form, Q)]
     Qb, Kb = to_balls(Q, prec), to_balls(K, prec)
     with ctx.workprec(prec):
         return [[-sum((q * k for q, k in zip(qi, kj)), arb(0)) for kj in Kb] for qi in Qb]

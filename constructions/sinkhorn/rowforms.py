@@ -1,10 +1,12 @@
 r"""Rows of EE numbers over one common denominator, as rational coefficient matrices.
 
-A row (r_1, ..., r_w) of EE numbers that share one denominator D is
+A row (r_1, ..., r_w) of EE numbers over one denominator D is
 r_c = sum_k A_kc e^{e_k} / D for distinct rational exponents e_k and a rational
-matrix A (rational entries r lifted as r D / D). This is the shape of every row of
-an attention output (one softmax denominator per query row) and it survives
-rational linear maps, residual sums and ReLU. In this form
+matrix A (rational entries r lifted as r D / D; entries over different
+denominators lifted to their product). This is the shape of every row of an
+attention output (one softmax denominator per query row and head; the product
+of the heads' after W_O) and it survives rational linear maps, residual sums and
+ReLU. In this form
 
 * a rational map is a FLINT product:  (r W)_c = sum_k (A W)_kc e^{e_k} / D;
 * an inner product of two such rows is one:
@@ -35,16 +37,17 @@ class RowForm:
     coef: fmpq_mat
 
 
-def row_form(row: list) -> RowForm | None:
-    """The row's common-denominator form, or None if its non-rational entries have different denominators."""
-    den = ONE
+def row_form(row: list) -> RowForm:
+    """The row over one denominator: the product D of its entries' distinct denominators (each entry's
+    numerator times the other factors of D), so that rational maps and inner products of it are FLINT products."""
+    dens: list[ExpSum] = []
     for x in row:
-        if type(x) is EENumber and x.den is not ONE:
-            if den is ONE:
-                den = x.den
-            elif x.den != den:
-                return None
-    nums = [x.num if type(x) is EENumber else den.scaled(x) if x else None for x in row]
+        if type(x) is EENumber and x.den is not ONE and not any(x.den is d or x.den == d for d in dens):
+            dens.append(x.den)
+    den = ONE
+    for d in dens:
+        den = den * d
+    nums = [_over(x, den, dens) for x in row]
     exps = sorted({q for n in nums if n is not None for q in n.terms})
     at = {q: k for k, q in enumerate(exps)}
     coef = fmpq_mat(len(exps), len(row))
@@ -52,6 +55,17 @@ def row_form(row: list) -> RowForm | None:
         for q, v in (n.terms.items() if n is not None else ()):
             coef[at[q], c] = v
     return RowForm(den, exps, coef)
+
+
+def _over(x: EENumber | fmpq, den: ExpSum, dens: list[ExpSum]) -> ExpSum | None:
+    """The numerator of x over den = the product of dens (None for 0)."""
+    if type(x) is not EENumber:
+        return den.scaled(x) if x else None
+    num = x.num
+    for d in dens:
+        if not (x.den is d or x.den == d):
+            num = num * d
+    return num
 
 
 def _entry(exps: list[Exponent], column: list[fmpq], den: ExpSum) -> EENumber | fmpq:
