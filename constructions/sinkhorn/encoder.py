@@ -117,6 +117,14 @@ def apply_layer(layer: Layer, X: Features, prec: int, label: str) -> Features:
         return Features(_apply(layer, X.rows, X.exact, prec), X.exact, X.enclosed_from)
 
 
+def forward_balls(enc: Encoder, points: Rows, weights: Sequence[fmpq], prec: int) -> Rows:
+    """The encoder run in arb only, at prec bits (balls containing the exact features): cheap, for estimates and fits."""
+    X = Features(to_balls(embed(points, weights, enc.embed).rows, prec), False)
+    for k, layer in enumerate(enc.layers):
+        X = apply_layer(layer, X, prec, str(k))
+    return times(X.rows, enc.readout, False, prec)
+
+
 def to_balls(X: Rows, prec: int) -> Rows:
     """Balls containing exact values (fmpq, EENumber) at ``prec`` bits of relative accuracy."""
     with ctx.workprec(prec):

@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 import numpy as np
 from flint import fmpq
 
-from constructions.sinkhorn.encoder import MLP, Attention, Encoder, Features, apply_layer, embed, times, to_balls
+from constructions.sinkhorn.encoder import MLP, Attention, Encoder, forward_balls
 from constructions.sinkhorn.graph import SinkhornLayer
 from constructions.sinkhorn.systems import TargetPlan
 from constructions.sinkhorn.texts import Text
@@ -93,12 +93,8 @@ def network(width: int, M: Rows, layer: SinkhornLayer) -> SinkhornTransformer:
 
 
 def float_features(enc: Encoder, text: Text) -> np.ndarray:
-    """phi(mu, .) in float64, for the fit only: the same layers run in arb at FIT_PREC bits, midpoints taken."""
-    X = embed(text.points, text.weights, enc.embed)
-    X = Features(to_balls(X.rows, FIT_PREC), False)
-    for k, lay in enumerate(enc.layers):
-        X = apply_layer(lay, X, FIT_PREC, str(k))
-    return np.array([[float(v.mid()) for v in row] for row in times(X.rows, enc.readout, False, FIT_PREC)])
+    """phi(mu, .) in float64, for the fit only: the layers run in arb at FIT_PREC bits, midpoints taken."""
+    return np.array([[float(v.mid()) for v in row] for row in forward_balls(enc, text.points, text.weights, FIT_PREC)])
 
 
 def fit_weights(width: int, pairs: Sequence[tuple[Text, Text]], targets: Sequence[TargetPlan], eps: fmpq) -> Rows:

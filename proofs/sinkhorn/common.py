@@ -41,14 +41,6 @@ def convergence_cost(n: int, eps: str, prec: int, **_: Any) -> Cost:
     return sinkhorn_cost(n, n, len(eps_list), max(krawczyk_bits(fmpq(1), e, prec) for e in eps_list))
 
 
-def transformer_cost(n: int, m: int, d: int, k: int, heads: int, layers: int, eps: str, prec: int, **_: Any) -> Cost:
-    """Features are bounded by the weights and points in [-1, 1]: |Q_ic|, |K_jc| <= (d + 2)(1 + 2 (heads + width) )^layers,
-    a crude bound that sets the precision estimate only (the run certifies whatever Delta it finds)."""
-    width = d + 2
-    feature = (d + 2) * (1 + 2 * (heads + width)) ** layers
-    return sinkhorn_cost(n, m, 1, krawczyk_bits(fmpq(2 * k * feature * feature), positive_rational(eps), prec))
-
-
 def universality_cost(pairs: int, held_out: int, max_n: int, widths: str, eps: str, prec: int, **_: Any) -> Cost:
     """One entropic target per pair (cost |x - y| in [0, 2]) and one network coupling per pair, system and width.
 

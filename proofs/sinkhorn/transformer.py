@@ -9,7 +9,8 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions.sinkhorn.encoder import MLP, Attention, Encoder, LayerNorm
+from constructions.sinkhorn.encoder import MLP, Attention, Encoder, LayerNorm, forward_balls
+from constructions.sinkhorn.inner_cost import inner_cost
 from constructions.sinkhorn.graph import SinkhornLayer
 from constructions.sinkhorn.inner_cost import ExactCost
 from constructions.sinkhorn.texts import Text
@@ -22,7 +23,8 @@ from proofs.checkers.sinkhorn_claims import check_transformer
 from proofs.params import positive_int, positive_rational
 from proofs.rebuild import recorded_params
 from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_json, transformer_cost
+from proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
+from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_json
 from proofs.sinkhorn.texts import read_file, text_from, text_json
 
 NAME = "sinkhorn_transformer"
@@ -77,13 +79,38 @@ def reference_features(enc: Encoder, t: Text) -> Rows | None:
     return references.matmul(Z, [[EE.convert(q) for q in row] for row in enc.readout], EE)
 
 
+#: Precision of the cost model's dry run of the encoders.
+DRY_RUN_BITS = 64
+
+
+def transformer_cost(n: int, m: int, d: int, k: int, heads: int, layers: int, layer_norm: int, seed: int, eps: str, prec: int, texts: str = "", **_: Any) -> Cost:
+    """The precision a run climbs to, from the spread of its actual cost: the model of these parameters on its texts,
+    run in arb at DRY_RUN_BITS bits (a forward pass of the encoders, no Sinkhorn; milliseconds). A priori bounds on
+    the features of random weights are orders of magnitude too large to decide anything."""
+    if layer_norm not in (0, 1):
+        raise ParseError(f"layer_norm must be 0 or 1, got {layer_norm}")
+    model = build(d, k, heads, layers, layer_norm, seed, eps, "1e-30", prec)
+    # A certificate's "file" names texts it records, not a path: random texts of the same sizes stand in for them.
+    mu, nu = _texts(texts) if texts and texts != "file" else _random_texts(seed, n, m, d)
+    C = inner_cost(forward_balls(model.query, mu.points, mu.weights, DRY_RUN_BITS), forward_balls(model.key, nu.points, nu.weights, DRY_RUN_BITS), DRY_RUN_BITS)
+    spread = max(c.upper() for row in C for c in row) - min(c.lower() for row in C for c in row)
+    return sinkhorn_cost(mu.n, nu.n, 1, krawczyk_bits(spread.upper().fmpq(), positive_rational(eps), prec))
+
+
+def _texts(path: str) -> tuple[Text, Text]:
+    obj = read_file(path)
+    if not isinstance(obj, dict) or set(obj) != {"mu", "nu"}:
+        raise ParseError(f'{path} must be an object {{"mu": text, "nu": text}}')
+    return text_from(obj["mu"], "text mu"), text_from(obj["nu"], "text nu")
+
+
+def _random_texts(seed: int, n: int, m: int, d: int) -> tuple[Text, Text]:
+    rng = random.Random(seed + 1)
+    return random_text(rng, n, d), random_text(rng, m, d)
+
+
 def prove(n: int = 4, m: int = 5, d: int = 2, k: int = 2, heads: int = 2, layers: int = 1, layer_norm: int = 0, seed: int = 0, eps: str = "1/2", tol: str = "1e-30", prec: int = 128, texts: str = "") -> dict:
-    given = None
-    if texts:
-        obj = read_file(texts)
-        if not isinstance(obj, dict) or set(obj) != {"mu", "nu"}:
-            raise ParseError(f'{texts} must be an object {{"mu": text, "nu": text}}')
-        given = text_from(obj["mu"], "text mu"), text_from(obj["nu"], "text nu")
+    given = _texts(texts) if texts else None
     return _prove(dict(n=n, m=m, d=d, k=k, heads=heads, layers=layers, layer_norm=layer_norm, seed=seed, eps=eps, tol=tol, prec=prec), given)
 
 
@@ -93,11 +120,7 @@ def _prove(params: dict[str, Any], given: tuple[Text, Text] | None) -> dict:
     if params["layer_norm"] not in (0, 1):
         raise ParseError(f"layer_norm must be 0 or 1, got {params['layer_norm']}")
     model = build(d, params["k"], params["heads"], params["layers"], params["layer_norm"], params["seed"], params["eps"], params["tol"], params["prec"])
-    if given is None:
-        rng = random.Random(params["seed"] + 1)
-        mu, nu = random_text(rng, params["n"], d), random_text(rng, params["m"], d)
-    else:
-        mu, nu = given
+    mu, nu = given or _random_texts(params["seed"], params["n"], params["m"], d)
     for name, t, size in (("mu", mu, "n"), ("nu", nu, "m")):
         if t.n != params[size] or len(t.points[0]) != d:
             raise ParseError(f"text {name} has {t.n} points of dimension {len(t.points[0])}; the parameters say {size} = {params[size]}, d = {d}")
