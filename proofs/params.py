@@ -8,15 +8,25 @@ from exact.errors import ParseError
 from exact.rationals import parse_rational
 
 
-def positive_int(s: str) -> int:
-    """A positive integer from a command-line string, or a one-line ParseError."""
+def _int_at_least(s: str, low: int, what: str) -> int:
+    """An integer >= low from a command-line string, or a one-line ParseError naming ``what`` it must be."""
     try:
         v = int(s)
     except ValueError:
-        raise ParseError(f"expected a positive integer, got {s!r}") from None
-    if v < 1:
-        raise ParseError(f"expected a positive integer, got {v}")
+        raise ParseError(f"expected a {what} integer, got {s!r}") from None
+    if v < low:
+        raise ParseError(f"expected a {what} integer, got {v}")
     return v
+
+
+def positive_int(s: str) -> int:
+    """A positive integer from a command-line string, or a one-line ParseError."""
+    return _int_at_least(s, 1, "positive")
+
+
+def nonnegative_int(s: str) -> int:
+    """A non-negative integer from a command-line string, or a one-line ParseError."""
+    return _int_at_least(s, 0, "non-negative")
 
 
 def rational_list(s: str) -> list[fmpq]:

@@ -18,7 +18,7 @@ from proofs import progress
 from proofs.certify import certificate
 from proofs.checkers.reading import obj, qmatrix
 from proofs.checkers.sinkhorn_universality import check_universality
-from proofs.params import int_list, positive_int, positive_rational
+from proofs.params import int_list, nonnegative_int, positive_int, positive_rational
 from proofs.rebuild import recorded_params
 from proofs.registry import Claim, Param, register
 from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, qmat, run_json, universality_cost, w1_json
@@ -35,16 +35,6 @@ STATEMENT = (
     "as rationals), has a certified upper bound on W1(F(mu, nu), T(mu, nu)) on every fit pair and every held-out pair; "
     "the family maxima are the maxima of those bounds"
 )
-
-
-def nonnegative_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise ParseError(f"expected a non-negative integer, got {s!r}") from None
-    if v < 0:
-        raise ParseError(f"expected a non-negative integer, got {v}")
-    return v
 
 
 def prove(pairs: int = 4, held_out: int = 2, max_n: int = 4, seed: int = 0, eps: str = "1/2", widths: str = "1,2,4", tol: str = "1e-30", prec: int = 128, family: str = "") -> dict:
