@@ -43,16 +43,21 @@ def check_target(path: str | os.PathLike) -> None:
     alone do not tell, e.g. for root or on /proc).
     """
     path = Path(path)
+    _refuse_special(path)
+    check_folder(path.parent)
+
+
+def _refuse_special(path: Path) -> None:
+    """Refuse a path that exists and is not a regular file (the rename would replace it)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        st = None
+        return
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):
         kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a device, pipe or socket"
         raise OutputError(f"refusing to write {path}: it is {kind}, not a regular file")
-    check_folder(path.parent)
 
 
 def check_folder(folder: str | os.PathLike) -> None:
@@ -61,28 +66,32 @@ def check_folder(folder: str | os.PathLike) -> None:
     existing = next(p for p in (folder, *folder.parents) if os.path.lexists(p))
     if not existing.is_dir():
         raise OutputError(f"cannot write in {folder}: {existing} is not a folder")
+    probe = None
     try:
         fd, probe = tempfile.mkstemp(prefix=".attncert-probe.", dir=existing)
         os.close(fd)
-        os.unlink(probe)
     except OSError as e:
         raise OutputError(f"cannot write in {existing}: {e.strerror}") from None
+    finally:
+        # Also on Ctrl-C or SIGTERM (raised as exceptions): a stopped run leaves no probe behind.
+        if probe is not None:
+            Path(probe).unlink(missing_ok=True)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write data to path so that readers see either the old file or the whole new one.
 
     Every OSError (full disk, permissions, a name too long) becomes one OutputError
-    naming the path; the old file, if any, is left as it was.
+    naming the path; the old file, if any, is left as it was. The temporary file is
+    itself the test that the folder takes a file (no separate probe, which a signal
+    could strand), and it is removed on every way out but success, Ctrl-C included.
     """
     path = Path(path)
-    check_target(path)
+    _refuse_special(path)
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as e:
-        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
-    try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a certificate is for others to read
@@ -91,11 +100,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as e:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
         raise
     return path
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from exact.certificate import (
     FORMAT,
     check_document,
+    check_target,
     parse_document,
     read_certificate,
     seal,
@@ -55,6 +56,26 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OutputError, match="cannot write .*c.json: disk full"):
         write_certificate(p, {**_doc(), "claim": "other"})
+    assert p.read_bytes() == before
+    assert [f.name for f in tmp_path.iterdir()] == ["c.json"]
+
+
+@pytest.mark.parametrize("where", ["fsync", "close"])
+def test_a_signal_mid_write_leaves_no_file_behind(tmp_path, monkeypatch, where):
+    """Ctrl-C (or SIGTERM, raised as an exception) inside the write or the folder probe strands nothing."""
+    p = write_certificate(tmp_path / "c.json", _doc())
+    before = p.read_bytes()
+
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, where, interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        if where == "fsync":
+            write_certificate(p, {**_doc(), "claim": "other"})
+        else:
+            check_target(tmp_path / "new.json")  # the probe file is closed, then removed
+    monkeypatch.undo()
     assert p.read_bytes() == before
     assert [f.name for f in tmp_path.iterdir()] == ["c.json"]
 
