@@ -3,6 +3,7 @@ block ends by an exception stops its workers at once."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -74,11 +75,12 @@ def test_an_exception_in_the_block_stops_the_workers_at_once():
 def _write_slowly(folder: str) -> None:
     """A task that holds a partial file until it ends, and removes it however it ends."""
     partial = os.path.join(folder, ".partial.tmp")
-    open(partial, "w").close()
-    try:
+    try:  # created inside the try: SIGTERM may land the moment the file exists (the parent waits for it)
+        open(partial, "w").close()
         time.sleep(60)
     finally:
-        os.remove(partial)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(partial)
 
 
 def test_a_terminated_task_unwinds_and_its_worker_exits_quietly(tmp_path):
