@@ -152,11 +152,48 @@ def encoder_layer(n: int, d: int, dv: int, h: int, f: int) -> Construction:
 
     Input: the multi-head input (with d_o = d), then vec(W_1) (d x f), b_1 (1 x f),
     vec(W_2) (f x d), b_2 (1 x d). Output Z (n x d) at positions 0 .. n d - 1, zeros
-    after. No layer norm (it needs a square root, which leaves EE). 13 layers; ReLU is
-    exact in EE because signs are decided exactly.
+    after. No layer norm (it needs a square root, which leaves EE; see
+    :func:`encoder_layer_norm`). 13 layers; ReLU is exact in EE because signs are
+    decided exactly.
     """
+    inputs = _encoder_inputs(n, d, dv, h, f)
+    z, _ = _encoder_z(inputs, n, d, dv, h, f)
+    return Construction("encoder_layer", z, Layout(inputs, (n, d), sequence_length(n, d, dv, h, d, f, inputs=_total(inputs))))
+
+
+def encoder_layer_norm(n: int, d: int, dv: int, h: int, f: int, delta: Any) -> Construction:
+    """The encoder layer followed by layer norm: LN(Z)[i][j] = gamma_j (Z[i][j] - mu_i) / sqrt(sigma_i^2 + delta) + beta_j.
+
+    mu_i and sigma_i^2 are the mean and the biased variance of row i of Z (as in
+    :mod:`exact.layer_norm`); delta > 0 is a rational constant of the program.
+    Input: the encoder layer's, then gamma (1 x d) and beta (1 x d). The program is
+    :func:`encoder_layer`'s, node for node, then: the row means (one head) gathered
+    back to the row's positions (one head); the centred entries; the row variances
+    (a head over their squares) gathered back; then one MLP x / sqrt(v + delta)
+    (``norm_scale``), times gamma_j plus beta_j. Everything up to the variances is
+    exact in EE; the square root is not, so the program is evaluated in Ball.
+    """
+    inputs = _encoder_inputs(n, d, dv, h, f) + (("gamma", 1, d), ("beta", 1, d))
+    og, ob = _offsets(inputs, "gamma", "beta")
+    z, value = _encoder_z(inputs, n, d, dv, h, f)
+    row = index_map((0, d), (1, 0), bound=n * d)  # i d + j -> i (and -1 past Z)
+    mean = gather(row, _mean_over_groups(row, z)).named("row_mean")
+    centred = rasp.numerical(rasp.SequenceMap(rasp.fn("sub"), z, mean)).named("centred")
+    var = gather(row, _mean_over_groups(row, _mul(centred, centred))).named("row_variance")
+    scaled = rasp.numerical(rasp.SequenceMap(rasp.fn("norm_scale", delta=delta), centred, var)).named("normalised")
+    gamma = gather(index_map((n, d), (0, 1), const=og, bound=n * d), value).named("gamma_rows")
+    beta = gather(index_map((n, d), (0, 1), const=ob, bound=n * d), value).named("beta_rows")
+    out = rasp.numerical(rasp.SequenceMap(rasp.fn("add"), _mul(gamma, scaled), beta)).named("LN")
+    return Construction("encoder_layer_norm", out, Layout(inputs, (n, d), sequence_length(n, d, dv, h, d, f, inputs=_total(inputs))))
+
+
+def _encoder_inputs(n: int, d: int, dv: int, h: int, f: int) -> tuple[tuple[str, int, int], ...]:
     _check_sizes(n=n, d=d, dv=dv, h=h, f=f)
-    inputs = _multihead_inputs(n, d, dv, h, d) + (("W1", d, f), ("b1", 1, f), ("W2", f, d), ("b2", 1, d))
+    return _multihead_inputs(n, d, dv, h, d) + (("W1", d, f), ("b1", 1, f), ("W2", f, d), ("b2", 1, d))
+
+
+def _encoder_z(inputs: tuple[tuple[str, int, int], ...], n: int, d: int, dv: int, h: int, f: int) -> tuple[rasp.SOp, rasp.SOp]:
+    """Z = Y + ReLU(Y W_1 + b_1) W_2 + b_2 at positions 0 .. n d - 1 (zeros after), and the token values."""
     oA, oV, oW, oW1, ob1, oW2, ob2 = _offsets(inputs, "A1", "V1", "WO", "W1", "b1", "W2", "b2")
     value, tag = _tokens()
     heads = _attention_heads(value, tag, n, d, dv, h, oA, oV)
@@ -168,8 +205,7 @@ def encoder_layer(n: int, d: int, dv: int, h: int, f: int) -> Construction:
     b2 = gather(index_map((n, d), (0, 1), const=ob2, bound=n * d), value).named("b2_rows")
     y_b2 = rasp.numerical(rasp.SequenceMap(rasp.fn("add"), y, b2))
     z = rasp.numerical(rasp.SequenceMap(rasp.fn("linear", a=1, b=f), y_b2, _times_matrix(hidden, value, n, f, d, oW2))).named("Z")
-    length = sequence_length(n, d, dv, h, d, f, inputs=_total(inputs))
-    return Construction("encoder_layer", z, Layout(inputs, (n, d), length))
+    return z, value
 
 
 def _multihead_inputs(n: int, d: int, dv: int, h: int, do: int) -> tuple[tuple[str, int, int], ...]:

@@ -164,8 +164,9 @@ def multihead(n: int, d: int, dv: int, h: int, do: int, **_: Any) -> Cost:
     return rasp_cost(multihead_length(n, d, dv, h, do), max(n, d, h * dv))
 
 
-def encoder_layer(n: int, d: int, dv: int, h: int, f: int, **_: Any) -> Cost:
-    return rasp_cost(multihead_length(n, d, dv, h, d, f, 2 * d * f + f + d), max(n, d, h * dv, f))
+def encoder_layer(n: int, d: int, dv: int, h: int, f: int, extra_inputs: int = 0, **_: Any) -> Cost:
+    """``extra_inputs``: positions read after the layer's own weights (layer norm's gamma and beta)."""
+    return rasp_cost(multihead_length(n, d, dv, h, d, f, 2 * d * f + f + d + extra_inputs), max(n, d, h * dv, f))
 
 
 def hierarchy(N: int, D: int, Dv: int, **_: Any) -> Cost:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from flint import fmpq_mat
+from flint import fmpq, fmpq_mat
 
 from exact import EE, QQ, AttncertError, Domain
 from exact.matrices import Rows, from_fmpq_mat, shape, to_fmpq_mat
+from exact.layer_norm import layer_norm_rows
 from exact.softmax import softmax_rows
 
 
@@ -94,6 +95,13 @@ def encoder_layer(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, w1: Rows, b
     hidden = [[EE.relu(p + b) for p, b in zip(row, b1[0])] for row in pre]
     out = matmul(hidden, lift(w2), EE)
     return [[yv + o + b for yv, o, b in zip(yr, orow, b2[0])] for yr, orow in zip(y, out)]
+
+
+def encoder_layer_norm(m: Mapping[str, Rows], delta: fmpq, prec: int) -> tuple[Rows, list[list[Any]]]:
+    """Z = encoder_layer(...) exactly in EE, and LN(Z) = gamma (Z - mu) / sqrt(sigma^2 + delta) + beta row by row,
+    enclosed in arb at prec bits (:mod:`exact.layer_norm`: the square root leaves EE)."""
+    z = encoder_layer(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"])
+    return z, layer_norm_rows(z, m["gamma"][0], m["beta"][0], delta, prec)
 
 
 def match2_language(word: list[int], M: int) -> list[int]:

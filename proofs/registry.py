@@ -27,6 +27,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.simulator.universal",
     "proofs.simulator.multihead",
     "proofs.simulator.encoder",
+    "proofs.simulator.encoder_norm",
     "proofs.simulator.hierarchy",
     "proofs.simulator.languages",
     "proofs.sinkhorn",

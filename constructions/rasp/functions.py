@@ -366,6 +366,18 @@ def _mul_scaled(domain, c):
     return lambda x, y: x * (c * y)
 
 
+@register_function("norm_scale", 2, ("delta",))
+def _norm_scale(domain, delta):
+    """x / sqrt(v + delta): layer norm's scaling of a centred entry x by its row variance v (delta > 0).
+
+    The square root leaves EE in general (:meth:`Domain.real_power` refuses it there),
+    so a program using it is evaluated in Ball: an enclosure.
+    """
+    delta = _c(domain, delta)
+    half = _c(domain, fmpq(-1, 2))
+    return lambda x, v: domain.native(x) * domain.real_power(domain.native(v) + delta, half)
+
+
 @register_function("masked_exp", 2, ("c",))
 def _masked_exp(domain, c):
     """m * e^{c s} for (s, m); exactly 0 where m = 0 (e^{c s} is then never formed)."""

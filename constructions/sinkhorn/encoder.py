@@ -36,6 +36,7 @@ from constructions.sinkhorn.rowforms import row_form, times_form
 from exact.domains.ball import Ball
 from exact.domains.ee import EE
 from exact.eenumber import EENumber
+from exact.layer_norm import layer_norm_rows
 from exact.matrices import Rows, from_fmpq_mat, to_fmpq_mat
 from exact.softmax import softmax_rows
 
@@ -207,13 +208,5 @@ def multihead(X: Rows, layer: Attention, exact: bool, prec: int) -> Rows:
 
 
 def layer_norm(X: Rows, layer: LayerNorm, prec: int) -> Rows:
-    """The row-wise layer norm in arb (sqrt leaves EE): balls containing the exact values."""
-    with ctx.workprec(prec):
-        out = []
-        for row in X:
-            d = len(row)
-            mean = sum(row, arb(0)) / d
-            centred = [x - mean for x in row]
-            scale = (sum((c * c for c in centred), arb(0)) / d + arb(layer.delta)).rsqrt()
-            out.append([g * c * scale + b for g, c, b in zip(layer.gamma, centred, layer.beta)])
-        return out
+    """The row-wise layer norm in arb (sqrt leaves EE): balls containing the exact values (:mod:`exact.layer_norm`)."""
+    return layer_norm_rows(X, layer.gamma, layer.beta, layer.delta, prec)

@@ -84,7 +84,7 @@ class BallField(Domain):
         raise UndecidedError(f"equality of balls {a} and {b} is not decided at {self.prec} bits")
 
     def to_json(self, x: arb) -> dict[str, str]:
-        return {"mid": rational_to_json(_dyadic(x.mid())), "rad": rational_to_json(_dyadic(x.rad()))}
+        return {"mid": rational_to_json(exact_dyadic(x.mid())), "rad": rational_to_json(exact_dyadic(x.rad()))}
 
     def from_json(self, obj: Any) -> arb:
         if not isinstance(obj, dict) or set(obj) != {"mid", "rad"}:
@@ -106,7 +106,7 @@ class BallField(Domain):
         return hash(("Ball", self.prec))
 
 
-def _dyadic(x: arb) -> fmpq:
+def exact_dyadic(x: arb) -> fmpq:
     """The exact rational value of an exact (dyadic) arb, such as a midpoint or radius."""
     m, e = x.man_exp()
     return fmpq(m) * fmpq(2) ** int(e) if e >= 0 else fmpq(m, 2 ** int(-e))

@@ -1,7 +1,7 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
-All 22 claims, at small sizes. The default run walks up to 300 evenly spaced
-leaves of each claim (every leaf of most), leaving out the four claims whose walk
+All 23 claims, at small sizes. The default run walks up to 300 evenly spaced
+leaves of each claim (every leaf of most), leaving out the five claims whose walk
 takes 15-40 s and the Sinkhorn Transformer's two, whose certificates record whole
 models; the slow run (CI runs it) walks every leaf of every claim. Only
 ``provenance`` is informational (hashed, never compared), so it is not walked.
@@ -37,6 +37,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "universal": {"n": 1, "d": 1, "dv": 1},
     "multihead": {"n": 1, "d": 1, "dv": 1, "h": 1, "do": 1},
     "encoder_layer": {"n": 1, "d": 1, "dv": 1, "h": 1, "f": 1},
+    "encoder_layer_norm": {"n": 1, "d": 2, "dv": 1, "h": 1, "f": 1},
     "hierarchy": {"N": 1, "D": 1, "Dv": 2},
     "match2": {"max_M": 2, "max_length": 1},
     "parity": {"max_k": 1, "max_length": 1},
@@ -88,10 +89,10 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 22
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 23
 
 
-SLOW = {"encoder_layer", "match2", "multihead", "parity", "sinkhorn_transformer", "sinkhorn_universality"}
+SLOW = {"encoder_layer", "encoder_layer_norm", "match2", "multihead", "parity", "sinkhorn_transformer", "sinkhorn_universality"}
 # The default run walks at most this many leaves per claim, evenly spaced through the document
 # (every leaf of the small claims); the slow run walks every leaf of every claim.
 SAMPLE = 300

@@ -25,7 +25,7 @@ CHECKER_MODULES = sorted(f"proofs.checkers.{m.name}" for m in pkgutil.iter_modul
 #: Claims whose verification re-evaluates the construction by design (docs/certificate.md says so).
 REBUILD_BY_DESIGN = {
     "transpose", "matmul", "softmax", "relu", "maxmin", "inverse3",
-    "universal", "multihead", "encoder_layer", "hierarchy", "match2", "parity",
+    "universal", "multihead", "encoder_layer", "encoder_layer_norm", "hierarchy", "match2", "parity",
     "rasp_program",  # runs the recorded program again with attncert's (bounded) RASP interpreter
 }  # fmt: skip
 
