@@ -30,6 +30,7 @@ from proofs.cost import parsed, refuse_over_limits
 from proofs.params import positive_int
 from proofs.registry import Claim, load_claims
 from proofs.verify import OK, exit_code, verify_file
+from proofs import execute, workers
 from proofs.workers import Terminated, orderly_signals
 
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
@@ -203,23 +204,37 @@ def _cmd_prove(args: argparse.Namespace) -> int:
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
 
 
+def _prove_default(item: tuple[str, str]) -> tuple[str, list[str]]:
+    """Prove one claim at its default parameters into ``path``: (name, its summary row). A task of prove-all."""
+    name, path = item
+    claim = load_claims()[name]
+    doc, elapsed = _run_claim(claim, claim.defaults(), Path(path))
+    return name, _summary_row(doc, elapsed)
+
+
 def _cmd_prove_all(args: argparse.Namespace) -> int:
     claims = load_claims()
     out_dir = Path(args.out_dir)
     for name in claims:
         check_target(out_dir / f"{name}.json")  # each checks (and probes) the folder too
-    paths = []
-    # Rows print as each claim completes: widths are fixed in advance (the sizes column is cut, not the table).
+    paths = {name: out_dir / f"{name}.json" for name in claims}
+    run = execute.local_pool(args.jobs)
+    # Rows print in the claims' order, each as soon as it and every claim before it are done;
+    # widths are fixed in advance (the sizes column is cut, not the table).
     widths = [22, 44, 6, 9, 11, 5, 7]
     _print_row(_HEADER, widths)
     _print_row(["-" * w for w in widths], widths)
-    for name, claim in claims.items():
-        path = out_dir / f"{name}.json"
-        doc, elapsed = _run_claim(claim, claim.defaults(), path)
-        _print_row(_summary_row(doc, elapsed), widths)
-        paths.append(path)
+    rows: dict[str, list[str]] = {}
+    order = iter(claims)
+    waiting = next(order, None)
+    for name, row in run(_prove_default, [(n, str(p)) for n, p in paths.items()]):
+        rows[name] = row
+        while waiting in rows:
+            _print_row(rows[waiting], widths)
+            waiting = next(order, None)
     print(f"{len(paths)} claims proven at default sizes, certificates in {out_dir}/; verifying them independently:", flush=True)
-    outcomes = [verify_file(p) for p in paths]
+    done = {o.path: o for o in run(verify_file, [str(p) for p in paths.values()])}
+    outcomes = [done[str(p)] for p in paths.values()]
     for o in outcomes:
         print(o.line())
     bad = [o for o in outcomes if o.status != OK]
@@ -368,7 +383,7 @@ def _note(message: str) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from proofs import execute, sweep, workers
+    from proofs import sweep
 
     check_folder(args.out_dir)  # an existing file there is refused as "not a folder"
     plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir)
@@ -471,6 +486,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("prove-all", help="prove every claim at default sizes, print a summary, verify the certificates")
     sp.add_argument("--out-dir", default="certificates", action=_Once, help="folder for the certificates (default: certificates)")
+    sp.add_argument(
+        "--jobs", type=positive_int, default=workers.MAX_PROCESSES, action=_Once,
+        help=f"processes proving and verifying claims side by side (default: one per core, here {workers.MAX_PROCESSES})",
+    )  # fmt: skip
     sp.set_defaults(func=_cmd_prove_all)
 
     sp = sub.add_parser("sweep", help="prove claims over many seeds and sizes in parallel (resumable), then summarize")

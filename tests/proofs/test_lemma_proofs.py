@@ -81,3 +81,9 @@ def test_prove_all_writes_every_certificate(tmp_path):
     for claim in LEMMAS:
         assert read_certificate(tmp_path / "certs" / f"{claim}.json")["result"]["holds"]
         assert claim in r.stdout
+    # Proven side by side (one process per core), the rows still come in the claims' order, then the verdicts.
+    names = list(load_claims())
+    rows = [line.split()[0] for line in r.stdout.splitlines() if line.split() and line.split()[0] in names]
+    verdicts = [line.split()[1] for line in r.stdout.splitlines() if line.startswith("OK ")]
+    assert rows == names and [v.rsplit("/", 1)[1] for v in verdicts] == [f"{n}.json" for n in names]
+    assert f"{len(names)} of {len(names)} certificates verified" in r.stdout
