@@ -27,8 +27,9 @@ can re-run the test on the same box from the inputs alone. Everything
 is evaluated in arb, so the inclusions are rigorous; R (an approximate
 inverse of F'(z^)) and z^ (from Newton steps) need no rigour at all.
 
-The starting point comes from float log-domain Sinkhorn and float Newton
-(:mod:`constructions.sinkhorn.logdomain`), refined by capped Newton steps
+The starting point comes from float eps-continuation (log-domain Sinkhorn and
+semi-dual Newton at a decreasing sequence of eps,
+:mod:`constructions.sinkhorn.continuation`), refined by capped Newton steps
 (:mod:`constructions.sinkhorn.newton`) on arb midpoints at the working
 precision, where Newton converges quadratically while Sinkhorn's rate is
 1 - O(e^{-gap/eps}). The precision must exceed log2 of the Jacobian's
@@ -44,14 +45,11 @@ import numpy as np
 from flint import arb, arb_mat, ctx
 
 from constructions.sinkhorn.kernel import ball_kernel
-from constructions.sinkhorn.logdomain import log_newton, log_sinkhorn
 from constructions.sinkhorn.newton import capped_newton
 from constructions.sinkhorn.problem import Problem
 
 #: Inflations of the candidate box tried before giving up at one precision.
 INFLATIONS = 6
-#: Float log-domain Sinkhorn iterations for the starting point.
-FLOAT_SINKHORN = 5000
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,6 @@ class DualEnclosure:
     y_hat: list[arb]  # y_hat[0] = 0 (gauge)
     x_box: list[arb] | None  # the balls x^ +- rho, which contain log u* (None: not verified)
     y_box: list[arb] | None
-    float_iterations: int  # float Sinkhorn + float Newton steps of the starting point
     newton_steps: int  # Newton steps on arb midpoints
     prec: int
     reason: str  # why verification failed, or ""
@@ -115,15 +112,6 @@ class _DualSystem:
         return z[: self.n], [arb(0)] + z[self.n :]
 
 
-def float_start(p: Problem) -> tuple[np.ndarray, np.ndarray, int]:
-    """Potentials (x, y) with y_1 = 0 from float log-domain Sinkhorn then float capped Newton."""
-    L = p.log_kernel_float
-    a, b = p.float_marginals()
-    s = log_sinkhorn(L, a, b, tol=1e-12, max_iter=FLOAT_SINKHORN)
-    x, y, k = log_newton(L, a, b, s.x, s.y)
-    return x, y, s.iterations + k
-
-
 def _norm2(values: list[arb]) -> arb:
     """The midpoint of sum |v|^2: a merit value for the Newton steps (no rigour needed)."""
     return sum((v.mid() ** 2 for v in values), arb(0)).mid()
@@ -134,12 +122,12 @@ def _sup(values: list[arb]) -> arb:
 
 
 def certify_dual(
-    p: Problem, prec: int, start: tuple[np.ndarray, np.ndarray, int], max_newton: int = 1000
+    p: Problem, prec: int, start: tuple[np.ndarray, np.ndarray], max_newton: int = 1000
 ) -> DualEnclosure:
-    """Enclose the Sinkhorn potentials (gauge y_1 = 0) by Newton steps from ``start``
-    (see :func:`float_start`) and Krawczyk's test at ``prec`` bits."""
+    """Enclose the Sinkhorn potentials (gauge y_1 = 0) by Newton steps from the float
+    potentials ``start`` (see :mod:`constructions.sinkhorn.continuation`) and Krawczyk's test at ``prec`` bits."""
     system = _DualSystem(p, prec)
-    xf, yf, float_its = start
+    xf, yf = start
     with ctx.workprec(prec):
         z0 = [arb(float(v)) for v in xf] + [arb(float(v)) for v in yf[1:]]
         N = len(z0)
@@ -163,7 +151,7 @@ def certify_dual(
         try:
             R = J.mid().inv().mid()
         except ZeroDivisionError:
-            return _failed(system, z, float_its, steps, "the Jacobian is numerically singular")
+            return _failed(system, z, steps, "the Jacobian is numerically singular")
         delta = R * arb_mat(N, 1, F)
         rho = (2 * _sup([delta[k, 0] for k in range(N)]) + arb(2) ** (8 - prec)).upper()
         eye = arb_mat(N, N, [1 if i == j else 0 for i in range(N) for j in range(N)])
@@ -176,11 +164,11 @@ def certify_dual(
                 box = [zi + D for zi in z]  # the proven statement: one zero in z^ + D (and in z^ + k(D))
                 xh, yh = system.split(z)
                 xb, yb = system.split(box)
-                return DualEnclosure(xh, yh, xb, yb, float_its, steps, prec, "", rho)
+                return DualEnclosure(xh, yh, xb, yb, steps, prec, "", rho)
             rho = (rho * 8).upper()
-    return _failed(system, z, float_its, steps, f"Krawczyk's test failed after {INFLATIONS} box inflations at {prec} bits")
+    return _failed(system, z, steps, f"Krawczyk's test failed after {INFLATIONS} box inflations at {prec} bits")
 
 
-def _failed(system: _DualSystem, z: list[arb], float_its: int, steps: int, reason: str) -> DualEnclosure:
+def _failed(system: _DualSystem, z: list[arb], steps: int, reason: str) -> DualEnclosure:
     xh, yh = system.split(z)
-    return DualEnclosure(xh, yh, None, None, float_its, steps, system.prec, reason)
+    return DualEnclosure(xh, yh, None, None, steps, system.prec, reason)

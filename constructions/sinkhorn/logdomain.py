@@ -4,9 +4,9 @@ Potentials x = log u, y = log v and the log-kernel L = -C/eps are doubles;
 each half-step is a log-sum-exp, so nothing underflows however small eps is
 (Peyre & Cuturi, *Computational Optimal Transport*, 2019, section 4.4). The
 iteration is the same as POT's ``ot.sinkhorn(..., method="sinkhorn_log")``.
-Also here: a capped Newton method on the same log-domain equations, used only
-to find a good starting point for the interval-Newton certificate
-(:mod:`constructions.sinkhorn.krawczyk`).
+Also here: damped Newton on the semi-dual, used only to find a good starting
+point for the interval-Newton certificate (:mod:`constructions.sinkhorn.continuation`,
+:mod:`constructions.sinkhorn.krawczyk`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from constructions.sinkhorn.newton import capped_newton
 
 
 def logsumexp(M: np.ndarray, axis: int) -> np.ndarray:
@@ -37,9 +35,16 @@ class LogSinkhorn:
 
 
 def log_sinkhorn(
-    L: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float, max_iter: int, check_every: int = 10, stall: int | None = None
+    L: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    tol: float,
+    max_iter: int,
+    check_every: int = 10,
+    stall: int | None = None,
+    y0: np.ndarray | None = None,
 ) -> LogSinkhorn:
-    """Iterate x <- log a - lse_j(L + y), y <- log b - lse_i(L + x) until ||P1 - a||_1 <= tol.
+    """Iterate x <- log a - lse_j(L + y), y <- log b - lse_i(L + x) until ||P1 - a||_1 <= tol, from y0 (default 0).
 
     The residual is checked every ``check_every`` iterations (as POT does) and
     after the last one. With ``stall``, also stop once ``stall`` checks in a row
@@ -47,10 +52,10 @@ def log_sinkhorn(
     residual above tol for ever).
     """
     la, lb = np.log(a), np.log(b)
-    x, y = np.zeros(len(a)), np.zeros(len(b))
+    x, y = np.zeros(len(a)), (np.zeros(len(b)) if y0 is None else y0)
     err, it, best, since = np.inf, 0, np.inf, 0
     while it < max_iter:
-        x = la - logsumexp(L + y[None, :], 1)
+        x = row_update(L, la, y)
         y = lb - logsumexp(L + x[:, None], 0)
         it += 1
         if it % check_every == 0 or it == max_iter:
@@ -63,41 +68,64 @@ def log_sinkhorn(
     return LogSinkhorn(x, y, it, err)
 
 
-def residual(x: np.ndarray, y: np.ndarray, L: np.ndarray, la: np.ndarray, lb: np.ndarray) -> np.ndarray:
-    """The dual equations in log form: (log(P1) - log a, log(P^T 1)_{2..m} - log b_{2..m})."""
-    M = x[:, None] + L + y[None, :]
-    return np.concatenate([logsumexp(M, 1) - la, (logsumexp(M, 0) - lb)[1:]])
+def row_update(L: np.ndarray, la: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x(y) = log a - lse_j(L + y): the potentials that make the rows of diag(e^x) K diag(e^y) sum to a."""
+    return la - logsumexp(L + y[None, :], 1)
 
 
-def log_newton(
-    L: np.ndarray, a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray, steps: int = 200
+def semidual_newton(
+    L: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, max_steps: int = 60, gtol: float = 1e-12, cap: float = 16.0
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Capped Newton (:mod:`constructions.sinkhorn.newton`) on :func:`residual`, gauge y_1 = 0; float only.
+    """Damped Newton on the semi-dual, gauge y_1 = 0; float only (a starting point, never a certificate).
 
-    The Jacobian is [[I, A], [B, I]] with A = diag(1/r) P (columns 2..m) and
-    B = diag(1/c) P^T (rows 2..m), r and c the row and column sums of P, each
-    computed with its own row or column shift so that no row underflows.
-    Returns x, y and the number of steps taken.
+    With x(y) from :func:`row_update` the plan P = diag(e^x) K diag(e^y) has row
+    sums a, and the semi-dual Psi(y) = <b, y> + <a, x(y)> is concave with
+    gradient b - P^T 1 and Hessian -(diag(P^T 1) - P^T diag(1/a) P), a sum of
+    a_i (diag(s_i) - s_i s_i^T) over the rows' softmax vectors s_i (Cuturi &
+    Peyre, SIAM J. Imaging Sci. 9 (2016) 320-343). Its maximiser with y_1 = 0
+    is the Sinkhorn solution. Each step solves the Newton system in y_2..y_m,
+    caps the step's sup norm at ``cap`` (a log-sum-exp is nearly linear beyond
+    a few units, so longer steps are not trusted), then backtracks until the
+    Armijo condition holds (Nocedal & Wright, *Numerical Optimization*, 2nd
+    ed., ch. 3); a step below 1e-3 is taken in full (the quadratic phase,
+    where differences of Psi are below float resolution). Stops when
+    ||b - P^T 1||_inf <= gtol, when the system is singular or when no step
+    increases Psi. Returns x(y), y and the number of steps taken.
     """
-    n = len(a)
-    la, lb = np.log(a), np.log(b)
+    la = np.log(a)
 
-    def direction(z: np.ndarray) -> tuple[np.ndarray, float] | None:
-        xx, yy = z[:n], np.concatenate([[0.0], z[n:]])
-        M = xx[:, None] + L + yy[None, :]
-        A = np.exp(M - M.max(1, keepdims=True))
-        B = np.exp(M - M.max(0, keepdims=True))
-        J = np.eye(len(z))
-        J[:n, n:] = (A / A.sum(1, keepdims=True))[:, 1:]
-        J[n:, :n] = (B / B.sum(0, keepdims=True)).T[1:, :]
+    def psi(v: np.ndarray) -> float:
+        return float(b @ v + a @ row_update(L, la, v))
+
+    y = y - y[0]
+    val, steps = psi(y), 0
+    while steps < max_steps:
+        x = row_update(L, la, y)
+        P = np.exp(x[:, None] + L + y[None, :])
+        c = P.sum(0)
+        g = b - c
+        if np.abs(g).max() <= gtol:
+            break
+        H = np.diag(c) - P.T @ (P / a[:, None])
+        d = np.zeros_like(y)
         try:
-            d = np.linalg.solve(J, residual(xx, yy, L, la, lb))
+            d[1:] = np.linalg.solve(H[1:, 1:], g[1:])
         except np.linalg.LinAlgError:
-            return None
-        return (d, float(np.abs(d).max())) if np.isfinite(d).all() else None
-
-    def merit(z: np.ndarray) -> float:
-        return float(np.square(residual(z[:n], np.concatenate([[0.0], z[n:]]), L, la, lb)).sum())
-
-    z, k = capped_newton(np.concatenate([x, (y - y[0])[1:]]), direction, merit, lambda z, d, s: z - s * d, steps)
-    return z[:n], np.concatenate([[0.0], z[n:]]), k
+            break
+        size = float(np.abs(d).max())
+        if not np.isfinite(size):
+            break
+        if size > cap:
+            d *= cap / size
+        t = 1.0
+        trial = y + d
+        if size > 1e-3:
+            slope, new = float(g @ d), psi(trial)
+            while new < val + 1e-4 * t * slope:
+                t /= 2
+                if t < 1e-12:
+                    return row_update(L, la, y), y, steps
+                trial = y + t * d
+                new = psi(trial)
+        y, val, steps = trial, psi(trial), steps + 1
+    return row_update(L, la, y), y, steps

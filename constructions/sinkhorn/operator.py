@@ -42,7 +42,8 @@ from flint import arb, arb_mat, ctx, fmpq
 
 from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
 from constructions.sinkhorn.kernel import ball_kernel, ee_kernel
-from constructions.sinkhorn.krawczyk import certify_dual, float_start
+from constructions.sinkhorn.continuation import continuation_start
+from constructions.sinkhorn.krawczyk import certify_dual
 from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn
 from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 from exact.domains.ball import Ball, BallField
@@ -74,7 +75,7 @@ class SinkhornResult:
     problem: Problem
     domain: Domain
     method: str  # "exact-iterates" (EE), "hilbert" or "krawczyk" (Ball), "log-domain" (Float)
-    iterations: int  # full (row + column) iterations, or Newton steps for krawczyk
+    iterations: int  # full (row + column) iterations, or all Newton steps (float and arb) for krawczyk
     iterate: Rows  # the computed plan P^: exact (EE), enclosure (Ball) or floats (Float)
     row_error: list[Any]  # P^ 1 - a, in the iterate's domain
     col_error: list[Any]  # P^T 1 - b
@@ -267,15 +268,21 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
 
     The Jacobian's condition number can reach about e^{Delta/2}, so precision is
     doubled up to at least Delta / (2 ln 2) + 128 bits (and at least 4 prec).
-    This ladder is a heuristic; the test at each rung is rigorous.
+    This ladder is a heuristic; the test at each rung is rigorous. Every rung
+    starts from the same float eps-continuation point
+    (:mod:`constructions.sinkhorn.continuation`). ``iterations`` counts every
+    Newton step: the float ones of all continuation stages and the arb ones of
+    all rungs (``details`` splits them).
     """
-    start = float_start(p)
+    start = continuation_start(p, delta)
+    arb_steps = 0
     need = max(4 * prec, math.ceil(float(delta) / (2 * math.log(2))) + 128)
     ladder = [prec]
     while ladder[-1] < need:
         ladder.append(2 * ladder[-1])
     for work in ladder:
-        d = certify_dual(p, work, start)
+        d = certify_dual(p, work, (start.x, start.y))
+        arb_steps += d.newton_steps
         if d.verified:
             with ctx.workprec(work):
                 bx = max(((xb - xh).abs_upper() for xb, xh in zip(d.x_box, d.x_hat)), key=lambda t: t.mid())
@@ -284,7 +291,14 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
             if bound <= arb(tol):
                 break
     K = ball_kernel(p, d.prec).tolist()
-    details = {"prec": d.prec, "float_iterations": d.float_iterations, "newton_steps": d.newton_steps}
+    steps = start.newton_steps + arb_steps
+    details = {
+        "prec": d.prec,
+        "continuation_stages": len(start.stages),
+        "float_sinkhorn_iterations": start.sinkhorn_iterations,
+        "float_newton_steps": start.newton_steps,
+        "arb_newton_steps": arb_steps,
+    }
     with ctx.workprec(d.prec):
         ex, ey = [t.exp() for t in d.x_hat], [t.exp() for t in d.y_hat]
         P = [[xi * kij * yj for kij, yj in zip(Ki, ey)] for xi, Ki in zip(ex, K)]
@@ -292,16 +306,17 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
         lam = contraction(delta, d.prec)
         if not d.verified:
             status = f"NOT certified: {d.reason} (tried {prec} to {d.prec} bits)"
-            return SinkhornResult(p, Ball(prec), "krawczyk", d.newton_steps, P, rows, cols, delta, lam, tol, None, None, status, details)
+            return SinkhornResult(p, Ball(prec), "krawczyk", steps, P, rows, cols, delta, lam, tol, None, None, status, details)
         fx, fy = [t.exp() for t in d.x_box], [t.exp() for t in d.y_box]
         plan = [[xi * kij * yj for kij, yj in zip(Ki, fy)] for xi, Ki in zip(fx, K)]
     verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
     status = (
-        f"{verdict}: Krawczyk box verified at {d.prec} bits after {d.newton_steps} Newton steps, "
+        f"{verdict}: Krawczyk box verified at {d.prec} bits after {steps} Newton steps "
+        f"({start.newton_steps} float in {len(start.stages)} eps stages, {arb_steps} in arb), "
         f"bound {bound.str(5, radius=False)}"
     )
     witness = {"x": [t.fmpq() for t in d.x_hat], "y": [t.fmpq() for t in d.y_hat], "rho": d.rho.fmpq()}
-    return SinkhornResult(p, Ball(prec), "krawczyk", d.newton_steps, P, rows, cols, delta, lam, tol, bound, plan, status, details, witness)
+    return SinkhornResult(p, Ball(prec), "krawczyk", steps, P, rows, cols, delta, lam, tol, bound, plan, status, details, witness)
 
 
 # -- Float: log-domain comparison path ------------------------------------------------------
