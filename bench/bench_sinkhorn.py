@@ -45,7 +45,7 @@ def certified_vs_pot(n: int = 64, eps: fmpq = fmpq(1, 5)) -> dict:
         [
             f"{n}×{n}",
             f"{float(delta):.2f}",
-            f"{fmt_seconds(t_ours)} ({r.iterations} it + {r.details['float_warm_start']} float warm-up)",
+            f"{fmt_seconds(t_ours)} ({r.iterations} arb it, {r.details['newton_corrections']} Newton-corrected, + {r.details['float_warm_start']} float warm-up)",
             r.bound.str(3, radius=False),
             f"{fmt_seconds(t_pot)} ({log['niter']} it, err {log['err'][-1]:.1e})",
             f"{t_ours / t_pot:.0f}×",
@@ -57,8 +57,10 @@ def certified_vs_pot(n: int = 64, eps: fmpq = fmpq(1, 5)) -> dict:
         "title": f"Certified Sinkhorn to a bound of 1e-30 vs POT float64 (random cost k/1000, uniform marginals, eps = {eps})",
         "header": ["size", "Δ(K)", "certified Ball (ours)", "certified bound", "POT ot.sinkhorn (default stopThr 1e-9)", "ours / POT", "POT to stopThr 1e-15", "our Float log-domain"],
         "rows": rows,
-        "note": "Target (issue 7): a certified 1e-30 plan on 64×64 with Δ(K) ≤ 10 within 50× of POT's float64 time. "
-        "The bound is a rigorous upper bound on max |log P − log P*| (Hilbert metric, arb); POT's err is its own float residual.",
+        "note": "Target (issue 15): a certified 1e-30 plan on 64×64 with Δ(K) ≤ 10 within 20× of POT's float64 time (issue 7: 50×). "
+        "The bound is a rigorous upper bound on max |log P − log P*| (Hilbert metric, arb) for the exact point u^ of the last iteration; "
+        "the iterations after the first take a Newton step for the row sums, solved in float64 (only the start of the next "
+        "iteration, the bound does not depend on it). POT's err is its own float residual.",
     }
 
 
@@ -91,6 +93,40 @@ def small_eps(n: int = 64, eps_list=(fmpq(1, 100), fmpq(1, 1000))) -> dict:
         "header": ["size", "eps", "Δ(K)", "ours (Ball)", "ours time", "POT ot.sinkhorn, numItermax 100k", "POT time"],
         "rows": rows,
         "note": "One run each (not best-of). The Hilbert bound is useless here (λ = tanh(Δ/4) is 1 to hundreds of digits).",
+    }
+
+
+def small_eps_newton(n: int = 8, eps: fmpq = fmpq(1, 10000), seeds=(0, 1, 2, 3, 4)) -> dict:
+    """Krawczyk at eps = 1/10000 after float eps-continuation: every Newton step counted."""
+    rows = []
+    for seed in seeds:
+        C = random_cost(n, n, seed)
+        a, b = random_marginal(n, seed + 1), random_marginal(n, seed + 2)
+        t0 = time.perf_counter()
+        r = sinkhorn(C, a, b, eps, Ball(128), tol="1e-30")
+        dt = time.perf_counter() - t0
+        d = r.details
+        rows.append(
+            [
+                f"{n}×{n}, seed {seed}" + (" (sinkhorn_convergence)" if seed == 0 else ""),
+                f"{float(r.delta):.0f}",
+                str(d["continuation_stages"]),
+                str(d["float_sinkhorn_iterations"]),
+                str(d["float_newton_steps"]),
+                str(d["arb_newton_steps"]),
+                f"**{r.iterations}**",
+                str(d["prec"]),
+                r.bound.str(3, radius=False) if r.certified else "NOT certified",
+                fmt_seconds(dt),
+            ]
+        )
+    return {
+        "title": f"Small eps in few Newton steps: Krawczyk at eps = {eps} after float eps-continuation (random cost k/1000, random marginals)",
+        "header": ["problem", "Δ(K)", "eps stages", "float Sinkhorn it", "float Newton steps", "arb Newton steps", "all Newton steps", "bits", "certified bound", "time"],
+        "rows": rows,
+        "note": "Target (issue 15): ≤ 30 Newton steps at eps = 1/10000 (before: seed 0 took 3 arb + 48 float Newton steps after 5000 float "
+        "Sinkhorn iterations; seeds 1 and 2 were not certified within 1000 steps at any precision up to 16384 bits). "
+        "Counts every Newton step, float (all continuation stages) and arb (all precision rungs). One run each.",
     }
 
 
@@ -136,4 +172,4 @@ def ee_practicality() -> dict:
 
 
 def run() -> list[dict]:
-    return [certified_vs_pot(), small_eps(), exact_w1(), ee_practicality()]
+    return [certified_vs_pot(), small_eps_newton(), small_eps(), exact_w1(), ee_practicality()]

@@ -81,13 +81,7 @@ def projective_diameter(p: Problem) -> fmpq:
     """
     if not p.rational:
         return _diameter_upper(p.C.balls(DIAMETER_BITS), p.eps)
-    ints, den = p.integer_cost
-    try:
-        Z = np.array(ints, dtype=np.int64)
-        if np.abs(Z).max() >= 2**60:  # differences of two entries must not overflow
-            raise OverflowError
-    except OverflowError:
-        Z = np.array(ints, dtype=object)
+    Z, den = p.integer_cost
     best = 0
     for i in range(Z.shape[0]):
         d = Z - Z[i]  # d[j, k] = C_jk - C_ik (scaled)

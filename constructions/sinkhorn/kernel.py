@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from exact.domains.ee import EE
@@ -37,13 +38,14 @@ def ball_kernel(p: Problem, prec: int) -> arb_mat:
         C = p.C.balls(prec + 16)
         with ctx.workprec(prec):
             return arb_mat(p.n, p.m, [(-c / p.eps).exp() for row in C for c in row])
-    ints, den = p.integer_cost
+    Z, den = p.integer_cost
+    exponents, where = np.unique(Z, return_inverse=True)
     with ctx.workprec(prec + 16):
         w = arb(-1 / (den * p.eps)).exp()
-        powers: dict[int, arb] = {}
-        last, cur = None, None
-        for z in sorted({z for row in ints for z in row}):
-            cur = w**z if last is None else cur * w ** (z - last)
-            powers[z], last = cur, z
+        powers: list[arb] = []
+        last = None
+        for z in exponents.tolist():
+            powers.append(w**z if last is None else powers[-1] * w ** (z - last))
+            last = z
     with ctx.workprec(prec):
-        return arb_mat(p.n, p.m, [powers[z] for row in ints for z in row])
+        return arb_mat(p.n, p.m, [powers[k] for k in where.ravel().tolist()])

@@ -129,3 +129,29 @@ def semidual_newton(
                 new = psi(trial)
         y, val, steps = trial, psi(trial), steps + 1
     return row_update(L, la, y), y, steps
+
+
+def row_correction(L: np.ndarray, lb: np.ndarray, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """A Newton correction delta to log u for the Hilbert iterations; float only (the bound is a posteriori).
+
+    After a column update v = b / (K^T u) the row sums r(u) = u * K (b / K^T u)
+    are invariant under u -> c u, and d log r / d log u = I - A B with A the
+    row-normalised plan P / r and B the column-normalised plan (P / b)^T: A B
+    is row-stochastic, with right null vector 1 of I - A B and left null
+    vector r. Given the relative residual s = r / a - 1 (computed rigorously
+    elsewhere and rounded), returns the solution of
+    (I - A B + 1 r^T / sum r) delta = -s, i.e. Newton's step for r = a with the
+    component along the scale direction fixed (rank-one deflation). u e^delta
+    then has residual O(|s|^2) instead of Sinkhorn's O(lambda |s|).
+    ``x`` = log u (float), ``lb`` = log b; A and B are formed as row and column
+    softmaxes of x + L + y, so nothing underflows.
+    """
+    y = lb - logsumexp(L + x[:, None], 0)
+    M = x[:, None] + L + y[None, :]
+    A = np.exp(M - M.max(1, keepdims=True))
+    A /= A.sum(1, keepdims=True)
+    B = np.exp(M - M.max(0, keepdims=True))
+    B /= B.sum(0, keepdims=True)
+    r = np.exp(logsumexp(M, 1))
+    J = np.eye(len(x)) - A @ B.T + np.outer(np.ones(len(x)), r / r.sum())
+    return np.linalg.solve(J, -s)

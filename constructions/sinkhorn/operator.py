@@ -44,7 +44,7 @@ from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilb
 from constructions.sinkhorn.kernel import ball_kernel, ee_kernel
 from constructions.sinkhorn.continuation import continuation_start
 from constructions.sinkhorn.krawczyk import certify_dual
-from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn
+from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction
 from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 from exact.domains.ball import Ball, BallField
 from exact.domains.base import Domain
@@ -138,7 +138,7 @@ def sinkhorn(
         if method == "krawczyk" or (method == "auto" and delta > HILBERT_MAX_DELTA):
             return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball", dyadic_floats=True))
         t = _tol(tol, "Ball", dyadic_floats=True)
-        return _hilbert(p, delta, hilbert_precision(domain.prec, delta, t), t, max_iter or MAX_ITER["Ball"])
+        return _hilbert(p, delta, hilbert_precision(domain.prec, delta, t, p.n + p.m), t, max_iter or MAX_ITER["Ball"])
     raise SinkhornInputError(f"Sinkhorn runs in EE, Ball(prec) or Float, not in {domain}")
 
 
@@ -199,14 +199,15 @@ def _exact(p: Problem, tol: fmpq | None, max_iter: int) -> SinkhornResult:
 # -- Ball: iterations certified by the Hilbert bound ---------------------------------------
 
 
-def hilbert_precision(prec: int, delta: fmpq, tol: fmpq) -> int:
+def hilbert_precision(prec: int, delta: fmpq, tol: fmpq, terms: int) -> int:
     """Working bits: at least ``prec``, and enough that rounding stays below tol (1 - lambda).
 
     The bound multiplies d_H by 1/(1 - lambda) <= e^{Delta/2}, so d_H must reach
-    tol e^{-Delta/2}; the iterates need about log2(1/tol) + Delta/(2 ln 2) bits,
-    plus 32 guard bits (rounded up to a multiple of 64).
+    tol e^{-Delta/2}; the row sums, sums of ``terms`` products, carry about
+    log2(terms) bits of rounding. So log2(1/tol) + Delta/(2 ln 2) + log2(terms)
+    bits, plus 8 guard bits, rounded up to a multiple of 64 (arb's limb).
     """
-    need = math.ceil(math.log2(float(1 / tol)) + float(delta) / (2 * math.log(2))) + 32
+    need = math.ceil(math.log2(float(1 / tol)) + float(delta) / (2 * math.log(2)) + math.log2(terms)) + 8
     return max(prec, -(-need // 64) * 64)
 
 
@@ -214,6 +215,7 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
     n, m = p.n, p.m
     K = ball_kernel(p, prec)
     KT = K.transpose()
+    L, lb = p.log_kernel_float, np.log(p.float_marginals()[1])
     with ctx.workprec(prec):
         a = [arb(x) for x in p.a]
         b = [arb(x) for x in p.b]
@@ -221,8 +223,9 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
         warm = _float_warm_start(p)
         # An exact dyadic starting point; u is scale-free (diag(cu) K diag(v/c) is the same plan), so the
         # warm start is scaled to max 1, and floored at e^-700 so that no double overflows or reaches 0.
-        u = [arb(float(t)) for t in np.exp(np.maximum(warm.x - warm.x.max(), -700.0))]
-        best, best_it, it = None, 0, 0
+        x = np.maximum(warm.x - warm.x.max(), -700.0)  # log u^, in float: only for the Newton corrections
+        u = [arb(float(t)) for t in np.exp(x)]
+        best, best_it, it, newton = None, 0, 0, 0
         while True:
             KTu = KT * arb_mat(n, 1, u)
             v = [bj / KTu[j, 0] for j, bj in enumerate(b)]  # ball around the exact v^ = b / K^T u^
@@ -230,11 +233,19 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             Kv = K * arb_mat(m, 1, v)
             r = [ui * Kv[i, 0] for i, ui in enumerate(u)]  # balls around the row sums of P^
             bound = a_posteriori_bound(hilbert_distance_upper(r, a, prec), delta, prec)
-            if best is None or bound < best:
+            improved = best is None or bound < best
+            if improved:
                 best, best_it = bound, it
             if bound <= tol_b or it >= max_iter or it - best_it >= STALL:
                 break
-            u = [(ai / Kv[i, 0]).mid() for i, ai in enumerate(a)]
+            s = np.array([float((ri / ai - 1).mid()) for ri, ai in zip(r, a)])
+            try:  # Newton while it helps, else a plain Sinkhorn row update u <- a / (K v) = u e^{-log(r/a)}
+                step = row_correction(L, lb, x, s) if improved else -np.log1p(s)
+                newton += improved
+            except np.linalg.LinAlgError:
+                step = -np.log1p(s)
+            x = x + step
+            u = [(ui * arb(float(d)).exp()).mid() for ui, d in zip(u, step)]
         P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, K.tolist())]
         rows = [ri - ai for ri, ai in zip(r, a)]  # P^ 1 = u (K v): already enclosed
         cols = [vj * KTu[j, 0] - bj for j, (vj, bj) in enumerate(zip(v, b))]  # P^T 1 = v (K^T u), exactly b
@@ -248,7 +259,7 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             f"(precision floor of Ball({prec}); raise prec)"
         )
     plan = _widen(P, bound, prec)
-    details = {"prec": prec, "float_warm_start": warm.iterations}
+    details = {"prec": prec, "float_warm_start": warm.iterations, "newton_corrections": newton}
     witness = {"u": [x.fmpq() for x in u]}
     return SinkhornResult(
         p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details, witness

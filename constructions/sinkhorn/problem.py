@@ -19,6 +19,7 @@ entries, shared by the proof scripts, the tests and the benchmark.
 from __future__ import annotations
 
 import random
+from itertools import chain
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol, Sequence, runtime_checkable
@@ -63,7 +64,7 @@ class Problem:
     b: list[fmpq]
     eps: fmpq
 
-    @property
+    @cached_property
     def rational(self) -> bool:
         """Whether C is a rational matrix (else a CostEnclosure)."""
         return not isinstance(self.C, CostEnclosure)
@@ -77,12 +78,20 @@ class Problem:
         return len(self.b)
 
     @cached_property
-    def integer_cost(self) -> tuple[list[list[int]], int]:
-        """(Z, D) with C = Z / D exactly: Z integer, D the least common denominator (rational C only)."""
+    def integer_cost(self) -> tuple[np.ndarray, int]:
+        """(Z, D) with C = Z / D exactly: Z an integer array (int64, or Python ints if an entry does not
+        fit in 60 bits), D the least common denominator (rational C only)."""
         if not self.rational:
             raise SinkhornInputError("the cost is not rational: it has no integer form")
         num, den = to_fmpq_mat(self.C).numer_denom()  # FLINT: one common denominator
-        return [[int(x) for x in row] for row in num.tolist()], int(den)
+        entries = num.entries()
+        try:
+            Z = np.fromiter(entries, dtype=np.int64, count=len(entries))
+            if len(Z) and np.abs(Z).max() >= 2**60:  # differences of differences must not overflow
+                raise OverflowError
+        except OverflowError:
+            Z = np.array([int(x) for x in entries], dtype=object)
+        return Z.reshape(self.n, self.m), int(den)
 
     @cached_property
     def log_kernel_float(self) -> np.ndarray:
@@ -90,7 +99,7 @@ class Problem:
         if not self.rational:
             return -np.array([[float(x.mid()) for x in row] for row in self.C.balls(64)]) / float(self.eps)
         Z, den = self.integer_cost
-        return -np.array(Z, dtype=float) / float(den * self.eps)
+        return -Z.astype(float) / float(den * self.eps)
 
     def float_marginals(self) -> tuple[np.ndarray, np.ndarray]:
         return np.array([float(x) for x in self.a]), np.array([float(x) for x in self.b])
@@ -103,7 +112,7 @@ def _as_lists(x: Any) -> Any:
 def _rational_rows(C: Any) -> Rows | None:
     """C itself if it is already a non-empty rectangular list of lists of fmpq (a fast path), else None."""
     if isinstance(C, list) and C and all(isinstance(r, list) and len(r) == len(C[0]) for r in C) and C[0]:
-        if all(type(x) is fmpq for r in C for x in r):
+        if set(map(type, chain.from_iterable(C))) == {fmpq}:
             return [list(r) for r in C]
     return None
 
@@ -142,10 +151,11 @@ def read_problem(
     if isinstance(C, CostEnclosure):
         return Problem(C, *_marginals_and_eps(C.shape, a, b, eps, total_rtol, dyadic_floats))
     C = _as_lists(C)
-    if dyadic_floats and isinstance(C, list):
+    rows = _rational_rows(C)
+    if rows is None and dyadic_floats and isinstance(C, list):
         C = [[dyadic_rational(x) if is_float(x) else x for x in r] if isinstance(r, list) else r for r in C]
     try:
-        rows = _rational_rows(C) or convert_rows(C, QQ)
+        rows = rows or convert_rows(C, QQ)
     except ParseError as e:
         raise SinkhornInputError(f"cost matrix: {e}") from None
     return Problem(rows, *_marginals_and_eps((len(rows), len(rows[0])), a, b, eps, total_rtol, dyadic_floats))

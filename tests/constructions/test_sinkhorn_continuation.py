@@ -9,8 +9,9 @@ from constructions.sinkhorn import sinkhorn
 from constructions.sinkhorn.continuation import RATIO, START_DELTA, continuation_start, schedule
 from constructions.sinkhorn.hilbert import projective_diameter
 from constructions.sinkhorn.logdomain import log_sinkhorn, semidual_newton
-from constructions.sinkhorn.problem import random_cost, random_marginal, read_problem
+from constructions.sinkhorn.problem import random_cost, random_marginal, read_problem, uniform_marginal
 from exact import Ball
+from proofs.checkers.hilbert import hilbert_enclosure
 from proofs.checkers.krawczyk import krawczyk_enclosure
 from proofs.checkers.problem import HypothesisError, sinkhorn_problem
 
@@ -89,3 +90,20 @@ def test_the_float_start_is_close_and_counts_its_work():
     L, (af, bf) = p.log_kernel_float, p.float_marginals()
     P = np.exp(s.x[:, None] + L + s.y[None, :])
     assert np.abs(P.sum(0) - bf).max() < 1e-10 and np.abs(P.sum(1) - af).max() < 1e-10
+
+
+def test_hilbert_with_newton_corrections_is_checked_independently():
+    """The 64x64 benchmark problem: a few Newton-corrected Hilbert iterations, a bound the checker
+    reproduces from the witness u alone, enclosures that overlap, and a moved witness whose proven
+    bound is above tol (so a certificate recording it and the old bound is refused)."""
+    n, eps = 64, fmpq(1, 5)
+    C, a = random_cost(n, n, 0), uniform_marginal(n)
+    r = sinkhorn(C, a, a, eps, Ball(128), tol="1e-30")
+    assert r.method == "hilbert" and r.certified and r.details["newton_corrections"] >= 1 and r.iterations <= 5
+    q = sinkhorn_problem(C, a, a, eps)
+    e = hilbert_enclosure(q, r.witness["u"], r.details["prec"] + 64)
+    assert e.log_error <= r.bound.upper().fmpq()
+    with ctx.workprec(256):
+        assert all(x.overlaps(y) for rx, ry in zip(e.plan, r.plan) for x, y in zip(rx, ry))
+    moved = [r.witness["u"][0] * (1 + fmpq(1, 10**20))] + r.witness["u"][1:]
+    assert hilbert_enclosure(q, moved, r.details["prec"] + 64).log_error > fmpq(1, 10**30)  # a worse point: a bound above tol

@@ -87,7 +87,7 @@ def _check_against_reference(r, C, a, b, eps, prec):
                 assert ((it.log() - x.log()).abs_lower()) <= r.bound
 
 
-@pytest.mark.parametrize("max_iter", [3, 10, 10_000])
+@pytest.mark.parametrize("max_iter", [1, 2, 10_000])
 def test_hilbert_bound_contains_the_200_digit_reference(max_iter):
     C = random_cost(4, 5, 3)
     a, b = random_marginal(4, 4), random_marginal(5, 5)
@@ -127,7 +127,7 @@ def test_auto_picks_krawczyk_for_small_eps_and_certifies_where_pot_underflows():
 def test_hilbert_stall_is_reported_not_hidden(monkeypatch):
     import constructions.sinkhorn.operator as op
 
-    monkeypatch.setattr(op, "hilbert_precision", lambda prec, delta, tol: prec)  # no automatic extra bits
+    monkeypatch.setattr(op, "hilbert_precision", lambda prec, delta, tol, terms: prec)  # no automatic extra bits
     C = random_cost(3, 3, 1)
     a = uniform_marginal(3)
     r = sinkhorn(C, a, a, "1/2", Ball(64), tol="1e-300", max_iter=5000)
