@@ -73,22 +73,25 @@ def projective_diameter(p: Problem) -> fmpq:
     an exact rational upper bound for a CostEnclosure.
 
     For each pair of rows (i, j) the maximum over (k, l) splits into
-    max_k (C_jk - C_ik) + max_l (C_il - C_jl). The entries are scaled to
-    integers by their common denominator, so numpy's integer arithmetic is
-    exact (int64 while it cannot overflow, Python integers otherwise). For a
+    M_ij + M_ji with M_ij = max_k (C_jk - C_ik), so Delta eps = max_ij (M_ij + M_ji).
+    The entries are scaled to integers by their common denominator, so numpy's
+    integer arithmetic is exact (int64 while it cannot overflow, Python
+    integers otherwise); M is computed a block of rows i at a time, as one
+    broadcast difference of at most about DIAMETER_BLOCK entries. For a
     CostEnclosure the same maximum is taken over upper endpoints of balls at
     DIAMETER_BITS bits.
     """
     if not p.rational:
         return _diameter_upper(p.C.balls(DIAMETER_BITS), p.eps)
     Z, den = p.integer_cost
-    best = 0
-    for i in range(Z.shape[0]):
-        d = Z - Z[i]  # d[j, k] = C_jk - C_ik (scaled)
-        best = max(best, int((d.max(axis=1) - d.min(axis=1)).max()))
-    return fmpq(best, den) / p.eps
+    n, m = Z.shape
+    step = max(1, DIAMETER_BLOCK // (n * m))
+    M = np.concatenate([(Z[None, :, :] - Z[i : i + step, None, :]).max(axis=2) for i in range(0, n, step)])
+    return fmpq(int((M + M.T).max()), den) / p.eps
 
 
+#: Entries of one broadcast block in :func:`projective_diameter`.
+DIAMETER_BLOCK = 1 << 20
 #: Precision of the cost balls behind an upper bound on Delta.
 DIAMETER_BITS = 128
 

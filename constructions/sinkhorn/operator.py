@@ -44,7 +44,7 @@ from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilb
 from constructions.sinkhorn.kernel import ball_kernel, ee_kernel
 from constructions.sinkhorn.continuation import continuation_start
 from constructions.sinkhorn.krawczyk import certify_dual
-from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction
+from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
 from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 from exact.domains.ball import Ball, BallField
 from exact.domains.base import Domain
@@ -267,8 +267,14 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
 
 
 def _float_warm_start(p: Problem) -> LogSinkhorn:
-    """Float log-domain iterations to about 1e-14, or until they stall: only a starting point (the bound is a posteriori)."""
-    return log_sinkhorn(p.log_kernel_float, *p.float_marginals(), 1e-14, 10_000, stall=WARM_START_STALL)
+    """Float iterations to about 1e-14, or until they stall: only a starting point (the bound is a posteriori).
+
+    Plain iterations on the rescaled kernel (:func:`~constructions.sinkhorn.logdomain.scaled_sinkhorn`);
+    the log-domain ones where those leave the float range (a large Delta).
+    """
+    args = (p.log_kernel_float, *p.float_marginals(), 1e-14, 10_000)
+    warm = scaled_sinkhorn(*args, stall=WARM_START_STALL)
+    return warm if np.isfinite(warm.x).all() else log_sinkhorn(*args, stall=WARM_START_STALL)
 
 
 # -- Ball: interval Newton on the dual equations --------------------------------------------

@@ -8,7 +8,7 @@ from flint import arb, ctx, fmpq
 from constructions.sinkhorn import sinkhorn
 from constructions.sinkhorn.continuation import RATIO, START_DELTA, continuation_start, schedule
 from constructions.sinkhorn.hilbert import projective_diameter
-from constructions.sinkhorn.logdomain import log_sinkhorn, semidual_newton
+from constructions.sinkhorn.logdomain import log_sinkhorn, scaled_sinkhorn, semidual_newton
 from constructions.sinkhorn.problem import random_cost, random_marginal, read_problem, uniform_marginal
 from exact import Ball
 from proofs.checkers.hilbert import hilbert_enclosure
@@ -107,3 +107,16 @@ def test_hilbert_with_newton_corrections_is_checked_independently():
         assert all(x.overlaps(y) for rx, ry in zip(e.plan, r.plan) for x, y in zip(rx, ry))
     moved = [r.witness["u"][0] * (1 + fmpq(1, 10**20))] + r.witness["u"][1:]
     assert hilbert_enclosure(q, moved, r.details["prec"] + 64).log_error > fmpq(1, 10**30)  # a worse point: a bound above tol
+
+
+@pytest.mark.parametrize("eps", [fmpq(1, 5), fmpq(1, 20)])
+def test_scaled_kernel_iterations_give_the_log_domain_plan(eps):
+    """The Hilbert warm start (plain iterations on the rescaled kernel) reaches the log-domain iterations' plan."""
+    C, a, b = _problem(0)
+    p = read_problem(C, a, b, eps)
+    L, (af, bf) = p.log_kernel_float, p.float_marginals()
+    s = scaled_sinkhorn(L, af, bf, 1e-14, 100_000, stall=20)
+    ref = log_sinkhorn(L, af, bf, 1e-14, 100_000)
+    P = s.plan(L)
+    assert s.row_error < 1e-13 and np.abs(P.sum(0) - bf).max() < 1e-14
+    assert np.abs(P - ref.plan(L)).max() < 1e-13
