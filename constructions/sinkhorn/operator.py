@@ -41,7 +41,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
-from constructions.sinkhorn.kernel import ball_kernel, ee_kernel
+from constructions.sinkhorn.kernel import ball_kernel, ee_kernel, kernel_entries
 from constructions.sinkhorn.continuation import continuation_start
 from constructions.sinkhorn.krawczyk import certify_dual
 from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
@@ -213,7 +213,9 @@ def hilbert_precision(prec: int, delta: fmpq, tol: fmpq, terms: int) -> int:
 
 def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult:
     n, m = p.n, p.m
-    K = ball_kernel(p, prec)
+    Kl = kernel_entries(p, prec)  # the same balls as K's entries, for the plan without converting K back
+    with ctx.workprec(prec):
+        K = arb_mat(n, m, Kl)
     KT = K.transpose()
     L, lb = p.log_kernel_float, np.log(p.float_marginals()[1])
     with ctx.workprec(prec):
@@ -246,7 +248,7 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
                 step = -np.log1p(s)
             x = x + step
             u = [(ui * arb(float(d)).exp()).mid() for ui, d in zip(u, step)]
-        P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, K.tolist())]
+        P = [[ui * kij * vj for kij, vj in zip(Kl[i * m : (i + 1) * m], v)] for i, ui in enumerate(u)]
         rows = [ri - ai for ri, ai in zip(r, a)]  # P^ 1 = u (K v): already enclosed
         cols = [vj * KTu[j, 0] - bj for j, (vj, bj) in enumerate(zip(v, b))]  # P^T 1 = v (K^T u), exactly b
     if bound <= tol_b:

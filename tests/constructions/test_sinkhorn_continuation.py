@@ -8,6 +8,7 @@ from flint import arb, ctx, fmpq
 from constructions.sinkhorn import sinkhorn
 from constructions.sinkhorn.continuation import RATIO, START_DELTA, continuation_start, schedule
 from constructions.sinkhorn.hilbert import projective_diameter
+from constructions.sinkhorn.kernel import ball_kernel
 from constructions.sinkhorn.logdomain import log_sinkhorn, scaled_sinkhorn, semidual_newton
 from constructions.sinkhorn.problem import random_cost, random_marginal, read_problem, uniform_marginal
 from exact import Ball
@@ -120,3 +121,17 @@ def test_scaled_kernel_iterations_give_the_log_domain_plan(eps):
     P = s.plan(L)
     assert s.row_error < 1e-13 and np.abs(P.sum(0) - bf).max() < 1e-14
     assert np.abs(P - ref.plan(L)).max() < 1e-13
+
+
+def test_hilbert_iterate_from_the_kernel_entries_overlaps_the_plain_product():
+    """P^ built from kernel_entries' balls (not from the arb_mat) overlaps diag(u^) K diag(v^) from ball_kernel."""
+    n, eps = 16, fmpq(1, 5)
+    C, a = random_cost(n, n, 0), uniform_marginal(n)
+    r = sinkhorn(C, a, a, eps, Ball(128), tol="1e-30")
+    p = read_problem(C, a, a, eps)
+    K = ball_kernel(p, 128).tolist()
+    with ctx.workprec(128):
+        u = [arb(x) for x in r.witness["u"]]
+        v = [arb(bj) / sum((K[i][j] * u[i] for i in range(n)), arb(0)) for j, bj in enumerate(a)]
+        assert all(r.iterate[i][j].overlaps(u[i] * K[i][j] * v[j]) for i in range(n) for j in range(n))
+    assert hilbert_enclosure(sinkhorn_problem(C, a, a, eps), r.witness["u"], 192).log_error <= r.bound.upper().fmpq()
