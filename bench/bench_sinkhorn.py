@@ -35,10 +35,10 @@ def certified_vs_pot(n: int = 64, eps: fmpq = fmpq(1, 5)) -> dict:
     Cf, af, bf = _floats(C, a, a)
     r = sinkhorn(C, a, a, eps, Ball(128), tol="1e-30")
     assert r.certified
-    t_ours = best_of(lambda: sinkhorn(C, a, a, eps, Ball(128), tol="1e-30"), repeat=5)
+    t_ours = best_of(lambda: sinkhorn(C, a, a, eps, Ball(128), tol="1e-30"), repeat=30)
     t_float = best_of(lambda: sinkhorn(C, a, a, eps, Float), repeat=5)
     _, log, _ = _pot(af, bf, Cf, float(eps))
-    t_pot = best_of(lambda: ot.sinkhorn(af, bf, Cf, float(eps)), repeat=20)
+    t_pot = best_of(lambda: ot.sinkhorn(af, bf, Cf, float(eps)), repeat=30)
     _, log15, _ = _pot(af, bf, Cf, float(eps), stopThr=1e-15, numItermax=100_000)
     t_pot15 = best_of(lambda: _pot(af, bf, Cf, float(eps), stopThr=1e-15, numItermax=100_000), repeat=20)
     rows = [
