@@ -14,7 +14,7 @@
 * **Float** -- log-domain float iterations (:mod:`constructions.sinkhorn.logdomain`),
   for agreement with POT and speed baselines; never certified.
 
-Ball iterations start from float log-domain iterations (a warm start: the
+Ball iterations start from float iterations on a rescaled kernel (a warm start: the
 bound is a posteriori, so where the iterates come from is irrelevant to it)
 and run on exact points: after each row update u is replaced by
 the midpoint of its ball, an exact dyadic vector u^. The column update
