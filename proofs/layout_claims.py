@@ -71,23 +71,14 @@ class LayoutClaim:
         dom = exact_domain(result.get("domain"))
         if self.domain and dom.name != self.domain:
             return [f"claim {self.name} is decided in {self.domain}, the certificate says {dom.name}"]
-        sizes = {}
-        for p in self.sizes:
-            v = params.get(p.name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ParseError(f"parameter {p.name} must be a positive integer, got {v!r:.20}")
-            sizes[p.name] = v
+        sizes = recorded_sizes(params, self.sizes)
         cons = self.build(**sizes)
         recorded = _object(doc, "construction")
         if Layout.from_json(recorded.get("layout")) != cons.layout:
             return ["the recorded layout is not the one of this construction at these sizes"]
-        mats = {}
-        inputs = _object(doc, "inputs")
-        for name, r, c in cons.layout.inputs:
-            m = matrix_from_json(inputs.get(name), dom)
-            if (len(m), len(m[0])) != (r, c):
-                raise ParseError(f"input {name} must be {r}x{c}")
-            mats[name] = [[_rational(x, name) for x in row] for row in m] if self.input_domain == "QQ" else m
+        mats = recorded_matrices(doc, cons, dom)
+        if self.input_domain == "QQ":
+            mats = {name: [[_rational(x, name) for x in row] for row in m] for name, m in mats.items()}
         problems = []
         ref = self.reference(mats, dom)
         out_rec = matrix_from_json(_object(doc, "outputs").get("output"), dom)
@@ -110,15 +101,10 @@ class LayoutClaim:
         if rasp.graph_to_json(g) != rasp.graph_to_json(cons.graph()):
             problems.append("the recorded graph is not the graph attncert builds for these sizes")
         # Where the inputs came from: a seed (then they must be the seed's) or a file.
-        if "seed" in params:
-            seed = params["seed"]
-            if not isinstance(seed, int) or isinstance(seed, bool):
-                raise ParseError("parameter seed must be an integer")
-            origin = {"seed": seed}
-            if not all(_equal(mats[k], m, dom) for k, m in self.inputs(seed, None, cons, dom).items()):
+        origin = recorded_origin(params)
+        if "seed" in origin:
+            if not all(_equal(mats[k], m, dom) for k, m in self.inputs(origin["seed"], None, cons, dom).items()):
                 problems.append("the recorded inputs are not the ones the recorded seed gives")
-        else:
-            origin = {"inputs": "file"}
         if not problems:  # every recorded field, statement and size included, must be its recomputation
             # The recorded graph is the one attncert builds (checked above), so its output is reused.
             expected = prove_construction(cons, mats, ref, dom, {**sizes, **origin}, self.statement, seq)
@@ -141,6 +127,39 @@ class LayoutClaim:
 
 #: Every layout claim by name, as registered (the compiler's claim compiles their constructions).
 LAYOUT_CLAIMS: dict[str, LayoutClaim] = {}
+
+
+def recorded_sizes(params: dict[str, Any], sizes: tuple[Param, ...]) -> dict[str, int]:
+    """The recorded sizes, each a positive integer (else ParseError)."""
+    out = {}
+    for p in sizes:
+        v = params.get(p.name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ParseError(f"parameter {p.name} must be a positive integer, got {v!r:.20}")
+        out[p.name] = v
+    return out
+
+
+def recorded_origin(params: dict[str, Any]) -> dict[str, Any]:
+    """Where the recorded inputs came from: ``{"seed": s}`` (an integer) or ``{"inputs": "file"}``."""
+    if "seed" not in params:
+        return {"inputs": "file"}
+    seed = params["seed"]
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ParseError("parameter seed must be an integer")
+    return {"seed": seed}
+
+
+def recorded_matrices(doc: dict[str, Any], cons: Construction, dom: Domain) -> dict[str, Rows]:
+    """The recorded input matrices of ``cons``'s layout, read in ``dom``, each of its recorded shape."""
+    inputs = _object(doc, "inputs")
+    mats = {}
+    for name, r, c in cons.layout.inputs:
+        m = matrix_from_json(inputs.get(name), dom)
+        if (len(m), len(m[0])) != (r, c):
+            raise ParseError(f"input {name} must be {r}x{c}")
+        mats[name] = m
+    return mats
 
 
 def _object(doc: dict[str, Any], key: str) -> dict[str, Any]:

@@ -33,10 +33,11 @@ from constructions.simulator import encoder_layer, encoder_layer_norm
 from exact import EE, QQ, ParseError
 from exact.domains import Ball
 from exact.domains.ball import exact_dyadic
-from exact.matrices import Rows, matrix_from_json, matrix_to_json
+from exact.matrices import Rows, matrix_to_json
 from exact.rationals import rational_to_json
 from proofs import cost, references
 from proofs.certify import certificate, differing_fields
+from proofs.layout_claims import recorded_matrices, recorded_origin, recorded_sizes
 from proofs.lemmas.common import INPUTS, SEED, inputs_for, size_param
 from proofs.params import positive_rational
 from proofs.registry import Claim, Param, register
@@ -129,32 +130,14 @@ def verify(doc: dict[str, Any]) -> list[str]:
     params = doc.get("params")
     if not isinstance(params, dict):
         raise ParseError('certificate field "params" must be an object')
-    sizes = {}
-    for p in SIZES:
-        v = params.get(p.name)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ParseError(f"parameter {p.name} must be a positive integer, got {v!r:.20}")
-        sizes[p.name] = v
+    sizes = recorded_sizes(params, SIZES)
     delta = params.get("delta")
     if not isinstance(delta, str):
         raise ParseError("parameter delta must be a rational string")
     cons = build(**sizes, delta=delta)  # checks the hypothesis delta > 0
     prec = _prec(params.get("prec"))
-    if "seed" in params:
-        seed = params["seed"]
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ParseError("parameter seed must be an integer")
-        mats, origin = inputs_for(seed, None, _shapes(cons), QQ), {"seed": seed}
-    else:
-        recorded = doc.get("inputs")
-        if not isinstance(recorded, dict):
-            raise ParseError('certificate field "inputs" must be an object')
-        mats, origin = {}, {"inputs": "file"}
-        for name, (r, c) in _shapes(cons).items():
-            m = matrix_from_json(recorded.get(name), QQ)
-            if (len(m), len(m[0])) != (r, c):
-                raise ParseError(f"input {name} must be {r}x{c}")
-            mats[name] = m
+    origin = recorded_origin(params)
+    mats = inputs_for(origin["seed"], None, _shapes(cons), QQ) if "seed" in origin else recorded_matrices(doc, cons, QQ)
     expected = _prove(cons, mats, sizes, delta, prec, origin)
     problems = differing_fields(doc, expected)
     if not problems and not expected["result"]["holds"]:
