@@ -129,8 +129,8 @@ def hilbert_distance_upper(x: Sequence[arb], y: Sequence[arb], prec: int) -> arb
     """
     with ctx.workprec(prec):
         q = [xi / yi for xi, yi in zip(x, y)]
-        hi = max((t.upper() for t in q), key=lambda t: t.mid())
-        lo = min((t.lower() for t in q), key=lambda t: t.mid())
+        hi = max([t.upper() for t in q])  # endpoints are exact points, so arb's comparisons decide them
+        lo = min([t.lower() for t in q])
         return (hi / lo).log().upper()
 
 

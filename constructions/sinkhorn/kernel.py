@@ -10,6 +10,9 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
+from operator import mul
+
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
@@ -27,31 +30,39 @@ def ee_kernel(C: Rows, eps: fmpq) -> list[list[EENumber]]:
 def ball_kernel(p: Problem, prec: int) -> arb_mat:
     """An arb_mat enclosing K = exp(-C/eps) entrywise, at ``prec`` bits (see :func:`kernel_entries`)."""
     with ctx.workprec(prec):
-        return arb_mat(p.n, p.m, kernel_entries(p, prec))
+        return arb_mat(kernel_entries(p, prec).tolist())
 
 
-def kernel_entries(p: Problem, prec: int) -> list[arb]:
-    """Balls enclosing K = exp(-C/eps), row by row (K_ij at index i m + j), with at least ``prec`` bits.
+def kernel_entries(p: Problem, prec: int) -> np.ndarray:
+    """Balls enclosing K = exp(-C/eps), with at least ``prec`` bits: an n x m numpy array of arb (dtype object).
 
     With C = Z / D (Z integer), K_ij = w^{Z_ij} for w = e^{-1/(D eps)}. The
     distinct exponents are visited in increasing order and each power is the
-    previous one times a power of w: one exp in all, then multiplications at
-    prec + 16 bits (rigorous ball products; the radius grows by a few ulps per
-    step). Entries with the same exponent are the same ball object.
-    A cost given as a CostEnclosure is enclosed at prec + 16 bits and each
-    entry exponentiated: exp is monotone, so the balls contain exp(-C_ij/eps).
+    previous one times w^g, g the gap between them (one power per distinct
+    gap: on a grid of costs most gaps are 1): one exp in all, then rigorous
+    ball products. w^z has |z| times the relative error of w, and the chain's
+    roundings add up over its length N, so they are taken at prec + 16 +
+    log2(max(|z|, N)) bits. Entries with the same exponent are the same
+    ball object, placed by one numpy gather. A cost given as a CostEnclosure is
+    enclosed at prec + 16 bits and each entry exponentiated: exp is monotone,
+    so the balls contain exp(-C_ij/eps).
     """
     if not p.rational:
         C = p.C.balls(prec + 16)
         with ctx.workprec(prec):
-            return [(-c / p.eps).exp() for row in C for c in row]
+            return ball_array([(-c / p.eps).exp() for row in C for c in row]).reshape(p.n, p.m)
     Z, den = p.integer_cost
     exponents, where = np.unique(Z, return_inverse=True)
-    with ctx.workprec(prec + 16):
+    gaps = np.diff(exponents, prepend=0).tolist()  # the first "gap" is the smallest exponent itself
+    # w^z carries |z| times w's relative error, and each product in the chain adds its rounding.
+    extra = max(abs(int(exponents[0])), abs(int(exponents[-1])), len(gaps)).bit_length()
+    with ctx.workprec(prec + 16 + extra):
         w = arb(-1 / (den * p.eps)).exp()
-        powers: list[arb] = []
-        last = None
-        for z in exponents.tolist():
-            powers.append(w**z if last is None else powers[-1] * w ** (z - last))
-            last = z
-    return [powers[k] for k in where.ravel().tolist()]
+        steps = {g: w**g for g in set(gaps)}
+        powers = list(accumulate([steps[g] for g in gaps], mul))
+    return ball_array(powers)[where.reshape(-1)].reshape(p.n, p.m)
+
+
+def ball_array(xs: list[arb]) -> np.ndarray:
+    """A list of balls as a 1-D object array (np.fromiter: np.array would probe every ball for nesting)."""
+    return np.fromiter(xs, dtype=object, count=len(xs))

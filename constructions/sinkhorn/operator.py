@@ -41,7 +41,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
-from constructions.sinkhorn.kernel import ball_kernel, ee_kernel, kernel_entries
+from constructions.sinkhorn.kernel import ball_array, ball_kernel, ee_kernel, kernel_entries
 from constructions.sinkhorn.continuation import continuation_start
 from constructions.sinkhorn.krawczyk import certify_dual
 from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
@@ -158,11 +158,10 @@ def _marginal_errors(P: Rows, p: Problem, zero: Any) -> tuple[list[Any], list[An
     return rows, cols
 
 
-def _widen(P: list[list[arb]], bound: arb, prec: int) -> list[list[arb]]:
-    """P* from P^ and max |log P^ - log P*| <= bound: each entry times [e^-bound, e^bound]."""
+def _widen(P: np.ndarray, bound: arb, prec: int) -> np.ndarray:
+    """P* from P^ (an array of balls) and max |log P^ - log P*| <= bound: each entry times [e^-bound, e^bound]."""
     with ctx.workprec(prec):
-        f = arb(0, bound).exp()
-        return [[x * f for x in row] for row in P]
+        return P * arb(0, bound).exp()
 
 
 # -- EE: exact iterates ---------------------------------------------------------------------
@@ -188,7 +187,7 @@ def _exact(p: Problem, tol: fmpq | None, max_iter: int) -> SinkhornResult:
         u = [ai / kv for ai, kv in zip(a, Kv)]
     P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, K)]
     rows, cols = _marginal_errors(P, p, EE.zero())
-    plan = _widen([[x.enclose(prec) for x in row] for row in P], bound, prec)
+    plan = _widen(np.array([[x.enclose(prec) for x in row] for row in P], dtype=object), bound, prec).tolist()
     reached = tol is not None and bound <= arb(tol)
     status = f"{it} exact iteration(s); certified bound {bound.str(5, radius=False)} on the distance to the limit"
     if tol is not None and not reached:
@@ -213,9 +212,9 @@ def hilbert_precision(prec: int, delta: fmpq, tol: fmpq, terms: int) -> int:
 
 def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult:
     n, m = p.n, p.m
-    Kl = kernel_entries(p, prec)  # the same balls as K's entries, for the plan without converting K back
+    Ka = kernel_entries(p, prec)  # the same balls as K's entries, for the plan without converting K back
     with ctx.workprec(prec):
-        K = arb_mat(n, m, Kl)
+        K = arb_mat(Ka.tolist())
     KT = K.transpose()
     L, lb = p.log_kernel_float, np.log(p.float_marginals()[1])
     with ctx.workprec(prec):
@@ -226,14 +225,13 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
         # An exact dyadic starting point; u is scale-free (diag(cu) K diag(v/c) is the same plan), so the
         # warm start is scaled to max 1, and floored at e^-700 so that no double overflows or reaches 0.
         x = np.maximum(warm.x - warm.x.max(), -700.0)  # log u^, in float: only for the Newton corrections
-        u = [arb(float(t)) for t in np.exp(x)]
+        u = [arb(t) for t in np.exp(x).tolist()]
         best, best_it, it, newton = None, 0, 0, 0
         while True:
-            KTu = KT * arb_mat(n, 1, u)
-            v = [bj / KTu[j, 0] for j, bj in enumerate(b)]  # ball around the exact v^ = b / K^T u^
+            KTu = (KT * arb_mat(n, 1, u)).entries()
+            v = [bj / t for bj, t in zip(b, KTu)]  # balls around the exact v^ = b / K^T u^
             it += 1
-            Kv = K * arb_mat(m, 1, v)
-            r = [ui * Kv[i, 0] for i, ui in enumerate(u)]  # balls around the row sums of P^
+            r = [ui * t for ui, t in zip(u, (K * arb_mat(m, 1, v)).entries())]  # balls around the row sums of P^
             bound = a_posteriori_bound(hilbert_distance_upper(r, a, prec), delta, prec)
             improved = best is None or bound < best
             if improved:
@@ -247,10 +245,13 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             except np.linalg.LinAlgError:
                 step = -np.log1p(s)
             x = x + step
-            u = [(ui * arb(float(d)).exp()).mid() for ui, d in zip(u, step)]
-        P = [[ui * kij * vj for kij, vj in zip(Kl[i * m : (i + 1) * m], v)] for i, ui in enumerate(u)]
+            # u^ e^step rounded to an exact point: any point will do (the bound is a posteriori), and
+            # 1 + expm1(step) keeps the step's float accuracy relative to the step, not to 1.
+            u = [(ui * (1 + arb(e))).mid() for ui, e in zip(u, np.expm1(step).tolist())]
+        uo, vo = ball_array(u), ball_array(v)
+        P = uo[:, None] * Ka * vo[None, :]
         rows = [ri - ai for ri, ai in zip(r, a)]  # P^ 1 = u (K v): already enclosed
-        cols = [vj * KTu[j, 0] - bj for j, (vj, bj) in enumerate(zip(v, b))]  # P^T 1 = v (K^T u), exactly b
+        cols = [vj * t - bj for vj, t, bj in zip(v, KTu, b)]  # P^T 1 = v (K^T u), exactly b
     if bound <= tol_b:
         status = f"certified: bound {bound.str(5, radius=False)} <= tol {tol} after {it} iterations"
     elif it >= max_iter:
@@ -260,11 +261,11 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             f"NOT certified to tol {tol}: bound stalled at {bound.str(5, radius=False)} after {it} iterations "
             f"(precision floor of Ball({prec}); raise prec)"
         )
-    plan = _widen(P, bound, prec)
+    plan = _widen(P, bound, prec).tolist()
     details = {"prec": prec, "float_warm_start": warm.iterations, "newton_corrections": newton}
     witness = {"u": [x.fmpq() for x in u]}
     return SinkhornResult(
-        p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details, witness
+        p, Ball(prec), "hilbert", it, P.tolist(), rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details, witness
     )
 
 
