@@ -21,6 +21,20 @@ def best_of(fn: Callable[[], Any], repeat: int = 3, budget: float = 20.0) -> flo
     return best
 
 
+def best_of_each(fns: list[Callable[[], Any]], rounds: int = 10, block: int = 10) -> list[float]:
+    """The fastest run of each function, the functions taking turns in blocks of ``block`` runs, ``rounds`` times.
+
+    For a ratio of two short timings on a machine whose speed drifts over seconds: taking turns
+    lets each see the same spells of slowness, and a block keeps each one's caches warm after its
+    first run (timing one after the other let the ratio of the same two functions vary by 1.5x here).
+    """
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for k, fn in enumerate(fns):
+            best[k] = min(best[k], best_of(fn, repeat=block))
+    return best
+
+
 def fmt_seconds(t: float) -> str:
     if t < 1e-3:
         return f"{t * 1e6:.1f} µs"

@@ -34,7 +34,7 @@ def ball_kernel(p: Problem, prec: int) -> arb_mat:
 
 
 def kernel_entries(p: Problem, prec: int) -> np.ndarray:
-    """Balls enclosing K = exp(-C/eps), with at least ``prec`` bits: an n x m numpy array of arb (dtype object).
+    """Balls enclosing K = exp(-C/eps), to about ``prec`` bits: an n x m numpy array of arb (dtype object).
 
     With C = Z / D (Z integer), K_ij = w^{Z_ij} for w = e^{-1/(D eps)}. The
     distinct exponents are visited in increasing order and each power is the
@@ -42,7 +42,7 @@ def kernel_entries(p: Problem, prec: int) -> np.ndarray:
     gap: on a grid of costs most gaps are 1): one exp in all, then rigorous
     ball products. w^z has |z| times the relative error of w, and the chain's
     roundings add up over its length N, so they are taken at prec + 16 +
-    log2(max(|z|, N)) bits. Entries with the same exponent are the same
+    log2(max(|z|, N)) bits, then rounded to prec. Entries with the same exponent are the same
     ball object, placed by one numpy gather. A cost given as a CostEnclosure is
     enclosed at prec + 16 bits and each entry exponentiated: exp is monotone,
     so the balls contain exp(-C_ij/eps).
@@ -60,7 +60,9 @@ def kernel_entries(p: Problem, prec: int) -> np.ndarray:
         w = arb(-1 / (den * p.eps)).exp()
         steps = {g: w**g for g in set(gaps)}
         powers = list(accumulate([steps[g] for g in gaps], mul))
-    return ball_array(powers)[where.reshape(-1)].reshape(p.n, p.m)
+    with ctx.workprec(prec):  # rounded to prec bits: mantissas of up to two limbs are stored inline, and are faster
+        table = ball_array([+t for t in powers])
+    return table[where.reshape(-1)].reshape(p.n, p.m)
 
 
 def ball_array(xs: list[arb]) -> np.ndarray:

@@ -166,6 +166,10 @@ def semidual_newton(
     return row_update(L, la, y), y, steps
 
 
+#: Row and column sums of P e^{-max log P} below this are taken as underflowed (row_correction).
+SUM_FLOOR = 1e-280
+
+
 def row_correction(L: np.ndarray, lb: np.ndarray, x: np.ndarray, s: np.ndarray) -> np.ndarray:
     """A Newton correction delta to log u for the Hilbert iterations; float only (the bound is a posteriori).
 
@@ -178,15 +182,22 @@ def row_correction(L: np.ndarray, lb: np.ndarray, x: np.ndarray, s: np.ndarray) 
     (I - A B + 1 r^T / sum r) delta = -s, i.e. Newton's step for r = a with the
     component along the scale direction fixed (rank-one deflation). u e^delta
     then has residual O(|s|^2) instead of Sinkhorn's O(lambda |s|).
-    ``x`` = log u (float), ``lb`` = log b; A and B are formed as row and column
-    softmaxes of x + L + y, so nothing underflows.
+    ``x`` = log u (float), ``lb`` = log b. A, B and r / sum r do not change when
+    P is scaled, so they are formed from P e^{-max log P}, whose largest entry
+    is 1; where its smallest row or column sum underflows (a plan spread over
+    more than about 700 in log), as row and column softmaxes of log P instead.
     """
     y = lb - logsumexp(L + x[:, None], 0)
     M = x[:, None] + L + y[None, :]
-    A = np.exp(M - M.max(1, keepdims=True))
-    A /= A.sum(1, keepdims=True)
-    B = np.exp(M - M.max(0, keepdims=True))
-    B /= B.sum(0, keepdims=True)
-    r = np.exp(logsumexp(M, 1))
-    J = np.eye(len(x)) - A @ B.T + np.outer(np.ones(len(x)), r / r.sum())
+    P = np.exp(M - M.max())
+    rows, cols = P.sum(1), P.sum(0)
+    if min(rows.min(), cols.min()) > SUM_FLOOR:
+        A, B = P / rows[:, None], P / cols[None, :]
+    else:
+        A = np.exp(M - M.max(1, keepdims=True))
+        A /= A.sum(1, keepdims=True)
+        B = np.exp(M - M.max(0, keepdims=True))
+        B /= B.sum(0, keepdims=True)
+        rows = np.exp(logsumexp(M, 1) - M.max())
+    J = np.eye(len(x)) - A @ B.T + (rows / rows.sum())[None, :]
     return np.linalg.solve(J, -s)

@@ -28,7 +28,10 @@ Every result says what it established: ``bound`` (a certified upper bound on
 max_ij |log P^_ij - log P*_ij|, or None), ``plan`` (an enclosure of the
 Sinkhorn plan P*, or None) and ``certified`` (bound <= tol). A run that does
 not reach ``tol`` within ``max_iter`` says so in ``status``; it is never
-reported as converged.
+reported as converged. The Ball paths hold their plans in factored form
+(:class:`~constructions.sinkhorn.scaled.ScaledKernel`, diag(r) K diag(c)):
+certifying needs only the factors, and the n m balls of ``iterate`` and
+``plan`` are formed when first read.
 """
 
 from __future__ import annotations
@@ -41,11 +44,12 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
-from constructions.sinkhorn.kernel import ball_array, ball_kernel, ee_kernel, kernel_entries
+from constructions.sinkhorn.kernel import ee_kernel, kernel_entries
 from constructions.sinkhorn.continuation import continuation_start
 from constructions.sinkhorn.krawczyk import certify_dual
 from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
 from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
+from constructions.sinkhorn.scaled import ScaledKernel
 from exact.domains.ball import Ball, BallField
 from exact.domains.base import Domain
 from exact.domains.ee import EE
@@ -76,14 +80,14 @@ class SinkhornResult:
     domain: Domain
     method: str  # "exact-iterates" (EE), "hilbert" or "krawczyk" (Ball), "log-domain" (Float)
     iterations: int  # full (row + column) iterations, or all Newton steps (float and arb) for krawczyk
-    iterate: Rows  # the computed plan P^: exact (EE), enclosure (Ball) or floats (Float)
+    iterate: Rows | ScaledKernel  # the computed plan P^: exact (EE), enclosure (Ball, formed when read) or floats (Float)
     row_error: list[Any]  # P^ 1 - a, in the iterate's domain
     col_error: list[Any]  # P^T 1 - b
     delta: fmpq  # the projective diameter Delta(K): exactly for a rational cost, else an exact upper bound
     lam: arb  # an enclosure of lambda = tanh(Delta/4)
     tol: fmpq | None
     bound: arb | None  # exact arb >= max |log P^ - log P*|, or None (not certified)
-    plan: Rows | None  # enclosure of the Sinkhorn plan P*, or None
+    plan: Rows | ScaledKernel | None  # enclosure of the Sinkhorn plan P* (Ball: formed when read), or None
     status: str
     details: dict[str, Any] = field(default_factory=dict)
     #: What lets anyone re-check ``plan`` from the inputs alone: the exact point u^ of a
@@ -158,10 +162,10 @@ def _marginal_errors(P: Rows, p: Problem, zero: Any) -> tuple[list[Any], list[An
     return rows, cols
 
 
-def _widen(P: np.ndarray, bound: arb, prec: int) -> np.ndarray:
-    """P* from P^ (an array of balls) and max |log P^ - log P*| <= bound: each entry times [e^-bound, e^bound]."""
+def _widening(bound: arb, prec: int) -> arb:
+    """[e^-bound, e^bound]: P*_ij lies in P^_ij times it when max |log P^ - log P*| <= bound."""
     with ctx.workprec(prec):
-        return P * arb(0, bound).exp()
+        return arb(0, bound).exp()
 
 
 # -- EE: exact iterates ---------------------------------------------------------------------
@@ -187,7 +191,9 @@ def _exact(p: Problem, tol: fmpq | None, max_iter: int) -> SinkhornResult:
         u = [ai / kv for ai, kv in zip(a, Kv)]
     P = [[ui * kij * vj for kij, vj in zip(Ki, v)] for ui, Ki in zip(u, K)]
     rows, cols = _marginal_errors(P, p, EE.zero())
-    plan = _widen(np.array([[x.enclose(prec) for x in row] for row in P], dtype=object), bound, prec).tolist()
+    f = _widening(bound, prec)
+    with ctx.workprec(prec):
+        plan = [[x.enclose(prec) * f for x in row] for row in P]
     reached = tol is not None and bound <= arb(tol)
     status = f"{it} exact iteration(s); certified bound {bound.str(5, radius=False)} on the distance to the limit"
     if tol is not None and not reached:
@@ -248,8 +254,7 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             # u^ e^step rounded to an exact point: any point will do (the bound is a posteriori), and
             # 1 + expm1(step) keeps the step's float accuracy relative to the step, not to 1.
             u = [(ui * (1 + arb(e))).mid() for ui, e in zip(u, np.expm1(step).tolist())]
-        uo, vo = ball_array(u), ball_array(v)
-        P = uo[:, None] * Ka * vo[None, :]
+        P = ScaledKernel(u, Ka, v, prec)  # P^ = diag(u^) K diag(v^), formed when read
         rows = [ri - ai for ri, ai in zip(r, a)]  # P^ 1 = u (K v): already enclosed
         cols = [vj * t - bj for vj, t, bj in zip(v, KTu, b)]  # P^T 1 = v (K^T u), exactly b
     if bound <= tol_b:
@@ -261,11 +266,11 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
             f"NOT certified to tol {tol}: bound stalled at {bound.str(5, radius=False)} after {it} iterations "
             f"(precision floor of Ball({prec}); raise prec)"
         )
-    plan = _widen(P, bound, prec).tolist()
+    plan = P.scaled_rows(_widening(bound, prec))  # contains P*
     details = {"prec": prec, "float_warm_start": warm.iterations, "newton_corrections": newton}
     witness = {"u": [x.fmpq() for x in u]}
     return SinkhornResult(
-        p, Ball(prec), "hilbert", it, P.tolist(), rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details, witness
+        p, Ball(prec), "hilbert", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status, details, witness
     )
 
 
@@ -310,7 +315,7 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
                 bound = (bx + by).upper()  # max |log P^ - log P*| <= max|x - x*| + max|y - y*|
             if bound <= arb(tol):
                 break
-    K = ball_kernel(p, d.prec).tolist()
+    K = kernel_entries(p, d.prec)
     steps = start.newton_steps + arb_steps
     details = {
         "prec": d.prec,
@@ -320,15 +325,13 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
         "arb_newton_steps": arb_steps,
     }
     with ctx.workprec(d.prec):
-        ex, ey = [t.exp() for t in d.x_hat], [t.exp() for t in d.y_hat]
-        P = [[xi * kij * yj for kij, yj in zip(Ki, ey)] for xi, Ki in zip(ex, K)]
+        P = ScaledKernel([t.exp() for t in d.x_hat], K, [t.exp() for t in d.y_hat], d.prec)
         rows, cols = _marginal_errors(P, p, arb(0))
         lam = contraction(delta, d.prec)
         if not d.verified:
             status = f"NOT certified: {d.reason} (tried {prec} to {d.prec} bits)"
             return SinkhornResult(p, Ball(prec), "krawczyk", steps, P, rows, cols, delta, lam, tol, None, None, status, details)
-        fx, fy = [t.exp() for t in d.x_box], [t.exp() for t in d.y_box]
-        plan = [[xi * kij * yj for kij, yj in zip(Ki, fy)] for xi, Ki in zip(fx, K)]
+        plan = ScaledKernel([t.exp() for t in d.x_box], K, [t.exp() for t in d.y_box], d.prec)
     verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
     status = (
         f"{verdict}: Krawczyk box verified at {d.prec} bits after {steps} Newton steps "
