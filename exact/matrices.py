@@ -56,8 +56,8 @@ def shape(rows: Rows) -> tuple[int, int]:
 
 def to_fmpq_mat(rows: Rows) -> fmpq_mat:
     """QQ rows -> FLINT matrix (for fast exact products and inverses)."""
-    r, c = shape(rows)
-    return fmpq_mat(r, c, [x for row in rows for x in row])
+    shape(rows)  # at least one row
+    return fmpq_mat(rows)  # FLINT reads the rows itself: faster than a flattened copy
 
 
 def from_fmpq_mat(m: fmpq_mat) -> Rows:
