@@ -14,8 +14,9 @@ entry, as numpy object-array products at the plan's precision), then kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from flint import arb, ctx
@@ -44,10 +45,10 @@ class ScaledKernel(Sequence):
     def __len__(self) -> int:
         return len(self.r)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i: int | slice) -> Any:  # a row, or a list of rows
         return self._rows[i]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[list[arb]]:
         return iter(self._rows)
 
     def __repr__(self) -> str:
