@@ -75,8 +75,8 @@ def projective_diameter(p: Problem) -> fmpq:
     For each pair of rows (i, j) the maximum over (k, l) splits into
     M_ij + M_ji with M_ij = max_k (C_jk - C_ik), so Delta eps = max_ij (M_ij + M_ji).
     The entries are scaled to integers by their common denominator, so numpy's
-    integer arithmetic is exact (int32 or int64 while it cannot overflow, Python
-    integers otherwise); M is computed a block of rows i at a time, as one
+    integer arithmetic is exact (``Problem.integer_cost`` picks int32, int64 or Python
+    integers so that it cannot overflow); M is computed a block of rows i at a time, as one
     broadcast difference of at most about DIAMETER_BLOCK entries. For a
     CostEnclosure the same maximum is taken over upper endpoints of balls at
     DIAMETER_BITS bits.
@@ -84,8 +84,6 @@ def projective_diameter(p: Problem) -> fmpq:
     if not p.rational:
         return _diameter_upper(p.C.balls(DIAMETER_BITS), p.eps)
     Z, den = p.integer_cost
-    if Z.dtype == np.int64 and np.abs(Z).max() < 2**28:  # then |M_ij + M_ji| < 2^30: int32 halves the traffic
-        Z = Z.astype(np.int32)
     n, m = Z.shape
     step = max(1, DIAMETER_BLOCK // (n * m))
     M = np.concatenate([(Z[None, :, :] - Z[i : i + step, None, :]).max(axis=2) for i in range(0, n, step)])
