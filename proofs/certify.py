@@ -33,13 +33,18 @@ def certificate(
     outputs: dict[str, Any],
     reference: dict[str, Any],
     result: dict[str, Any],
+    side_notes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """An unsealed attncert/1 document. ``result`` must give ``relation`` and ``holds``."""
+    """An unsealed attncert/1 document. ``result`` must give ``relation`` and ``holds``.
+
+    ``side_notes``: float agreement checks with optional packages (POT), each with the
+    package's version; informational like ``provenance`` (hashed, never compared).
+    """
     if result.get("relation") not in RELATIONS:
         raise ValueError(f"unknown relation {result.get('relation')!r}; expected one of {RELATIONS}")
     if not isinstance(result.get("holds"), bool):
         raise ValueError("result.holds must be a bool")
-    return {
+    doc = {
         "format": FORMAT,
         "claim": claim,
         "params": params,
@@ -54,10 +59,16 @@ def certificate(
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
     }
+    if side_notes is not None:
+        doc["side_notes"] = side_notes
+    return doc
 
 
-#: Fields a verifier recomputes; the provenance and the hash are not part of the claim.
+#: Fields a verifier recomputes; the informational fields and the hash are not part of the claim.
 CLAIM_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result")
+#: Covered by the hash, never compared with a recomputation, never part of what decides OK or FAIL
+#: (``side_notes`` is optional: float agreement with optional packages, which may be absent or differ).
+INFORMATIONAL_FIELDS = ("provenance", "side_notes")
 
 
 def differing_fields(doc: dict[str, Any], expected: dict[str, Any]) -> list[str]:
@@ -66,4 +77,4 @@ def differing_fields(doc: dict[str, Any], expected: dict[str, Any]) -> list[str]
         f'the field "{k}" differs from its recomputation'
         for k in CLAIM_FIELDS
         if doc.get(k) != expected.get(k)
-    ] + [f'unexpected field "{k}"' for k in doc if k not in CLAIM_FIELDS + ("provenance", "sha256")]
+    ] + [f'unexpected field "{k}"' for k in doc if k not in CLAIM_FIELDS + INFORMATIONAL_FIELDS + ("sha256",)]
