@@ -12,7 +12,6 @@ claim is true even for a document the prover itself could have written.
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Any
 
 from flint import arb, ctx, fmpq
@@ -155,29 +154,9 @@ def check_limit(doc: dict[str, Any]) -> list[str]:
 # -- sinkhorn_convergence ---------------------------------------------------------------------
 
 
-def pot_agreement(ref: dict[str, Any], problems: list[str]) -> None:
-    """POT's float outcomes must be labelled agreement and name the POT version they came from; a rebuild can
-    reproduce them only with that version, so a different or missing POT here is said plainly."""
-    entries = [e["pot"] for e in ref.get("references", []) if isinstance(e, dict) and "pot" in e]
-    for e in entries:
-        if not isinstance(e, dict) or e.get("relation") != "agreement" or not isinstance(e.get("pot_version"), str):
-            problems.append("a POT outcome must be labelled relation agreement, with the POT version that produced it")
-            return
-    recorded = {e["pot_version"] for e in entries}
-    try:
-        here = metadata.version("POT")
-    except metadata.PackageNotFoundError:
-        here = None
-    if recorded and recorded != {here}:
-        problems.append(
-            f"POT's float outcomes were recorded with POT {', '.join(sorted(recorded))}; this machine has "
-            f"{here or 'no POT'}, so the agreement part cannot be re-run here (the certified enclosures are not affected)"
-        )
-
-
 def check_convergence(doc: dict[str, Any]) -> list[str]:
-    """Every eps of the parameters has one certified run whose plan provably contains P*; POT's float outcomes
-    are agreement, labelled so, with the version that produced them."""
+    """Every eps of the parameters has one certified run whose plan provably contains P*. POT's float outcomes
+    are informational side notes (``side_notes``): nothing here reads them."""
     params, inp, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs")
     n = integer(params, "n", 1, MAX_SIZE)
     C, a, b = qmatrix(inp.get("C")), qvector(inp.get("a")), qvector(inp.get("b"))
@@ -201,7 +180,6 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
             marg = marginals_contain(read_plan(run.get("plan"), run_precision(run)), a, b, run_precision(run))
             if flag(run, "plan_marginals_contain_a_b") is not marg or not marg:
                 problems.append(f"{label}: the plan's marginals contain a, b: {marg}")
-    pot_agreement(obj(doc, "reference"), problems)
     return conclude(doc, "enclosure", problems)
 
 

@@ -1,8 +1,10 @@
 """Shared pieces of the Sinkhorn proofs: parameters, JSON forms, independent references.
 
 The references here never import :mod:`constructions`: the plan reference is
-plain Sinkhorn in mpmath at high precision, and POT (a test extra, optional at
-run time) is a float cross-check labelled as agreement.
+plain Sinkhorn in mpmath at high precision. POT (a test extra, optional at run
+time) is a float cross-check labelled agreement; it goes into the certificate's
+informational ``side_notes`` with POT's version, never into a claim field, so a
+certificate verifies the same with POT, with another POT, or without it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from flint import arb, ctx, fmpq
 
 from constructions.sinkhorn import SinkhornResult
 from constructions.sinkhorn.wasserstein import W1Certificate
-from exact import Ball, QQ
+from exact import Ball, Float, QQ
 from exact.errors import LimitExceeded
 from exact.matrices import Rows, matrix_to_json
 from proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
@@ -178,10 +180,6 @@ def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: i
         return None, max_iter
 
 
-def pot_available() -> bool:
-    return pot_version() is not None
-
-
 def pot_version() -> str | None:
     """The installed POT's version (recorded beside every float comparison with it), or None: POT is a test extra."""
     try:
@@ -189,6 +187,22 @@ def pot_version() -> str | None:
     except ImportError:
         return None
     return str(ot.__version__)
+
+
+def float_note(x: float | np.floating | None) -> str | None:
+    """A float of a side note in the certificate's one spelling of numbers: the exact rational value of the
+    double ("p/q"), never a Python or numpy repr; None for no value or a non-finite one."""
+    if x is None or not np.isfinite(x):
+        return None
+    return Float.to_json(float(x))
+
+
+def pot_side_notes(version: str | None, method: str, key: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``side_notes`` of a claim that compares with POT: its float outcomes under ``key``, labelled
+    agreement, with the POT version that produced them; or that POT was not installed."""
+    if version is None:
+        return {"pot": {"version": None, "note": "POT not installed: float comparison skipped"}}
+    return {"pot": {"relation": "agreement", "version": version, "method": method, key: entries}}
 
 
 def pot_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, max_iter: int) -> dict[str, Any]:
