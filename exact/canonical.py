@@ -4,6 +4,11 @@ Canonical JSON: keys sorted, no insignificant whitespace, UTF-8, and no JSON
 floats anywhere (numbers that matter are rational strings). The sha256 of a
 certificate is taken over the canonical JSON of the document without its
 ``sha256`` field.
+
+Two JSON values are equal (:func:`json_equal`) when they have the same kind
+(null, boolean, integer, string, array, object) and equal contents, recursively:
+Python's ``==`` would identify ``true`` with ``1`` and ``false`` with ``0``, so a
+verifier never compares recorded values with it.
 """
 
 from __future__ import annotations
@@ -15,16 +20,30 @@ from typing import Any
 from exact.errors import ParseError
 from exact.limits import current as current_limits
 
+
+#: Keys sorted, no whitespace, UTF-8 text as is, no NaN or infinities.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(obj: Any) -> bytes:
     """The canonical UTF-8 encoding of a JSON value; ParseError on floats or bad types."""
     _check_values(obj, 0, current_limits().max_depth)
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
-        "utf-8"
-    )
+    return _ENCODER.encode(obj).encode("utf-8")
 
 
 def sha256_hex(obj: Any) -> str:
     return hashlib.sha256(canonical_json(obj)).hexdigest()
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values as json.loads gives them, kind by kind: ``true != 1``, ``false != 0``,
+    ``1 != "1"``, ``[1] != [true]``, ``{"k": 1} != {"k": true}``.
+
+    Python's ``==`` already tells every kind apart but booleans from integers (and floats from both),
+    and those it tells apart in their JSON text: equal values that also encode to the same text are
+    equal JSON values. Both run at C speed (a few tenths of a second for a 5 MB certificate).
+    """
+    return a == b and _ENCODER.encode(a) == _ENCODER.encode(b)
 
 
 #: Values that need no further look (subclasses, such as an IntEnum, are checked one by one).

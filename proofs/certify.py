@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from exact.canonical import json_equal
 from exact.certificate import FORMAT
 
 RELATIONS = ("exact_equal", "enclosure", "bound", "agreement")
@@ -72,9 +73,10 @@ INFORMATIONAL_FIELDS = ("provenance", "side_notes")
 
 
 def differing_fields(doc: dict[str, Any], expected: dict[str, Any]) -> list[str]:
-    """Problems for every claim field of ``doc`` that is not exactly its recomputation."""
+    """Problems for every claim field of ``doc`` that is not exactly its recomputation, as JSON values
+    (:func:`exact.canonical.json_equal`: ``true`` is not ``1``)."""
     return [
         f'the field "{k}" differs from its recomputation'
         for k in CLAIM_FIELDS
-        if doc.get(k) != expected.get(k)
+        if not json_equal(doc.get(k), expected.get(k))
     ] + [f'unexpected field "{k}"' for k in doc if k not in CLAIM_FIELDS + INFORMATIONAL_FIELDS + ("sha256",)]
