@@ -18,7 +18,9 @@ Why T decides Match2: S[i][j] = beta [x_i + x_j = 0], so if x_i has k >= 0
 partners among the n positions, r_i = k e^beta / (k e^beta + n - k). If k = 0 then
 r_i = 0; if k >= 1 then r_i > 1/2 iff k e^beta > n - k, which holds for every
 k >= 1 as soon as e^beta > n - 1. We take beta the least positive integer with
-e^beta > N (decided exactly), for all lengths n <= N.
+e^beta > N (decided exactly), for all lengths n <= N. M = 1 is the case k = n:
+the one letter is the residue 0, Pi = V = [1] and A = [beta], so every position
+partners all n, r_i = n e^beta / (n e^beta) = 1 and Match2(x) = 1^n.
 
 k-PARITY. For bits b in {0,1}^n and a fixed index set S of size k,
 PARITY_S(b) = (sum_{i in S} b_i) mod 2, the same at every position.
@@ -76,8 +78,8 @@ def least_beta_above(bound: int) -> int:
 
 def match2(M: int, N: int) -> LanguageLayer:
     """Match2 over residues mod M, for words of length at most N (see the module docstring)."""
-    if M < 2 or N < 1:
-        raise ValueError("Match2 needs M >= 2 residues and length N >= 1")
+    if M < 1 or N < 1:
+        raise ValueError("Match2 needs M >= 1 residues and length N >= 1")
     beta = least_beta_above(N)
     pi = [[int((a + b) % M == 0) for b in range(M)] for a in range(M)]
     A = [[fmpq(beta * pi[a][b]) for b in range(M)] for a in range(M)]

@@ -198,18 +198,23 @@ def _run_all(claim: str, layers: dict[str, tuple[tuple, int, int]], jobs: int, s
     return out
 
 
-def _verify(doc: dict, layers: dict[str, tuple[tuple, int, int]], language: Any, t_checks: list[dict]) -> list[str]:
-    """The recorded language values against proofs.references, and U's recorded readouts against them.
+def _verify(doc: dict, stated: dict[str, tuple[int, int]], language: Any, t_checks: list[dict]) -> list[str]:
+    """The recorded cases against the statement, the recorded language values against
+    proofs.references, and U's recorded readouts against them.
 
+    ``stated`` maps each case the statement names to (length n, alphabet size a): the
+    verifier restates it from the parameters, not from the prover's plan, so a prover
+    that skipped a case (Match2 at M = 1, say) cannot certify the statement. The
+    recorded cases must be exactly these, each once, with all a^n words of its length.
     That the recorded readouts are what U gives, on the recorded graphs, is then
     checked by reproducing the whole certificate (:func:`_reproduces`).
     """
+    recorded = [(c.get("case"), c.get("length"), c.get("alphabet"), c.get("words")) for c in doc["inputs"]["cases"]]
+    if sorted(recorded, key=repr) != sorted(((key, n, a, a**n) for key, (n, a) in stated.items()), key=repr):
+        return ["the recorded cases are not every case the statement names, each once with all its words"]
     problems = []
-    cases = {c["case"]: c for c in doc["inputs"]["cases"]}
-    if set(cases) != set(layers):
-        return ["the recorded cases are not the ones these parameters call for"]
-    with progress.bar(sum(alphabet**n for _, n, alphabet in layers.values()), "words", desc=f"{doc.get('claim')} (language)") as bar:
-        for key, (_, n, alphabet) in layers.items():
+    with progress.bar(sum(a**n for n, a in stated.values()), "words", desc=f"{doc.get('claim')} (language)") as bar:
+        for key, (n, alphabet) in stated.items():
             want = "".join("".join(map(str, language(list(w), key))) for w in itertools.product(range(alphabet), repeat=n))
             if want != doc["reference"]["language"].get(key):
                 problems.append(f"{key}: the recorded language values are not the language's")
@@ -269,19 +274,20 @@ def _cases(claim: str, layers: dict[str, tuple[tuple, int, int]], jobs: int, sch
     return cases, graphs
 
 
-MATCH2 = "for every M <= max_M and every word in [M]^n with n <= max_length, U's exact readout of T_Match2 equals Match2"
+MATCH2 = (
+    "for every M with 1 <= M <= max_M and every word in [M]^n with 1 <= n <= max_length, "
+    "U's exact readout of T_Match2 equals Match2"
+)
 
 
 def _match2_plan(max_M: int, max_length: int) -> tuple[dict, list[dict], int]:
-    if max_M < 2:
-        raise ParseError("max_M must be at least 2")
     beta = least_beta_above(max_length)
     t_checks = [
         {"n": n, "k": k, "beta": beta, "holds": (decide_match2_readout(n, k, beta) > EE.convert("1/2")) == (k >= 1)}
         for n in range(1, max_length + 1)
         for k in range(0, n + 1)
     ]
-    layers = {f"M={M},n={n}": (("match2", M, max_length), n, M) for M in range(2, max_M + 1) for n in range(1, max_length + 1)}
+    layers = {f"M={M},n={n}": (("match2", M, max_length), n, M) for M in range(1, max_M + 1) for n in range(1, max_length + 1)}
     return layers, t_checks, beta
 
 
@@ -293,13 +299,15 @@ def prove_match2(max_M: int = 5, max_length: int = 4, jobs: int = 1, scheduler: 
 
 def verify_match2(doc: dict) -> list[str]:
     p = doc["params"]
-    layers, t_checks, _ = _match2_plan(_small(p.get("max_M")), _small(p.get("max_length")))
-    problems = _verify(doc, layers, lambda w, key: references.match2_language(w, int(key.split(",")[0][2:])), t_checks)
+    max_M, max_length = _small(p.get("max_M")), _small(p.get("max_length"))
+    _, t_checks, _ = _match2_plan(max_M, max_length)
+    stated = {f"M={M},n={n}": (n, M) for M in range(1, max_M + 1) for n in range(1, max_length + 1)}
+    problems = _verify(doc, stated, lambda w, key: references.match2_language(w, int(key.split(",")[0][2:])), t_checks)
     return problems or _reproduces(doc, prove_match2)
 
 
 PARITY = (
-    "for every k <= max_k and n <= max_length with k <= n, S = {floor(j n / k) : j < k}, and every bit string of "
+    "for every k and n with 1 <= k <= max_k, 1 <= n <= max_length and k <= n, S = {floor(j n / k) : j < k}, and every bit string of "
     "length n, U's exact readout of T_PARITY equals the parity of the bits in S"
 )
 
@@ -326,8 +334,12 @@ def prove_parity(max_k: int = 4, max_length: int = 6, jobs: int = 1, scheduler: 
 
 def verify_parity(doc: dict) -> list[str]:
     p = doc["params"]
-    layers, t_checks = _parity_plan(_small(p.get("max_k")), _small(p.get("max_length")))
-    problems = _verify(doc, layers, lambda w, key: references.parity_language(w, json.loads(key.split("S=")[1])), t_checks)
+    max_k, max_length = _small(p.get("max_k")), _small(p.get("max_length"))
+    _, t_checks = _parity_plan(max_k, max_length)
+    stated = {
+        f"k={k},n={n},S={references.parity_positions(n, k)}": (n, 2) for n in range(1, max_length + 1) for k in range(1, min(max_k, n) + 1)
+    }
+    problems = _verify(doc, stated, lambda w, key: references.parity_language(w, json.loads(key.split("S=")[1])), t_checks)
     return problems or _reproduces(doc, prove_parity)
 
 
@@ -358,7 +370,7 @@ register(
         cost=cost.match2,
         build=lambda max_M=5, max_length=4: universal(max_length, max_M, max_M),  # the largest U it runs
         params=(
-            Param("max_M", positive_int, 5, "largest number of residues M (from 2)"),
+            Param("max_M", positive_int, 5, "largest number of residues M (every M from 1 is checked)"),
             Param("max_length", positive_int, 4, "longest word checked (all words up to it)"),
             JOBS,
             SCHEDULER,

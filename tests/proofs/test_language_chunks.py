@@ -41,13 +41,13 @@ def small_chunks(monkeypatch):
     return computed
 
 
-PARAMS = {"max_M": 3, "max_length": 3}  # 2 + 4 + 8 + 3 + 9 + 27 = 53 words, 10 chunks of at most 8
+PARAMS = {"max_M": 3, "max_length": 3}  # 1 + 1 + 1 + 2 + 4 + 8 + 3 + 9 + 27 = 56 words, 13 chunks of at most 8
 
 
 def test_an_interrupted_run_resumes_to_the_uninterrupted_certificate(small_chunks, monkeypatch, tmp_path):
     whole = prove_match2(**PARAMS)
     total = len(small_chunks)
-    assert total == 10
+    assert total == 13
     small_chunks.clear()
 
     counting = languages._run_chunk
@@ -133,7 +133,7 @@ def test_prove_keeps_chunks_beside_the_certificate_until_it_is_written(tmp_path,
     assert [p.name for p in tmp_path.iterdir()] == ["m.json"]  # the chunk folder is gone once the certificate is there
     folder = tmp_path / "kept"
     assert main(["prove", "match2", "--max-M", "2", "--max-length", "3", "--out", str(out), "--chunks", str(folder)]) == 0
-    assert len(list(folder.iterdir())) == 3  # a folder the user named is the user's
+    assert len(list(folder.iterdir())) == 6  # one chunk per case (M = 1, 2; n = 1, 2, 3): a folder the user named is the user's
 
 
 def test_chunks_on_a_dask_local_cluster(tmp_path):
