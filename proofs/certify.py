@@ -76,7 +76,28 @@ def differing_fields(doc: dict[str, Any], expected: dict[str, Any]) -> list[str]
     """Problems for every claim field of ``doc`` that is not exactly its recomputation, as JSON values
     (:func:`exact.canonical.json_equal`: ``true`` is not ``1``)."""
     return [
-        f'the field "{k}" differs from its recomputation'
+        difference(doc.get(k), expected.get(k), k)
         for k in CLAIM_FIELDS
         if not json_equal(doc.get(k), expected.get(k))
     ] + [f'unexpected field "{k}"' for k in doc if k not in CLAIM_FIELDS + INFORMATIONAL_FIELDS + ("sha256",)]
+
+
+def difference(recorded: Any, recomputed: Any, path: str) -> str:
+    """One line naming the deepest member or element where two JSON values that are not equal differ
+    (``reference.w1_independent_vs_pi.value``, ``outputs.steps[1]``), or a member only one of them has."""
+    while True:
+        step = None
+        if isinstance(recorded, dict) and isinstance(recomputed, dict):
+            extra = [k for k in recorded if k not in recomputed]
+            missing = [k for k in recomputed if k not in recorded]
+            if extra or missing:
+                what = f"{extra[0]!r:.40} is not in the recomputation" if extra else f"it lacks {missing[0]!r:.40}"
+                return f'the field "{path}" differs from its recomputation: {what}'
+            step = next((k for k in recorded if not json_equal(recorded[k], recomputed[k])), None)
+            label = f".{step}"
+        elif isinstance(recorded, list) and isinstance(recomputed, list) and len(recorded) == len(recomputed):
+            step = next((i for i, (x, y) in enumerate(zip(recorded, recomputed)) if not json_equal(x, y)), None)
+            label = f"[{step}]"
+        if step is None:
+            return f'the field "{path}" differs from its recomputation'
+        recorded, recomputed, path = recorded[step], recomputed[step], path + label

@@ -10,6 +10,7 @@ switch in attncert itself).
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import subprocess
@@ -20,10 +21,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from exact.certificate import read_certificate
+from exact.canonical import canonical_json
+from exact.certificate import read_certificate, seal
 from exact.rationals import rational_from_json
 from proofs.certify import CLAIM_FIELDS
 from proofs.cli import main
+from proofs.verify import FAIL, verify_bytes
 
 ot = pytest.importorskip("ot")
 
@@ -41,6 +44,7 @@ class NoPOT(MetaPathFinder):
 
 sys.meta_path.insert(0, NoPOT())
 from proofs.cli import main
+from proofs.verify import FAIL, verify_bytes
 
 sys.exit(main(sys.argv[1:]))
 '''
@@ -117,3 +121,20 @@ def test_no_python_or_numpy_repr(name, tmp_path):
             q = rational_from_json(v)
             exact = Fraction(int(q.p), int(q.q))
             assert Fraction(float(exact)) == exact  # a double, exactly
+
+
+def test_a_certificate_from_before_side_notes_names_what_differs(tmp_path, capsys):
+    # A sinkhorn_limit certificate as attncert wrote it before side notes: POT's text in reference.pot
+    # (re-sealed). Verify names the member, not only "the field reference".
+    path = tmp_path / "limit.json"
+    assert main(["prove", "sinkhorn_limit", *ARGS["sinkhorn_limit"], "--out", str(path)]) == 0
+    doc = read_certificate(path)
+    old = copy.deepcopy(doc)
+    old["reference"]["pot"] = "ot.emd2 in float64 (agreement only)"
+    out = verify_bytes(canonical_json(seal(old)))
+    assert out.status == FAIL and out.reason == "the field \"reference\" differs from its recomputation: 'pot' is not in the recomputation"
+    # a changed member deeper down is named by its path
+    changed = copy.deepcopy(doc)
+    changed["reference"]["identity"] += " "
+    out = verify_bytes(canonical_json(seal(changed)))
+    assert out.status == FAIL and out.reason == 'the field "reference.identity" differs from its recomputation'
