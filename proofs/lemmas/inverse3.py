@@ -1,6 +1,6 @@
 """Lemma (3x3 inverse): one RASP program maps vec(M) to vec(M^{-1}) for every invertible 3x3 M.
 
-Checked exactly in QQ against FLINT's inverse. A singular input is refused with
+A certificate checks it exactly in QQ, on one recorded input, against FLINT's inverse. A singular input is refused with
 a clear error: its determinant is exactly 0.
 """
 
@@ -14,7 +14,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "inverse3",
-    "inverse3() maps vec(M) to vec(M^-1) exactly for invertible 3x3 M (adjugate / determinant)",
+    "on the recorded input M (invertible), inverse3() maps vec(M) to vec(M^-1) exactly (adjugate / determinant)",
     inverse3,
     references.BY_CLAIM["inverse3"],  # raises SingularMatrix on a singular input
     (),

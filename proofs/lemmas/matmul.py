@@ -1,6 +1,6 @@
 """Lemma (product): one RASP program P(r, k, c) maps vec(A) ++ vec(B) to vec(AB), followed by zeros.
 
-Checked exactly in QQ against FLINT's fmpq_mat product.
+A certificate checks it exactly in QQ, on one recorded input, against FLINT's fmpq_mat product.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "matmul",
-    "matmul(r, k, c) maps vec(A) ++ vec(B) to vec(AB) (then zeros) exactly",
+    "on the recorded inputs A, B, matmul(r, k, c) maps vec(A) ++ vec(B) to vec(AB) (then zeros) exactly",
     matmul,
     references.BY_CLAIM["matmul"],
     (size_param("r", 4, "rows of A"), size_param("k", 3, "columns of A = rows of B"), size_param("c", 5, "columns of B")),

@@ -1,6 +1,6 @@
 """Lemma (MaxMin): one RASP program sorts each adjacent pair descending (GroupSort, groups of 2).
 
-An odd last element is passed through. Comparisons are exact in QQ and EE.
+An odd last element is passed through. Comparisons are exact in QQ and EE; a certificate checks one recorded input.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "maxmin",
-    "maxmin(n) sorts each pair (x_2m, x_2m+1) descending, an odd last element unchanged, exactly",
+    "on the recorded input x, maxmin(n) sorts each pair (x_2m, x_2m+1) descending, an odd last element unchanged, exactly",
     maxmin,
     references.BY_CLAIM["maxmin"],
     (size_param("n", 9, "length of x"),),

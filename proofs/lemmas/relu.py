@@ -1,6 +1,6 @@
 """Lemma (ReLU): one RASP map computes max(x, 0) elementwise, with the sign decided exactly.
 
-In QQ the sign is that of a rational; in EE (inputs a + b e^q) it is decided by
+A certificate checks it on one recorded input. In QQ the sign is that of a rational; in EE (inputs a + b e^q) it is decided by
 the Lindemann–Weierstrass zero test and arb refinement.
 """
 
@@ -14,7 +14,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "relu",
-    "relu(n) maps x to max(x, 0) elementwise exactly",
+    "on the recorded input x, relu(n) maps x to max(x, 0) elementwise exactly",
     relu,
     references.BY_CLAIM["relu"],
     (size_param("n", 8, "length of x"),),

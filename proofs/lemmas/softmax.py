@@ -1,6 +1,6 @@
 """Lemma (row softmax): one RASP program maps vec(S) to vec(softmax_rows(S)) for rational scores S.
 
-Exact in EE: e^q for rational q is an element of EE, and equality there is
+A certificate checks it on one recorded input, exactly in EE: e^q for rational q is an element of EE, and equality there is
 decided by Lindemann–Weierstrass, not by precision.
 """
 
@@ -14,7 +14,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "softmax",
-    "softmax_rows(r, c) maps rational scores vec(S) to vec(softmax(S)) row-wise, exactly in EE",
+    "on the recorded input S (rational scores), softmax_rows(r, c) maps vec(S) to vec(softmax(S)) row-wise, exactly in EE",
     softmax_rows,
     references.BY_CLAIM["softmax"],
     (size_param("r", 3, "rows of S"), size_param("c", 4, "columns of S")),

@@ -1,6 +1,6 @@
 """Lemma (transpose): one RASP program T(r, c) maps vec(M) to vec(M^T) for every r x c matrix M.
 
-Checked exactly in QQ on the given or random rational inputs.
+A certificate checks it exactly in QQ on one recorded input (given, or random from the seed).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "transpose",
-    "transpose(r, c) maps vec(M) to vec(M^T) exactly",
+    "on the recorded input M, transpose(r, c) maps vec(M) to vec(M^T) exactly",
     transpose,
     references.BY_CLAIM["transpose"],
     (size_param("r", 3, "rows of M"), size_param("c", 5, "columns of M")),

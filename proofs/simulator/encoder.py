@@ -1,5 +1,5 @@
 """Theorem (encoder layer): one RASP program computes Y = X + MHA(X), Z = Y + ReLU(Y W_1 + b_1) W_2 + b_2
-exactly in EE (ReLU is exact there: signs are decided exactly). No layer norm: it needs a
+exactly in EE (ReLU is exact there: signs are decided exactly), checked on one recorded input. No layer norm: it needs a
 square root, which leaves EE."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "encoder_layer",
-    "encoder_layer(n, d, d_v, h, f) maps its encoded weights and X to Z = Y + ReLU(Y W1 + b1) W2 + b2, Y = X + MHA(X), exactly in EE",
+    "on the recorded inputs, encoder_layer(n, d, d_v, h, f) maps its encoded weights and X to Z = Y + ReLU(Y W1 + b1) W2 + b2, Y = X + MHA(X), exactly in EE",
     encoder_layer,
     references.BY_CLAIM["encoder_layer"],
     (

@@ -2,7 +2,8 @@ r"""Theorem (encoder layer with layer norm): one RASP program computes LN(Z), Z 
 LN(Z)[i][j] = gamma_j (Z[i][j] - mu_i) / sqrt(sigma_i^2 + delta) + beta_j. An enclosure, exact up to Z.
 
 The square root leaves EE (docs/design.md, "The number tower"), so no exact
-equality can be decided after it. What a certificate of this claim establishes:
+equality can be decided after it. What a certificate of this claim establishes,
+on its one recorded input:
 
 1. **Exact part (EE).** attncert's ``encoder_layer`` program, which is this
    program's first 13 layers node for node (:func:`constructions.simulator.encoder_layer_norm`),
@@ -44,7 +45,7 @@ from proofs.registry import Claim, Param, register
 
 NAME = "encoder_layer_norm"
 STATEMENT = (
-    "encoder_layer_norm(n, d, d_v, h, f, delta) maps its encoded weights, gamma, beta and X to "
+    "on the recorded inputs, encoder_layer_norm(n, d, d_v, h, f, delta) maps its encoded weights, gamma, beta and X to "
     "LN(Z) = gamma (Z - mean) / sqrt(var + delta) + beta row by row, Z = Y + ReLU(Y W1 + b1) W2 + b2, Y = X + MHA(X): "
     "Z equals the reference exactly in EE; the output and the reference LN(Z) are enclosed in balls that intersect, "
     "each of radius at most the recorded bound (the square root leaves EE)"

@@ -25,8 +25,8 @@ from proofs.registry import Claim, register
 BATCH = 16
 
 STATEMENT = (
-    "U(N, D, D_v), built once, on zero-padded, row-tagged input equals softmax(X A X^T) X V exactly, checked on one "
-    "random rational layer (A, V) and input X for each of the N D D_v sizes n <= N, d <= D, d_v <= D_v"
+    "on the recorded inputs, one random rational layer (A, V) and input X for each of the N D D_v sizes n <= N, d <= D, "
+    "d_v <= D_v: U(N, D, D_v), built once, on the zero-padded, row-tagged input equals softmax(X A X^T) X V exactly"
 )
 
 

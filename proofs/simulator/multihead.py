@@ -1,5 +1,5 @@
 """Theorem (multi-head attention): one RASP program computes MHA(X) = [T_1(X), ..., T_h(X)] W_O
-exactly, from vec(X) ++ vec(A_1..A_h) ++ vec(V_1..V_h) ++ vec(W_O). Decided in EE."""
+exactly, from vec(X) ++ vec(A_1..A_h) ++ vec(V_1..V_h) ++ vec(W_O). Decided in EE, on one recorded input."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from proofs.registry import register
 
 CLAIM = LayoutClaim(
     "multihead",
-    "multihead(n, d, d_v, h, d_o) maps the encoded heads and input to MHA(X) = [T_1(X),...,T_h(X)] W_O exactly in EE",
+    "on the recorded inputs, multihead(n, d, d_v, h, d_o) maps the encoded heads and input to MHA(X) = [T_1(X),...,T_h(X)] W_O exactly in EE",
     multihead,
     references.BY_CLAIM["multihead"],
     (
