@@ -1,0 +1,162 @@
+"""One symbolic evaluation's ring: its input variables, its exponential basis, its divisors.
+
+The numbers of :mod:`exact.symbolic.number` are functions of named real variables (the
+entries of a construction's input matrices). A :class:`SymbolicRing` holds what they
+share: FLINT's polynomial context over those variables, the Z-basis of exp arguments
+(:mod:`exact.symbolic.basis`) that gives every exponential its key, the record of every
+exponential formed (argument and key, for the certificate) and of every non-constant
+divisor (a quotient is the function only where its divisors are nonzero).
+
+Constants are the exact field EE: a number with no variable and no basis exponential is
+Σ r_k e^{c_k} over Σ s_k e^{c_k}, whose sign :mod:`exact.expsum` decides exactly. The
+sign of anything else depends on the inputs: :class:`InputDependentSign`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import random
+
+from flint import arb, ctx, fmpq, fmpq_mpoly, fmpq_mpoly_ctx
+
+from exact.errors import NotInFieldError
+from exact.expsum import ExpSum
+from exact.symbolic.basis import Coordinates, ExpBasis, split_constant
+from exact.symbolic.number import SymNumber
+from exact.symbolic.polyexp import ONE, Key, PolyExp
+
+
+class InputDependentSign(NotInFieldError):
+    """A sign, comparison or branch whose answer depends on the values of the inputs."""
+
+
+class SymbolicRing:
+    """Exponential polynomials in ``variables``, with exponentials keyed by a growing basis."""
+
+    def __init__(self, variables: Sequence[str], basis: Iterable[fmpq_mpoly] = ()):
+        if len(set(variables)) != len(variables):
+            raise ValueError("variable names must be distinct")
+        self.variables = tuple(variables)
+        self.ctx = fmpq_mpoly_ctx.get(self.variables, "lex")
+        self.basis = ExpBasis(basis)
+        #: Every exponential formed: the key of its argument's non-constant part -> (argument, key).
+        self.exponentials: dict[tuple, tuple[fmpq_mpoly, Key]] = {}
+        self._divisors: dict[int, PolyExp] = {}
+        self._zero = SymNumber((), self)
+        self._one = self.polynomial(self.ctx.constant(1))
+        self._point: list[fmpq] | None = None
+        self._point_exps: dict[tuple[int, int], arb] = {}
+
+    # -- elements ------------------------------------------------------------------------
+    def variable(self, name: str) -> SymNumber:
+        return self.polynomial(self.ctx.gen(self.variables.index(name)))
+
+    def constant(self, q: fmpq) -> SymNumber:
+        if not q:
+            return self._zero
+        if q == 1:
+            return self._one
+        return self.polynomial(self.ctx.constant(q))
+
+    def polynomial(self, p: fmpq_mpoly) -> SymNumber:
+        return SymNumber(((PolyExp({ONE: p}, self), None),) if not p.is_zero() else (), self)
+
+    def exp(self, x: SymNumber | fmpq) -> SymNumber:
+        """e^x for a polynomial x = c + x': e^c E^a, where a are x''s coordinates in the basis.
+
+        Raises NotInFieldError for an argument that is not a polynomial of the inputs (an
+        exponential or a quotient): no symbolic rule covers it.
+        """
+        if type(x) is fmpq:
+            return SymNumber.fraction(PolyExp({((), int(x.p), int(x.q)): self.ctx.constant(1)}, self))
+        p = x.polynomial()
+        if p is None:
+            raise NotInFieldError(f"exp of {x}: the symbolic field has exponentials of polynomials of the inputs only")
+        c, v = split_constant(p)
+        coords = self.basis.coordinates(v, p)
+        if v:
+            self.exponentials.setdefault(tuple(sorted(v.items())), (p - c, ((coords), 0, 1)))
+        return SymNumber.fraction(PolyExp({(coords, int(c.p), int(c.q)): self.ctx.constant(1)}, self))
+
+    # -- signs ---------------------------------------------------------------------------
+    def sign(self, x: SymNumber | fmpq) -> int:
+        """-1, 0 or 1 for a constant, decided exactly in EE; InputDependentSign otherwise."""
+        if type(x) is not SymNumber:
+            return (x > 0) - (x < 0)
+        if x.is_zero():
+            return 0
+        if x.depends_on_inputs():
+            raise InputDependentSign(f"the sign of {_brief(x)} depends on the inputs")
+        n, d = x.combined()
+        s = _expsum(n).sign()
+        return s * _expsum(d).sign() if d is not None else s
+
+    def nonzero_at_a_point(self, x: SymNumber, prec: int = 128) -> bool:
+        """Whether x is proven nonzero by its value at one rational point: an arb enclosure of
+        x there that excludes 0 (a function nonzero at a point is not the zero function).
+        False says nothing. The point is pseudo-random, fixed per ring."""
+        if self._point is None:
+            rng = random.Random(len(self.variables))
+            self._point = [fmpq(rng.randint(-97, 97), rng.randint(1, 89)) for _ in self.variables]
+        with ctx.workprec(prec):
+            total = arb(0)
+            for n, d in x.parts:
+                v = self._value(n)
+                if d is not None:
+                    dv = self._value(d)
+                    if dv.contains(0):
+                        return False
+                    v = v / dv
+                total += v
+            return not total.contains(0)
+
+    def _value(self, p: PolyExp) -> arb:
+        """An enclosure of p at the ring's point (at the working precision)."""
+        out = arb(0)
+        for (coords, cp, cq), poly in p.terms.items():
+            term = arb(poly(*self._point)) if self.variables else arb(poly.leading_coefficient())
+            if cp:
+                term *= (arb(cp) / cq).exp()
+            for j, e in coords:
+                ej = self._point_exps.get((j, ctx.prec))
+                if ej is None:
+                    ej = self._point_exps[(j, ctx.prec)] = arb(self.basis.vectors[j](*self._point)).exp()
+                term *= ej**e
+            out += term
+        return out
+
+    # -- divisors ------------------------------------------------------------------------
+    def note_divisor(self, p: PolyExp) -> None:
+        """Record a divisor that depends on the inputs (a unit or a constant divides everywhere)."""
+        if p.is_unit() or not p.depends_on_inputs():
+            return
+        m = p.monic()[2]
+        self._divisors.setdefault(id(m), m)
+
+    def divisors(self) -> list[PolyExp]:
+        """The distinct (monic) divisors recorded so far."""
+        out: list[PolyExp] = []
+        for m in self._divisors.values():
+            if not any(m.same(o) for o in out):
+                out.append(m)
+        return out
+
+    def key_str(self, k: Key) -> str:
+        parts = [f"E{j}^{e}" if e != 1 else f"E{j}" for j, e in k[0]]
+        if k[1]:
+            parts.append(f"e^({fmpq(k[1], k[2])})")
+        return "·".join(parts) or "1"
+
+
+def _expsum(p: PolyExp) -> ExpSum:
+    """A constant exponential polynomial (no variable, no basis exponential) as an element of Q[e^Q]."""
+    return ExpSum.from_pairs((fmpq(k[1], k[2]), q.leading_coefficient()) for k, q in p.terms.items())
+
+
+def _brief(x: SymNumber) -> str:
+    s = repr(x)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+__all__ = ["SymbolicRing", "InputDependentSign", "Coordinates"]

@@ -1,0 +1,191 @@
+"""The symbolic field Sym: identities of functions of the inputs, decided exactly.
+
+Expected values come from hand-derived identities (e^x e^-x = 1, a softmax row sums to 1)
+and, in the property test, from evaluating the same expression at a rational point in EE,
+an independent route: Sym's value is substituted at the point and must agree.
+"""
+
+import pytest
+from flint import arb, ctx, fmpq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exact import EE, ExactZeroDivision, NotInFieldError
+from exact.domains.symbolic import Sym
+from exact.symbolic.basis import ExpBasis, RefineBasis, split_constant
+from exact.symbolic.ring import InputDependentSign
+
+
+@pytest.fixture
+def S():
+    return Sym(["x", "y", "z"])
+
+
+def test_exponential_identities(S):
+    x, y = S.variable("x"), S.variable("y")
+    assert S.exp(x) * S.exp(x) == S.exp(2 * x)
+    assert S.exp(x) * S.exp(-x) == 1
+    assert S.exp(x + 1) == S.exp(fmpq(1)) * S.exp(x)
+    assert S.exp(x + y) == S.exp(x) * S.exp(y)
+    assert S.exp(x) != 1 + x
+    assert S.exp(x) != S.exp(y)
+    assert S.exp(fmpq(1, 2)) * S.exp(fmpq(1, 2)) == S.exp(fmpq(1))
+
+
+def test_softmax_row_sums_to_one(S):
+    x, y, z = (S.variable(v) for v in "xyz")
+    scores = [x * y, y - z, x * x * z + 3]
+    exps = [S.exp(s) for s in scores]
+    total = exps[0] + exps[1] + exps[2]
+    row = [S.div(e, total) for e in exps]
+    assert row[0] + row[1] + row[2] == 1
+    assert row[0] != fmpq(1, 3)
+    # the three entries share the denominator total
+    assert len((row[0] + row[1]).parts) == 1
+
+
+def test_rational_functions(S):
+    x, y = S.variable("x"), S.variable("y")
+    assert x / (x + 1) + 1 / (x + 1) == 1
+    assert (x * x - y * y) / (x - y) == x + y
+    assert (x + y) ** 2 == x * x + 2 * x * y + y * y
+    assert x ** -2 * x * x == 1
+
+
+def test_parts_over_different_denominators_cancel(S):
+    """a/(xy) and (a/x)/y are one value written over different denominators: the fallback decides it."""
+    x, y, z = (S.variable(v) for v in "xyz")
+    d1, d2 = S.exp(x) + y, S.exp(y) + x * z
+    a = z / d1 + x / d2
+    b = (z * d2 + x * d1) / (d1 * d2)
+    assert a == b
+    assert a != b + fmpq(1, 10**30)
+    c = (x * z) / (x * d1)  # = z/d1, over a different denominator
+    assert c - z / d1 == 0
+
+
+def test_divisors_are_recorded(S):
+    x, y = S.variable("x"), S.variable("y")
+    S.div(y, S.exp(x) + S.exp(y))
+    S.div(y, x)
+    S.div(x, fmpq(3))
+    S.div(x, S.exp(x))  # a unit: divides everywhere, not recorded
+    divisors = S.ring.divisors()
+    assert len(divisors) == 2
+    with pytest.raises(ExactZeroDivision):
+        S.div(x, x - x)
+
+
+def test_signs_of_constants_are_exact_and_of_inputs_refused(S):
+    e = S.exp(fmpq(1))
+    assert S.sign(e - fmpq(2718281, 10**6)) == 1
+    assert S.sign(e - fmpq(2718282, 10**6)) == -1
+    assert S.sign(e - e) == 0
+    with pytest.raises(InputDependentSign):
+        S.sign(S.variable("x"))
+    with pytest.raises(InputDependentSign):
+        bool(S.variable("x") + 1)
+    with pytest.raises(NotInFieldError):
+        S.exp(S.exp(S.variable("x")))
+    with pytest.raises(NotInFieldError):
+        S.real_power(S.variable("x"), fmpq(1, 2))
+
+
+def test_basis_coordinates_and_refinement():
+    S = Sym(["x", "y"])
+    x, y = S.variable("x"), S.variable("y")
+    b = S.ring.basis
+    S.exp(x), S.exp(y)
+    assert len(b) == 2
+    S.exp(2 * x - 3 * y + 5)  # in the lattice: no new vector
+    assert len(b) == 2
+    with pytest.raises(RefineBasis) as info:
+        S.exp(x / 2)
+    fine = ExpBasis(info.value.basis)
+    # the refined lattice holds x/2, hence x, and y
+    assert len(fine) == 2
+    for p in (x / 2, x, y, 3 * x / 2 - y):
+        c, v = split_constant(p.polynomial())
+        before = len(fine)
+        fine.coordinates(v, p.polynomial())
+        assert len(fine) == before
+
+
+def test_split_constant_reads_flint_terms():
+    S = Sym(["X_0_0", "A_1_2"])
+    a, b = S.variable("X_0_0"), S.variable("A_1_2")
+    c, v = split_constant((3 * a * b * b - a / 2 + fmpq(7, 3)).polynomial())
+    assert c == fmpq(7, 3)
+    assert v == {"X_0_0*A_1_2^2": 3, "X_0_0": fmpq(-1, 2)}
+    c, v = split_constant((-b).polynomial())
+    assert c == 0 and v == {"A_1_2": -1}
+
+
+_OPS = st.sampled_from(["add", "sub", "mul", "div", "exp"])
+
+
+@st.composite
+def programs(draw):
+    """A random straight-line program over x, y: each step combines two earlier values."""
+    steps = []
+    for _ in range(draw(st.integers(1, 6))):
+        op = draw(_OPS)
+        steps.append((op, draw(st.integers(0, 100)), draw(st.integers(0, 100)), draw(st.integers(-3, 3))))
+    return steps
+
+
+def _run(steps, domain, x, y):
+    vals = [x, y, domain.native(fmpq(1))]
+    for op, i, j, k in steps:
+        a, b = vals[i % len(vals)], vals[j % len(vals)]
+        if op == "add":
+            v = a + b * k
+        elif op == "sub":
+            v = a - b
+        elif op == "mul":
+            v = a * b
+        elif op == "div":
+            if domain.sign(b) == 0 if not hasattr(b, "parts") else b.is_zero():
+                continue
+            v = domain.div(a, b)
+        else:
+            if not hasattr(a, "parts") and domain is EE and type(a) is not fmpq and a.rational_value() is None:
+                continue
+            if hasattr(a, "parts") and a.polynomial() is None:
+                continue
+            v = domain.exp(a)
+        vals.append(v)
+    return vals
+
+
+@settings(max_examples=80, deadline=None)
+@given(programs(), st.fractions(-3, 3, max_denominator=7), st.fractions(-3, 3, max_denominator=7))
+def test_symbolic_values_agree_with_ee_at_a_point(steps, px, py):
+    """Sym's function, enclosed at (px, py), contains EE's exact value of the same program there."""
+    S = Sym(["x", "y"])
+    try:
+        sym = _run(steps, S, S.variable("x"), S.variable("y"))
+    except RefineBasis:
+        return
+    ee = _run(steps, EE, fmpq(px.numerator, px.denominator), fmpq(py.numerator, py.denominator))
+    if len(sym) != len(ee):  # a division by a function that vanishes at the point, or exp of a non-rational
+        return
+    ring = S.ring
+    ring._point = [fmpq(px.numerator, px.denominator), fmpq(py.numerator, py.denominator)]
+    ring._point_exps.clear()
+    compared = 0
+    with ctx.workprec(256):
+        for s, e in zip(sym, ee):
+            if not hasattr(s, "parts"):
+                continue
+            total = arb(0)
+            for n, d in s.parts:
+                v = ring._value(n)
+                if d is not None:
+                    v = v / ring._value(d)
+                total += v
+            exact = EE.convert(e).enclose(256) if type(e) is not fmpq else arb(e)
+            assert total.overlaps(exact)
+            compared += 1
+    assert compared >= 2  # x and y themselves, and every value the program made from them
+
