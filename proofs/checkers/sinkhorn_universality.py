@@ -20,7 +20,8 @@ What it decides, from the recorded data alone (it never fits anything):
    shifted into [-diam/2, diam/2]), the L1 terms bounded from the recorded balls'
    midpoints and radii, which contain P* and F* by 2. and 3.;
 5. the family maxima are the maxima of the recorded bounds, and the summary's
-   flags are what the bounds say.
+   flags (whether the fit and the held-out maxima never rise with the width)
+   are what the bounds say.
 """
 
 from __future__ import annotations
@@ -119,6 +120,10 @@ def check_universality(doc: dict[str, Any]) -> list[str]:
             falls = all(p >= q for p, q in zip(fit_max, fit_max[1:]))
             if flag(s, "fit_max_nonincreasing") is not falls:
                 problems.append(f"{system}: the family maximum is nonincreasing in the width: {falls}")
+        if None not in held_max:  # (with no held-out pair the flag is null, which the rebuild pins)
+            held_falls = all(p >= q for p, q in zip(held_max, held_max[1:]))
+            if flag(s, "held_out_max_nonincreasing") is not held_falls:
+                problems.append(f"{system}: the held-out maximum is nonincreasing in the width: {held_falls}")
     return conclude(doc, "bound", problems)
 
 

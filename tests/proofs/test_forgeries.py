@@ -225,6 +225,16 @@ def test_a_family_maximum_below_a_pairs_bound(universality):
     refused_by_check("sinkhorn_universality", doc, "not the maxima of the pairs' bounds")
 
 
+def test_a_held_out_trend_the_bounds_do_not_show(universality):
+    # The summary's held-out flag is decided from the bounds: flipped (and re-sealed), it is refused.
+    doc = copy.deepcopy(universality)
+    s = doc["outputs"]["summary"]["entropic"]
+    held = [QQ.from_json(v) for v in s["held_out_max"]]
+    assert s["held_out_max_nonincreasing"] is all(p >= q for p, q in zip(held, held[1:]))
+    s["held_out_max_nonincreasing"] = not s["held_out_max_nonincreasing"]
+    refused_by_check("sinkhorn_universality", doc, "the held-out maximum is nonincreasing in the width")
+
+
 def test_weights_changed_with_enclosures_recomputed_but_the_old_bounds_kept(universality):
     """The entropic network of width 3 is replaced by M = 0 (the independent coupling); every run, coupling,
     representative and W1 certificate is recomputed for the new weights, the recorded bounds are not."""
