@@ -15,7 +15,7 @@ from typing import Any
 from exact.canonical import json_equal
 from exact.certificate import FORMAT
 
-RELATIONS = ("exact_equal", "enclosure", "bound", "agreement")
+RELATIONS = ("exact_equal", "identity", "enclosure", "bound", "agreement")
 
 
 @functools.lru_cache(maxsize=1)

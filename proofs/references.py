@@ -119,6 +119,66 @@ def _heads(m: Mapping[str, Rows]) -> list[tuple[Rows, Rows]]:
     return [(m[f"A{i}"], m[f"V{i}"]) for i in range(1, 1 + sum(1 for k in m if k.startswith("A")))]
 
 
+# -- over any exact field: the references of the for-all-inputs claims (docs/identity.md) ------------
+# Their inputs are variables of the symbolic field; they compute with the field's own operations and
+# never branch on a value (there is no value to branch on).
+
+
+def attention_over(x: Rows, a: Rows, v: Rows, domain: Domain) -> Rows:
+    """T(X) = softmax(X A X^T)(X V) with the field's arithmetic: S_ik = sum_{j,l} X_ij A_jl X_kl."""
+    n, d, dv = len(x), len(a), len(v[0])
+    s = [[domain.sum(x[i][j] * a[j][l] * x[k][l] for j in range(d) for l in range(d)) for k in range(n)] for i in range(n)]
+    w = matmul(x, v, domain)
+    p = softmax_rows(s, domain)
+    return [[domain.sum(p[i][k] * w[k][c] for k in range(n)) for c in range(dv)] for i in range(n)]
+
+
+def multihead_over(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, domain: Domain) -> Rows:
+    outs = [attention_over(x, a, v, domain) for a, v in heads]
+    return matmul([sum((o[i] for o in outs), []) for i in range(len(x))], wo, domain)
+
+
+def encoder_layer_over(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, w1: Rows, b1: Rows, w2: Rows, b2: Rows, domain: Domain) -> Rows:
+    """Y = X + MHA(X), Z = Y + ReLU(Y W_1 + b_1) W_2 + b_2, with the field's ReLU."""
+    y = add(x, multihead_over(x, heads, wo, domain))
+    pre = matmul(y, w1, domain)
+    hidden = [[domain.relu(p + b) for p, b in zip(row, b1[0])] for row in pre]
+    out = matmul(hidden, w2, domain)
+    return [[yv + o + b for yv, o, b in zip(yr, orow, b2[0])] for yr, orow in zip(y, out)]
+
+
+def inverse_over(m: Rows, domain: Domain) -> Rows:
+    """M^{-1} = adj(M) / det(M) for 3 x 3 M: det by Leibniz's formula, adj(M)_ij = (-1)^{i+j} times the
+    minor of M without row j and column i (the textbook cofactors, not the construction's cyclic form)."""
+    from itertools import permutations
+
+    def sign(p: tuple[int, ...]) -> int:
+        return (-1) ** sum(p[i] > p[j] for i in range(3) for j in range(i + 1, 3))
+
+    det = domain.sum(sign(p) * m[0][p[0]] * m[1][p[1]] * m[2][p[2]] for p in permutations(range(3)))
+
+    def minor(r: int, c: int) -> Any:
+        rows = [i for i in range(3) if i != r]
+        cols = [j for j in range(3) if j != c]
+        return m[rows[0]][cols[0]] * m[rows[1]][cols[1]] - m[rows[0]][cols[1]] * m[rows[1]][cols[0]]
+
+    return [[domain.div((-1) ** (i + j) * minor(j, i), det) for j in range(3)] for i in range(3)]
+
+
+#: The reference of each matrix claim over any exact field (the for-all-inputs claims).
+OVER_ANY_FIELD: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
+    "transpose": lambda m, dom: transpose(m["M"]),
+    "matmul": lambda m, dom: matmul(m["A"], m["B"], dom),
+    "softmax": lambda m, dom: softmax(m["S"], dom),
+    "relu": lambda m, dom: relu(m["x"], dom),
+    "maxmin": lambda m, dom: maxmin(m["x"], dom),
+    "inverse3": lambda m, dom: inverse_over(m["M"], dom),
+    "universal": lambda m, dom: attention_over(m["X"], m["A"], m["V"], dom),
+    "multihead": lambda m, dom: multihead_over(m["X"], _heads(m), m["WO"], dom),
+    "encoder_layer": lambda m, dom: encoder_layer_over(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], dom),
+}
+
+
 #: The reference of each matrix claim, on its named input matrices: one home for prover, verifier and compiler checks.
 BY_CLAIM: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
     "transpose": lambda m, dom: transpose(m["M"]),

@@ -25,13 +25,13 @@ independent), each remembering the combination of basis vectors it is.
 
 from __future__ import annotations
 
-import re
 from math import lcm
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from flint import fmpq, fmpq_mpoly, fmpz_mat
 
 from exact.errors import AttncertError
+from exact.symbolic.terms import terms
 
 #: A sparse vector of Q[x]: monomial (as FLINT prints it) -> nonzero rational coefficient.
 Vector = dict[str, fmpq]
@@ -48,29 +48,14 @@ class RefineBasis(AttncertError):
 
 
 def split_constant(p: fmpq_mpoly) -> tuple[fmpq, Vector]:
-    """p as its constant term and the sparse vector of its other terms, keyed by monomial.
-
-    Monomials are read from FLINT's printed form (``3*X_0*Y_1^2 - 1/2``), one term per
-    coefficient of ``coeffs()`` in the same order; the exponent tuples of ``to_dict`` cost
-    one Python integer per variable and term, which dominated with hundreds of variables.
-    """
-    coeffs = p.coeffs()
-    if not coeffs:
-        return fmpq(0), {}
+    """p as its constant term and the sparse vector of its other terms, keyed by monomial."""
     c, v = fmpq(0), {}
-    for term, a in zip(_TERM_SEP.split(str(p)), coeffs):
-        term = term.lstrip("-")
-        head, _, rest = term.partition("*")
-        monomial = rest if _NUMBER.fullmatch(head) else term  # "" for the constant term
+    for monomial, a in terms(p):
         if monomial:
             v[monomial] = a
         else:
             c = a
     return c, v
-
-
-_TERM_SEP = re.compile(r" [+-] ")
-_NUMBER = re.compile(r"[0-9]+(/[0-9]+)?")
 
 
 class ExpBasis:
@@ -153,3 +138,66 @@ def _axpy(acc: dict, a: fmpq, x: dict) -> None:
             acc[k] = s
         else:
             acc.pop(k, None)
+
+
+def hermite_basis(vectors: list[Vector], order: Callable[[str], Any]) -> tuple[list[Vector], list[Coordinates]]:
+    """A Z-basis of the lattice the vectors generate, in Hermite normal form block by block, and
+    each vector's integer coordinates over it.
+
+    Vectors that share no monomial, directly or through others, span independent blocks; each
+    block's lattice is put in Hermite normal form (FLINT's ``fmpz_mat.hnf`` of the block scaled
+    to integers, columns in decreasing ``order``), so every basis row has a distinct leading
+    monomial, its pivot, and the rows are Q-linearly independent at a glance. A one-vector
+    block is that vector, its leading coefficient made positive. The coordinates are found by
+    back-substitution on the pivots; they are integers because every vector is in the lattice.
+    """
+    parent = list(range(len(vectors)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, v in enumerate(vectors):
+        for m in v:
+            j = owner.setdefault(m, i)
+            if j != i:
+                parent[find(i)] = find(j)
+    blocks: dict[int, list[int]] = {}
+    for i in range(len(vectors)):
+        blocks.setdefault(find(i), []).append(i)
+    rows: list[Vector] = []
+    coords: list[Coordinates] = [()] * len(vectors)
+    for members in blocks.values():
+        first = len(rows)
+        block = [vectors[i] for i in members]
+        if len(block) == 1:
+            (v,) = block
+            lead = max(v, key=order)
+            rows.append(v if v[lead] > 0 else {m: -a for m, a in v.items()})
+        else:
+            columns = sorted({m for v in block for m in v}, key=order, reverse=True)
+            den = lcm(*(int(a.q) for v in block for a in v.values()))
+            h = fmpz_mat([[int(v.get(m, 0) * den) for m in columns] for v in block]).hnf()
+            for r in range(h.nrows()):
+                row = {m: fmpq(int(h[r, c]), den) for c, m in enumerate(columns) if h[r, c] != 0}
+                if row:
+                    rows.append(row)
+        pivots = [(max(rows[k], key=order), k) for k in range(first, len(rows))]
+        for i in members:
+            rest, found = dict(vectors[i]), []
+            for lead, k in pivots:  # decreasing pivots: each row's pivot is below the ones before it
+                a = rest.get(lead)
+                if a is None:
+                    continue
+                f = a / rows[k][lead]
+                if f.q != 1:
+                    raise ArithmeticError("a vector has a non-integer coordinate over its lattice's Hermite basis")
+                _axpy(rest, -f, rows[k])
+                found.append((k, int(f.p)))
+            if rest:
+                raise ArithmeticError("a vector is outside the span of its block's Hermite basis")
+            coords[i] = tuple(sorted(found))
+    return rows, coords

@@ -40,8 +40,10 @@ class SymbolicRing:
         self.variables = tuple(variables)
         self.ctx = fmpq_mpoly_ctx.get(self.variables, "lex")
         self.basis = ExpBasis(basis)
-        #: Every exponential formed: the key of its argument's non-constant part -> (argument, key).
-        self.exponentials: dict[tuple, tuple[fmpq_mpoly, Key]] = {}
+        #: Every exponential of a non-constant argument formed: key -> (its non-constant part, coordinates).
+        self.exponentials: dict[tuple, tuple[dict, Coordinates]] = {}
+        #: The constant parts c of the exponentials formed.
+        self.constants: set[fmpq] = set()
         self._divisors: dict[int, PolyExp] = {}
         self._zero = SymNumber((), self)
         self._one = self.polynomial(self.ctx.constant(1))
@@ -69,14 +71,16 @@ class SymbolicRing:
         exponential or a quotient): no symbolic rule covers it.
         """
         if type(x) is fmpq:
+            self.constants.add(x)
             return SymNumber.fraction(PolyExp({((), int(x.p), int(x.q)): self.ctx.constant(1)}, self))
         p = x.polynomial()
         if p is None:
             raise NotInFieldError(f"exp of {x}: the symbolic field has exponentials of polynomials of the inputs only")
         c, v = split_constant(p)
         coords = self.basis.coordinates(v, p)
+        self.constants.add(c)
         if v:
-            self.exponentials.setdefault(tuple(sorted(v.items())), (p - c, ((coords), 0, 1)))
+            self.exponentials.setdefault(tuple(sorted(v.items())), (v, coords))
         return SymNumber.fraction(PolyExp({(coords, int(c.p), int(c.q)): self.ctx.constant(1)}, self))
 
     # -- signs ---------------------------------------------------------------------------

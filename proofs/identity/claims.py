@@ -1,0 +1,73 @@
+"""The for-all-inputs claims: ``CLAIM_identity`` for every construction claim (docs/identity.md).
+
+``attncert prove CLAIM --for-all`` proves ``CLAIM_identity``: the statement of CLAIM for every
+real input of the given sizes, where the recorded divisors are nonzero, decided exactly over
+the symbolic field. Each is registered from the construction claim it generalises (its
+construction, sizes and cost), with the reference of :data:`proofs.references.OVER_ANY_FIELD`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import proofs.lemmas.inverse3  # noqa: F401  (the construction claims generalised here register themselves)
+import proofs.lemmas.matmul  # noqa: F401
+import proofs.lemmas.softmax  # noqa: F401
+import proofs.lemmas.transpose  # noqa: F401
+import proofs.simulator.multihead  # noqa: F401
+import proofs.simulator.universal  # noqa: F401
+from proofs import references
+from proofs.certify import certificate
+from proofs.identity.prove import identity_sections, run_symbolic
+from proofs.layout_claims import LAYOUT_CLAIMS
+from proofs.registry import Claim, register
+
+#: claim -> (what its inputs are, what it maps them to, the hypotheses in words).
+STATEMENTS: dict[str, tuple[str, str, str]] = {
+    "transpose": ("M (r x c)", "transpose(r, c) maps vec(M) to vec(M^T)", ""),
+    "matmul": ("A (r x k), B (k x c)", "matmul(r, k, c) maps vec(A) ++ vec(B) to vec(AB), and the rest to 0", ""),
+    "softmax": ("S (r x c)", "softmax_rows(r, c) maps vec(S) to vec(softmax(S)), row-wise, and the rest to 0", ""),
+    "inverse3": ("M (3 x 3)", "inverse3 maps vec(M) to vec(M^-1)", " with det M != 0"),
+    "universal": ("X (n x d), A (d x d), V (d x d_v)", "U(n, d, d_v) maps vec(X) ++ vec(A) ++ vec(V) to vec(softmax(X A X^T) X V), and the rest to 0", ""),
+    "multihead": (
+        "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d_o)",
+        "multihead(n, d, d_v, h, d_o) maps its input to vec([T_1(X), ..., T_h(X)] W_O), and the rest to 0",
+        "",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class IdentityClaim:
+    base: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}_identity"
+
+    def statement(self) -> str:
+        inputs, maps, hypotheses = STATEMENTS[self.base]
+        return f"for all real {inputs}{hypotheses}: {maps}; decided exactly as an identity of functions of the entries"
+
+    def prove(self, **sizes: int) -> dict[str, Any]:
+        cons = LAYOUT_CLAIMS[self.base].build(**sizes)
+        run = run_symbolic(cons, references.OVER_ANY_FIELD[self.base])
+        sections = identity_sections(cons, run)
+        return certificate(
+            claim=self.name,
+            params=dict(sizes),
+            inputs=sections["inputs"],
+            construction=sections["construction"],
+            outputs=sections["outputs"],
+            reference={"function": STATEMENTS[self.base][1].split(" to ", 1)[1]},
+            result={**sections["result"], "statement": self.statement()},
+        )
+
+    def claim(self) -> Claim:
+        base = LAYOUT_CLAIMS[self.base]
+        return Claim(self.name, self.statement(), self.prove, base.sizes, build=base.build, cost=base.cost)
+
+
+for _base in STATEMENTS:
+    register(IdentityClaim(_base).claim())
