@@ -1,4 +1,7 @@
-"""Compiler: compile time, exact forward of the compiled weights against the RASP evaluation, softmax mode."""
+"""Compiler: compile time, exact forward of the compiled weights against the RASP evaluation, softmax mode.
+
+Compiled with ``check=False``: each row times one thing (the compile, a forward pass), and U(64, 8, 8)
+is past the pair limit of the compiler's check."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ def compile_times(sizes=((4, 3, 2), (16, 4, 4), (32, 8, 8), (64, 8, 8))) -> dict
         U = universal(n, d, dv)
         g = U.graph()
         t0 = time.perf_counter()
-        m = compile_graph(g, U.layout.length, "scalar")
+        m = compile_graph(g, U.layout.length, "scalar", check=False)
         t = time.perf_counter() - t0
         s = m.summary()
         rows.append([f"U({n},{d},{dv})", f"{U.layout.length:,}", str(s["width"]), str(s["heads"]), f"{s['parameters']:,}", fmt_seconds(t)])
@@ -42,7 +45,7 @@ def forward(sizes=((4, 3, 2), (8, 4, 4), (16, 4, 4))) -> dict:
     for n, d, dv in sizes:
         U = universal(n, d, dv)
         g = U.graph()
-        m = compile_graph(g, U.layout.length, "scalar")
+        m = compile_graph(g, U.layout.length, "scalar", check=False)
         xs = U.layout.encode(_mats(U), EE)
         t0 = time.perf_counter()
         cold = m.forward(xs, EE)[0]["output"]
@@ -64,7 +67,7 @@ def forward(sizes=((4, 3, 2), (8, 4, 4), (16, 4, 4))) -> dict:
 def softmax_mode(betas=(10, 30, 100, 300, 1000), prec: int = 256) -> dict:
     U = universal(3, 2, 2)
     g = U.graph()
-    m = compile_graph(g, U.layout.length, "scalar")
+    m = compile_graph(g, U.layout.length, "scalar", check=False)
     xs = U.layout.encode(_mats(U), EE)
     exact = m.forward(xs, EE)[0]["output"]
     rows = []

@@ -306,17 +306,18 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from proofs import compiled
 
     target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
-    # Compiling builds the construction and its positional table, it runs nothing: the construction's own cost.
+    # Compiling builds the construction and its positional table, then checks the model: forward passes of every (query, key) pair.
     sizes = compiled.parse_sizes(args.of, args.sizes)  # refuses an unknown construction or size first
     lim = _limits(args)
-    check_cost(f"compile {args.of}", sizes, compiled.construction_cost(args.of, sizes), lim)
+    check_cost(f"compile {args.of}", sizes, compiled.compile_cost(args.of, sizes), lim)
     with limits(lim):
         _, model = compiled.compile_construction(args.of, sizes)
     where = _emit(target, to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n")
     s = model.summary()
     print(
         f"{args.of} ({compiled.canonical_sizes(sizes)}): {s['layers']} layers, heads {s['heads']}, "
-        f"width {s['width']}, {s['parameters']:,} nonzero parameters, sequence length {model.length}; written to {where}",
+        f"width {s['width']}, {s['parameters']:,} nonzero parameters, sequence length {model.length}; "
+        f"checked: {model.checked.describe()}; written to {where}",
         file=sys.stdout if target else sys.stderr,
     )
     return EXIT_HOLDS

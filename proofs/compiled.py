@@ -17,6 +17,7 @@ from typing import Any
 
 from constructions import rasp
 from constructions.compiler import MODEL_CLASS, compile_graph
+from constructions.compiler.check import NUMERIC_INPUTS, compare
 from constructions.compiler.model import model_to_json
 from constructions.languages import match2, match2_readout, parity, parity_readout
 from exact import EE, QQ, Domain, ParseError
@@ -71,15 +72,16 @@ def canonical_sizes(sizes: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(sizes.items()))
 
 
-def compile_construction(of: str, kw: dict[str, int]) -> tuple[Any, Any]:
-    """(construction, compiled model) of a layout claim, or of a language readout, at parsed sizes."""
+def compile_construction(of: str, kw: dict[str, int], check: bool = True) -> tuple[Any, Any]:
+    """(construction, compiled model) of a layout claim, or of a language readout, at parsed sizes;
+    ``check``: the compiler's own check (:mod:`constructions.compiler.check`) on its inputs."""
     if of == "match2":
         cons = match2_readout(kw["M"], kw["n"])
     elif of == "parity":
         cons = parity_readout(kw["n"], kw["k"])
     else:
         cons = _layout_claim(of).build(**kw)
-    return cons, compile_graph(cons.graph(), cons.layout.length, "scalar")
+    return cons, compile_graph(cons.graph(), cons.layout.length, "scalar", check=check)
 
 
 def instance(of: str, size_kw: dict[str, int], seed: int, cons: Any) -> tuple[Domain, dict[str, Any], Any, dict[str, Any]]:
@@ -104,24 +106,16 @@ def instance(of: str, size_kw: dict[str, int], seed: int, cons: Any) -> tuple[Do
 
 def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
     size_kw = parse_sizes(of, sizes)
-    cons, model = compile_construction(of, size_kw)
+    # The compiler's check runs on its own inputs; this claim runs the same comparison on the seed's input.
+    cons, model = compile_construction(of, size_kw, check=False)
     dom, mats, ref, extra = instance(of, size_kw, seed, cons)
     g = cons.graph()
     xs = cons.layout.encode(mats, dom)
-    outputs, history = model.forward(xs, dom, trace=True)
-    trace = rasp.trace_graph(g, xs, dom)
-    label_of = {g.nodes[v]["label"]: v for v in g.nodes}
-    differing = []
-    for label, node in sorted(model.nodes.items()):
-        state = history[node["slot"] + 1] if node["slot"] >= 0 else history[0]
-        got = [state[c][1:] for c in node["columns"]]
-        got = got[0] if len(got) == 1 else list(zip(*got))
-        want = trace[label_of[label]]
-        if len(got) != len(want) or not all(_eq(dom, a, b) for a, b in zip(got, want)):
-            differing.append(label)
-    seq = outputs["output"]
+    found = compare(model, g, xs, dom)
+    differing = sorted(d.label for d in found.disagreements)
+    seq = found.outputs["output"]
     out, rest = cons.layout.decode(seq), cons.layout.rest(seq)
-    rasp_out = cons.layout.decode(trace[g.graph["outputs"]["output"]])
+    rasp_out = cons.layout.decode(found.rasp[g.graph["outputs"]["output"]])
     equal_ref, equal_rasp = _same(dom, out, ref), _same(dom, out, rasp_out)
     rest_zero = all(dom.sign(v) == 0 for v in rest)
     return certificate(
@@ -150,12 +144,6 @@ def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
     )
 
 
-def _eq(dom: Domain, a: Any, b: Any) -> bool:
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(dom.eq(x, y) for x, y in zip(a, b))
-    return dom.eq(a, b)
-
-
 def _same(dom: Domain, a: list[list[Any]], b: list[list[Any]]) -> bool:
     return len(a) == len(b) and all(len(x) == len(y) and all(dom.eq(u, v) for u, v in zip(x, y)) for x, y in zip(a, b))
 
@@ -170,9 +158,18 @@ def construction_cost(of: str, kw: dict[str, int]) -> Cost:
 
 def cost(of: str, sizes: str, **_: Any) -> Cost:
     """The construction's own cost; the forward pass scores every (query, key) pair of every head."""
-    own = construction_cost(of, parse_sizes(of, sizes))
+    return _with_forward_passes(construction_cost(of, parse_sizes(of, sizes)), 1)
+
+
+def compile_cost(of: str, kw: dict[str, int]) -> Cost:
+    """``attncert compile``: the construction, then the compiler's check, a forward pass and a RASP
+    evaluation on each of its inputs (at most NUMERIC_INPUTS of them, scalar tokens)."""
+    return _with_forward_passes(construction_cost(of, kw), NUMERIC_INPUTS)
+
+
+def _with_forward_passes(own: Cost, runs: int) -> Cost:
     n = own.positions + 1
-    return Cost(own.positions, n * n, 2, 0, 2 * own.seconds + 1e-6 * n * n, 4 * own.memory + 16 * n)
+    return Cost(own.positions, n * n, 2 * runs, 0, (1 + runs) * own.seconds + 1e-6 * n * n * runs, 4 * own.memory + 16 * n)
 
 
 register(

@@ -8,14 +8,17 @@ One module per stage, as tracr does; each stage is a pure function:
 3. :mod:`.blocks`   per-node blocks: an average-hard attention head for each
    Aggregate (numeric score form), an MLP block for each Map / SequenceMap;
 4. :mod:`.layers`   layer allocation, from :func:`constructions.rasp.size.schedule`;
-5. :mod:`.assemble` assembly into a :class:`~.model.Model`.
+5. :mod:`.assemble` assembly into a :class:`~.model.Model`;
+6. :mod:`.check`    the model against the RASP evaluation, SOp by SOp, on inputs
+   that cover the value sets (run by every compile unless ``check=False``).
 
 The model class, its exact forward pass (a code path separate from the RASP
 evaluator) and its JSON form are in :mod:`.model`.
 """
 
 from constructions.compiler.assemble import compile_graph
+from constructions.compiler.check import CheckFailed, CheckReport
 from constructions.compiler.model import MODEL_CLASS, Model
 from constructions.compiler.values import NotCompilable
 
-__all__ = ["compile_graph", "Model", "MODEL_CLASS", "NotCompilable"]
+__all__ = ["compile_graph", "CheckFailed", "CheckReport", "Model", "MODEL_CLASS", "NotCompilable"]

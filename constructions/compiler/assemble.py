@@ -10,6 +10,7 @@ reciprocals' guards are read from it.
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import replace
 from typing import Any
 
 import networkx as nx
@@ -17,19 +18,28 @@ from flint import fmpq
 
 from constructions.compiler.basis import Basis, columns
 from constructions.compiler.blocks import ONE, Block, aff, affine_block, map_block, maxmin_pick_block
+from constructions.compiler.check import check_model
 from constructions.compiler.layers import allocate
 from constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
-from constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric, tabulate
+from constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric, numeric_mean_of_one_hot, symbols, tabulate
 from constructions.rasp.graph import arguments, decode_params
 from exact import EE, QQ, AttncertError, EENumber
 from exact.limits import current as current_limits
 
 
-def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab: Any = None) -> Model:
+def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab: Any = None, check: bool = True) -> Model:
     """The transformer that computes RASP graph ``g`` on sequences of ``length`` tokens, exactly.
 
     ``tokens``: "scalar" (a number per position), "pair" ((value, tag)) or "categorical"
-    (symbols of ``vocab``, one-hot)."""
+    (symbols of ``vocab``, one-hot). With ``check`` (the default) the model is run against
+    the RASP evaluation, SOp by SOp, on the inputs of :mod:`.check` before it is returned
+    (``model.checked`` says which); a disagreement raises :class:`~.check.CheckFailed`.
+    ``check=False`` returns the model unchecked."""
+    model = _assemble(g, length, tokens, vocab)
+    return replace(model, checked=check_model(g, model)) if check else model
+
+
+def _assemble(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any) -> Model:
     info = infer(g, length, tokens, vocab)
     layers, heads, maps, slot, decoded = allocate(g, info)
     c = _Columns(g, info, length)
@@ -57,10 +67,11 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab
     nodes = {
         g.nodes[v]["label"]: {"columns": list(c.of(v)), "slot": -1 if info[v].static or g.nodes[v]["op"] == "tokens" else slot[v] + (v in decoded)}
         for v in g.nodes
-        if g.nodes[v]["op"] != "select" and (info[v].static or v in c.cols)
+        if g.nodes[v]["op"] != "select" and (_positional(info[v]) or v in c.cols)
     }
     token_cols = [c.cols[t] for t in g.nodes if g.nodes[t]["op"] == "tokens" and t in c.cols]
     output_values = {name: list(info[v].categories) if info[v].categories is not None else None for name, v in g.graph["outputs"].items()}
+    one_hot = {g.nodes[v]["label"]: info[v].categories for v in c.cols if info[v].categories is not None}
     return Model(
         basis=tuple(c.basis.labels),
         length=length,
@@ -70,9 +81,15 @@ def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab
         layers=tuple(built),
         outputs=outputs,
         nodes=nodes,
-        vocab=tuple(info[next(t for t in g.nodes if g.nodes[t]["op"] == "tokens")].categories or ()) if tokens == "categorical" else None,
+        vocab=symbols(vocab) if tokens == "categorical" else None,
         output_values=output_values,
+        one_hot=one_hot,
     )
+
+
+def _positional(info: NodeInfo) -> bool:
+    """A static SOp with a positional column: its values are numbers (static tokens live only in value tables)."""
+    return info.static and info.values is not None and all(isinstance(x, fmpq) for x in info.values)
 
 
 class _Columns:
@@ -125,13 +142,20 @@ def _head(g: nx.MultiDiGraph, v: int, c: _Columns, bos: dict[int, Any]) -> Head:
     qk = _scores(g, sel, c)
     b = c.basis["bos"]
     default = _numeric_default(g, v)
+    cats = c.info[vals].categories
+    if numeric_mean_of_one_hot(g.nodes[v], cats):
+        # the mean of the numbers: value x read from x's indicator column, booleans as 0 and 1
+        (dst,) = c.cols[v]
+        copies = [[(src, fmpq(int(x)) if isinstance(x, bool) else QQ.convert(x)) for src, x in zip(c.of(vals), cats)]]
+    else:
+        copies = [[(src, fmpq(1))] for src in c.of(vals)]
     ov = []
-    for src, dst in zip(c.of(vals), c.cols[v]):
-        at_bos = bos.get(src, EE.zero())
+    for reads, dst in zip(copies, c.cols[v]):
+        at_bos = EE.sum(EE.convert(w) * bos.get(src, EE.zero()) for src, w in reads)
         q_bos = at_bos.rational_value() if isinstance(at_bos, EENumber) else at_bos
         if q_bos is None:
             raise NotCompilable(g.nodes[v]["label"], "an irrational value at the BOS position", "the BOS correction must be a rational weight")
-        ov += [(src, dst, fmpq(1)), (b, dst, fmpq(default) - fmpq(q_bos))]
+        ov += [(src, dst, w) for src, w in reads] + [(b, dst, fmpq(default) - fmpq(q_bos))]
     return Head(g.nodes[v]["label"], qk, tuple((s, d, w) for s, d, w in ov if w != 0))
 
 
@@ -183,8 +207,9 @@ def _scores(g: nx.MultiDiGraph, sel: int, c: _Columns, tie: bool = False) -> tup
         delta = fmpq(0) if tie else _gap(kv, qv) ** 2 / 2
         return ((q, k, fmpq(2)), (one, kk, fmpq(-1)), (qq, b, fmpq(1)), (one, b, -delta), (b, b, delta + 1))
     qk = [(one, b, 1 - half), (b, b, fmpq(2))]
+    query_values = c.info[queries].finite()
     for u in c.info[keys].finite():
-        for w in c.info[queries].finite():
+        for w in query_values:
             if u is not None and w is not None and pred(u, w):
                 qk.append((c.indicator(queries, w), c.indicator(keys, u), fmpq(1)))
     return tuple(qk)

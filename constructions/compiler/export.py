@@ -6,7 +6,8 @@ Dense arrays, named by layer (docs/compiler.md, "The npz format"):
   ``token_columns``: the columns that receive token components;
 * ``L{l}_H{h}_qk``, ``L{l}_H{h}_ov``: width x width, s = x_i^T qk x_j and
   out_i = mean_{j in argmax} x_j^T ov;
-* ``L{l}_S{k}_kind``: unit kinds (0 relu, 1 exp, 2 reciprocal, 3 product);
+* ``L{l}_S{k}_kind``: the kind of each unit (0 relu, 1 exp, 2 reciprocal, 3 product;
+  one stage may mix kinds);
   ``L{l}_S{k}_A``, ``_B``: pre-activation weights of the first and second
   argument (inputs x units; ``B`` is used by products only), ``_a``, ``_b``
   their biases;
@@ -15,7 +16,11 @@ Dense arrays, named by layer (docs/compiler.md, "The npz format"):
 
 Floats lose exactness; the JSON form keeps it. Average-hard attention in floats
 needs a tolerance for ties (scores are exact integers here for the compiled
-constructions, so ties are exact in float64 while |scores| < 2^53).
+constructions, so ties are exact in float64 while |scores| < 2^53). An exp unit
+computes e^a itself, which overflows float64 past a = 709.78: the model forms no
+row maximum to subtract first, so a float forward pass must report the overflow
+(docs/compiler.md, "Overflow"). Categorical models are refused: the arrays do not
+record the vocabulary (the JSON form does).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import io
 import numpy as np
 
 from constructions.compiler.model import UNITS, Affine, Model
+from exact.errors import AttncertError
 
 
 def _dense(triples, rows: int, cols: int) -> np.ndarray:
@@ -45,6 +51,9 @@ def _affines(affs: list[Affine], inputs: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def to_npz(m: Model) -> bytes:
+    """The float64 arrays of the module docstring, as the bytes of an .npz file."""
+    if m.tokens == "categorical":
+        raise AttncertError("the npz format does not record a vocabulary: write a categorical model as JSON")
     width, N = m.width(), m.length
     arrays: dict[str, np.ndarray] = {"embedding": np.zeros((N + 1, width)), "token_columns": np.array(m.token_columns, dtype=np.int64)}
     for c, vals in m.positional.items():

@@ -82,7 +82,7 @@ class Layer:
 class Model:
     basis: tuple[str, ...]
     length: int  # N, the RASP sequence length
-    tokens: str  # "scalar" or "pair"
+    tokens: str  # "scalar", "pair" or "categorical"
     token_columns: tuple[int, ...]
     positional: dict[int, list[fmpq]]  # column -> values at positions 0..N
     layers: tuple[Layer, ...]
@@ -90,6 +90,9 @@ class Model:
     nodes: dict[str, dict[str, Any]]  # SOp label -> {"columns": [...], "slot": s} (-1: embedding)
     vocab: tuple[Any, ...] | None = None  # categorical tokens: the symbols of the one-hot token columns
     output_values: dict[str, list[Any] | None] = field(default_factory=dict)  # categorical outputs: column values
+    one_hot: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # SOp label -> the values of its one-hot columns
+    #: What the compiler's check ran (:class:`constructions.compiler.check.CheckReport`); None: unchecked.
+    checked: Any = field(default=None, compare=False, repr=False)
     #: Selections of heads with rational scores: the same for every input, so found once per model.
     _selections: dict[int, tuple[list[int], np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -131,6 +134,8 @@ class Model:
         N = self.length
         if len(tokens) != N:
             raise ParseError(f"the model was compiled for {N} tokens, got {len(tokens)}")
+        if self.tokens == "categorical" and any(not any(t == s for s in self.vocab) for t in tokens):
+            raise ParseError(f"a token is not a symbol of the vocabulary {list(self.vocab)!r:.60}")
         zero = domain.zero()
         cols: list[list[Any]] = [[zero] * (N + 1) for _ in self.basis]
         for c, vals in self.positional.items():
@@ -253,17 +258,27 @@ def _head(
 
 
 def _integer_scores(h: Head, cols: dict[int, list[fmpq]], N: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """(Q, K, D) with s_ij = (Q K^T)_ij / D exactly, Q and K integer matrices (int64 when no product can overflow)."""
-    scale = {c: math.lcm(1, *(int(x.q) for x in cols[c])) for c in {a for a, _, _ in h.qk} | {b for _, b, _ in h.qk}}
-    coeffs = [fmpq(w) / (scale[a] * scale[b]) for a, b, w in h.qk]
-    D = math.lcm(1, *(int(c.q) for c in coeffs))
-    ints = lambda c: [int(x * scale[c]) for x in cols[c]]  # noqa: E731
-    Qm = [[int(cf * D) * v for v in ints(a)] for cf, (a, _, _) in zip(coeffs, h.qk)]
-    Km = [ints(b) for _, b, _ in h.qk]
-    bound = sum(max(map(abs, q), default=0) * max(map(abs, k), default=0) for q, k in zip(Qm, Km))
+    """(Q, K, D) with s_ij = (Q K^T)_ij / D exactly, Q and K integer matrices (int64 when no product can overflow).
+
+    With x_c scaled to integers z_c = x_c l_c (l_c the lcm of column c's denominators),
+    D s_ij = sum_a z_a[i] (sum_b C_ab z_b[j]), C_ab = D w_ab / (l_a l_b) integers: Q's columns
+    are the query columns read, K's the key forms each of them meets (terms merged per query column)."""
+    read = {a for a, _, _ in h.qk} | {b for _, b, _ in h.qk}
+    scale = {c: math.lcm(1, *(int(x.q) for x in cols[c])) for c in read}
+    ints = {c: np.array([int(x * scale[c]) for x in cols[c]], dtype=object) for c in read}
+    coeffs = [(a, b, fmpq(w) / (scale[a] * scale[b])) for a, b, w in h.qk]
+    D = math.lcm(1, *(int(c.q) for _, _, c in coeffs))
+    forms: dict[int, np.ndarray] = {}
+    for a, b, c in coeffs:
+        term = int(c * D) * ints[b]
+        forms[a] = forms[a] + term if a in forms else term
+    queries = sorted(forms)
+    bound = sum(max(map(abs, ints[a])) * max(map(abs, forms[a])) for a in queries)
     dtype = np.int64 if bound < 2**62 else object
-    Q = np.array(Qm, dtype=dtype).T.reshape(N + 1, len(Qm)) if Qm else np.zeros((N + 1, 0), dtype=np.int64)
-    K = np.array(Km, dtype=dtype).T.reshape(N + 1, len(Km)) if Km else np.zeros((N + 1, 0), dtype=np.int64)
+    if not queries:
+        return np.zeros((N + 1, 0), dtype=np.int64), np.zeros((N + 1, 0), dtype=np.int64), D
+    Q = np.array([ints[a] for a in queries], dtype=dtype).T.reshape(N + 1, len(queries))
+    K = np.array([forms[a] for a in queries], dtype=dtype).T.reshape(N + 1, len(queries))
     return Q, K, D
 
 
@@ -306,10 +321,20 @@ def _softmax_head(h: Head, cols: list[list[Any]], domain: Domain, positional: di
 
 
 def _argmax_in_domain(h: Head, cols: list[list[Any]], domain: Domain, N: int) -> tuple[list[int], np.ndarray]:
-    """The same, for heads whose scores depend on the input: scored and compared in the domain."""
+    """The same, for heads whose scores depend on the input: scored and compared in the domain.
+
+    Query i's scores are sum over terms (a, b, w) of (w x_a[i]) x_b, a term whose query entry
+    is exactly 0 adding nothing (one-hot columns are mostly 0)."""
+    terms = [(cols[a], cols[b], domain.convert(w)) for a, b, w in h.qk]
+    zero = domain.zero()
     offsets, keys = [0], []
     for i in range(N + 1):
-        s = [domain.sum(domain.convert(w) * cols[a][i] * cols[b][j] for a, b, w in h.qk) for j in range(N + 1)]
+        s = [zero] * (N + 1)
+        for query, key, w in terms:
+            if query[i] == 0:
+                continue
+            c = w * query[i]
+            s = [x + c * y for x, y in zip(s, key)]
         best = s[0]
         for x in s[1:]:
             best = domain.max(best, x)
@@ -356,7 +381,7 @@ def model_to_json(m: Model) -> dict[str, Any]:
         "outputs": {k: list(v) for k, v in m.outputs.items()},
         "output_values": {k: None if v is None else [encode_value(x) for x in v] for k, v in m.output_values.items()},
         "vocab": None if m.vocab is None else [encode_value(x) for x in m.vocab],
-        "nodes": m.nodes,
+        "nodes": {label: {**node, "values": [encode_value(x) for x in m.one_hot[label]]} if label in m.one_hot else node for label, node in m.nodes.items()},
         "summary": m.summary(),
     }
 
@@ -406,9 +431,10 @@ def model_from_json(obj: Any) -> Model:
             positional=positional,
             layers=tuple(layers),
             outputs={str(k): tuple(col(c) for c in v) for k, v in obj["outputs"].items()},
-            nodes=dict(obj["nodes"]),
+            nodes={str(k): {f: x for f, x in node.items() if f != "values"} for k, node in obj["nodes"].items()},
             vocab=None if obj.get("vocab") is None else tuple(decode_value(x) for x in obj["vocab"]),
             output_values={str(k): None if v is None else [decode_value(x) for x in v] for k, v in obj.get("output_values", {}).items()},
+            one_hot={str(k): tuple(decode_value(x) for x in node["values"]) for k, node in obj["nodes"].items() if "values" in node},
         )
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise ParseError(f"malformed model: {type(e).__name__}: {str(e)[:80]}") from None

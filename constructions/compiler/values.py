@@ -10,6 +10,10 @@ tokens (they are compared through one-hot value tables). Dynamic SOps are
 numerical: one residual dimension, or two for pairs (tagged tokens, ``pack``).
 Selectors must be static (:mod:`.blocks` gives their score forms).
 
+With categorical tokens, SOps computed from finite value sets are *one-hot*: a
+column per value. A numerical Aggregate of a one-hot SOp with numeric values is
+numerical (RASP averages the numbers, booleans as 0 and 1): one column.
+
 Anything outside this class raises :class:`NotCompilable`, naming the node, the
 feature and why.
 """
@@ -89,15 +93,24 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> di
         elif v not in dynamic:
             info[v] = NodeInfo(label, op, True, 1, values[v])
         elif op == "tokens":
-            cats = tuple(sorted(set(vocab), key=repr)) if tokens == "categorical" else None
+            cats = symbols(vocab) if tokens == "categorical" else None
             info[v] = NodeInfo(label, op, False, len(cats) if cats else TOKEN_WIDTH[tokens], categories=cats)
         elif op == "aggregate":
             sel, vals = arguments(g, v)
             default = decode_params(op, d.get("params", {}))["default"]
             every_query_selects = sel in selections and all(selections[sel].widths() > 0)
-            if not _is_number(default) and not (default is None and (every_query_selects or info[vals].categories is not None)):
+            cats = info[vals].categories
+            if numeric_mean_of_one_hot(d, cats):
+                # RASP averages the numbers (booleans as 0 and 1), so the head outputs one number, not one-hot columns
+                if not all(_is_number(x) for x in cats):
+                    raise NotCompilable(label, "a numerical Aggregate of a SOp whose values mix numbers and symbols", f"its value set is {list(cats)!r:.60}")
+                if not _is_number(default) and not (default is None and every_query_selects):
+                    raise NotCompilable(label, f"default {default!r}", "a numeric default is needed where a query selects nothing")
+                info[v] = NodeInfo(label, op, False, 1)
+                continue
+            if not _is_number(default) and not (default is None and (every_query_selects or cats is not None)):
                 raise NotCompilable(label, f"default {default!r}", "a numeric default is needed where a query selects nothing")
-            info[v] = NodeInfo(label, op, False, info[vals].width, categories=info[vals].categories)
+            info[v] = NodeInfo(label, op, False, info[vals].width, categories=cats)
         elif op in ("map", "sequence_map"):
             args = arguments(g, v)
             finite = [info[u].finite() for u in args]
@@ -117,6 +130,17 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> di
         else:
             raise NotCompilable(label, op, "not in the compilable class")
     return info
+
+
+def symbols(vocab: Any) -> tuple[Any, ...]:
+    """The token symbols in the order of their one-hot columns: distinct, sorted by repr."""
+    return tuple(sorted(set(vocab), key=repr))
+
+
+def numeric_mean_of_one_hot(d: dict[str, Any], categories: tuple[Any, ...] | None) -> bool:
+    """Whether an Aggregate node averages, as numbers, a SOp encoded one-hot: a numerical Aggregate of
+    a categorical SOp with a numeric value (RASP's mean is a number, not one of the values)."""
+    return d.get("encoding") == "numerical" and categories is not None and any(_is_number(x) for x in categories)
 
 
 def apply(d: dict[str, Any], op: str, *args: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flint import ctx
+from flint import ctx, fmpq
 
 from exact import QQ, Ball, EENumber, LimitExceeded, ParseError, domain_from_name
 from exact.limits import current as current_limits
@@ -97,15 +97,21 @@ EXTRA_BITS = 64
 
 
 def check_compiled_softmax(doc: dict[str, Any]) -> list[str]:
-    """Each recorded B(beta) bounds |softmax_beta model - AHAT model|, recomputed by the minimal forward
-    pass in Ball at 64 more bits and exactly; the least beta within tol is the recorded one."""
+    """Each recorded B(beta) bounds |softmax_beta model - AHAT model| over the output column, and each
+    B_out(beta) over the output block (the layout's r x c result, positions 1..r c), recomputed by the
+    minimal forward pass in Ball at 64 more bits and exactly; the least betas within tol are the recorded ones."""
     params, out, result = obj(doc, "params"), obj(doc, "outputs"), obj(doc, "result")
     if result.get("domain") not in ("QQ", "EE"):
         raise ParseError("a compiled claim is decided in QQ or EE")
     dom = domain_from_name(result["domain"])
     prec = integer(params, "prec", 2, 1 << 16) + EXTRA_BITS
-    model, tokens, _, _ = _model_and_tokens(doc, dom)
+    model, tokens, _, layout = _model_and_tokens(doc, dom)
+    block = integer(obj(layout, "output"), "rows", 1, len(tokens)) * integer(obj(layout, "output"), "cols", 1, len(tokens))
+    if block > len(tokens):
+        raise ParseError("the output block does not fit in the sequence")
     cols = model.get("outputs", {}).get("output")
+    if not isinstance(cols, list) or len(cols) != 1:
+        raise ParseError("the model must have one output column")
     ahat = forward(model, tokens, dom)[cols[0]][1:]
     problems = []
     recorded_ahat = [dom.from_json(v) for v in items(out, "ahat")]
@@ -117,20 +123,22 @@ def check_compiled_softmax(doc: dict[str, Any]) -> list[str]:
     if betas != [positive_rational(b, "beta") for b in rational_list(params.get("betas"))]:
         problems.append("the softmax rows are not one per beta of the parameters")
     goal = positive_rational(params.get("tol"), "tol")
-    within = []
+    within: dict[str, list[fmpq]] = {"bound": [], "bound_output_block": []}
     for b, row in zip(betas, rows):
         soft = forward(model, [dom.enclose(t, prec) for t in tokens], ball, beta=b)[cols[0]][1:]
-        with ctx.workprec(prec):
-            proven = max(((s - dom.enclose(e, prec)).abs_upper() for s, e in zip(soft, ahat)), key=lambda t: t.mid()).fmpq()
-        recorded = QQ.from_json(row.get("bound"))
-        if recorded < proven:
-            problems.append(f"beta {b}: the recorded bound is below the recomputed distance")
-        if recorded <= goal:
-            within.append(b)
-    least = result.get("least_beta_within_tol")
-    if (QQ.from_json(least) if least is not None else None) != (min(within) if within else None):
-        problems.append("the least beta within tol is not the recorded one")
-    if not within:
+        for field, positions in (("bound", len(soft)), ("bound_output_block", block)):
+            with ctx.workprec(prec):
+                proven = max(((s - dom.enclose(e, prec)).abs_upper() for s, e in zip(soft[:positions], ahat[:positions])), key=lambda t: t.mid()).fmpq()
+            recorded = QQ.from_json(row.get(field))
+            if recorded < proven:
+                problems.append(f"beta {b}: the recorded {field.replace('_', ' ')} is below the recomputed distance")
+            if recorded <= goal:
+                within[field].append(b)
+    for field, key in (("bound", "least_beta_within_tol"), ("bound_output_block", "least_beta_within_tol_output_block")):
+        least = result.get(key)
+        if (QQ.from_json(least) if least is not None else None) != (min(within[field]) if within[field] else None):
+            problems.append(f"the least beta within tol ({field.replace('_', ' ')}) is not the recorded one")
+    if not within["bound"]:
         problems.append(f"no listed beta has B(beta) <= {goal}")
     return conclude(doc, "bound", problems)
 
@@ -140,6 +148,8 @@ def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], li
     one matrix after the other, zeros up to the length), the matrices, and the layout."""
     cons = obj(doc, "construction")
     layout, model = obj(cons, "layout"), obj(cons, "model")
+    if model.get("tokens") not in ("scalar", "pair"):
+        raise ParseError("a compiled construction takes numeric tokens (scalar or pair)")
     # The forward pass holds width x (N + 1) values: bounded by the limits before anything is allocated.
     lim = current_limits()
     length = integer(layout, "length", 1, lim.max_positions)

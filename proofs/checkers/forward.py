@@ -2,7 +2,9 @@ r"""A minimal forward pass of a compiled model, written apart from the compiler 
 
 It reads the model JSON of docs/compiler.md and runs the model class stated there:
 positions 0..N with BOS at 0; the embedding is the positional table plus the
-token components; each layer adds its heads' outputs (average-hard attention: the
+token components (categorical tokens: one-hot over ``vocab``, tokens given in the
+JSON encoding of values, e.g. {"s": "a"}); each layer adds its heads' outputs, all
+heads reading the residual before the layer (average-hard attention: the
 exact mean of W_OV^T x_j over the keys j of maximal score x_i^T W_QK x_j), then
 its MLP's (stages of affine -> relu / exp / reciprocal / product, then affine).
 Scores are compared in QQ when every column they read is rational, otherwise in
@@ -47,11 +49,21 @@ def _forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta:
                 fixed.pop(b, None)
         for c, _ in (layer["mlp"] or {}).get("out", []):
             fixed.pop(c, None)
-    if model.get("tokens") not in ("scalar", "pair"):
-        raise ParseError("certified models take numeric tokens (scalar or pair)")
-    pair = model.get("tokens") == "pair"
-    for k, c in enumerate(model["token_columns"]):
-        x[_col(c, width)] = [zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or not pair else 1)) for t in tokens]
+    kind = model.get("tokens")
+    if kind not in ("scalar", "pair", "categorical"):
+        raise ParseError("tokens must be scalar, pair or categorical")
+    if kind == "categorical":
+        # one-hot: token column k is 1 where the token is the k-th symbol (symbols and tokens in the JSON encoding of values)
+        vocab = items(model, "vocab")
+        if len(vocab) != len(model["token_columns"]) and model["token_columns"]:
+            raise ParseError("a categorical model has one token column per symbol of its vocabulary")
+        if any(t not in vocab for t in tokens):
+            raise ParseError("a token is not a symbol of the vocabulary")
+        for k, c in enumerate(model["token_columns"]):
+            x[_col(c, width)] = [zero] + [domain.one() if t == vocab[k] else zero for t in tokens]
+    else:  # a plain number in a pair layout is the pair (number, 1)
+        for k, c in enumerate(model["token_columns"]):
+            x[_col(c, width)] = [zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or kind == "scalar" else 1)) for t in tokens]
     for layer in model["layers"]:
         adds = [_attend(h, x, fixed, domain, N, beta) for h in layer["heads"]]
         for add in adds:

@@ -240,7 +240,7 @@ def test_the_size_table_of_the_documentation():
     text = (Path(__file__).parents[2] / "docs" / "compiler.md").read_text()
     for (n, d, dv), length, width, params in [((1, 1, 1), 3, 62, 191), ((4, 3, 2), 48, 62, 1620), ((16, 4, 4), 1024, 62, 33630)]:
         U = universal(n, d, dv)
-        s = compiled(U).summary()
+        s = compile_graph(U.graph(), U.layout.length, "scalar", check=False).summary()  # sizes only: the check is tested below
         assert (U.layout.length, s["width"], s["parameters"]) == (length, width, params)
         assert s["heads"] == [0, 6, 2, 2, 1, 2, 1] and s["parameters"] <= 134 + 34 * (length + 1)
         assert f"| ({n}, {d}, {dv}) | {length:,} | {width} | {params:,} |" in text
@@ -323,3 +323,156 @@ def test_a_basis_that_would_outgrow_the_pair_limit_is_refused_while_compiling():
     assert compile_graph(_program(prefix), 100, "scalar").width() == 106  # a value table: one column per position
     with limits(Limits(max_pairs=5100)), pytest.raises(LimitExceeded, match="would exceed 50 dimensions"):
         compile_graph(_program(prefix), 100, "scalar")
+
+
+# -- issue 21: no wrong model silently -------------------------------------------------------
+
+
+def _words(vocab, n):
+    import itertools
+
+    return [list(w) for w in itertools.product(vocab, repeat=n)]
+
+
+def test_a_numerical_mean_of_categorical_tokens_is_the_mean_of_the_numbers():
+    # tracr's categorical_numerical_aggregate (tracr refuses it): compiled as a one-hot move, the mean of
+    # different one-hot vectors decoded as None on 24 of the 27 words. Every query selects every key, so
+    # the value at every position is the mean of the word, by hand.
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE), rasp.tokens))
+    m = compile_graph(_program(mean), 3, "categorical", [1, 2, 3])
+    assert m.checked.exhaustive and m.checked.inputs == 27 and m.output_values["output"] is None
+    j = model_to_json(m)
+    for word in _words([1, 2, 3], 3):
+        want = [fmpq(sum(word), 3)] * 3
+        assert m.forward(word, QQ)[0]["output"] == want
+        # the verifier's forward pass, written from docs/compiler.md, reads the same weights the same way
+        res = independent_forward(j, [{"q": str(t)} for t in word], QQ)
+        assert res[j["outputs"]["output"][0]][1:] == want
+
+
+def test_a_numerical_mean_of_categorical_booleans_counts_them_as_0_and_1():
+    is_a = rasp.categorical(rasp.Map(lambda t: t == "a", rasp.tokens))
+    frac = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), is_a, default=0))
+    m = compile_graph(_program(frac), 4, "categorical", ["a", "b"])
+    for word in _words("ab", 4):
+        assert m.forward(word, QQ)[0]["output"] == [fmpq(word[: i + 1].count("a"), i + 1) for i in range(4)]
+
+
+def test_numerical_means_the_compiler_cannot_give_are_refused():
+    mixed = rasp.categorical(rasp.Map(lambda t: 1 if t == "a" else "x", rasp.tokens))
+    with pytest.raises(NotCompilable, match="mix numbers and symbols"):
+        compile_graph(_program(rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE), mixed))), 3, "categorical", ["a", "b"])
+    # the least token selects nothing under LT: RASP gives None there, which a number cannot hold
+    below = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LT), rasp.tokens))
+    with pytest.raises(NotCompilable, match="a numeric default is needed"):
+        compile_graph(_program(below), 3, "categorical", [1, 2, 3])
+
+
+def test_a_program_that_never_reads_its_tokens_compiles_with_categorical_tokens():
+    # was a bare StopIteration: the vocabulary was looked up on a tokens node the program does not have
+    m = compile_graph(_program(rasp.numerical(rasp.indices)), 3, "categorical", [1, 2, 3])
+    assert m.token_columns == () and m.vocab == (1, 2, 3) and m.checked.inputs == 27
+    assert all(m.forward(word, QQ)[0]["output"] == [0, 1, 2] for word in _words([1, 2, 3], 3))
+    with pytest.raises(ParseError, match="not a symbol of the vocabulary"):
+        m.forward([1, 2, 4], QQ)
+
+
+def test_the_default_check_refuses_a_miscompiled_map(monkeypatch):
+    import constructions.compiler.assemble as assemble
+    from constructions.compiler import CheckFailed
+
+    real = assemble.map_block
+    monkeypatch.setattr(assemble, "map_block", lambda name, *a: real("identity" if name == "neg" else name, *a))
+    g = _program(rasp.numerical(rasp.Map(rasp.fn("neg"), rasp.tokens)).named("negated"))
+    with pytest.raises(CheckFailed, match=r"^cannot compile node 'negated': the compiled model disagrees with the RASP evaluation: on input \[.*\] at position 0 RASP gives -?\d[\d/]*, the model -?\d"):
+        compile_graph(g, 4, "scalar")
+    unchecked = compile_graph(g, 4, "scalar", check=False)
+    assert unchecked.checked is None and unchecked.forward([fmpq(1)] * 4, QQ)[0]["output"] == [1] * 4  # neg(1) is -1
+
+
+def test_the_default_check_refuses_a_miscompiled_table(monkeypatch):
+    import constructions.compiler.assemble as assemble
+    from constructions.compiler import CheckFailed
+
+    real = assemble.tabulate
+
+    def wrong(d, op, finite):
+        table = real(d, op, finite)
+        return {**table, ("a",): "a"}  # swap(a) is b
+
+    monkeypatch.setattr(assemble, "tabulate", wrong)
+    swap = rasp.categorical(rasp.Map(lambda t: {"a": "b", "b": "a"}[t], rasp.tokens)).named("swap")
+    with pytest.raises(CheckFailed, match=r"node 'swap': .* on input \['a', 'a'\] at position 0 RASP gives 'b', the model 'a'"):
+        compile_graph(_program(swap), 2, "categorical", ["a", "b"])
+
+
+def test_the_check_reaches_every_value_it_can_and_names_the_others():
+    # a histogram of 7 tokens over {a, b}: 2^7 words, so the covering search (constant words, then seeded
+    # random ones); its values 1..7 all occur (a^k b^(7-k)), but 0 never does: each token counts itself
+    hist = rasp.categorical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ))).named("hist")
+    r = compile_graph(_program(hist), 7, "categorical", ["a", "b"]).checked
+    assert not r.exhaustive and 2 + 8 <= r.inputs <= 64 and r.refused == 0
+    assert r.coverage == {"tokens": (2, 2), "hist": (7, 8)} and r.unreached == {"hist": (0,)}
+    assert "reached 9 of their 10 values (not reached: hist: 0)" in r.describe()
+
+
+def test_inputs_outside_the_programs_domain_are_skipped_and_a_program_with_none_is_refused():
+    inverse = rasp.numerical(rasp.Map(rasp.fn("rdiv_const", c=1), rasp.tokens))
+    r = compile_graph(_program(inverse), 6, "scalar").checked
+    assert r.inputs == 3 and r.inputs + r.refused <= 12 and "numerical value sets are not enumerated" in r.describe()
+    never = rasp.numerical(rasp.Map(rasp.fn("rdiv_const", c=1), rasp.numerical(rasp.Map(rasp.fn("mul_const", c=0), rasp.tokens))))
+    with pytest.raises(NotCompilable, match="the RASP evaluation refuses all 12 check inputs"):
+        compile_graph(_program(never), 3, "scalar")
+
+
+def test_a_check_over_the_pair_limit_is_refused_with_the_way_out():
+    from exact.errors import LimitExceeded
+    from exact.limits import Limits, limits
+
+    g = _program(rasp.numerical(rasp.Map(rasp.fn("neg"), rasp.tokens)))
+    with limits(Limits(max_pairs=100)):
+        with pytest.raises(LimitExceeded, match=r"121 query-key pairs per head, over the limit of 100 \(raise it with --max-pairs, or compile with check=False\)"):
+            compile_graph(g, 10, "scalar")
+        assert compile_graph(g, 10, "scalar", check=False).checked is None
+
+
+def test_float_forward_passes_report_an_exp_overflow_instead_of_nan(tmp_path):
+    code = re.search(r"```python\n(.*?)```", (Path(__file__).parents[2] / "docs" / "compiler.md").read_text(), re.S).group(1)
+    ns: dict = {}
+    exec(compile(code, "docs/compiler.md", "exec"), ns)
+    U = universal(2, 2, 1)
+    m = compiled(U)
+    path = tmp_path / "u.npz"
+    path.write_bytes(to_npz(m))
+    # X = [[10, 20], [30, 40]], A = [[20, 30], [30, 40]]: scores X A X^T are in the tens of thousands, past 709.78
+    mats = {name: [[fmpq(10 * (i + j + 1 + (name == "A"))) for j in range(c)] for i in range(r)] for name, r, c in U.layout.inputs}
+    xs = U.layout.encode(mats, QQ)
+    exact = m.forward(xs, EE)[0]["output"]
+    assert exact == rasp.evaluate_graph(U.graph(), xs, EE)["output"]  # exact: no limit
+    with pytest.raises(FloatingPointError, match="overflow"):
+        ns["forward"](str(path), np.array([float(x) for x in xs]))
+    with pytest.raises(OverflowError):
+        m.forward([float(x) for x in xs], Float)
+
+
+def test_npz_refuses_a_categorical_model():
+    from exact.errors import AttncertError
+
+    with pytest.raises(AttncertError, match="does not record a vocabulary"):
+        to_npz(compile_graph(_program(_reverse_letters()), 3, "categorical", ["a", "b"]))
+
+
+def test_the_documented_categorical_format_decodes_the_outputs():
+    # docs/compiler.md, "Categorical tokens": token column k is 1 where the token is vocab[k]; an output is the
+    # value of output_values whose column holds exactly 1, None if none does. Read from the JSON alone.
+    from constructions.rasp.values import encode_value
+
+    shift = rasp.Aggregate(rasp.Select(rasp.indices, rasp.numerical(rasp.Map(rasp.fn("sub_const", c=1), rasp.indices)), rasp.Comparison.EQ), rasp.tokens)
+    g = _program(shift)  # query i selects the key i - 1: out[i] = tokens[i - 1], None at position 0
+    j = model_to_json(compile_graph(g, 3, "categorical", ["x", "y", "z"]))
+    assert [v["s"] for v in j["vocab"]] == ["x", "y", "z"]
+    for word in _words("xyz", 3):
+        res = independent_forward(j, [{"s": t} for t in word], QQ)
+        cols = [res[c][1:] for c in j["outputs"]["output"]]
+        decoded = [next((v for v, x in zip(j["output_values"]["output"], row) if x == 1), None) for row in zip(*cols)]
+        assert decoded == [None] + [encode_value(t) for t in word[:-1]]

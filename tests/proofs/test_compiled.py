@@ -81,6 +81,7 @@ def test_attncert_compile_writes_exact_json_and_float_npz(tmp_path, capsys):
     assert z["embedding"].shape == (11, 62) and int(z["layers"]) == 7
     out = subprocess.run([sys.executable, "-m", "proofs.cli", "compile", "relu", "--out", "-"], capture_output=True, check=True)
     assert json.loads(out.stdout)["format"] == "attncert-model/1" and b"written to standard output" in out.stderr
+    assert b"checked: equal to the RASP evaluation, 2 SOps compared at every position (QQ), on 3 inputs" in out.stderr
 
 
 @pytest.mark.parametrize("args", [["compile", "nosuch"], ["compile", "universal", "--sizes", "q=1"], ["compile", "universal", "--sizes", "n=1000"]])
@@ -163,4 +164,67 @@ def test_a_word_that_its_matrices_do_not_encode_fails():
     doc = prove("parity", "n=4,k=2", 1)
     doc["inputs"]["word"] = [1 - b for b in doc["inputs"]["word"]]  # X still encodes the old word
     assert "the recorded X, A, V are not the encoding of the recorded word for this language" in check_compiled(doc)
+    assert _status(doc) == FAIL
+
+
+@pytest.fixture
+def relu_compiled_as_identity(monkeypatch):
+    """A miscompiling stage: the relu map's MLP block replaced by the identity's."""
+    import constructions.compiler.assemble as assemble
+
+    real = assemble.map_block
+    monkeypatch.setattr(assemble, "map_block", lambda name, *a: real("identity" if name == "relu" else name, *a))
+
+
+def test_a_miscompiled_construction_is_refused_by_attncert_compile_and_fails_prove_compiled(relu_compiled_as_identity, tmp_path, capsys):
+    assert main(["compile", "relu", "--sizes", "n=4", "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("attncert: error: cannot compile node 'relu': the compiled model disagrees with the RASP evaluation: on input [")
+    assert not (tmp_path / "r.json").exists()
+    # prove compiled runs the same comparison on its seed's input (seed 0 draws a negative entry)
+    doc = prove("relu", "n=4")
+    assert doc["result"]["sops_differing"] == ["relu"] and not doc["result"]["holds"]
+
+
+def test_softmax_bounds_on_the_output_block(soft_doc):
+    rows = soft_doc["outputs"]["softmax"]
+    # the block is a sub-maximum of the same distances, so its bound can be no larger
+    assert all(QQ.from_json(r["bound_output_block"]) <= QQ.from_json(r["bound"]) for r in rows)
+    assert soft_doc["result"]["least_beta_within_tol_output_block"] is not None
+    assert soft_doc["reference"]["bound_output_block_at_tracr_coldness"] == rows[1]["bound_output_block"]
+
+
+def _forge_block_bounds(doc, bounds):
+    """Output-block bounds replaced, and the least beta within tol made consistent with them, re-sealed by _status."""
+    doc = json.loads(json.dumps(doc))
+    tol = QQ.from_json(doc["params"]["tol"])
+    for row, b in zip(doc["outputs"]["softmax"], bounds):
+        row["bound_output_block"] = b
+    within = [QQ.from_json(r["beta"]) for r in doc["outputs"]["softmax"] if QQ.from_json(r["bound_output_block"]) <= tol]
+    doc["result"]["least_beta_within_tol_output_block"] = QQ.to_json(min(within)) if within else None
+    return doc
+
+
+def test_output_block_bounds_below_the_distance_fail(soft_doc):
+    from proofs.checkers.compiled import check_compiled_softmax
+
+    # beta = 10: the softmax model is visibly off on the block, so a bound of 0 there is false
+    doc = _forge_block_bounds(soft_doc, ["0"] + [r["bound_output_block"] for r in soft_doc["outputs"]["softmax"][1:]])
+    assert doc["result"]["least_beta_within_tol_output_block"] == "10"
+    assert "beta 10: the recorded bound output block is below the recomputed distance" in check_compiled_softmax(doc)
+    assert _status(doc) == FAIL
+    # the bounds of another input (seed 1), where they are smaller, recorded for this one
+    other = SOFT.prove(of="universal", sizes="n=2,d=2,dv=1", seed=1, betas="10,100,1000", tol="1e-20", prec=256)
+    mine, theirs = ([QQ.from_json(r["bound_output_block"]) for r in d["outputs"]["softmax"]] for d in (soft_doc, other))
+    smaller = [QQ.to_json(min(a, b)) for a, b in zip(mine, theirs)]
+    assert smaller != [QQ.to_json(a) for a in mine]  # seed 1 has a smaller bound somewhere
+    assert _status(_forge_block_bounds(soft_doc, smaller)) == FAIL
+
+
+def test_a_wrong_least_beta_on_the_output_block_fails(soft_doc):
+    from proofs.checkers.compiled import check_compiled_softmax
+
+    doc = json.loads(json.dumps(soft_doc))
+    doc["result"]["least_beta_within_tol_output_block"] = "10"
+    assert "the least beta within tol (bound output block) is not the recorded one" in check_compiled_softmax(doc)
     assert _status(doc) == FAIL
