@@ -6,7 +6,8 @@ parsers the command line uses), prove the claim again with them, and require
 every claim field of the certificate to be exactly its recomputation
 (:func:`proofs.certify.differing_fields`). Together with a claim's independent
 check, which establishes that what the certificate states is true, this pins
-every leaf of the document: no field is taken on trust except ``provenance``.
+every leaf of the document: no field is taken on trust except the informational
+``provenance`` and ``side_notes``.
 
 Rebuilding runs the prover, so it imports :mod:`constructions` by design; the
 independent checks do not (:mod:`proofs.checkers`).

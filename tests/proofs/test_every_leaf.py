@@ -4,7 +4,8 @@ All 23 claims, at small sizes. The default run walks up to 300 evenly spaced
 leaves of each claim (every leaf of most), leaving out the five claims whose walk
 takes 15-40 s and the Sinkhorn Transformer's two, whose certificates record whole
 models; the slow run (CI runs it) walks every leaf of every claim. Only
-``provenance`` is informational (hashed, never compared), so it is not walked.
+``provenance`` and ``side_notes`` are informational (hashed, never compared), so
+they are not walked.
 
 One kind of change may pass: a parameter changed to a value whose certificate
 is the very same document (``prec`` 128 -> 129 where the run works at 192 bits
