@@ -66,7 +66,7 @@ class Disagreement:
     label: str  # the SOp
     position: int  # the token position, 0-based
     rasp: Any  # the RASP value there
-    model: Any  # what the model's columns hold there (decoded where they are a valid one-hot)
+    model: str  # what the model's columns hold there, shown (decoded where they are a valid one-hot)
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,7 @@ class Comparison:
 class CheckReport:
     """What :func:`check_model` ran: the model equals the RASP evaluation, SOp by SOp, on these inputs."""
 
+    length: int  # N
     inputs: int  # inputs compared
     exhaustive: bool  # every input of this length (categorical tokens)
     refused: int  # inputs the RASP evaluation refused, skipped
@@ -90,10 +91,12 @@ class CheckReport:
 
     def describe(self) -> str:
         """One line: what was checked, on which inputs, and what the inputs reached."""
-        which = f"every input of length N ({self.inputs})" if self.exhaustive else f"{self.inputs} input{'s' * (self.inputs != 1)}"
+        which = f"every input of length {self.length}" if self.exhaustive else f"{self.inputs} input{'s' * (self.inputs != 1)}"
         text = f"equal to the RASP evaluation, {self.sops} SOps compared at every position ({self.domain}), on {which}"
-        if self.refused:
-            text += f"; {self.refused} input{'s' * (self.refused != 1)} outside the program's domain skipped"
+        if self.exhaustive:
+            text += f" ({self.inputs} in the program's domain, {self.refused} outside it, skipped)" if self.refused else f" ({self.inputs})"
+        elif self.refused:
+            text += f"; {self.refused} more outside the program's domain, skipped"
         if self.coverage:
             reached, total = (sum(c[k] for c in self.coverage.values()) for k in (0, 1))
             text += f"; the {len(self.coverage)} one-hot SOps reached {reached} of their {total} values"
@@ -137,7 +140,7 @@ def compare(model: Model, g: nx.MultiDiGraph, xs: Sequence[Any], dom: Domain) ->
             got = [col[p] for col in columns]
             same = _one_hot_equal(dom, got, want, index) if index is not None else _numbers_equal(dom, got, want)
             if not same:
-                found.append(Disagreement(label, p, want, _decoded(dom, got, values)))
+                found.append(Disagreement(label, p, want, _shown(dom, got, values)))
                 break
     return Comparison(outputs, rasp, found)
 
@@ -181,7 +184,7 @@ def check_model(g: nx.MultiDiGraph, model: Model) -> CheckReport:
             continue
         if result.disagreements:
             d = result.disagreements[0]
-            raise CheckFailed(d.label, "the compiled model disagrees with the RASP evaluation", f"on {_show_input(xs)} at position {d.position} RASP gives {_show(d.rasp)}, the model {_show(d.model)}")
+            raise CheckFailed(d.label, "the compiled model disagrees with the RASP evaluation", f"on {_show_input(xs)} at position {d.position} RASP gives {_show(d.rasp)}, the model {d.model}")
         compared += 1
         for label, seen in reached.items():
             seen.update(_key(x) for x in result.rasp[label_of[label]] if x is not None)
@@ -189,6 +192,7 @@ def check_model(g: nx.MultiDiGraph, model: Model) -> CheckReport:
         raise NotCompilable("output", "the compiled model could not be checked", f"the RASP evaluation refuses all {refused} check inputs (compile with check=False to receive it unchecked)")
     unreached = {label: tuple(x for x in vals if _key(x) not in reached[label]) for label, vals in model.one_hot.items()}
     return CheckReport(
+        length=N,
         inputs=compared,
         exhaustive=exhaustive,
         refused=refused,
@@ -238,14 +242,14 @@ def _numbers_equal(dom: Domain, got: list[Any], want: Any) -> bool:
     return all(dom.eq(x, dom.convert(int(w)) if isinstance(w, bool) else w) for x, w in zip(got, parts))
 
 
-def _decoded(dom: Domain, got: list[Any], values: tuple[Any, ...] | None) -> Any:
-    """One-hot columns as the value whose column holds 1 (None if none does, the raw columns if not one-hot)."""
+def _shown(dom: Domain, got: list[Any], values: tuple[Any, ...] | None) -> str:
+    """What the columns hold: numbers, or a valid one-hot as its value (None if no column holds 1)."""
     if values is None:
-        return got[0] if len(got) == 1 else tuple(got)
+        return _show(got[0] if len(got) == 1 else tuple(got))
     ones = [u for x, u in zip(got, values) if dom.eq(x, dom.one())]
     if len(ones) <= 1 and all(dom.eq(x, dom.one()) or dom.eq(x, dom.zero()) for x in got):
-        return ones[0] if ones else None
-    return tuple(got)
+        return _show(ones[0] if ones else None)
+    return f"columns {_show(tuple(got))}, not one-hot"
 
 
 def _show(x: Any) -> str:

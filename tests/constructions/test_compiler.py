@@ -406,6 +406,15 @@ def test_the_default_check_refuses_a_miscompiled_table(monkeypatch):
         compile_graph(_program(swap), 2, "categorical", ["a", "b"])
 
 
+def test_a_categorical_mean_of_different_numbers_is_refused_by_the_check():
+    # RASP averages 1, 1, 2 to 4/3; the one-hot columns move as (2/3, 1/3, 0), which would decode as None
+    from constructions.compiler import CheckFailed
+
+    mean = rasp.categorical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE), rasp.tokens)).named("mean")
+    with pytest.raises(CheckFailed, match=r"node 'mean': .* on input \[1, 1, 2\] at position 0 RASP gives 4/3, the model columns \(2/3, 1/3, 0\), not one-hot"):
+        compile_graph(_program(mean), 3, "categorical", [1, 2, 3])
+
+
 def test_the_check_reaches_every_value_it_can_and_names_the_others():
     # a histogram of 7 tokens over {a, b}: 2^7 words, so the covering search (constant words, then seeded
     # random ones); its values 1..7 all occur (a^k b^(7-k)), but 0 never does: each token counts itself
