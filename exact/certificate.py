@@ -33,18 +33,20 @@ def seal(doc: dict[str, Any]) -> dict[str, Any]:
     return {**body, "sha256": sha256_hex(body)}
 
 
-def check_target(path: str | os.PathLike) -> None:
+def check_target(path: str | os.PathLike, create_folder: bool = False) -> None:
     """Refuse, before any work is done, an output that is not a regular file or a new name in a writable folder.
 
     The atomic rename would replace whatever the name points at: a device node
     (``/dev/null``), a symbolic link, a FIFO. Those are refused, as are folders,
-    names under a file, names that are too long, and folders where no file can
-    be created (probed by creating and removing a temporary file: permissions
-    alone do not tell, e.g. for root or on /proc).
+    names under a file, names that are too long, names in a folder that does not
+    exist (``create_folder``: one new folder in an existing one is allowed, the
+    caller's default output folder), and folders where no file can be created
+    (probed by creating and removing a temporary file: permissions alone do not
+    tell, e.g. for root or on /proc).
     """
     path = Path(path)
     _refuse_special(path)
-    check_folder(path.parent)
+    check_folder(path.parent, create_folder)
 
 
 def _refuse_special(path: Path) -> None:
@@ -60,12 +62,16 @@ def _refuse_special(path: Path) -> None:
         raise OutputError(f"refusing to write {path}: it is {kind}, not a regular file")
 
 
-def check_folder(folder: str | os.PathLike) -> None:
-    """A folder that exists and takes a new file, or a new path under one (it will be created)."""
+def check_folder(folder: str | os.PathLike, create: bool = False) -> None:
+    """A folder that exists and takes a new file; with ``create``, also a new folder in an existing one
+    that takes a new file (a default output folder, made when the first output is written). Missing
+    folders above it are refused, never made: a mistyped path must not grow a tree of folders."""
     folder = Path(os.path.abspath(folder))
     existing = next(p for p in (folder, *folder.parents) if os.path.lexists(p))
     if not existing.is_dir():
         raise OutputError(f"cannot write in {folder}: {existing} is not a folder")
+    if existing != folder and not (create and existing == folder.parent):
+        raise OutputError(f"cannot write in {folder}: no such folder (attncert makes only its default output folders; create it first)")
     probe = None
     try:
         fd, probe = tempfile.mkstemp(prefix=".attncert-probe.", dir=existing)
@@ -78,8 +84,11 @@ def check_folder(folder: str | os.PathLike) -> None:
             Path(probe).unlink(missing_ok=True)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, create_folder: bool = False) -> Path:
     """Write data to path so that readers see either the old file or the whole new one.
+
+    The folder must exist; ``create_folder`` makes it if it does not (one level: a default
+    output folder in an existing one, as :func:`check_target` allowed).
 
     Every OSError (full disk, permissions, a name too long) becomes one OutputError
     naming the path; the old file, if any, is left as it was. The temporary file is
@@ -90,7 +99,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     _refuse_special(path)
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create_folder:
+            path.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         umask = os.umask(0)
         os.umask(umask)
@@ -125,9 +135,9 @@ def certificate_bytes(doc: dict[str, Any]) -> bytes:
     return data[:-1] + b',"sha256":"' + hashlib.sha256(data).hexdigest().encode() + b'"}\n'
 
 
-def write_certificate(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
-    """Seal and write a certificate atomically, as canonical JSON."""
-    return atomic_write_bytes(path, certificate_bytes(doc))
+def write_certificate(path: str | os.PathLike, doc: dict[str, Any], create_folder: bool = False) -> Path:
+    """Seal and write a certificate atomically, as canonical JSON (in an existing folder, unless ``create_folder``)."""
+    return atomic_write_bytes(path, certificate_bytes(doc), create_folder)
 
 
 def parse_document(data: bytes) -> dict[str, Any]:
@@ -213,7 +223,7 @@ def read_bounded(path: str | os.PathLike) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise CertificateError(f"cannot read {path}: not a regular file")
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limits.max_bytes + 1)
+            data = _read_up_to(f, limits.max_bytes + 1, st.st_size)
     except OSError as e:
         raise CertificateError(f"cannot read {path}: {e.strerror}") from None
     finally:
@@ -221,6 +231,17 @@ def read_bounded(path: str | os.PathLike) -> bytes:
     if len(data) > limits.max_bytes:
         raise LimitExceeded(f"{path}: {max(st.st_size, len(data)):,} bytes, over the limit of {limits.max_bytes:,} (raise it with --max-bytes)")
     return data
+
+
+def _read_up_to(f: Any, most: int, size: int) -> bytes:
+    """At most ``most`` bytes of f: the file's stated size (plus one, to see it grow) in one read, then
+    1 MiB at a time. A read of n bytes allocates n at once, so the limit itself is never asked for."""
+    parts = [f.read(min(most, size + 1))]
+    got = len(parts[0])
+    while got < most and parts[-1]:
+        parts.append(f.read(min(most - got, 1 << 20)))
+        got += len(parts[-1])
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from exact.errors import ParseError
+
 
 def machine_memory() -> int:
     """The memory this machine can give a run, in bytes: MemAvailable of /proc/meminfo (Linux),
@@ -44,10 +46,55 @@ class Limits:
     max_evaluations: int = 2_000_000  # sequences (words, cases) or Sinkhorn runs in one claim
     max_precision: int = 1 << 16  # arb precision of a Sinkhorn run, in bits
     max_memory: int = field(default_factory=machine_memory)  # bytes a run is predicted to need
+    max_tasks: int = 100_000  # tasks (certificates) in one sweep
     # What one run of a RASP-language program may do (constructions/rasp/language/bounds.py).
     max_steps: int = 1_000_000  # statements, expressions, loop iterations, elements built, positions evaluated
     max_recursion: int = 200  # nested evaluations: function calls and levels of nested expressions
     max_source: int = 1 << 17  # characters of source: the program, the files it loads, the expression
+
+
+#: The largest value each limit may be set to (docs/limits.md). Past them a limit would no longer hold
+#: what it guards within the machine's types: Python's integer-string limit is a C int, 10^(10^8) is
+#: already 41 MB and e^(10^8) near 2^(1.44*10^8), pair codes i*N + j are int64 (N <= 2^31), an arb
+#: precision above 2^24 bits is refused by the Ball domain; counts stay within int64.
+CEILINGS: dict[str, int] = {
+    "max_bytes": 1 << 40,
+    "max_depth": 1_000,
+    "max_digits": 10**8,
+    "max_exponent": 10**8,
+    "max_terms": 10**9,
+    "max_entries": 10**9,
+    "max_nodes": 10**9,
+    "max_positions": 1 << 31,
+    "max_pairs": 1 << 62,
+    "max_evaluations": 10**18,
+    "max_precision": 1 << 24,
+    "max_memory": 1 << 60,
+    "max_tasks": 10**9,
+    "max_steps": 10**18,
+    "max_recursion": 100_000,
+    "max_source": 1 << 30,
+}
+
+
+def limit_problem(name: str, value: object) -> str | None:
+    """Why ``value`` cannot be the limit ``name`` (not an integer, below 1, over its ceiling), or None."""
+    ceiling = CEILINGS[name]
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"expected a positive integer, got {value!r:.40}"
+    if not 1 <= value <= ceiling:
+        shown = f"{value:,}" if value.bit_length() < 200 else f"a number of {value.bit_length():,} bits"
+        return f"expected a positive integer of at most {ceiling:,} (docs/limits.md), got {shown}"
+    return None
+
+
+def checked(lim: Limits) -> Limits:
+    """``lim``, once every limit is a positive integer within its ceiling; a ParseError naming the first that is not."""
+    for name in CEILINGS:
+        problem = limit_problem(name, getattr(lim, name))
+        if problem is not None:
+            raise ParseError(f"limit {name}: {problem}")
+    return lim
 
 
 _CURRENT: contextvars.ContextVar[Limits] = contextvars.ContextVar("attncert_limits", default=Limits())
@@ -59,7 +106,8 @@ def current() -> Limits:
 
 @contextlib.contextmanager
 def limits(lim: Limits) -> Iterator[Limits]:
-    """Run a block with these limits in force."""
+    """Run a block with these limits in force (each within its ceiling, or a ParseError before anything runs)."""
+    checked(lim)
     token = _CURRENT.set(lim)
     # Python's own limit on int <-> decimal string conversion must not be stricter than ours.
     before = sys.get_int_max_str_digits()

@@ -18,12 +18,12 @@ import sys
 import time
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from exact.canonical import canonical_json
 from exact.certificate import atomic_write_bytes, certificate_bytes, check_folder, check_target, write_certificate
-from exact.errors import AttncertError
-from exact.limits import Limits, limits
+from exact.errors import AttncertError, ParseError
+from exact.limits import Limits, limit_problem, limits
 from proofs.certify import package_version
 from proofs.cost import check as check_cost
 from proofs.cost import parsed, refuse_over_limits
@@ -34,6 +34,8 @@ from proofs import execute, workers
 from proofs.workers import Terminated, orderly_signals
 
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
+#: The default output folders of prove-all and sweep, made in the working directory if missing (no other folder is made).
+PROVE_ALL_FOLDER, SWEEP_FOLDER = "certificates", "sweeps"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,6 +89,7 @@ DOCUMENT_LIMITS = (
     ("--max-nodes", "max_nodes", "nodes in one recorded RASP graph"),
     ("--max-terms", "max_terms", "terms per EE numerator or denominator"),
 )
+SWEEP_LIMITS = (("--max-tasks", "max_tasks", "tasks (certificates) in one sweep, counted before any is run"),)
 RASP_LIMITS = (
     ("--max-steps", "max_steps", "steps of a RASP program: statements, expressions, loop iterations, elements built, positions evaluated"),
     ("--max-recursion", "max_recursion", "nested evaluations in a RASP program: function calls, levels of nested expressions"),
@@ -96,11 +99,37 @@ RASP_LIMITS = (
 )
 
 
+def _option(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` as an option's type, its ParseError shown as it is (argparse would say only "invalid value")."""
+
+    def read(text: str) -> Any:
+        try:
+            return parse(text)
+        except ParseError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    read.__name__ = getattr(parse, "__name__", "value")
+    return read
+
+
+def _limit(field: str) -> Callable[[str], int]:
+    """The type of a limit option: a positive integer within the limit's ceiling (exact/limits.py)."""
+
+    def read(text: str) -> int:
+        value = positive_int(text)
+        problem = limit_problem(field, value)
+        if problem is not None:
+            raise ParseError(problem)
+        return value
+
+    return _option(read)
+
+
 def _add_limits(sp: argparse.ArgumentParser, *groups: tuple[tuple[str, str, str], ...]) -> None:
     """The limit options of these groups (each once), defaults from Limits."""
     d = Limits()
     for flag, field, what in dict.fromkeys(o for g in groups for o in g):
-        sp.add_argument(flag, dest=field, type=positive_int, action=_Once, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
+        sp.add_argument(flag, dest=field, type=_limit(field), action=_Once, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
 
 
 def _limits(args: argparse.Namespace) -> Limits:
@@ -142,21 +171,25 @@ def _summary_row(doc: dict, elapsed: float) -> list[str]:
 
 
 def _target(out: str | None, default: Path) -> Path | None:
-    """Where an output goes: None for ``-`` (standard output), else a path checked before any work."""
+    """Where an output goes: None for ``-`` (standard output), else a path checked before any work.
+
+    A path given must be in an existing folder; only the default's folder (``certificates/``,
+    ``models/``, ``plots/`` in the working directory) is made, when the output is written."""
     if out == "-":
         return None
     path = Path(out) if out else default
-    check_target(path)
+    check_target(path, create_folder=not out)
     return path
 
 
-def _emit(target: Path | None, data: bytes) -> str:
-    """Write data to the target (atomically) or to standard output; say where it went."""
+def _emit(target: Path | None, data: bytes, create_folder: bool) -> str:
+    """Write data to the target (atomically; ``create_folder``: a default output folder) or to standard output;
+    say where it went."""
     if target is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return "standard output"
-    atomic_write_bytes(target, data)
+    atomic_write_bytes(target, data, create_folder)
     return str(target)
 
 
@@ -191,11 +224,13 @@ def _cmd_prove(args: argparse.Namespace) -> int:
     beside = "chunks" in params and params["chunks"] is None and target is not None
     if beside:
         params["chunks"] = f"{target}.chunks"
+    elif params.get("chunks"):
+        check_folder(params["chunks"], create=True)  # the chunks' own folder is made, never the ones above it
     with limits(lim):
         t0 = time.perf_counter()
         doc = claim.prove(**params)
         elapsed = time.perf_counter() - t0
-    where = _emit(target, certificate_bytes(doc))
+    where = _emit(target, certificate_bytes(doc), not args.out)
     if beside:
         shutil.rmtree(params["chunks"], ignore_errors=True)
     with contextlib.redirect_stdout(sys.stdout if target else sys.stderr):
@@ -215,9 +250,12 @@ def _prove_default(item: tuple[str, str]) -> tuple[str, list[str]]:
 def _cmd_prove_all(args: argparse.Namespace) -> int:
     claims = load_claims()
     out_dir = Path(args.out_dir)
+    default = args.out_dir == PROVE_ALL_FOLDER
     for name in claims:
-        check_target(out_dir / f"{name}.json")  # each checks (and probes) the folder too
+        check_target(out_dir / f"{name}.json", create_folder=default)  # each checks (and probes) the folder too
     paths = {name: out_dir / f"{name}.json" for name in claims}
+    if default:
+        out_dir.mkdir(exist_ok=True)
     run = execute.local_pool(args.jobs)
     # Rows print in the claims' order, each as soon as it and every claim before it are done;
     # widths are fixed in advance (the sizes column is cut, not the table).
@@ -312,7 +350,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     check_cost(f"compile {args.of}", sizes, compiled.compile_cost(args.of, sizes), lim)
     with limits(lim):
         _, model = compiled.compile_construction(args.of, sizes)
-    where = _emit(target, to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n")
+    where = _emit(target, to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n", not args.out)
     s = model.summary()
     print(
         f"{args.of} ({compiled.canonical_sizes(sizes)}): {s['layers']} layers, heads {s['heads']}, "
@@ -374,7 +412,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         with limits(lim):
             doc = claim.prove(**params)
     module, function = PLOTS[claim.name]
-    where = _emit(target, getattr(importlib.import_module(module), function)(doc))
+    where = _emit(target, getattr(importlib.import_module(module), function)(doc), not args.out)
     print(f"{claim.name}: plot written to {where}", file=sys.stdout if target else sys.stderr)
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
 
@@ -386,9 +424,10 @@ def _note(message: str) -> None:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from proofs import sweep
 
-    check_folder(args.out_dir)  # an existing file there is refused as "not a folder"
-    plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir)
+    default = args.out_dir == SWEEP_FOLDER
+    check_folder(args.out_dir, create=default)  # an existing file there is refused as "not a folder"
     lim = _limits(args)
+    plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir, lim.max_tasks)
     claims = load_claims()
     for task in plan.tasks:  # every task within the limits before any is run
         claim = claims[task.claim]
@@ -399,6 +438,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         check_cost(claim.name, params, claim.estimate(params), lim)
     for note in plan.notes:
         _note(note)
+    if default:
+        Path(args.out_dir).mkdir(exist_ok=True)
     runner = execute.runner_for(args.jobs, args.scheduler, _note)
     where = f"on the Dask cluster at {args.scheduler}" if args.scheduler else f"with {workers.cap(args.jobs, len(plan.tasks))} process(es)"
     print(f"sweep: {len(plan.tasks)} task(s) {where}; certificates in {args.out_dir}", flush=True)
@@ -426,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, claim in sorted(load_claims().items()):
         cp = claims_sub.add_parser(name, help=claim.statement)
         for prm in claim.params:
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
         cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
         _add_limits(cp, COST_LIMITS, RASP_LIMITS if claim.interprets else ())
@@ -440,7 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         cp = graph_sub.add_parser(name, help=claim.statement)
         for prm in _build_params(claim):
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", action=_Once, help="output format (default: dot)")
         cp.add_argument("--out", action=_Once, help="write to FILE instead of standard output")
         cp.add_argument("--png", metavar="FILE", action=_Once, help="also render a PNG with Graphviz's dot")
@@ -459,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("file", nargs="?", metavar="FILE.rasp")
     sp.add_argument("--eval", metavar="EXPR", action=_Once, help="the expression to show (default: the file's last statement)")
     sp.add_argument("--input", metavar="INPUT", action=_Once, help="the input: a JSON list (numbers read exactly) or a string of tokens")
-    sp.add_argument("--decimals", type=positive_int, action=_Once, help="also show each number with this many significant digits (≈)")
+    sp.add_argument("--decimals", type=_option(positive_int), action=_Once, help="also show each number with this many significant digits (≈)")
     sp.add_argument(
         "--e-literal", action="append", default=[], metavar="DECIMAL", help="read this decimal literal as the constant e, exactly (repeatable; recorded in the output; off by default)"
     )
@@ -474,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         cp = plot_sub.add_parser(name, help=claim.statement)
         for prm in claim.params:
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=prm.type, default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+            cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--certificate", metavar="FILE", action=_Once, help="plot this certificate (verified first) instead of proving")
         cp.add_argument("--out", action=_Once, help="PNG path, or - for standard output (default: plots/CLAIM.png)")
         _add_limits(cp, COST_LIMITS)
@@ -486,9 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_verify)
 
     sp = sub.add_parser("prove-all", help="prove every claim at default sizes, print a summary, verify the certificates")
-    sp.add_argument("--out-dir", default="certificates", action=_Once, help="folder for the certificates (default: certificates)")
+    sp.add_argument("--out-dir", default=PROVE_ALL_FOLDER, action=_Once, help=f"an existing folder for the certificates (default: {PROVE_ALL_FOLDER}, made if missing)")
     sp.add_argument(
-        "--jobs", type=positive_int, default=workers.MAX_PROCESSES, action=_Once,
+        "--jobs", type=_option(positive_int), default=workers.MAX_PROCESSES, action=_Once,
         help=f"processes proving and verifying claims side by side (default: one per core, here {workers.MAX_PROCESSES})",
     )  # fmt: skip
     sp.set_defaults(func=_cmd_prove_all)
@@ -497,11 +538,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("claims", nargs="+", metavar="CLAIM")
     sp.add_argument("--seeds", action=_Once, help="seeds: a range 0-9, a list 0,3,7, or both (default: each claim's default seed)")
     sp.add_argument("--size", action="append", default=[], metavar="NAME=V1,V2,...", help="values of one parameter (repeatable), e.g. --size n=2,3,4")
-    sp.add_argument("--out-dir", default="sweeps", action=_Once, help="folder for the certificates (default: sweeps)")
-    sp.add_argument("--jobs", type=positive_int, action=_Once, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
+    sp.add_argument("--out-dir", default=SWEEP_FOLDER, action=_Once, help=f"an existing folder for the certificates (default: {SWEEP_FOLDER}, made if missing)")
+    sp.add_argument("--jobs", type=_option(positive_int), action=_Once, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
     sp.add_argument("--scheduler", metavar="ADDRESS", action=_Once, help="run on the Dask distributed cluster at ADDRESS instead (needs dask[distributed])")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only when stderr is a terminal)")
-    _add_limits(sp, COST_LIMITS)
+    _add_limits(sp, COST_LIMITS, SWEEP_LIMITS)
     sp.set_defaults(func=_cmd_sweep)
     return p
 
@@ -518,6 +559,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
         except AttncertError as e:
             print(f"attncert: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except MemoryError:  # Python's own allocation failed: the run asked more than this machine gives
+            print("attncert: error: out of memory (smaller sizes or a machine with more memory; docs/limits.md)", file=sys.stderr)
             return EXIT_BAD_INPUT
         except KeyboardInterrupt:
             return stopped.report(signal.SIGINT)

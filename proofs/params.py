@@ -13,7 +13,7 @@ def _int_at_least(s: str, low: int, what: str) -> int:
     try:
         v = int(s)
     except ValueError:
-        raise ParseError(f"expected a {what} integer, got {s!r}") from None
+        raise ParseError(f"expected a {what} integer, got {s!r:.40}") from None
     if v < low:
         raise ParseError(f"expected a {what} integer, got {v}")
     return v

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import re
 import time
 from collections import Counter
@@ -31,8 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from exact.canonical import json_equal
 from exact.certificate import read_certificate, write_certificate
-from exact.errors import AttncertError
+from exact.errors import AttncertError, LimitExceeded
+from exact.limits import Limits
 from proofs import progress as _progress
 from proofs.execute import Runner
 from proofs.registry import Claim, load_claims
@@ -43,6 +46,9 @@ SKIPPED = "SKIPPED"
 
 #: Status -> its column in the summary (and in the progress bar).
 _COLUMNS = {OK: "holds", FAIL: "fails", BAD: "bad", SKIPPED: "skipped"}
+
+#: Digits of the largest seed (Python reads at most 4300 digits into an int; no generator needs more than these).
+MAX_SEED_DIGITS = 40
 
 #: Longest file stem before it is shortened with a hash (file systems allow 255 bytes).
 _MAX_STEM = 180
@@ -86,21 +92,29 @@ class Plan:
 # --- planning -----------------------------------------------------------------------
 
 
-def parse_seeds(spec: str) -> list[int]:
-    """``"0-9"``, ``"0,3,7"`` or a mix such as ``"0-3,8"`` -> distinct seeds, in order."""
-    seeds: list[int] = []
+def parse_seeds(spec: str) -> list[range]:
+    """``"0-9"``, ``"0,3,7"`` or a mix such as ``"0-3,8"`` -> the ranges it names, in order (never expanded:
+    ``0-1000000000`` is one range until the sweep's size is known to be within its limit)."""
+    seeds: list[range] = []
     for part in spec.split(","):
         part = part.strip()
+        if max(map(len, re.findall(r"\d+", part)), default=0) > MAX_SEED_DIGITS:
+            raise AttncertError(f"--seeds: a seed has at most {MAX_SEED_DIGITS} digits, got {part[:24]!r}...")
         if m := re.fullmatch(r"(\d+)-(\d+)", part):
             lo, hi = int(m[1]), int(m[2])
             if lo > hi:
-                raise AttncertError(f"--seeds: empty range {part!r} (write low-high)")
-            seeds.extend(range(lo, hi + 1))
+                raise AttncertError(f"--seeds: empty range {part!r:.40} (write low-high)")
+            seeds.append(range(lo, hi + 1))
         elif re.fullmatch(r"-?\d+", part):
-            seeds.append(int(part))
+            seeds.append(range(int(part), int(part) + 1))
         else:
-            raise AttncertError(f"--seeds: expected a range like 0-9 or a list like 0,3,7, got {spec!r}")
-    return list(dict.fromkeys(seeds))
+            raise AttncertError(f"--seeds: expected a range like 0-9 or a list like 0,3,7, got {spec!r:.60}")
+    return seeds
+
+
+def seed_list(ranges: Sequence[range]) -> list[int]:
+    """The seeds of ``parse_seeds``, each once, in the order first named (expands every range: bound them first)."""
+    return list(dict.fromkeys(itertools.chain.from_iterable(ranges)))
 
 
 def parse_sizes(specs: Sequence[str]) -> dict[str, list[str]]:
@@ -118,8 +132,9 @@ def parse_sizes(specs: Sequence[str]) -> dict[str, list[str]]:
     return sizes
 
 
-def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str], out_dir: str | Path) -> Plan:
-    """The tasks of a sweep, or an AttncertError for an unknown claim or parameter.
+def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str], out_dir: str | Path, max_tasks: int = Limits().max_tasks) -> Plan:
+    """The tasks of a sweep, or an AttncertError for an unknown claim or parameter, or for more than
+    ``max_tasks`` tasks (counted before any is formed, each seed as often as ``--seeds`` names it).
 
     A ``--size`` parameter must be declared by at least one of the claims (a typo is
     an error); a claim that does not declare it runs at its own default for it, so
@@ -129,15 +144,26 @@ def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str
     registry = load_claims()
     unknown = [n for n in claim_names if n not in registry]
     if unknown:
-        raise AttncertError(f"unknown claim {unknown[0]!r} (attncert list shows the claims)")
+        raise AttncertError(f"unknown claim {unknown[0]!r:.40} (attncert list shows the claims)")
     claims = [registry[n] for n in dict.fromkeys(claim_names)]
     sizes = parse_sizes(size_specs)
-    seed_values = parse_seeds(seeds) if seeds is not None else None
+    seed_ranges = parse_seeds(seeds) if seeds is not None else None
     declared = {p.name for c in claims for p in c.params}
     for name in sizes:
         if name not in declared:
             names = ", ".join(c.name for c in claims)
             raise AttncertError(f"--size {name}: no parameter {name!r} in {names} (attncert prove CLAIM --help lists them)")
+    count = sum(
+        math.prod(len(sizes[p.name]) for p in c.params if p.name in sizes)
+        * (sum(r.stop - r.start for r in seed_ranges) if seed_ranges is not None and "seed" in {p.name for p in c.params} else 1)
+        for c in claims
+    )
+    if count > max_tasks:
+        raise LimitExceeded(
+            f"the sweep names {count:,} tasks (claims x seeds x --size values), over the limit of {max_tasks:,} "
+            "(raise it with --max-tasks if you mean it)"
+        )
+    seed_values = seed_list(seed_ranges) if seed_ranges is not None else None
     out = Path(out_dir).resolve()
     tasks, notes = [], []
     for claim in claims:
@@ -219,7 +245,7 @@ def _already_verified(path: Path, claim: str, params: dict[str, Any]) -> bool:
     recorded = doc.get("params")
     if doc.get("claim") != claim or not isinstance(recorded, dict):
         return False
-    if any(recorded.get(k) != v for k, v in params.items()):
+    if not all(json_equal(recorded.get(k), v) for k, v in params.items()):
         return False
     return verify_file(path).status == OK
 

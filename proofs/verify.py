@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from exact.certificate import load_certificate_bytes, read_certificate
-from exact.errors import AttncertError, CertificateError
+from exact.errors import AttncertError, CertificateError, ParseError
 from exact.limits import Limits, current as current_limits, limits
 from proofs.cost import refuse_over_limits
 from proofs.rebuild import rebuilt_differences
@@ -51,8 +51,16 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     claim = claims.get(doc.get("claim")) if isinstance(doc.get("claim"), str) else None
     if claim is None:
         return BAD, f"unknown claim {doc.get('claim')!r:.40}"
+    params = doc.get("params")
+    if not isinstance(params, dict):
+        raise ParseError('certificate field "params" must be an object')
+    # A parameter is an integer or a string, as the command line gives it: a claim that proves again with a
+    # recorded value would otherwise echo true for 1 into its recomputation, where the comparison cannot see it.
+    odd = next((k for k, v in params.items() if isinstance(v, bool) or not isinstance(v, (int, str))), None)
+    if odd is not None:
+        raise ParseError(f"parameter {odd!r:.40} must be an integer or a string, the certificate records {type(params[odd]).__name__}")
     # The recorded parameters must be within the limits in force before anything is rebuilt from them.
-    refuse_over_limits(claim, doc["params"] if isinstance(doc.get("params"), dict) else {}, current_limits())
+    refuse_over_limits(claim, params, current_limits())
     if claim.check is not None:
         problems = claim.check(doc) or rebuilt_differences(claim, doc)
     elif claim.verify is not None:
@@ -92,6 +100,8 @@ def _verify(name: str, read: Callable[[], dict[str, Any]], lim: Limits | None) -
             status, reason = BAD, str(e)
         except RecursionError:
             status, reason = BAD, "document nested too deeply"
+        except MemoryError:
+            status, reason = BAD, "out of memory while checking it (docs/limits.md)"
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as e:
             # A document that passes the schema checks but still breaks a checker is malformed.
             status, reason = BAD, f"malformed certificate ({type(e).__name__}: {str(e)[:120]})"

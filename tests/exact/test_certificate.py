@@ -36,7 +36,7 @@ def _doc():
 
 
 def test_write_then_read(tmp_path):
-    p = write_certificate(tmp_path / "sub" / "c.json", _doc())
+    p = write_certificate(tmp_path / "sub" / "c.json", _doc(), create_folder=True)  # one new folder, as for certificates/
     doc = read_certificate(p)
     assert doc["sha256"] == seal(_doc())["sha256"]
     assert p.read_bytes() == canonical_json(seal(_doc())) + b"\n"
@@ -44,6 +44,19 @@ def test_write_then_read(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert p.stat().st_mode & 0o777 == 0o666 & ~umask  # readable by others, as the umask allows
+
+
+def test_a_missing_folder_is_refused_and_never_made(tmp_path):
+    for path in (tmp_path / "sub" / "c.json", tmp_path / "a" / "b" / "c.json"):
+        with pytest.raises(OutputError, match="no such folder"):
+            check_target(path)
+        with pytest.raises(OutputError, match="No such file or directory"):
+            write_certificate(path, _doc())
+    with pytest.raises(OutputError, match="no such folder"):
+        check_target(tmp_path / "a" / "b" / "c.json", create_folder=True)  # only one level is ever made
+    with pytest.raises(OutputError, match="No such file or directory"):
+        write_certificate(tmp_path / "a" / "b" / "c.json", _doc(), create_folder=True)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from exact.errors import AttncertError
+from exact.errors import AttncertError, LimitExceeded
 from proofs import execute, sweep
 from proofs.cli import main
 from proofs.registry import Claim, load_claims
@@ -148,11 +148,21 @@ def test_plan_seeds_sizes_and_claims_without_a_seed(tmp_path):
 
 
 def test_seed_specs():
-    assert sweep.parse_seeds("0-3,7,2") == [0, 1, 2, 3, 7]
-    assert sweep.parse_seeds("5") == [5]
-    for bad in ("", "a", "1-", "3-1", "0..9"):
+    assert sweep.seed_list(sweep.parse_seeds("0-3,7,2")) == [0, 1, 2, 3, 7]
+    assert sweep.seed_list(sweep.parse_seeds("5")) == [5]
+    for bad in ("", "a", "1-", "3-1", "0..9", "1" * 41):
         with pytest.raises(AttncertError):
             sweep.parse_seeds(bad)
+
+
+def test_a_sweep_over_its_task_limit_is_refused_before_any_seed_is_listed(tmp_path):
+    # 10^9 + 1 seeds would be a list of 8 GB; the count alone is formed, from the range's ends.
+    with pytest.raises(LimitExceeded, match=r"1,000,000,001 tasks .* over the limit of 100,000 \(raise it with --max-tasks"):
+        sweep.plan(["transpose"], "0-1000000000", [], tmp_path)
+    # transpose: 3 seeds x 2 values of r; matmul: 3 seeds x 2 values of r x 2 of k; the repeated seed 1 counts twice
+    with pytest.raises(LimitExceeded, match="18 tasks"):
+        sweep.plan(["transpose", "matmul"], "0-1,1", ["r=1,2", "k=1,2"], tmp_path, max_tasks=17)
+    assert len(sweep.plan(["transpose", "matmul"], "0-1,1", ["r=1,2", "k=1,2"], tmp_path, max_tasks=18).tasks) == 12
 
 
 def test_file_names_are_deterministic_and_distinct():
