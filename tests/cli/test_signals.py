@@ -183,6 +183,7 @@ def _seeds_done(out_dir: Path) -> list[int]:
 @pytest.mark.parametrize("sig, code, line", [(signal.SIGTERM, 143, "attncert: terminated"), (signal.SIGINT, 130, "attncert: interrupted")])
 def test_sweep_stops_in_order_and_resumes(run, tmp_path, sig, code, line):
     out_dir = tmp_path / "sweep"
+    out_dir.mkdir()  # an --out-dir must exist (only the default sweeps/ is made)
     r = run(*SLOW_SWEEP, "--out-dir", str(out_dir))
     workers = r.wait_for_workers()
     assert wait_until(lambda: len(_seeds_done(out_dir)) >= 2, 15), "no task finished"

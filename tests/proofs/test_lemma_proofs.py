@@ -95,6 +95,7 @@ def test_bad_parameters_exit_2(args, tmp_path):
 
 
 def test_prove_all_writes_every_certificate(tmp_path):
+    (tmp_path / "certs").mkdir()  # an --out-dir must exist (only the default certificates/ is made)
     r = run_cli("prove-all", "--out-dir", str(tmp_path / "certs"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     for claim in LEMMAS:
