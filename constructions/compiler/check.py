@@ -17,10 +17,11 @@ in the same exact domain (QQ, or EE when the model has exp units):
 **The inputs** (:func:`check_model`, run by :func:`~.assemble.compile_graph`):
 
 * categorical tokens, V symbols, length N: every word when V^N <= MAX_INPUTS (an
-  exhaustive check at this length); otherwise each constant word, then words from
-  a fixed-seed generator, until every value of every one-hot SOp has been reached
-  at some position and at least MIN_RANDOM random words have run, at most
-  MAX_INPUTS words in all;
+  exhaustive check at this length); otherwise ceil(V/N) words of consecutive
+  symbols (every symbol occurs), each constant word, then words from a fixed-seed
+  generator, until every value of every one-hot SOp has been reached at some
+  position and at least MIN_RANDOM random words have run, at most
+  max(MAX_INPUTS, ceil(V/N) + MIN_RANDOM) words in all;
 * scalar and pair tokens: NUMERIC_INPUTS inputs from a fixed seed, alternately
   rationals p/q (|p| <= 9, 1 <= q <= 4) and integers in -2..2 (pairs tagged 0 or 1).
   Numerical value sets are infinite: nothing is said beyond these inputs.
@@ -161,10 +162,14 @@ def check_model(g: nx.MultiDiGraph, model: Model) -> CheckReport:
     dom = check_domain(model)
     reached: dict[str, set[Any]] = {label: set() for label in model.one_hot}
     label_of = {g.nodes[v]["label"]: v for v in g.nodes}
+    planned = 0  # the sweep and constant words, which run before the random ones
     if model.tokens == "categorical":
-        exhaustive = len(model.vocab) ** N <= min(MAX_INPUTS, budget)
+        V = len(model.vocab)
+        sweeps = -(-V // N)
+        wanted = min(max(MAX_INPUTS, sweeps + MIN_RANDOM), budget)
+        exhaustive = V == 1 or N <= MAX_INPUTS.bit_length() and V**N <= wanted  # V >= 2: V^N > 64 once N > 6
         words: Iterator[list[Any]] = (list(w) for w in itertools.product(model.vocab, repeat=N)) if exhaustive else _words(model.vocab, N)
-        wanted = min(MAX_INPUTS, budget)
+        planned = sweeps + V
     else:
         exhaustive = False
         words = _numbers(N, model.tokens == "pair")
@@ -174,7 +179,7 @@ def check_model(g: nx.MultiDiGraph, model: Model) -> CheckReport:
         if compared >= wanted or tried >= 4 * wanted and not exhaustive:
             break
         covered = model.tokens == "categorical" and all(len(reached[k]) == len(model.one_hot[k]) for k in reached)
-        if not exhaustive and covered and tried >= len(model.vocab) + MIN_RANDOM:
+        if not exhaustive and covered and tried >= planned + MIN_RANDOM:
             break
         tried += 1
         try:
@@ -204,7 +209,11 @@ def check_model(g: nx.MultiDiGraph, model: Model) -> CheckReport:
 
 
 def _words(vocab: tuple[Any, ...], N: int) -> Iterator[list[Any]]:
-    """Each constant word, then words drawn from a fixed seed."""
+    """The sweep (ceil(V/N) words of consecutive symbols, cyclically: every symbol occurs in one), each
+    constant word, then words drawn from a fixed seed."""
+    V = len(vocab)
+    for k in range(-(-V // N)):
+        yield [vocab[(k * N + i) % V] for i in range(N)]
     for s in vocab:
         yield [s] * N
     rng = random.Random(0)

@@ -72,6 +72,10 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> di
         raise AttncertError(f"tokens must be one of {list(TOKEN_MODES)}, got {tokens!r}")
     if (tokens == "categorical") != (vocab is not None):
         raise AttncertError("a vocabulary goes with categorical tokens, and only with them")
+    if not isinstance(length, int) or length < 1:
+        raise AttncertError(f"the sequence length must be a positive integer, got {length!r:.20}")
+    if vocab is not None and (not symbols(vocab) or None in symbols(vocab)):
+        raise AttncertError("a vocabulary has at least one symbol, and None is not one (it is RASP's 'no value')")
     dynamic: set[int] = set()
     for v in nx.topological_sort(g):
         if _constant_selection(g, v):

@@ -416,11 +416,12 @@ def test_a_categorical_mean_of_different_numbers_is_refused_by_the_check():
 
 
 def test_the_check_reaches_every_value_it_can_and_names_the_others():
-    # a histogram of 7 tokens over {a, b}: 2^7 words, so the covering search (constant words, then seeded
-    # random ones); its values 1..7 all occur (a^k b^(7-k)), but 0 never does: each token counts itself
+    # a histogram of 7 tokens over {a, b}: 2^7 words, so the covering search (the sweep abababa, the constant
+    # words, then seeded random ones); its values 1..7 all occur (a^k b^(7-k)), but 0 never does: each token
+    # counts itself
     hist = rasp.categorical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ))).named("hist")
     r = compile_graph(_program(hist), 7, "categorical", ["a", "b"]).checked
-    assert not r.exhaustive and 2 + 8 <= r.inputs <= 64 and r.refused == 0
+    assert not r.exhaustive and 1 + 2 + 8 <= r.inputs <= 64 and r.refused == 0
     assert r.coverage == {"tokens": (2, 2), "hist": (7, 8)} and r.unreached == {"hist": (0,)}
     assert "reached 9 of their 10 values (not reached: hist: 0)" in r.describe()
 
@@ -432,6 +433,20 @@ def test_inputs_outside_the_programs_domain_are_skipped_and_a_program_with_none_
     never = rasp.numerical(rasp.Map(rasp.fn("rdiv_const", c=1), rasp.numerical(rasp.Map(rasp.fn("mul_const", c=0), rasp.tokens))))
     with pytest.raises(NotCompilable, match="the RASP evaluation refuses all 12 check inputs"):
         compile_graph(_program(never), 3, "scalar")
+
+
+def test_a_large_vocabulary_is_swept_and_a_bad_one_refused():
+    from exact.errors import AttncertError
+
+    g = _program(rasp.categorical(rasp.Map(lambda t: t, rasp.tokens)).named("same"))
+    # 1000 symbols over 40 positions: 25 words of consecutive symbols hold every one
+    r = compile_graph(g, 40, "categorical", list(range(1000))).checked
+    assert r.coverage == {"tokens": (1000, 1000), "same": (1000, 1000)} and r.inputs == 64
+    for vocab in ([], ["a", None]):
+        with pytest.raises(AttncertError, match="a vocabulary has at least one symbol, and None is not one"):
+            compile_graph(g, 2, "categorical", vocab)
+    with pytest.raises(AttncertError, match="the sequence length must be a positive integer"):
+        compile_graph(g, 0, "categorical", ["a"])
 
 
 def test_a_check_over_the_pair_limit_is_refused_with_the_way_out():
