@@ -78,7 +78,7 @@ COST_LIMITS = (
     ("--max-positions", "max_positions", "longest RASP sequence"),
     ("--max-pairs", "max_pairs", "selection pairs in one attention layer"),
     ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
-    ("--max-precision", "max_precision", "arb precision of a Sinkhorn run, in bits"),
+    ("--max-precision", "max_precision", "arb precision of a Sinkhorn run or of a RASP-language run's balls, in bits"),
     ("--max-memory", "max_memory", "bytes a run is predicted to need (docs/limits.md); the default is this machine's available memory"),
 )
 DOCUMENT_LIMITS = (
@@ -96,6 +96,7 @@ RASP_LIMITS = (
     ("--max-source", "max_source", "characters of RASP source in one run: the program, the files it loads, the expression"),
     *DOCUMENT_LIMITS[1:4],
     *COST_LIMITS[:2],
+    COST_LIMITS[3],
 )
 
 
@@ -380,10 +381,10 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
     with limits(_limits(args)):
         source = read_source(args.file) if args.file else ""
         example = session.read_input(args.input) if args.input is not None else None
-        value = session.run_file(source, args.file or "<eval>", args.eval, example, e_literals)
-    for line in session.labels(value, tuple(args.e_literal)):
+        outcome = session.run_program(source, args.file or "<eval>", args.eval, example, e_literals)
+    for line in outcome.labels(tuple(args.e_literal)):
         print(line)
-    print(session.show(value, args.decimals))
+    print(session.show(outcome.value, args.decimals))
     return EXIT_HOLDS
 
 

@@ -9,6 +9,14 @@ source text and its sha256, the name, text and sha256 of every file the run load
 interpreter, and ``result.holds`` says whether the output equals it; without it,
 the claim is that the output is the recorded one.
 
+A value that leaves the exact fields (``2 ^ (1/2)``) is a ball, and every comparison on
+one is decided from the ball or not at all (:mod:`exact.decide`): the program runs again
+at twice the precision, from 128 bits up to --max-precision, until the balls decide every
+comparison it makes, or the claim is refused with the undecided expression. The relation
+is ``exact_equal`` only when no ball was formed into the output and no comparison was
+decided from one; otherwise it is ``enclosure``, with the precision and whether
+comparisons were decided from enclosures recorded in the result.
+
 ``attncert verify`` never reads the disk for such a certificate: it runs the
 recorded source again, serving every ``load`` from the recorded texts only
 (:class:`~constructions.rasp.language.sources.RecordedFiles`), within the RASP
@@ -34,6 +42,8 @@ from constructions.rasp.language.sources import DiskFiles, Files, RecordedFiles,
 from constructions.rasp.values import encode_value
 from exact import Ball, EENumber, ParseError
 from exact.domains import ENCLOSURE_BITS
+from exact.errors import LimitExceeded, UndecidedError
+from exact.limits import current as current_limits
 from proofs import cost as costs
 from proofs.certify import certificate, differing_fields
 from proofs.registry import Claim, Param, register
@@ -42,7 +52,8 @@ NAME = "rasp_program"
 STATEMENT = (
     "running the recorded RASP program (its source and every file it loads, with their sha256) in attncert's exact "
     "semantics and evaluating the expression on the input gives the recorded output (exact in QQ/EE, or enclosed in "
-    "balls where a value leaves them); with an expected value, the output equals it"
+    "balls where a value leaves them, its comparisons on balls decided from the enclosures); with an expected value, "
+    "the output equals it"
 )
 PARAMS = (
     Param("file", str, str(shipped_program("classic")), "the .rasp program (the default is attncert's classic programs)"),
@@ -73,7 +84,7 @@ class Program:
 def build(file: str, expr: str, e_literal: str | None = None) -> Program:
     """The graph of ``expr`` after running ``file`` (loads from the disk): the same graph the Python API
     builds, so ``attncert graph`` draws and exports .rasp programs like every construction."""
-    program, _ = session.program_value(read_source(file), file, expr, e_literals(e_literal), DiskFiles())
+    program = session.program_value(read_source(file), file, expr, e_literals(e_literal), DiskFiles())
     if not isinstance(program, (rasp.SOp, rasp.Selector)):
         raise ParseError(f"{expr!r} is {kind(program)!s:.20}, not a sequence or selector: it has no graph")
     return Program(program)
@@ -83,16 +94,19 @@ def certify(file: str, source: str, files: Files, expr: str, input: str | None, 
     """The certificate of running ``source`` under the name ``file``, loads served by ``files``."""
     lits = e_literals(e_literal)
     example = session.read_input(input) if input is not None else None
-    program, budget = session.program_value(source, file, expr, lits, files)
-    value = session.evaluate(program, example, budget)
+    run = session.run_program(source, file, expr, example, lits, files)
+    program, value = run.program, run.value
     output = value_to_json(value)
-    relation = "exact_equal" if session.relation(value) == "exact" else "enclosure"
+    balls = session.relation(value) == "enclosure"
+    relation = "exact_equal" if run.exact else "enclosure"
     reference, detail = {}, {}
+    if not run.exact:
+        detail = {"precision": run.bits, "decided_from_enclosures": run.decided}
     if expect is not None:
-        if relation != "exact_equal":
+        if balls:
             raise ParseError("--expect compares exactly, but the output is an enclosure (a value left the exact fields)")
         reference = {"expected": value_to_json(expected_value(expect, lits))}
-        detail = {"equals_expected": reference["expected"] == output}
+        detail["equals_expected"] = reference["expected"] == output
     construction: dict[str, Any] = {"kind": kind(program)}
     if isinstance(program, rasp.SOp) and example is not None:
         construction["size"] = rasp.size(program).to_json(length=len(example))
@@ -111,20 +125,35 @@ def certify(file: str, source: str, files: Files, expr: str, input: str | None, 
         {
             "relation": relation,
             "holds": detail.get("equals_expected", True),
-            "statement": statement(file, source, len(files.served), expr, input, expect, e_literal, relation, detail.get("equals_expected")),
+            "statement": statement(file, source, len(files.served), expr, input, expect, e_literal, run, detail.get("equals_expected")),
             **detail,
         },
     )
 
 
 def statement(
-    file: str, source: str, loads: int, expr: str, input: str | None, expect: str | None, e_literal: str | None, relation: str, equal: bool | None
+    file: str,
+    source: str,
+    loads: int,
+    expr: str,
+    input: str | None,
+    expect: str | None,
+    e_literal: str | None,
+    run: session.Outcome,
+    equal: bool | None,
 ) -> str:
     """What this certificate states, in words."""
     loaded = f", and the {loads} file(s) it loads as recorded" if loads else ""
     lits = f", reading the decimal literal(s) {e_literal} as the constant e" if e_literal is not None else ""
     on = f"on the input {input!r}" if input is not None else "without an input"
-    what = "is exactly the recorded output" if relation == "exact_equal" else "lies in the recorded balls (an enclosure)"
+    if run.exact:
+        what = "is exactly the recorded output"
+    else:
+        what = "lies in the recorded balls (an enclosure)" if session.relation(run.value) == "enclosure" else "is the recorded output"
+        if run.decided:
+            what += f", its comparisons on values that left the exact fields decided from rigorous {run.bits}-bit balls, not exactly"
+        else:
+            what += f", at {run.bits} bits"
     text = f"after running {file} (UTF-8 source of sha256 {sha256_text(source)}{loaded}) in attncert's exact RASP semantics{lits}, the value of {expr!r} {on} {what}"
     if expect is not None:
         text += f", which {'equals' if equal else 'does NOT equal'} the expected value {expect!r}"
@@ -189,7 +218,14 @@ def verify(doc: dict[str, Any]) -> list[str]:
     for name, entry in [("the program", inputs["source"])] + [(e["name"], e) for e in inputs["loaded"]]:
         if entry.get("sha256") != sha256_text(entry["text"]):
             problems.append(f"the recorded sha256 of {name:.60} is not the sha256 of its recorded text")
-    rebuilt = certify(params["file"], source, RecordedFiles({main: source, **texts}), **{k: params.get(k) for k in ("expr", "input", "expect", "e_literal")})
+    recorded = doc.get("result", {}).get("precision") if isinstance(doc.get("result"), dict) else None
+    cap = current_limits().max_precision
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > max(cap, ENCLOSURE_BITS):
+        raise LimitExceeded(f"the certificate's balls have {recorded:,} bits, over the limit of {cap:,} (raise it with --max-precision)")
+    try:
+        rebuilt = certify(params["file"], source, RecordedFiles({main: source, **texts}), **{k: params.get(k) for k in ("expr", "input", "expect", "e_literal")})
+    except UndecidedError as e:  # within the precision recorded, the program's comparisons are not decided: no output is established
+        return problems + [f"running the recorded program again does not establish its output: {e}"]
     return problems + differing_fields(doc, rebuilt)
 
 

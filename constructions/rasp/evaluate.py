@@ -24,7 +24,12 @@ tracr's evaluator):
   integers) are converted, so ``Map(lambda x: x + 1, tokens)`` or
   ``lambda x: 1 if x > 0 else 0`` give domain values in every domain; booleans,
   strings, tuples and None stay tokens. A float (Python or numpy) returned while
-  evaluating in QQ or EE is refused: the function rounded.
+  evaluating in QQ or EE is refused: the function rounded; so is a ball.
+* Every comparison, truth test, floor and choice on a value is the three-valued
+  decision of :mod:`exact.decide`: in Ball a ball decides it or UndecidedError is
+  raised (kept as such, with the node named, so that a caller may evaluate again at
+  a higher precision). A Python function evaluated in Ball is handed
+  :class:`~exact.decide.DecidingBall` values, so its own comparisons are decisions too.
 
 Intermediate values are freed as soon as their last consumer has run, so
 memory stays near the widest layer, not the whole graph. A node that repeats an
@@ -45,15 +50,15 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
-from flint import fmpq, fmpz
+from flint import arb, fmpq, fmpz
 
 from constructions.rasp import expr as E
 from constructions.rasp.graph import arguments, decode_params, to_graph
 from constructions.rasp.selection import Selection
-from exact import EE, QQ, Ball, Domain, EENumber, Float
+from exact import EE, QQ, Ball, Domain, EENumber, Float, decide
 from exact.canonical import canonical_json
 from exact.domains import BallField
-from exact.errors import AttncertError, NotInFieldError
+from exact.errors import AttncertError, NotInFieldError, UndecidedError
 from exact.groups import take
 from exact.limits import current as current_limits
 
@@ -76,8 +81,6 @@ def evaluate(program: E.RASPExpr, xs: Sequence[Any], domain: Domain | None = Non
 
 
 def _default_domain(xs: Sequence[Any]) -> Domain:
-    from flint import arb
-
     if any(isinstance(x, EENumber) for x in xs):
         return EE
     if any(isinstance(x, arb) for x in xs):
@@ -147,6 +150,8 @@ def _run(
     ev = _Evaluator(domain, xs)
     plan = _plan(g)
     static = plan.static_values(len(xs), domain.name)
+    # Static values decided from balls (Ball): read from the cache, they count as decided again.
+    decided = plan.decided_statics(len(xs), domain.name) if not domain.exact else None
     remaining = dict(plan.consumers)
     kept, keep = keep, {plan.same.get(v, v) for v in keep}  # the nodes asked for, and the nodes computing them
     values: dict[int, Any] = {}
@@ -154,10 +159,14 @@ def _run(
         for v, d, args in plan.steps:
             if v in static:
                 values[v] = static[v]
+                if decided is not None and v in decided:
+                    decide.note_enclosure()
             else:
                 t0 = time.perf_counter()
+                record = decide.Decisions() if decided is not None and v in plan.static else None
                 try:
-                    values[v] = ev.node(d, [values[u] for u in args])
+                    with decide.recording(record) if record is not None else contextlib.nullcontext():
+                        values[v] = ev.node(d, [values[u] for u in args])
                 except (AttncertError, TypeError, ValueError, ArithmeticError) as e:
                     if isinstance(e, EvaluationError) and str(e).startswith("at node"):
                         raise
@@ -165,9 +174,14 @@ def _run(
                     where = f"at node {d['label']!r} ({d['op']}{written}): {e}"
                     if isinstance(e, NotInFieldError):  # kept apart: the caller may move up the tower (QQ, EE, Ball)
                         raise NotInFieldError(where) from e
+                    if isinstance(e, UndecidedError):  # kept apart: the caller may evaluate at a higher precision
+                        raise UndecidedError(where) from e
                     raise EvaluationError(where) from e
                 if v in plan.static:
                     static[v] = values[v]
+                if record is not None and record.any:
+                    decided.add(v)
+                    decide.note_enclosure(record.from_enclosures)
                 if seconds is not None:
                     seconds[v] = time.perf_counter() - t0
             for u in args:
@@ -229,14 +243,23 @@ class _Plan:
                 data.add(v)
         self.static = {v for v, _, _ in self.steps} - data
         self._cache: dict[tuple[int, str], dict[int, Any]] = {}
+        self._decided: dict[tuple[int, str], set[int]] = {}
 
     def static_values(self, n: int, domain: str) -> dict[int, Any]:
         key = (n, domain)
         if key not in self._cache:
             if len(self._cache) >= 4:
-                self._cache.pop(next(iter(self._cache)))
+                oldest = next(iter(self._cache))
+                del self._cache[oldest]
+                del self._decided[oldest]
             self._cache[key] = {}
+            self._decided[key] = set()
         return self._cache[key]
+
+    def decided_statics(self, n: int, domain: str) -> set[int]:
+        """The static nodes of :meth:`static_values` whose values were decided from balls."""
+        self.static_values(n, domain)
+        return self._decided[(n, domain)]
 
 
 _PLANS: "weakref.WeakKeyDictionary[nx.MultiDiGraph, _Plan]" = weakref.WeakKeyDictionary()
@@ -273,6 +296,14 @@ class _Evaluator:
         self._kept = _TOKENS | frozenset({type(domain.one()), type(domain.native(1)), type(domain.native(fmpq(1, 2)))})
         # Values already in an exact domain are taken as they are (Float still checks for inf and nan).
         self.xs = xs if domain.exact and self._kept.issuperset(map(type, xs)) else [self.const(x) for x in xs]
+        self._balls = isinstance(domain, BallField)
+
+    def user(self, py: Any) -> Any:
+        """A Python function as this evaluator calls it: in Ball it is handed balls whose comparisons,
+        truth, int and round are decisions (:class:`exact.decide.DecidingBall`), and gives back arbs."""
+        if not self._balls:
+            return py
+        return lambda *args: decide.plain(py(*map(decide.deciding, args)))
 
     def const(self, x: Any) -> Any:
         """A value from the input or the graph, in the domain (tokens stay tokens)."""
@@ -333,7 +364,8 @@ class _Evaluator:
             if out is not None:
                 return out
         if py is not None:
-            return self.results([None if x is None else py(x) for x in self.as_list(xs)], py)
+            f = self.user(py)
+            return self.results([None if x is None else f(x) for x in self.as_list(xs)], py)
         return self.results(self._registered(params["fn"], self.as_list(xs)), py)
 
     def op_sequence_map(self, params, py, xs, ys):
@@ -342,7 +374,8 @@ class _Evaluator:
             if out is not None:
                 return out
         if py is not None:
-            return self.results([None if x is None or y is None else py(x, y) for x, y in zip(self.as_list(xs), self.as_list(ys))], py)
+            f = self.user(py)
+            return self.results([None if x is None or y is None else f(x, y) for x, y in zip(self.as_list(xs), self.as_list(ys))], py)
         return self.results(self._registered(params["fn"], self.as_list(xs), self.as_list(ys)), py)
 
     def _registered(self, fn: Any, xs: list[Any], ys: list[Any] | None = None) -> list[Any]:
@@ -385,6 +418,10 @@ class _Evaluator:
             return self.domain.native(v)
         if isinstance(v, np.bool_):
             return bool(v)
+        if isinstance(v, arb) and self.domain.exact:
+            # A ball is an enclosure: an exact evaluation that received one would call it exact.
+            name = getattr(py, "__qualname__", repr(py))
+            raise EvaluationError(f"function {name} returned a ball ({v}) while evaluating exactly in {self.domain.name}; evaluate in Ball")
         if isinstance(v, (float, np.floating)):
             if self.domain.exact:
                 # A float in an exact domain means a Python function rounded: refuse, never pass it on.
@@ -406,7 +443,8 @@ class _Evaluator:
             return Selection.compare(keys, queries, pred.value)
         keys, queries = self.as_list(keys), self.as_list(queries)
         if py is not None:
-            return Selection.from_dense(np.array([[bool(py(k, q)) for k in keys] for q in queries], dtype=bool).reshape(nq, nk))
+            f = self.user(py)
+            return Selection.from_dense(np.array([[decide.truth(f(k, q)) for k in keys] for q in queries], dtype=bool).reshape(nq, nk))
         pred: E.Comparison = params["predicate"]
         if pred is E.Comparison.TRUE:
             return Selection.full(nq, nk)
@@ -493,7 +531,7 @@ class _Evaluator:
 
     def _categorical_mean(self, selected: list[Any]) -> Any:
         first = selected[0]
-        if any(v != first for v in selected[1:]):
+        if not all(decide.equal(v, first) for v in selected[1:]):
             raise EvaluationError(
                 f"aggregate of non-numeric values selects {len(selected)} different values "
                 f"(e.g. {first!r:.20} and another); only a mean of numbers is defined"
@@ -536,7 +574,7 @@ class _SortKey:
         if _is_number(a) and _is_number(b) and type(a) is not bool and type(b) is not bool:
             return self.domain.lt(self.domain.convert(a), self.domain.convert(b))
         if type(a) is type(b):
-            return a < b
+            return decide.compare("<", a, b)
         raise EvaluationError(
             f"order comparison between {type(a).__name__} and {type(b).__name__} values is not defined"
         )

@@ -9,7 +9,10 @@ named functions look the same.
 Each implementation binds the evaluation domain and its parameters and returns
 the elementwise function: ``impl(domain, **params)(x)``. Domain-aware operations
 (exp, ReLU, max, division, comparisons) go through the domain, so they are exact
-in QQ and EE, rigorous in Ball, and plain IEEE in Float.
+in QQ and EE, rigorous in Ball, and plain IEEE in Float. Every comparison, truth
+test (``indicator``, ``choose``, and/or/not), floor and rounding goes through the
+three-valued decision of :mod:`exact.decide`: on a ball it is decided from the
+enclosure or raises UndecidedError, never answered by Python's operators on arb.
 
 Register your own with::
 
@@ -29,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 from flint import fmpq
 
-from exact import Domain, ParseError
+from exact import Domain, ParseError, decide
 from exact.domains import domain_of
 from exact.errors import NotInFieldError
 from constructions.rasp.values import decode_value, encode_value
@@ -170,14 +173,7 @@ def _decode_param(obj: Any) -> Any:
 
 # --- the registry ------------------------------------------------------------------------
 
-_COMPARE = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+_COMPARE = decide.OPERATORS
 
 
 def _c(domain: Domain, v: Any) -> Any:
@@ -186,16 +182,20 @@ def _c(domain: Domain, v: Any) -> Any:
 
 
 def _compare(domain: Domain, op: str, x: Any, y: Any) -> bool:
+    """x op y: numbers brought into the domain and decided (:func:`exact.decide.compare`), tokens as Python compares them."""
     if op not in _COMPARE:
         raise ParseError(f"unknown comparison {op!r}; expected one of {list(_COMPARE)}")
-    if isinstance(x, (str, bool)) or isinstance(y, (str, bool)) or x is None or y is None:
-        return _COMPARE[op](x, y)
     if domain.exact and type(x) is fmpq and type(y) is fmpq:
         # two rationals are ordered exactly as they are; converting both for every element
         # made comparisons the larger part of a comparison map's time
         return _COMPARE[op](x, y)
-    d = domain.sign(domain.native(x) - domain.native(y))
-    return _COMPARE[op](d, 0)
+    if _TOKEN_TYPES.isdisjoint((type(x), type(y))) and not isinstance(x, tuple) and not isinstance(y, tuple):
+        x, y = domain.native(x), domain.native(y)
+    return decide.compare(op, x, y)
+
+
+#: Values that are never brought into a domain (a boolean is compared as 0 or 1 by the decision).
+_TOKEN_TYPES = frozenset({str, bool, type(None)})
 
 
 @register_function("identity", 1)
@@ -258,17 +258,18 @@ def _rcompare_const(domain, op, c):
 
 @register_function("not", 1)
 def _not(domain):
-    return operator.not_
+    return lambda x: not decide.truth(x)
 
 
 @register_function("and_const", 1, ("c",))
 def _and_const(domain, c):
-    return lambda x: x and c
+    """x and c, as Python's ``and``: c where x is true, else x (truth decided)."""
+    return lambda x: c if decide.truth(x) else x
 
 
 @register_function("or_const", 1, ("c",))
 def _or_const(domain, c):
-    return lambda x: x or c
+    return lambda x: x if decide.truth(x) else c
 
 
 @register_function("exp", 1)
@@ -290,23 +291,10 @@ def _abs(domain):
     return f
 
 
-def _floor(x: Any) -> int:
-    if isinstance(x, int) and not isinstance(x, bool):
-        return x
-    if isinstance(x, float) and x.is_integer():  # positions in the Float domain
-        return int(x)
-    if isinstance(x, fmpq):
-        return int(x.floor())
-    q = getattr(x, "rational_value", lambda: None)()
-    if q is not None:
-        return int(q.floor())
-    raise NotInFieldError(f"floor is defined here for rational values only, got {x}")
-
-
 @register_function("floordiv_const", 1, ("k",))
 def _floordiv_const(domain, k):
     k = domain.native(k)
-    return lambda x: domain.native(_floor(domain.div(domain.native(x), k)))
+    return lambda x: domain.native(decide.floor(domain.div(domain.native(x), k)))
 
 
 @register_function("mod_const", 1, ("k",))
@@ -315,7 +303,7 @@ def _mod_const(domain, k):
 
     def f(x):
         x = domain.native(x)
-        return x - k * domain.native(_floor(domain.div(x, k)))
+        return x - k * domain.native(decide.floor(domain.div(x, k)))
 
     return f
 
@@ -451,35 +439,26 @@ def _power(domain):
 def _round_half_even(domain):
     """The nearest integer, ties to even (Python's and the RASP language's ``round``), decided exactly."""
 
-    def f(x):
-        x = domain.native(x)
-        lo = domain.native(_floor(x))
-        frac = x - lo
-        half = domain.div(domain.one(), domain.native(2))
-        if domain.lt(frac, half) or (domain.eq(frac, half) and _floor(lo) % 2 == 0):
-            return lo
-        return lo + domain.one()
-
-    return f
+    return lambda x: domain.native(decide.round_half_even(domain.native(x)))
 
 
 @register_function("indicator", 1)
 def _indicator(domain):
     """1 where the value is true, 0 elsewhere (the RASP language's ``indicator``)."""
-    return lambda x: domain.one() if x else domain.zero()
+    return lambda x: domain.one() if decide.truth(x) else domain.zero()
 
 
 @register_function("choose", 2)
 def _choose(domain):
     """For (flag, a) packed with ``pack``, and b: a where flag holds, else b (``a if flag else b``)."""
-    return lambda packed, b: packed[1] if packed[0] else b
+    return lambda packed, b: packed[1] if decide.truth(packed[0]) else b
 
 
 @register_function("in_values", 1, ("values",))
 def _in_values(domain, values):
     """Whether the value is one of ``values`` (the RASP language's ``seq in [list]``)."""
     vals = [_c(domain, v) for v in values]
-    return lambda x: any(_compare(domain, "==", x, v) for v in vals)
+    return lambda x: decide.contains(vals, x)
 
 
 @register_function("token_value", 1)
@@ -519,12 +498,12 @@ def _compare2(domain, op):
 
 @register_function("and", 2)
 def _and(domain):
-    return lambda x, y: x and y
+    return lambda x, y: y if decide.truth(x) else x
 
 
 @register_function("or", 2)
 def _or(domain):
-    return lambda x, y: x or y
+    return lambda x, y: x if decide.truth(x) else y
 
 
 @register_function("lookup", 1, ("table", "other"))
@@ -546,7 +525,7 @@ def _lookup(domain, table, other):
 def _select_if(domain, other):
     """y where flag holds, else ``other``."""
     other = _c(domain, other)
-    return lambda flag, y: y if flag else other
+    return lambda flag, y: y if decide.truth(flag) else other
 
 
 @register_function("both_zero", 2)
@@ -557,8 +536,8 @@ def _both_zero(domain):
 
 def _int_value(x: Any) -> int:
     """An integer-valued domain number as a Python int (positions and sizes are integers)."""
-    v = _floor(x)
-    if v != x:
+    v = decide.floor(x)
+    if not decide.equal(v, x):
         raise NotInFieldError(f"expected an integer position, got {x}")
     return v
 

@@ -1,6 +1,6 @@
 """The number tower: QQ (exact), EE (exact, with e^Q), Ball(prec) (rigorous), Float (agreement)."""
 
-from typing import Callable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 from exact.domains.ball import Ball, BallField
 from exact.domains.base import Domain
@@ -42,13 +42,15 @@ def domain_of(x: object) -> Domain:
     return QQ
 
 
-def in_smallest_domain(compute: Callable[[Domain], T], bits: int = ENCLOSURE_BITS) -> tuple[T, Domain]:
-    """``compute(D)`` in the first of QQ, EE, Ball(bits) where it does not leave the domain.
+def in_smallest_domain(compute: Callable[[Domain], T], bits: int = ENCLOSURE_BITS, least: Domain = QQ) -> tuple[T, Domain]:
+    """``compute(D)`` in the first of QQ, EE, Ball(bits), from ``least`` on, where it does not leave the domain.
 
     A result found in QQ or EE is exact; one from Ball is a rigorous enclosure, and the
-    returned domain says which (its ``relation``: exact_equal or enclosure).
+    returned domain says which (its ``relation``: exact_equal or enclosure). ``least``
+    skips the fields that cannot hold the operands (an EE number, a ball).
     """
-    for d in (QQ, EE):
+    exact_fields = () if isinstance(least, BallField) else (EE,) if least is EE else (QQ, EE)
+    for d in exact_fields:
         try:
             with d.context():
                 return compute(d), d
@@ -59,4 +61,15 @@ def in_smallest_domain(compute: Callable[[Domain], T], bits: int = ENCLOSURE_BIT
         return compute(ball), ball
 
 
-__all__ = ["in_smallest_domain", "ENCLOSURE_BITS", "domain_of", "Domain", "QQ", "EE", "Ball", "Float", "RationalField", "ExpField", "BallField", "FloatField", "domain_from_name"]
+def least_domain(values: Iterable[object]) -> Domain:
+    """The first of QQ, EE, Ball that holds every value (an arb needs Ball, an EENumber EE)."""
+    found: Domain = QQ
+    for v in values:
+        d = domain_of(v)
+        if isinstance(d, BallField):
+            return d
+        if d is EE:
+            found = EE
+    return found
+
+__all__ = ["in_smallest_domain", "least_domain", "ENCLOSURE_BITS", "domain_of", "Domain", "QQ", "EE", "Ball", "Float", "RationalField", "ExpField", "BallField", "FloatField", "domain_from_name"]

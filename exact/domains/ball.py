@@ -4,7 +4,8 @@ Every operation returns a ball that contains the exact result of the same
 operation on any points of its arguments (Johansson, "Arb: efficient
 arbitrary-precision midpoint-radius interval arithmetic", IEEE Trans. Comput.
 2017). A ball result is therefore an *enclosure*, never an exact value.
-Comparisons a ball cannot decide (it contains the other side) raise
+Comparisons go through the one three-valued decision (:mod:`exact.decide`): a ball
+that lies on one side decides them, one that contains the other side raises
 :class:`UndecidedError` rather than guess.
 
 FLINT's arb precision is a global setting; :meth:`BallField.context` sets it for
@@ -22,6 +23,7 @@ from typing import Any, ContextManager
 
 from flint import arb, ctx, fmpq
 
+from exact import decide
 from exact.domains.base import Domain
 from exact.eenumber import EENumber
 from exact.errors import NotRealError, ParseError, UndecidedError
@@ -57,31 +59,23 @@ class BallField(Domain):
 
     def real_power(self, x: Any, y: Any) -> arb:
         """A rigorous ball around x^y = exp(y log x) for x >= 0 (arb's pow), at this precision."""
+        if decide.sign(x) < 0:  # a rational base is signed exactly, a ball's sign decided from it
+            raise NotRealError(f"{x} ^ {y}: a negative number to a non-integer power is not a real number")
         with self.context():
             x, y = self.convert(x), self.convert(y)
-            if x < 0:
-                raise NotRealError(f"{x} ^ {y}: a negative number to a non-integer power is not a real number")
             r = x**y
-        if not r.is_finite():  # x's ball reaches below 0: the power is not decided
-            raise UndecidedError(f"{x} ^ {y} is not decided at {self.prec} bits (the base's ball reaches below 0)")
+        if not r.is_finite():  # 0 to a negative power, or a base ball too wide for the exponent
+            raise UndecidedError(f"{x} ^ {y} is not a finite ball at {self.prec} bits")
         return r
 
     def sign(self, x: arb) -> int:
-        if x > 0:
-            return 1
-        if x < 0:
-            return -1
-        if x.is_zero():  # the exact point 0
-            return 0
-        raise UndecidedError(f"the sign of the ball {x} is not decided at {self.prec} bits")
+        return decide.sign(x)
+
+    def lt(self, a: arb, b: arb) -> bool:
+        return decide.compare("<", a, b)
 
     def eq(self, a: arb, b: arb) -> bool:
-        d = a - b
-        if d.is_zero():
-            return True
-        if d > 0 or d < 0:
-            return False
-        raise UndecidedError(f"equality of balls {a} and {b} is not decided at {self.prec} bits")
+        return decide.equal(a, b)
 
     def to_json(self, x: arb) -> dict[str, str]:
         return {"mid": rational_to_json(exact_dyadic(x.mid())), "rad": rational_to_json(exact_dyadic(x.rad()))}

@@ -88,8 +88,8 @@ class Domain(ABC):
         (:meth:`real_power`).
         """
         k = integer_value(y)
-        if k is None:
-            return self.real_power(self.native(x), y)
+        if k is None:  # the approximate domains convert the base themselves, after signing it exactly if they can
+            return self.real_power(self.native(x) if self.exact else x, y)
         x = self.native(x)
         if isinstance(x, fmpq):
             _refuse_huge_power(x, k)

@@ -94,12 +94,12 @@ def test_sequence_powers_go_up_the_tower_only_when_they_must():
     it.run("half = tokens ^ 0.5; sq = tokens ^ 2; mixed = tokens ^ (tokens / 2); twos = 2 ^ indices;")
     env = it.env.values
     xs = [fmpq(4), fmpq(9), fmpq(1, 4)]
-    exact_half = evaluate(env["half"], xs)
+    exact_half = evaluate(env["half"], xs, it)
     assert relation(exact_half) == "exact" and exact_half == [2, 3, fmpq(1, 2)]  # perfect squares
-    assert evaluate(env["sq"], xs) == [16, 81, fmpq(1, 16)]
-    assert evaluate(env["mixed"], [fmpq(2), fmpq(4)]) == [2, 16]  # 2^1, 4^2
-    assert evaluate(env["twos"], list("abcd")) == [1, 2, 4, 8]
-    irr = evaluate(env["half"], [fmpq(2), fmpq(4)])
+    assert evaluate(env["sq"], xs, it) == [16, 81, fmpq(1, 16)]
+    assert evaluate(env["mixed"], [fmpq(2), fmpq(4)], it) == [2, 16]  # 2^1, 4^2
+    assert evaluate(env["twos"], list("abcd"), it) == [1, 2, 4, 8]
+    irr = evaluate(env["half"], [fmpq(2), fmpq(4)], it)
     assert relation(irr) == "enclosure" and all(isinstance(x, arb) for x in irr)
     assert irr[1] == 2 and arb(2).sqrt().overlaps(irr[0])
     assert labels(irr)[0].startswith("# enclosure")
@@ -120,13 +120,13 @@ def test_e_literal_makes_exact_exponentials(xs):
     it = Interpreter("t.rasp", e_literals=e)
     it.run(f"ex = {E_LITERAL} ^ tokens; short = 2.718 ^ (tokens * 2); plain = 2.73 ^ 2;")
     env = it.env.values
-    got = evaluate(env["ex"], [fmpq(x.numerator, x.denominator) for x in xs])
+    got = evaluate(env["ex"], [fmpq(x.numerator, x.denominator) for x in xs], it)
     assert relation(got) == "exact"
     with mpmath.workdps(40):
         for g, x in zip(got, xs):
             assert isinstance(g, (EENumber, fmpq))
             assert mpmath.almosteq(g.to_mpmath(40) if isinstance(g, EENumber) else mpmath.mpf(1), mpmath.exp(mpmath.mpf(x.numerator) / x.denominator), rel_eps=mpmath.mpf(10) ** -35)
-    assert evaluate(env["short"], [fmpq(1)]) == [EE.exp(fmpq(2))]
+    assert evaluate(env["short"], [fmpq(1)], it) == [EE.exp(fmpq(2))]
     assert frac(env["plain"]) == Fraction("2.73") ** 2  # 2.73 is not an e-literal here
 
 

@@ -36,6 +36,7 @@ from flint import fmpq
 
 from constructions import rasp
 from exact import EENumber
+from exact.domains import ENCLOSURE_BITS, in_smallest_domain, least_domain
 from exact.errors import LimitExceeded
 from exact.limits import Limits, current
 
@@ -167,9 +168,11 @@ class Budget:
                     raise OverBudget(f"e^{q}: |q| over the limit of {self.lim.max_exponent:,} (raise it with --max-exponent if you mean it)")
                 self.value(c, "ee")
 
-    def evaluate(self, v: Any, xs: Sequence[Any], domain: Any = None) -> Any:
-        """``rasp.evaluate(v, xs, domain)`` once its work, one step per node (a composed map counts its
-        functions) and position, is paid for, and a selector's dense matrix is within max_entries."""
+    def evaluate(self, v: Any, xs: Sequence[Any], bits: int = ENCLOSURE_BITS) -> Any:
+        """``rasp.evaluate(v, xs, D)`` in the first of QQ, EE, Ball(bits) that holds the tokens and the values
+        (a non-integer power leaves the exact fields), each try once its work, one step per node (a composed
+        map counts its functions) and position, is paid for, and a selector's dense matrix is within
+        max_entries. What the evaluation decides from balls is counted in the record of decisions in force."""
         nodes, stack, seen = 0, [v], set()
         while stack:
             x = stack.pop()
@@ -179,10 +182,14 @@ class Budget:
             f = getattr(x, "f", None)
             nodes += len(f.params["fns"]) if getattr(f, "name", None) == "compose" else 1
             stack.extend(x.children)
-        self.charge(nodes * max(len(xs), 1))
         if isinstance(v, rasp.Selector):
             self.items(len(xs) ** 2, "a selector matrix of {} entries")
-        return rasp.evaluate(v, xs, domain)
+
+        def attempt(d: Any) -> Any:  # each domain tried is paid for
+            self.charge(nodes * max(len(xs), 1))
+            return rasp.evaluate(v, xs, d)
+
+        return in_smallest_domain(attempt, bits, least_domain(xs))[0]
 
 
 def _terms(v: EENumber) -> int:

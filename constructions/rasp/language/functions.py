@@ -15,7 +15,7 @@ from typing import Any
 from flint import fmpq
 
 from constructions.rasp.functions import register_function, registered
-from exact import QQ, Domain
+from exact import QQ, Domain, decide
 
 
 def _is_number(v: Any) -> bool:
@@ -25,20 +25,20 @@ def _is_number(v: Any) -> bool:
 def _same(domain: Domain, x: Any, key: Any) -> bool:
     """x == key, numbers decided in the domain (so 2 and 4/2 are one key), tokens by equality."""
     if _is_number(x) and _is_number(key):
-        return domain.sign(domain.native(x) - domain.native(key)) == 0
-    return type(x) is type(key) and x == key
+        return decide.equal(domain.native(x), domain.native(key))
+    return type(x) is type(key) and decide.equal(x, key)
 
 
 @register_function("logical_and", 2)
 def _logical_and(domain):
-    """True where both values are true (a value is true as in Python: nonzero, non-empty)."""
-    return lambda x, y: bool(x) and bool(y)
+    """True where both values are true (a value is true as in Python: nonzero, non-empty; decided)."""
+    return lambda x, y: decide.truth(x) and decide.truth(y)
 
 
 @register_function("logical_or", 2)
 def _logical_or(domain):
     """True where either value is true."""
-    return lambda x, y: bool(x) or bool(y)
+    return lambda x, y: decide.truth(x) or decide.truth(y)
 
 
 @register_function("mod", 2)
@@ -74,7 +74,7 @@ def _token_as(domain, kind):
 
     def f(x):
         if kind == "bool":
-            return bool(x) if not _is_number(x) else domain.sign(domain.native(x)) != 0
+            return decide.truth(x if not _is_number(x) else domain.native(x))
         if kind == "str":
             return x if isinstance(x, str) else str(x) if isinstance(x, bool) else _decimal_text(QQ.convert(x))
         if isinstance(x, str):  # the strings Python's int() or float() reads, read exactly

@@ -5,6 +5,14 @@ Numbers are exact rationals (``0.1 + 0.2 == 3/10``); means are exact; ``round`` 
 half to even; ``b ^ x`` is exact for an integer x. Functions are closures over the
 environment they are defined in, and may return several values. Errors are one line
 with the source position.
+
+A value that leaves the exact fields (``2 ^ (1/2)``) is an arb ball at the run's
+precision ``prec``, and every comparison, truth test (``if``, ``and``, ``or``, ``not``),
+``round``, ``%`` and membership test is the three-valued decision of
+:mod:`exact.decide`: decided from the ball, and counted in the run's
+:class:`~exact.decide.Decisions`, or :class:`Undecided`, naming the expression, so that
+the caller may run the program again at a higher precision (:mod:`.session`). A ball
+is never a dict key (whether two balls are one key is not decided).
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flint import arb, fmpq
+from flint import arb, ctx, fmpq
 from lark import Token, Tree
 
 from constructions import rasp
@@ -23,9 +31,9 @@ from constructions.rasp.expr import RASPExpr
 from constructions.rasp.language.bounds import Budget, OverBudget, brief
 from constructions.rasp.language.parser import parse
 from constructions.rasp.language.sources import DiskFiles, Files
-from exact import EE, QQ, EENumber
-from exact.domains import in_smallest_domain
-from exact.errors import AttncertError
+from exact import EE, QQ, EENumber, decide
+from exact.domains import ENCLOSURE_BITS, in_smallest_domain, least_domain
+from exact.errors import AttncertError, UndecidedError
 from exact.limits import Limits
 
 #: The constant e, which an --e-literal stands for.
@@ -47,6 +55,11 @@ class RaspError(AttncertError):
     """A RASP program failed: an unknown name, a type error... One line, with the source position."""
 
 
+class Undecided(RaspError, UndecidedError):
+    """A comparison (or truth test, floor...) on a ball that the run's precision does not decide:
+    one line with the source position and the expression."""
+
+
 @dataclass
 class Function:
     name: str
@@ -55,6 +68,7 @@ class Function:
     returns: list[Tree]
     closure: "Env"
     source: str = "<input>"  # where it was defined: errors in its body point there
+    text: str = ""  # the source text it was defined in (errors quote its expressions)
 
 
 def public(name: str) -> bool:
@@ -156,18 +170,31 @@ class Interpreter:
         e_literals: frozenset[fmpq] = frozenset(),
         files: Files | None = None,
         budget: Budget | None = None,
+        prec: int = ENCLOSURE_BITS,
+        decisions: decide.Decisions | None = None,
     ):
         """``env``: the environment to run in (default: a new one over the library); ``loaded``: the files
         loaded so far, each with its environment (None while it runs, so a load back to it ends a cycle); ``e_literals``: the values of the decimal
         literals that stand for the constant e (:func:`read_e_literal`; none by default); ``files``: where
         loads are read (default: the disk); ``budget``: what the run may still do (default: a new one within
-        the limits in force; interpreters of one run share it)."""
+        the limits in force; interpreters of one run share it); ``prec``: the bits of the balls a value
+        that leaves the exact fields becomes; ``decisions``: where the run counts what it decided from
+        balls."""
         self.name = name
         self.env = program_env() if env is None else env
         self.loaded: dict[str, Env | None] = {} if loaded is None else loaded
         self.e_literals = e_literals
         self.files = DiskFiles() if files is None else files
         self.budget = Budget() if budget is None else budget
+        self.prec = prec
+        self.decisions = decide.Decisions() if decisions is None else decisions
+        #: The source text being run (that of ``name``), which error messages quote.
+        self.text = ""
+
+    def derived(self, name: str, budget: Budget | None = None) -> "Interpreter":
+        """An interpreter for more source in this one's environment and run (``--eval``, ``set example``):
+        the same files, literals, precision and record of decisions; this run's budget unless one is given."""
+        return Interpreter(name, self.env, self.loaded, self.e_literals, self.files, self.budget if budget is None else budget, self.prec, self.decisions)
 
     # -- statements -------------------------------------------------------------------------
 
@@ -178,8 +205,9 @@ class Interpreter:
         if own is not None:  # the file being run counts as loaded: a load back to it is a no-op
             self.loaded[own] = None
         self.budget.source(source, self.name)
+        self.text = source
         try:
-            with self.budget.python_stack():
+            with self.budget.python_stack(), decide.recording(self.decisions), ctx.workprec(self.prec):
                 for st in parse(source, self.name).children:
                     if isinstance(st, Token):  # a comment
                         continue
@@ -220,7 +248,7 @@ class Interpreter:
             for p in params:
                 if p in RESERVED:
                     raise self.error(st, f"{p!r} is reserved: it cannot name a parameter")
-            self._assign(env, name, Function(name, params, [c for c in body.children if isinstance(c, Tree)], returns.children, env, self.name), st)
+            self._assign(env, name, Function(name, params, [c for c in body.children if isinstance(c, Tree)], returns.children, env, self.name, self.text), st)
             return []
         if kind == "forloop":
             names = [t.value for t in st.children[0].children]
@@ -259,14 +287,14 @@ class Interpreter:
         self.loaded[key] = None
         text = self.files.read(key)
         self.budget.source(text, key)
-        caller, self.name = self.name, key
+        caller, self.name, caller_text, self.text = self.name, key, self.text, text
         own = program_env(exports_to=env)
         try:
             for inner in parse(text, key).children:
                 if isinstance(inner, Tree):
                     self.statement(inner, own)
         finally:
-            self.name = caller
+            self.name, self.text = caller, caller_text
         self.loaded[key] = own
         return []
 
@@ -287,6 +315,8 @@ class Interpreter:
             return v
         except (RaspError, OverBudget):  # a run over its budget stops with the budget's one line
             raise
+        except UndecidedError as e:  # the innermost expression whose decision failed is named
+            raise Undecided(f"{self.where(t)}: {self.snippet(t)}: {e}") from None
         except AttncertError as e:  # e.g. a power past the digit limit: the same message, with its place
             raise self.error(t, str(e)) from None
         except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, KeyError, IndexError) as e:
@@ -315,7 +345,7 @@ class Interpreter:
         return self.exprs(t.children[0], env) if t.children else []
 
     def _dict_literal(self, t, env):
-        return {self.expr(p.children[0], env): self.expr(p.children[1], env) for p in t.children}
+        return {self._key(self.expr(p.children[0], env), p): self.expr(p.children[1], env) for p in t.children}
 
     def _list_comp(self, t, env):
         val, ids, iterable = t.children
@@ -334,8 +364,14 @@ class Interpreter:
         for item in self._iterate(self.expr(iterable, env), t):
             inner = Env({}, env)
             self._bind(names, item, inner, t)
-            out[self.expr(key, inner)] = self.expr(val, inner)
+            out[self._key(self.expr(key, inner), t)] = self.expr(val, inner)
         return out
+
+    def _key(self, k: Any, t: Tree) -> Any:
+        """A dict key: never a ball, since whether two balls are the same key is not decided."""
+        if isinstance(k, arb):
+            raise self.error(t, f"a ball ({decide.show(k)}) cannot be a dict key: equality of enclosures is not decided")
+        return k
 
     def _range_call(self, t, env):
         args = [self._int(v, t) for v in self.exprs(t.children[0], env)]
@@ -367,7 +403,7 @@ class Interpreter:
             raise self.error(t, "only lists, strings, dicts and sequences can be indexed")
         if isinstance(i, rasp.SOp):
             return rasp.Map(rasp.fn("index_table", entries=self._table(v, t)), i)
-        return v[i] if isinstance(v, dict) else v[self._int(i, t)]
+        return v[self._key(i, t)] if isinstance(v, dict) else v[self._int(i, t)]
 
     def _table(self, v: list | str | dict, t: Tree) -> tuple[tuple[Any, Any], ...]:
         """A list, string or dict as (key, value) pairs; a list's or string's positions also count from the end."""
@@ -380,7 +416,7 @@ class Interpreter:
         f = self.expr(t.children[0], env)
         args = self.exprs(t.children[1], env) if len(t.children) > 1 else []
         if isinstance(f, (rasp.SOp, rasp.Selector)) and len(args) == 1:
-            return self.budget.evaluate(f, args[0])  # applying a sequence operation or selector to an input
+            return self.budget.evaluate(f, args[0], self.prec)  # applying a sequence operation or selector to an input
         return self._invoke(f, args, t)
 
     def _invoke(self, f: Any, args: list[Any], t: Tree) -> Any:
@@ -389,15 +425,15 @@ class Interpreter:
             if len(args) != len(f.params):
                 raise self.error(t, f"{f.name} takes {len(f.params)} arguments, got {len(args)}")
             local = Env(dict(zip(f.params, args)), f.closure)
-            caller, self.name = self.name, f.source
+            caller, self.name, caller_text, self.text = self.name, f.source, self.text, f.text
             try:
                 for st in f.body:
                     self.statement(st, local)
                 res = [self.expr(r, local) for r in f.returns]
-            except RaspError as e:
-                raise RaspError(f"{e} (in {f.name}, called at {caller}:{t.meta.line}:{t.meta.column})") from None
+            except RaspError as e:  # the same kind of error (an Undecided stays one), with the call's place
+                raise type(e)(f"{e} (in {f.name}, called at {caller}:{t.meta.line}:{t.meta.column})") from None
             finally:
-                self.name = caller
+                self.name, self.text = caller, caller_text
             return res[0] if len(res) == 1 else tuple(res)
         if isinstance(f, Builtin):
             return f.fn(*args)
@@ -427,7 +463,7 @@ class Interpreter:
             a, b = self.expr(t.children[0], env), self.expr(t.children[2], env)
             packed = rasp.SequenceMap(rasp.fn("pack"), cond, self._sop(a))
             return rasp.SequenceMap(rasp.fn("choose"), packed, self._sop(b))
-        return self.expr(t.children[0] if cond else t.children[2], env)
+        return self.expr(t.children[0] if decide.truth(cond) else t.children[2], env)
 
     def _contained_in(self, t, env):
         """x in c: elementwise for a sequence x and a list c; for a value x and a sequence c, whether
@@ -440,7 +476,7 @@ class Interpreter:
         if isinstance(container, rasp.SOp):
             return self._invoke(library().get("contains"), [container, x], t)
         self.budget.operands(x, container)
-        return x in container
+        return decide.contains(container, x)
 
     # unary
     def _neg(self, t, env):
@@ -454,11 +490,11 @@ class Interpreter:
         v = self.expr(t.children[0], env)
         if isinstance(v, rasp.Selector):
             return rasp.selector_not(v)
-        return ~v if isinstance(v, rasp.SOp) else not v
+        return ~v if isinstance(v, rasp.SOp) else not decide.truth(v)
 
     def _round_(self, t, env):
         v = self.expr(t.children[0], env)
-        return rasp.Map(rasp.fn("round_half_even"), v) if isinstance(v, rasp.SOp) else fmpq(round(_fraction(v)))
+        return rasp.Map(rasp.fn("round_half_even"), v) if isinstance(v, rasp.SOp) else fmpq(decide.round_half_even(v))
 
     def _indicator(self, t, env):
         v = self.expr(t.children[0], env)
@@ -491,7 +527,7 @@ class Interpreter:
                 return rasp.SequenceMap(rasp.fn("mod"), self._sop(a), b)
             if isinstance(a, rasp.SOp):
                 return rasp.Map(rasp.fn("mod_const", k=b), a)
-            return a - b * fmpq(int((a / b).floor()))
+            return a - b * decide.floor(a / b)
 
         return self._binary(t, env, mod)
 
@@ -502,22 +538,28 @@ class Interpreter:
 
         def power(a, b):
             if isinstance(a, EENumber) and a == E:
-                return rasp.numerical(rasp.Map(rasp.fn("exp"), b)) if isinstance(b, rasp.SOp) else in_smallest_domain(lambda d: d.exp(b))[0]
+                return rasp.numerical(rasp.Map(rasp.fn("exp"), b)) if isinstance(b, rasp.SOp) else self._smallest(lambda d: d.exp(b), b)
             if isinstance(a, rasp.SOp) and isinstance(b, rasp.SOp):
                 return rasp.numerical(rasp.SequenceMap(rasp.fn("power"), a, b))
             if isinstance(a, rasp.SOp):
                 return rasp.numerical(rasp.Map(rasp.fn("pow_const", k=b), a))
             if isinstance(b, rasp.SOp):
                 return rasp.numerical(rasp.Map(rasp.fn("pow_base", b=a), b))
-            return in_smallest_domain(lambda d: d.power(a, b))[0]
+            return self._smallest(lambda d: d.power(a, b), a, b)
 
         return self._binary(t, env, power)
+
+    def _smallest(self, compute: Any, *operands: Any) -> Any:
+        """compute(D) in the first of QQ, EE, Ball(prec) that holds the operands and the result."""
+        return in_smallest_domain(compute, self.prec, least_domain(operands))[0]
 
     def _compare(self, t, env, op: str):
         def compare(a, b):
             if isinstance(a, rasp.SOp) and isinstance(b, rasp.SOp):
                 return rasp.SequenceMap(rasp.fn("compare", op=op), a, b)
-            return _COMPARISONS[op](a, b)  # with one sequence, its overloads build the map
+            if isinstance(a, rasp.SOp) or isinstance(b, rasp.SOp):
+                return _COMPARISONS[op](a, b)  # with one sequence, its overloads build the map
+            return decide.compare(op, a, b)
 
         return self._binary(t, env, compare)
 
@@ -548,7 +590,9 @@ class Interpreter:
                 raise self.error(t, f"'{op}' between a selector and a non-selector")
             if isinstance(a, rasp.SOp) or isinstance(b, rasp.SOp):
                 return rasp.SequenceMap(rasp.fn(f"logical_{op}"), self._sop(a), self._sop(b))
-            return (a and b) if op == "and" else (a or b)
+            if op == "and":
+                return b if decide.truth(a) else a
+            return a if decide.truth(a) else b
 
         return self._binary(t, env, logic)
 
@@ -598,6 +642,14 @@ class Interpreter:
         meta = getattr(t, "meta", None)
         return f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
 
+    def snippet(self, t: Any) -> str:
+        """The source text of a parse-tree node, on one line and at most 60 characters ("" if unknown)."""
+        meta = getattr(t, "meta", None)
+        if meta is None or getattr(meta, "empty", True):
+            return ""
+        words = " ".join(self.text[meta.start_pos : meta.end_pos].split())
+        return words if len(words) <= 60 else words[:57] + "..."
+
     def error(self, t: Any, message: str) -> RaspError:
         return RaspError(f"{self.where(t)}: {message}")
 
@@ -613,18 +665,11 @@ def read_e_literal(text: str) -> fmpq:
     if "." not in text:
         raise ParseError(f"--e-literal {text!r}: expected a decimal literal such as 2.718281828459045")
     q = QQ.convert(text)
-    if not abs(E.enclose(64) - arb(q)) < arb(E_LITERAL_TOLERANCE):
+    if not (decide.compare("<", E - q, E_LITERAL_TOLERANCE) and decide.compare("<", q - E, E_LITERAL_TOLERANCE)):  # exact, in EE
         raise ParseError(f"--e-literal {text}: not within {E_LITERAL_TOLERANCE} of e = 2.71828..., so it cannot stand for e")
     return q
 
 
 _COMPARISONS = {"==": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
-
-def _fraction(v: Any):
-    from fractions import Fraction
-
-    q = QQ.convert(v)
-    return Fraction(int(q.p), int(q.q))
 
 

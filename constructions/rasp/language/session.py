@@ -8,7 +8,8 @@ example set with ``set example``).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, TextIO
+from dataclasses import dataclass
+from typing import Any, Callable, TextIO, TypeVar
 
 import mpmath
 from flint import arb, fmpq
@@ -18,15 +19,17 @@ from constructions.rasp.language.bounds import Budget
 from constructions.rasp.language.interpreter import Interpreter
 from constructions.rasp.language.parser import RaspSyntaxError, parse
 from constructions.rasp.language.sources import Files
-from exact import QQ, EENumber
-from exact.domains import ENCLOSURE_BITS, in_smallest_domain
-from exact.errors import AttncertError, ParseError
+from exact import QQ, EENumber, decide
+from exact.domains import ENCLOSURE_BITS
+from exact.errors import AttncertError, ParseError, UndecidedError
+from exact.limits import current as current_limits
 
 
 #: Significant digits shown of an enclosure's midpoint (its radius is always shown).
 ENCLOSURE_DIGITS = 20
 #: Significant digits of the decimal view the REPL prints beside each fraction.
 REPL_DECIMALS = 6
+T = TypeVar("T")
 
 
 def read_input(text: str) -> list[Any]:
@@ -60,7 +63,7 @@ def show(v: Any, decimals: int | None = None) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{show(k, decimals)}: {show(x, decimals)}" for k, x in v.items()) + "}"
     if isinstance(v, str):
-        return json.dumps(v)
+        return json.dumps(v, ensure_ascii=False)  # a non-ASCII token prints as itself ("§", not "\\u00a7")
     if isinstance(v, fmpq) and v.q == 1:
         return str(v)
     if isinstance(v, arb):
@@ -71,16 +74,89 @@ def show(v: Any, decimals: int | None = None) -> str:
     return str(v)
 
 
-def evaluate(v: Any, example: list[Any] | None, budget: Budget | None = None) -> Any:
+@dataclass(frozen=True)
+class Outcome:
+    """A program's value on its input, and what it rests on."""
+
+    #: The expression's value before it meets the input: a sequence, a selector or a plain value.
+    program: Any
+    #: Its value on the input (a sequence's or selector's values; a plain value as it is).
+    value: Any
+    #: The bits of the balls of the run that gave it (the first precision that decided every comparison).
+    bits: int
+    #: Whether a comparison, truth test, floor or choice was decided from a ball, or a sequence was
+    #: evaluated in Ball: then the value rests on enclosures even where it holds no ball.
+    decided: bool
+
+    @property
+    def exact(self) -> bool:
+        """Decided in QQ and EE alone: no ball in the value and no decision taken from one."""
+        return relation(self.value) == "exact" and not self.decided
+
+    def labels(self, e_literals: tuple[str, ...] = ()) -> list[str]:
+        return labels(self.value, e_literals, self.bits, self.decided)
+
+
+def evaluate(v: Any, example: list[Any] | None, it: Interpreter) -> Any:
     """A sequence or selector on the example, in the smallest domain that holds it (QQ, then EE, then
-    Ball: a non-integer power leaves the exact fields), each try paid from the run's budget (default: a
-    new one within the limits in force); any other value as it is."""
+    Ball at the run's precision: a non-integer power leaves the exact fields), paid from the run's
+    budget and its decisions counted in the run's record; any other value as it is."""
     if isinstance(v, (rasp.SOp, rasp.Selector)):
         if example is None:
             raise ParseError("a sequence needs an input (--input, or set example in the REPL)")
-        paid = Budget() if budget is None else budget
-        return in_smallest_domain(lambda d: paid.evaluate(v, example, d))[0]
+        with decide.recording(it.decisions):
+            return it.budget.evaluate(v, example, it.prec)
     return v
+
+
+def at_rising_precision(attempt: Callable[[int], T]) -> T:
+    """``attempt(bits)`` for bits = 128, 256, 512, ... (up to --max-precision): the first run in which
+    the balls decide every comparison. Past the limit, the last run's undecided comparison, in one line."""
+    cap = current_limits().max_precision
+    bits = ENCLOSURE_BITS
+    while True:
+        try:
+            return attempt(bits)
+        except UndecidedError as e:
+            if 2 * bits > cap:
+                tried = f", nor at {ENCLOSURE_BITS:,} to {bits // 2:,} bits" if bits > ENCLOSURE_BITS else ""
+                raise type(e)(f"{e}{tried} (--max-precision {cap:,} bits allows no more)") from None
+            bits *= 2
+
+
+def run_program(
+    source: str, name: str, expr: str | None, example: list[Any] | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None
+) -> Outcome:
+    """The value of a program's last statement (or of ``expr`` after running it) on ``example``, run again
+    at twice the precision while a comparison on a ball is undecided (:func:`at_rising_precision`), each
+    run within the limits in force; ``files``: where loads are read (default: the disk). What ``files``
+    served is what the last run loaded."""
+
+    def attempt(bits: int) -> Outcome:
+        program, it = _program_at(bits, source, name, expr, e_literals, files)
+        value = evaluate(program, example, it)
+        return Outcome(program, value, bits, it.decisions.any)
+
+    return at_rising_precision(attempt)
+
+
+def program_value(source: str, name: str, expr: str | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None) -> Any:
+    """The value of a program's last statement (or of ``expr`` after running it), sequences not yet
+    evaluated (a graph to draw), at the first precision that decides the run's comparisons."""
+    return at_rising_precision(lambda bits: _program_at(bits, source, name, expr, e_literals, files)[0])
+
+
+def _program_at(bits: int, source: str, name: str, expr: str | None, e_literals: frozenset[fmpq], files: Files | None) -> tuple[Any, Interpreter]:
+    """One run at ``bits``: the program's last value, and the interpreter that ran it (its budget and decisions)."""
+    if files is not None:
+        files.served.clear()  # a run at a higher precision loads its files again
+    it = Interpreter(name, e_literals=e_literals, files=files, prec=bits)
+    results = it.run(source)
+    if expr is not None:
+        results = it.derived("--eval").run(expr.rstrip().rstrip(";") + ";")
+    if not results:
+        raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
+    return results[-1][1], it
 
 
 def relation(v: Any) -> str:
@@ -94,42 +170,30 @@ def relation(v: Any) -> str:
     return "exact"
 
 
-def labels(v: Any, e_literals: tuple[str, ...] = ()) -> list[str]:
-    """What an output must say beside its value: that it is an enclosure, which literals were read as e."""
+def labels(v: Any, e_literals: tuple[str, ...] = (), bits: int = ENCLOSURE_BITS, decided: bool = False) -> list[str]:
+    """What an output must say beside its value: that it is an enclosure, that it was decided from
+    enclosures (a comparison on a value that left the exact fields), which literals were read as e."""
     out = []
     if relation(v) == "enclosure":
-        out.append(f"# enclosure: a value left the exact fields (a non-integer power); rigorous balls at {ENCLOSURE_BITS} bits")
+        out.append(f"# enclosure: a value left the exact fields (a non-integer power); rigorous balls at {bits} bits")
+    if decided:
+        out.append(f"# decided from enclosures: comparisons on values that left the exact fields were decided by rigorous balls at {bits} bits, not exactly")
     if e_literals:
         out.append("# read as the constant e (--e-literal): " + ", ".join(e_literals))
     return out
 
 
-def run_file(source: str, name: str, expr: str | None, example: list[Any] | None, e_literals: frozenset[fmpq] = frozenset()) -> Any:
-    """The value of a program's last statement (or of ``expr`` after running it) on ``example``, in one
-    run within the limits in force, loads read from the disk."""
-    value, budget = program_value(source, name, expr, e_literals)
-    return evaluate(value, example, budget)
-
-
-def program_value(
-    source: str, name: str, expr: str | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None
-) -> tuple[Any, Budget]:
-    """The value of a program's last statement (or of ``expr`` after running it), sequences not yet
-    evaluated, and the run's budget; ``files``: where loads are read (default: the disk)."""
-    it = Interpreter(name, e_literals=e_literals, files=files)
-    results = it.run(source)
-    if expr is not None:
-        results = Interpreter("--eval", it.env, it.loaded, e_literals, it.files, it.budget).run(expr.rstrip().rstrip(";") + ";")
-    if not results:
-        raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
-    return results[-1][1], it.budget
-
-
 def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset()) -> None:
     """A read-eval-print loop: '>> ' prompt; statements run in one environment; 'exit' ends it. A
     statement may span lines, as in the reference's REPL: while what was read is the start of a
-    statement, the next line is read (prompt '.. ')."""
+    statement, the next line is read (prompt '.. ').
+
+    A statement whose comparison on a ball is undecided runs again, after every statement before
+    it, at twice the precision (:func:`at_rising_precision`); the session then goes on at that
+    precision. Once the session has decided anything from a ball, every value it prints says so:
+    values flow between statements through names, so any later value may rest on that decision."""
     it = Interpreter("<repl>", e_literals=e_literals)
+    history: list[str] = []  # the statements run so far, replayed at a higher precision
     example: list[Any] | None = None
     while True:
         try:
@@ -150,17 +214,44 @@ def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e
                 line += "\n" + read(".. ")
             except EOFError:
                 break
-        it.budget = Budget()  # each statement is a run of its own, within the limits
         try:
-            for name, v in it.run(line):
-                if isinstance(v, (rasp.SOp, rasp.Selector)) and example is None:
-                    print(f"{name} = a {'selector' if isinstance(v, rasp.Selector) else 'sequence'} (set example to see its values)", file=out)
-                else:
-                    value = evaluate(v, example, it.budget)
-                    tag = "  (enclosure)" if relation(value) == "enclosure" else ""
-                    print(f"{name} = {show(value, decimals)}{tag}", file=out)
+            it, shown = _statement(it, history, line, example, e_literals)
         except AttncertError as e:
             print(f"error: {e}", file=out)
+            continue
+        history.append(line)
+        for name, v, evaluated in shown:
+            if evaluated is None:
+                print(f"{name} = a {'selector' if isinstance(v, rasp.Selector) else 'sequence'} (set example to see its values)", file=out)
+                continue
+            (value,) = evaluated
+            tag = "  (enclosure)" if relation(value) == "enclosure" else "  (decided from enclosures)" if it.decisions.any else ""
+            print(f"{name} = {show(value, decimals)}{tag}", file=out)
+
+
+def _statement(
+    it: Interpreter, history: list[str], line: str, example: list[Any] | None, e_literals: frozenset[fmpq]
+) -> tuple[Interpreter, list[tuple[str, Any, tuple[Any] | None]]]:
+    """Run a REPL statement; its (name, value, (value on the example,)) triples (None for a sequence
+    without an example), and the
+    interpreter the session goes on with (a new one at a higher precision if this one's balls did not
+    decide the statement)."""
+
+    def attempt(bits: int) -> tuple[Interpreter, list[tuple[str, Any, tuple[Any] | None]]]:
+        run = it
+        if bits != it.prec:  # every earlier statement again, at this precision
+            run = Interpreter("<repl>", e_literals=e_literals, prec=bits)
+            for past in history:
+                run.budget = Budget()
+                run.run(past)
+        run.budget = Budget()  # each statement is a run of its own, within the limits
+        shown = []
+        for name, v in run.run(line):
+            missing = isinstance(v, (rasp.SOp, rasp.Selector)) and example is None
+            shown.append((name, v, None if missing else (evaluate(v, example, run),)))
+        return run, shown
+
+    return at_rising_precision(attempt)
 
 
 def _goes_on(text: str) -> bool:
@@ -180,7 +271,7 @@ def read_example(text: str, it: Interpreter | None = None) -> list[Any]:
         return list(text[1:-1])
     if text.startswith("[") or it is None:
         return read_input(text)
-    value = Interpreter("set example", it.env, it.loaded, it.e_literals, it.files, Budget()).run(f"{text};")[-1][1]
+    value = it.derived("set example", Budget()).run(f"{text};")[-1][1]
     if not isinstance(value, (str, list)):
         raise ParseError(f"set example {text}: the example is a string or a list, not {show(value)}")
     return list(value)
