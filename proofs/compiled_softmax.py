@@ -32,6 +32,7 @@ from proofs.lemmas.common import SEED
 from proofs.params import positive_int, positive_rational, rational_list
 from proofs.registry import Claim, Param, register
 from constructions.compiler import MODEL_CLASS
+from constructions.compiler.check import NUMERIC_INPUTS
 from constructions.compiler.model import model_to_json
 
 NAME = "compiled_softmax"
@@ -103,7 +104,7 @@ def prove(of: str = "universal", sizes: str = "n=3,d=2,dv=2", seed: int = 0, bet
 
 def cost(of: str, sizes: str, betas: str, prec: int, **_: Any) -> Cost:
     base = compiled_cost(of, sizes)
-    runs = len(rational_list(betas)) + 1
+    runs = len(rational_list(betas)) + 1 + NUMERIC_INPUTS  # the softmax passes, the AHAT pass, the compiler's check
     return Cost(base.positions, base.pairs, runs, prec, base.seconds * runs * max(1, prec // 64), base.memory)
 
 
