@@ -236,7 +236,10 @@ def _key(x: Any) -> tuple[bool, Any]:
 
 def _one_hot_equal(dom: Domain, got: list[Any], want: Any, index: dict[tuple[bool, Any], int]) -> bool:
     """Whether the columns are 1 at want's index (a value of the set) and 0 elsewhere; all 0 for None."""
-    hot = None if want is None else index.get(_key(want), -1)
+    try:
+        hot = None if want is None else index.get(_key(want), -1)
+    except TypeError:  # an unhashable value (an irrational EE number) is in no finite value set
+        return False
     return hot != -1 and all(dom.eq(x, dom.one() if k == hot else dom.zero()) for k, x in enumerate(got))
 
 
