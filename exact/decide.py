@@ -255,11 +255,11 @@ def equal(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         if type(a) is not type(b) or len(a) != len(b):
             return False
-        return _all_equal(zip(a, b))
+        return not _some_pair(zip(a, b), False)
     if isinstance(a, dict) and isinstance(b, dict):
         if len(a) != len(b) or any(k not in b for k in a):  # keys are hashable, so exact
             return False
-        return _all_equal((a[k], b[k]) for k in a)
+        return not _some_pair(((a[k], b[k]) for k in a), False)
     if is_number(a) or is_number(b) or isinstance(a, (list, tuple, dict)) or isinstance(b, (list, tuple, dict)):
         return False
     return bool(a == b)
@@ -269,17 +269,19 @@ def equal(a: Any, b: Any) -> bool:
 _SELF_DECIDED = frozenset({str, bool, type(None), fmpq, int})
 
 
-def _all_equal(pairs: Iterator[tuple[Any, Any]]) -> bool:
+def _some_pair(pairs: Iterator[tuple[Any, Any]], equality: bool) -> bool:
+    """Whether some pair (x, y) has equal(x, y) == equality: True at the first pair that decidedly has it,
+    False when every pair decidedly has not, UndecidedError when no pair has it but some are undecided."""
     undecided: UndecidedError | None = None
     for x, y in pairs:
         try:
-            if not equal(x, y):
-                return False
-        except UndecidedError as e:  # a later pair may still be decidedly different
+            if equal(x, y) == equality:
+                return True
+        except UndecidedError as e:  # a later pair may still decide
             undecided = undecided or e
     if undecided is not None:
         raise undecided
-    return True
+    return False
 
 
 def contains(container: Any, x: Any) -> bool:
@@ -288,20 +290,7 @@ def contains(container: Any, x: Any) -> bool:
         if not isinstance(x, str):
             raise TypeError(f"'in <string>' requires a string, not {type(x).__name__}")
         return x in container
-    return not _all_different(container, x)
-
-
-def _all_different(items: Any, x: Any) -> bool:
-    undecided: UndecidedError | None = None
-    for y in items:
-        try:
-            if equal(x, y):
-                return False
-        except UndecidedError as e:  # a later element may still be decidedly equal
-            undecided = undecided or e
-    if undecided is not None:
-        raise undecided
-    return True
+    return _some_pair(((x, y) for y in container), True)
 
 
 def truth(x: Any) -> bool:
