@@ -109,17 +109,17 @@ def evaluate(v: Any, example: list[Any] | None, it: Interpreter) -> Any:
     return v
 
 
-def at_rising_precision(attempt: Callable[[int], T]) -> T:
-    """``attempt(bits)`` for bits = 128, 256, 512, ... (up to --max-precision): the first run in which
-    the balls decide every comparison. Past the limit, the last run's undecided comparison, in one line."""
+def at_rising_precision(attempt: Callable[[int], T], start: int = ENCLOSURE_BITS) -> T:
+    """``attempt(bits)`` for bits = start (128), 2 start, 4 start, ... (up to --max-precision): the first run
+    in which the balls decide every comparison. Past the limit, the last run's undecided comparison, in one line."""
     cap = current_limits().max_precision
-    bits = ENCLOSURE_BITS
+    bits = start
     while True:
         try:
             return attempt(bits)
         except UndecidedError as e:
             if 2 * bits > cap:
-                tried = f", nor at {ENCLOSURE_BITS:,} to {bits // 2:,} bits" if bits > ENCLOSURE_BITS else ""
+                tried = f", nor at {start:,} to {bits // 2:,} bits" if bits > start else ""
                 raise type(e)(f"{e}{tried} (--max-precision {cap:,} bits allows no more)") from None
             bits *= 2
 
@@ -251,7 +251,7 @@ def _statement(
             shown.append((name, v, None if missing else (evaluate(v, example, run),)))
         return run, shown
 
-    return at_rising_precision(attempt)
+    return at_rising_precision(attempt, it.prec)
 
 
 def _goes_on(text: str) -> bool:
