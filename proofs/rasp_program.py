@@ -171,10 +171,14 @@ def e_literals(e_literal: str | None) -> frozenset[fmpq]:
 
 
 def expected_value(expect: str, lits: frozenset[fmpq]) -> Any:
-    """The value of the --expect expression, run alone (over the library, no loads) by a bounded interpreter."""
-    results = Interpreter("--expect", e_literals=lits, files=RecordedFiles({})).run(expect.rstrip().rstrip(";") + ";")
+    """The value of the --expect expression, run alone (over the library, no loads) by a bounded interpreter;
+    exact, since the output is compared with it exactly (nothing in it may rest on a ball)."""
+    it = Interpreter("--expect", e_literals=lits, files=RecordedFiles({}))
+    results = it.run(expect.rstrip().rstrip(";") + ";")
     if not results or isinstance(results[-1][1], (rasp.SOp, rasp.Selector)):
         raise ParseError("--expect must be a value (a number, string, boolean or list of them), not a sequence")
+    if it.decisions.any or session.relation(results[-1][1]) == "enclosure":
+        raise ParseError("--expect must be exact: its value rests on balls (a value that left the exact fields)")
     return results[-1][1]
 
 

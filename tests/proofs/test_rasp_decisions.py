@@ -21,7 +21,7 @@ import pytest
 
 from exact.canonical import canonical_json
 from exact.certificate import seal
-from exact.errors import UndecidedError
+from exact.errors import ParseError, UndecidedError
 from exact.limits import Limits
 from proofs.registry import load_claims
 from proofs.verify import BAD, FAIL, OK, verify_bytes
@@ -72,6 +72,13 @@ def test_a_gap_below_128_bits_is_certified_at_256(roots: Path):
     doc = prove("min(r*r, 2 + 10^-50) < 2 + 10^-50")
     assert doc["outputs"]["value"] == {"b": True} and doc["result"]["precision"] == 256
     assert outcome(doc).status == OK
+
+
+def test_an_expected_value_must_be_exact(roots: Path):
+    with pytest.raises(ParseError, match="--expect must be exact"):
+        prove("r * r < 3", expect="2 ^ (1/2) < 3")
+    with pytest.raises(ParseError, match="the output is an enclosure"):
+        prove("r * r", expect="2")
 
 
 def test_an_undecidable_equality_is_refused_not_certified(roots: Path):
