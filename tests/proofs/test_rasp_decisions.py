@@ -162,3 +162,6 @@ def test_the_command_line_refuses_certifies_and_verifies(roots: Path):
     assert code == 1 and len(lines) == 2
     assert lines[0].startswith("OK") and "enclosure" in lines[0]
     assert lines[1].startswith("FAIL") and "does not establish its output" in lines[1]
+    code, lines = cli(["rasp", "roots.rasp", "--eval", "min(r*r, 2 + 10^-20)"], roots)
+    assert code == 0 and len(lines) == 3 and lines[0].startswith("# enclosure") and lines[1].startswith("# decided from enclosures")
+    assert lines[2].startswith("[2.00000000000000000") and "+/-" in lines[2]  # r*r, a ball around 2: not 2 + 10^-20
