@@ -222,13 +222,14 @@ def verify(doc: dict[str, Any]) -> list[str]:
     for name, entry in [("the program", inputs["source"])] + [(e["name"], e) for e in inputs["loaded"]]:
         if entry.get("sha256") != sha256_text(entry["text"]):
             problems.append(f"the recorded sha256 of {name:.60} is not the sha256 of its recorded text")
-    recorded = doc.get("result", {}).get("precision") if isinstance(doc.get("result"), dict) else None
+    result = doc.get("result")
+    recorded = result.get("precision") if isinstance(result, dict) else None
     cap = current_limits().max_precision
     if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > max(cap, ENCLOSURE_BITS):
         raise LimitExceeded(f"the certificate's balls have {recorded:,} bits, over the limit of {cap:,} (raise it with --max-precision)")
     try:
         rebuilt = certify(params["file"], source, RecordedFiles({main: source, **texts}), **{k: params.get(k) for k in ("expr", "input", "expect", "e_literal")})
-    except UndecidedError as e:  # within the precision recorded, the program's comparisons are not decided: no output is established
+    except UndecidedError as e:  # balls up to --max-precision do not decide the program's comparisons: no output is established
         return problems + [f"running the recorded program again does not establish its output: {e}"]
     return problems + differing_fields(doc, rebuilt)
 
