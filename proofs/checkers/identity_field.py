@@ -1,0 +1,471 @@
+"""The identity checker's own arithmetic: quotients of exponential polynomials, with sympy's sparse rings.
+
+An identity certificate (docs/identity.md) claims that a graph computes its reference as a
+function of m real input variables x. The checker evaluates both in the field
+
+    K = Q(x)(E_1, ..., E_r, T),   E_i = e^{H_i(x)},   T = e^{1/D},
+
+where H_1, ..., H_r are the recorded basis rows and D the recorded constant denominator: an
+exponential e^{c + p'} whose non-constant part is p' = Σ a_i H_i (integers a_i) and whose
+constant part c has c D integer is the Laurent monomial T^{c D} Π E_i^{a_i}.
+
+**Why equality in K is equality of functions.** The rows are checked to be non-constant
+polynomials with distinct leading monomials (:class:`Basis`), so they are Q-linearly
+independent modulo constants. By Ax's theorem (J. Ax, *On Schanuel's conjectures*, Ann. of
+Math. 93 (1971), Cor. 2; for polynomials Ostrowski 1946, Kolchin 1968) the functions E_i are
+then algebraically independent over C(x), so an exponential polynomial Σ_a q_a(x, T) E^a is
+the zero function only if every q_a(x, e^{1/D}) is; T is transcendental (Lindemann), so
+q_a(x, e^{1/D}) = 0 at every rational x only if q_a is the zero polynomial in x and T. An
+exponential polynomial is therefore zero as a function exactly when it has no term, and a
+quotient n/d (d not the zero function) is zero exactly when n has no term. No gcd is ever
+taken: two quotients are compared by cross-multiplication, n_1 d_2 - n_2 d_1.
+
+**Representation (two levels).** Exponents of E_i and T may be negative (an argument's
+coordinates, e^{-c}), so an exponential polynomial is a Laurent polynomial in E and T with
+coefficients in R = Q[x]: a dict from its *key* (a_1, ..., a_r, t), a tuple of integers of
+any sign standing for E^a T^t, to a nonzero element of sympy's sparse ring
+``ring(variables, QQ)`` (never FLINT's polynomials: the prover uses those). A generator per
+E_i and for T inside one sympy ring would need the negative powers moved into denominators
+(where they make the softmax weights of one row carry different denominators, which then
+multiply) or a shift kept beside every polynomial; as keys they are free, a unit
+r E^a T^t multiplies by shifting keys, and a monomial's tuple has the m input exponents
+only. Sympy's ``FracField`` is not used: its gcd normalisation took 140 s on the softmax
+part of U(8, 4, 4), against 0.6 s for ring arithmetic on unreduced pairs.
+
+A :class:`Quotient` is num / den, with den None (for 1) or *normalised*: its largest key is
+the zero key and that key's polynomial has leading coefficient 1 (sympy's lex order), reached
+by dividing num and den by the unit r E^a T^t of den's largest term. Two denominators equal up
+to a unit then have one normalised form, so quotients over one softmax denominator share it
+and add by adding numerators. A quotient that is a rational constant is kept as an ``fmpq``.
+
+**Divisors.** A division by a value that is not a constant (it depends on x or on some E_i)
+and not a unit is recorded, normalised, in :attr:`Field.divisors`: the quotient equals the
+function only where that divisor is nonzero (docs/identity.md, "Divisors").
+"""
+
+from __future__ import annotations
+
+from math import lcm
+from operator import add, neg
+from typing import Any, Iterable, Union
+
+from flint import fmpq
+from sympy.polys.domains import QQ as SYMPY_QQ
+from sympy.polys.rings import PolyElement, ring
+
+from exact.errors import AttncertError
+
+#: A Laurent monomial E^a T^t as (a_1, ..., a_r, t).
+Key = tuple[int, ...]
+#: A monomial as sorted (variable index, exponent) pairs: the certificate's spelling, ordered as Python orders lists.
+Monomial = tuple[tuple[int, int], ...]
+#: A polynomial of the certificate: monomial -> nonzero rational.
+Vector = dict[Monomial, fmpq]
+#: An exponential polynomial: key -> nonzero polynomial of the ring.
+ExpPoly = dict[Key, PolyElement]
+
+
+class IdentityFailure(AttncertError):
+    """Something the certificate records, or the graph computes, that the checker cannot accept (one line)."""
+
+
+class Basis:
+    """The recorded rows H_1, ..., H_r: checked independent, and the solver of p' = Σ a_i H_i.
+
+    The rows must be nonzero, free of a constant term, and have distinct leading monomials
+    (largest in Python's list order of the monomial spellings). Then they are linearly
+    independent: in a nonzero combination Σ c_i H_i, the largest leading monomial among the
+    rows with c_i != 0 occurs in that row only, so it survives. The same fact gives the solver:
+    reducing p' by the row whose leading monomial is p''s largest monomial strictly lowers it,
+    and p' is outside the span as soon as its largest monomial leads no row.
+    """
+
+    def __init__(self, rows: list[Vector]):
+        self.rows = rows
+        self._by_lead: dict[Monomial, int] = {}
+        for i, row in enumerate(rows):
+            if not row:
+                raise IdentityFailure(f"exp_basis row {i} is the zero polynomial")
+            if () in row:
+                raise IdentityFailure(f"exp_basis row {i} has a constant term: the rows must be non-constant parts")
+            lead = max(row)
+            j = self._by_lead.setdefault(lead, i)
+            if j != i:
+                raise IdentityFailure(f"exp_basis rows {j} and {i} have the same leading monomial, so the rows are not shown independent")
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def coordinates(self, v: Vector) -> dict[int, fmpq]:
+        """The rational a with v = Σ a_i H_i; IdentityFailure if v is outside the span."""
+        rest = dict(v)
+        coords: dict[int, fmpq] = {}
+        while rest:
+            lead = max(rest)
+            i = self._by_lead.get(lead)
+            if i is None:
+                raise IdentityFailure("an exp argument is outside the span of the recorded exp_basis rows")
+            row = self.rows[i]
+            f = rest[lead] / row[lead]
+            coords[i] = f
+            for m, c in row.items():
+                s = rest.get(m, 0) - f * c
+                if s:
+                    rest[m] = s
+                else:
+                    rest.pop(m, None)
+        return coords
+
+
+class Field:
+    """K = Q(x)(E, T) for one certificate: the ring, the basis, and the record of exps and divisors met."""
+
+    def __init__(self, variables: list[str], basis: Basis, denominator: int):
+        self.ring, *gens = ring(variables, SYMPY_QQ)
+        self.gens: list[PolyElement] = gens
+        self.m = len(variables)
+        self.basis = basis
+        self.denominator = denominator
+        self.zero_key: Key = (0,) * (len(basis) + 1)
+        self.one_poly = self.ring.one
+        self._zero_coeff = self.ring.domain.zero
+        #: Every distinct non-constant part p' of an exp argument met, with its integer coordinates (i, a_i).
+        self.arguments: list[tuple[tuple[tuple[Monomial, fmpq], ...], tuple[tuple[int, int], ...]]] = []
+        #: The denominators of the constant parts c of the exp arguments met.
+        self.constant_denominators: set[int] = set()
+        #: The distinct normalised divisors met.
+        self.divisors: list[ExpPoly] = []
+        # by the argument's terms (hashing a PolyElement hashes its rationals through Python's Fraction: slow)
+        self._exp_cache: dict[frozenset, Quotient | fmpq] = {}
+
+    # -- elements -------------------------------------------------------------------------
+    def variable(self, k: int) -> "Quotient":
+        return Quotient({self.zero_key: self.gens[k]}, None, self)
+
+    def make(self, num: ExpPoly, den: ExpPoly | None) -> "Quotient | fmpq":
+        """num/den (den normalised or None), a rational constant as an ``fmpq``."""
+        if not num:
+            return fmpq(0)
+        if den is None and len(num) == 1:
+            p = num.get(self.zero_key)
+            if p is not None and p.is_ground:
+                return rational(p.LC)
+        return Quotient(num, den, self)
+
+    def fraction(self, num: ExpPoly, den: ExpPoly) -> "Quotient | fmpq":
+        """num/den for any nonzero den: both divided by den's leading unit, so den is normalised."""
+        unit_key, r = self.leading_unit(den)
+        if unit_key != self.zero_key or r != 1:
+            inv = tuple(map(neg, unit_key))
+            num = shift(num, inv, 1 / r)
+            den = shift(den, inv, 1 / r)
+        if len(den) == 1 and den[self.zero_key] == self.one_poly:
+            return self.make(num, None)
+        return self.make(num, den)
+
+    def leading_unit(self, e: ExpPoly) -> tuple[Key, Any]:
+        """(a, r): e's largest key and the leading coefficient of its polynomial."""
+        top = max(e)
+        return top, e[top].LC
+
+    def normalised(self, e: ExpPoly) -> ExpPoly:
+        """e divided by its leading unit: one form for all unit multiples of e."""
+        top, r = self.leading_unit(e)
+        return shift(e, tuple(map(neg, top)), 1 / r)
+
+    def lift(self, q: fmpq) -> ExpPoly:
+        return {self.zero_key: self.ring.ground_new(SYMPY_QQ(q.p, q.q))} if q else {}
+
+    def parts(self, x: "Quotient | fmpq") -> tuple[ExpPoly, ExpPoly | None]:
+        if type(x) is fmpq:
+            return self.lift(x), None
+        return x.num, x.den
+
+    # -- sums and products ----------------------------------------------------------------
+    def add(self, x: Any, y: Any) -> "Quotient | fmpq":
+        if type(x) is fmpq and type(y) is fmpq:
+            return x + y
+        xn, xd = self.parts(x)
+        yn, yd = self.parts(y)
+        if xd is yd or (xd is not None and yd is not None and xd == yd):
+            return self.make(self.add_exp(xn, yn), xd)
+        if xd is None:
+            return self.make(self.add_exp(self.mul_exp(xn, yd), yn), yd)
+        if yd is None:
+            return self.make(self.add_exp(xn, self.mul_exp(yn, xd)), xd)
+        return self.fraction(self.add_exp(self.mul_exp(xn, yd), self.mul_exp(yn, xd)), self.mul_exp(xd, yd))
+
+    def total(self, values: Iterable["Quotient | fmpq"]) -> "Quotient | fmpq":
+        """Σ values: numerators over one denominator added at once, distinct denominators cross-multiplied."""
+        const = fmpq(0)
+        groups: list[tuple[ExpPoly | None, dict[Key, list[PolyElement]]]] = []
+        for v in values:
+            if type(v) is fmpq:
+                const += v
+                continue
+            for den, acc in groups:
+                if den is v.den or (den is not None and v.den is not None and den == v.den):
+                    break
+            else:
+                den, acc = v.den, {}
+                groups.append((den, acc))
+            for k, p in v.num.items():
+                acc.setdefault(k, []).append(p)
+        if const:
+            for den, acc in groups:
+                if den is None:
+                    break
+            else:
+                acc = {}
+                groups.append((None, acc))
+            acc.setdefault(self.zero_key, []).append(self.ring.ground_new(SYMPY_QQ(const.p, const.q)))
+        if not groups:
+            return fmpq(0)
+        sums = [(den, {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}) for den, acc in groups]
+        out: Quotient | fmpq = fmpq(0)
+        for den, num in sums:
+            out = self.add(out, self.make(num, den))
+        return out
+
+    def poly_sum(self, ps: list[PolyElement]) -> PolyElement:
+        if len(ps) == 1:
+            return ps[0]
+        acc = dict(ps[0])
+        get, zero = acc.get, self._zero_coeff
+        for p in ps[1:]:
+            for m, c in p.items():
+                acc[m] = get(m, zero) + c
+        return self.ring.dtype({m: c for m, c in acc.items() if c})
+
+    def add_exp(self, a: ExpPoly, b: ExpPoly) -> ExpPoly:
+        out = dict(a)
+        for k, p in b.items():
+            s = out.get(k)
+            if s is None:
+                out[k] = p
+            else:
+                s = s + p
+                if s:
+                    out[k] = s
+                else:
+                    del out[k]
+        return out
+
+    def mul_exp(self, a: ExpPoly, b: ExpPoly | None) -> ExpPoly:
+        """a b (b None for 1)."""
+        if b is None:
+            return a
+        zero = self.zero_key
+        acc: dict[Key, list[PolyElement]] = {}
+        for ka, pa in a.items():
+            ca = pa.LC if pa.is_ground else None
+            for kb, pb in b.items():
+                k = ka if kb == zero else kb if ka == zero else tuple(map(add, ka, kb))
+                if ca is not None:
+                    p = pb if ca == 1 else pb.mul_ground(ca)
+                elif pb.is_ground:
+                    cb = pb.LC
+                    p = pa if cb == 1 else pa.mul_ground(cb)
+                else:
+                    p = pa * pb
+                acc.setdefault(k, []).append(p)
+        return {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}
+
+    def mul(self, x: Any, y: Any) -> "Quotient | fmpq":
+        if type(x) is fmpq:
+            if type(y) is fmpq:
+                return x * y
+            x, y = y, x
+        if type(y) is fmpq:
+            if not y:
+                return fmpq(0)
+            if y == 1:
+                return x
+            c = SYMPY_QQ(y.p, y.q)
+            return self.make({k: p.mul_ground(c) for k, p in x.num.items()}, x.den)
+        num = self.mul_exp(x.num, y.num)
+        if x.den is None or y.den is None:
+            return self.make(num, x.den if y.den is None else y.den)
+        return self.fraction(num, self.mul_exp(x.den, y.den))
+
+    def neg(self, x: Any) -> "Quotient | fmpq":
+        if type(x) is fmpq:
+            return -x
+        return Quotient({k: -p for k, p in x.num.items()}, x.den, self)
+
+    def div(self, x: Any, y: Any) -> "Quotient | fmpq":
+        """x / y; a divisor y that depends on the inputs is recorded, a zero one refused."""
+        if type(y) is fmpq:
+            if not y:
+                raise IdentityFailure("a division by zero")
+            return self.mul(x, 1 / y)
+        yn, yd = y.num, y.den
+        self.note_divisor(yn)
+        xn, xd = self.parts(x)
+        num = self.mul_exp(xn, yd)
+        den = self.mul_exp(yn, xd) if xd is not None else yn
+        return self.fraction(num, den)
+
+    def note_divisor(self, e: ExpPoly) -> None:
+        """Record a divisor that depends on the inputs and is not a unit (a unit r E^a T^t is nonzero)."""
+        if len(e) == 1 and next(iter(e.values())).is_ground:
+            return
+        if not self.depends_on_inputs(e):
+            return  # Σ q_k T^k with a term: nonzero, T being transcendental
+        d = self.normalised(e)
+        if not any(d == o for o in self.divisors):
+            self.divisors.append(d)
+
+    def depends_on_inputs(self, e: ExpPoly) -> bool:
+        """Whether e involves an input variable or some E_i (else it is a constant Σ q_k T^k)."""
+        r = len(self.zero_key) - 1
+        return any(any(k[:r]) or not p.is_ground for k, p in e.items())
+
+    # -- exponentials ---------------------------------------------------------------------
+    def exp(self, x: Any) -> "Quotient | fmpq":
+        """e^x for a polynomial x = c + p': T^{cD} E^a with a the integer coordinates of p' over H."""
+        if type(x) is fmpq:
+            return self._exp_of(self.ring.ground_new(SYMPY_QQ(x.p, x.q)))
+        if x.den is not None or set(x.num) != {self.zero_key}:
+            raise IdentityFailure("an exp of a value that is not a polynomial of the inputs (it has exponentials or a denominator)")
+        return self._exp_of(x.num[self.zero_key])
+
+    def _exp_of(self, p: PolyElement) -> "Quotient | fmpq":
+        fingerprint = frozenset((m, c.numerator, c.denominator) for m, c in p.items())
+        known = self._exp_cache.get(fingerprint)
+        if known is not None:
+            return known
+        zero_monom = self.ring.zero_monom
+        c = rational(p.get(zero_monom, self._zero_coeff))
+        cd = c * self.denominator
+        if cd.q != 1:
+            raise IdentityFailure(f"an exp argument's constant {c} is not a multiple of 1/D = 1/{self.denominator}")
+        self.constant_denominators.add(int(c.q))
+        coords: tuple[tuple[int, int], ...] = ()
+        vector = {monomial(m): rational(a) for m, a in p.items() if m != zero_monom}
+        if vector:
+            solved = self.basis.coordinates(vector)
+            if any(a.q != 1 for a in solved.values()):
+                raise IdentityFailure("an exp argument has a non-integer coordinate over the recorded exp_basis rows")
+            coords = tuple(sorted((i, int(a.p)) for i, a in solved.items() if a))
+            self.arguments.append((tuple(sorted(vector.items())), coords))
+        key = [0] * len(self.zero_key)
+        for i, a in coords:
+            key[i] = a
+        key[-1] = int(cd.p)
+        out = self.make({tuple(key): self.one_poly}, None) if any(key) else fmpq(1)
+        self._exp_cache[fingerprint] = out
+        return out
+
+    def constant_denominator(self) -> int:
+        """D as the lcm of the denominators of the constants met (1 if none)."""
+        return lcm(1, *self.constant_denominators)
+
+    # -- comparison -----------------------------------------------------------------------
+    def is_zero(self, x: Any) -> bool:
+        """Exact: x is the zero function (module docstring)."""
+        return x == 0 if type(x) is fmpq else not x.num
+
+    def equal(self, x: Any, y: Any) -> bool:
+        """Exact: x = y as functions, by cross-multiplication where the denominators differ."""
+        if type(x) is fmpq and type(y) is fmpq:
+            return x == y
+        xn, xd = self.parts(x)
+        yn, yd = self.parts(y)
+        if xd is yd or (xd is not None and yd is not None and xd == yd):
+            return xn == yn
+        return self.mul_exp(xn, yd) == self.mul_exp(yn, xd)
+
+    # -- reading the certificate's exponential polynomials --------------------------------
+    def from_terms(self, terms: list[tuple[dict[int, int], fmpq, Vector]]) -> ExpPoly:
+        """Σ T^{cD} E^a p over the recorded terms (coordinates a, constant c, polynomial p)."""
+        out: ExpPoly = {}
+        for coords, c, poly in terms:
+            cd = c * self.denominator
+            if cd.q != 1:
+                raise IdentityFailure(f"a recorded divisor has a constant {c} that is not a multiple of 1/D")
+            key = [0] * len(self.zero_key)
+            for i, a in coords.items():
+                key[i] = a
+            key[-1] = int(cd.p)
+            out = self.add_exp(out, {tuple(key): self.polynomial(poly)})
+        return out
+
+    def polynomial(self, v: Vector) -> PolyElement:
+        dense: dict[tuple[int, ...], Any] = {}
+        for mono, c in v.items():
+            exps = [0] * self.m
+            for i, e in mono:
+                exps[i] = e
+            dense[tuple(exps)] = SYMPY_QQ(c.p, c.q)
+        return self.ring.dtype(dense)
+
+
+class Quotient:
+    """num / den in K (den None for 1, else normalised); a nonconstant value of the evaluation."""
+
+    __slots__ = ("num", "den", "field")
+
+    def __init__(self, num: ExpPoly, den: ExpPoly | None, field: Field):
+        self.num, self.den, self.field = num, den, field
+
+    def __add__(self, other: Any) -> "Quotient | fmpq":
+        return self.field.add(self, _q(other))
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> "Quotient | fmpq":
+        return self.field.add(self, self.field.neg(_q(other)))
+
+    def __rsub__(self, other: Any) -> "Quotient | fmpq":
+        return self.field.add(_q(other), self.field.neg(self))
+
+    def __mul__(self, other: Any) -> "Quotient | fmpq":
+        return self.field.mul(self, _q(other))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> "Quotient | fmpq":
+        return self.field.neg(self)
+
+    def __repr__(self) -> str:
+        def show(e: ExpPoly) -> str:
+            return " + ".join(f"({p})*{_key_str(k)}" for k, p in sorted(e.items()))
+
+        return show(self.num) + ("" if self.den is None else f" / ({show(self.den)})")
+
+
+Number = Union[Quotient, fmpq]
+
+
+def rational(c: Any) -> fmpq:
+    """A coefficient of sympy's QQ (FLINT's or sympy's own rationals, by ground types) as an ``fmpq``."""
+    return fmpq(int(SYMPY_QQ.numer(c)), int(SYMPY_QQ.denom(c)))
+
+
+def _q(x: Any) -> Number:
+    if type(x) is fmpq or type(x) is Quotient:
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return fmpq(x)
+    raise TypeError(f"not a number of the identity checker: {type(x).__name__}")
+
+
+def shift(e: ExpPoly, key: Key, r: Any) -> ExpPoly:
+    """e times the unit r E^a T^t with (a, t) = key."""
+    return {tuple(map(add, k, key)): p.mul_ground(r) if r != 1 else p for k, p in e.items()}
+
+
+def monomial(exps: tuple[int, ...]) -> Monomial:
+    """A dense exponent tuple as the certificate's sorted (index, exponent) pairs."""
+    return tuple((i, e) for i, e in enumerate(exps) if e)
+
+
+def _key_str(k: Key) -> str:
+    parts = [f"E{i}^{a}" for i, a in enumerate(k[:-1]) if a]
+    if k[-1]:
+        parts.append(f"T^{k[-1]}")
+    return "*".join(parts) or "1"
+
+
+__all__ = ["Basis", "Field", "Quotient", "Number", "IdentityFailure", "monomial", "rational"]
