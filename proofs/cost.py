@@ -17,6 +17,8 @@ running. The formulas (docs/limits.md) mirror each construction's layout:
 * hierarchy: U(N, D, D_v) on N D D_v cases;
 * Match2: U(L, M, M) on sum_{M=1}^{max_M} sum_{n=1}^{L} M^n words;
 * k-PARITY: U(L, 3, 1) on sum_{n=1}^{L} min(max_k, n) 2^n words;
+* approximation targets: the magnitude of f and its subexpressions on [0, 1]^d
+  (below 2^1024, docs/approximation.md), from one interval enclosure on the cube;
 * Sinkhorn: no RASP sequence; the arb precision of a Krawczyk run is at least
   Delta / (2 ln 2) + 128 bits with Delta <= 2 (max C - min C) / eps.
 
@@ -29,13 +31,16 @@ evaluate U on batches of words, have their own constant per position and word.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from flint import fmpq
+import sympy
+from flint import ctx, fmpq
 
 from constructions.simulator import sequence_length
 from proofs import memory
 from exact.errors import LimitExceeded
+from exact.expressions import EnclosureError, compile_enclosures, interval
+from exact.expressions.enclose import MAX_MAGNITUDE_BITS, magnitude_bits
 from exact.limits import Limits
 
 #: Seconds per evaluated position (U(256, 8, 8) proved, certificate written: about 20 s for 524 288 positions).
@@ -65,6 +70,7 @@ class Cost:
     precision: int = 0  # arb working precision of the hardest Sinkhorn run, in bits (estimate, 0: none)
     seconds: float = 0.0  # estimate
     memory: int = 0  # estimate, bytes
+    magnitude: int = 0  # an approximation target's values on the cube are below 2^magnitude (0: no target)
 
     def lines(self) -> list[str]:
         return [
@@ -74,7 +80,7 @@ class Cost:
             f"arb precision, bits (est.)   {self.precision:,}",
             f"time (rough estimate)        {_seconds(self.seconds)}",
             f"memory (rough estimate)      {_bytes(self.memory)}",
-        ]
+        ] + ([f"target magnitude, bits       {self.magnitude:,} (limit {MAX_MAGNITUDE_BITS:,})"] if self.magnitude else [])
 
 
 #: Limit field, Cost field, what it counts, the option that raises it.
@@ -198,6 +204,24 @@ def match2(max_M: int, max_length: int, **_: Any) -> Cost:
 def parity(max_k: int, max_length: int, **_: Any) -> Cost:
     words = _power_sum(2, max_length, lambda n: min(max_k, n))
     return batched_cost(universal_length(max_length, 3, 1), max(max_length, 3), words)
+
+
+# -- approximation targets -----------------------------------------------------------------------
+
+
+def target_magnitude(claim: str, text: str, expr: sympy.Expr, symbols: Sequence[sympy.Symbol]) -> int:
+    """The least k >= 1 with |e| < 2^k on [0, 1]^d for f and every subexpression e (interval enclosures on the
+    whole cube at 64 bits, which hold every value on a smaller box): what the run's rationals are sized by.
+
+    LimitExceeded (one line) when a subexpression reaches 2^MAX_MAGNITUDE_BITS, or has no finite enclosure on
+    the cube, before any number the size of such a value is formed (arb keeps its exponent apart)."""
+    nodes = list(dict.fromkeys(sympy.postorder_traversal(expr)))
+    try:
+        with ctx.workprec(64):
+            ranges = compile_enclosures(nodes, symbols)([interval(fmpq(0), fmpq(1))] * len(symbols))
+    except EnclosureError as e:
+        raise LimitExceeded(f"{claim}: the target {text!r:.60} on [0, 1]^{len(symbols)}: {e}") from None
+    return max([1] + [magnitude_bits(v) for r in ranges for v in r if v != 0])
 
 
 # -- Sinkhorn -------------------------------------------------------------------------------------

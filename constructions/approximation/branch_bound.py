@@ -17,8 +17,10 @@ recorded pair (lower, eps) shows the gap.
 The search keeps the leaves in a heap by bound and splits the worst ones
 (bisection of the first widest side, :class:`.boxes.Box`) until the worst bound
 is at most ``ratio`` times the lower bound, or the number of leaves reaches
-``max_leaves``; either way the leaves are a partition and eps is proven. The
-search is deterministic (ties broken by creation order).
+``max_leaves``; either way the leaves are a partition and eps is proven. A
+bound already proven by other means (``known``: the closed-form bound of
+docs/approximation.md) stops the search as soon as it is within ``ratio`` of
+the lower bound. The search is deterministic (ties broken by creation order).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from flint import ctx, fmpq
 
 from constructions.approximation.boxes import UNIT, Box
 from exact.expressions import Interval, interval, point
-from exact.expressions.enclose import Enclosure
+from exact.expressions.enclose import Enclosure, endpoints
 
 #: Boxes split per vectorised step.
 BATCH = 64
@@ -62,20 +64,22 @@ def stopped_by(eps: fmpq, lower: fmpq, ratio: fmpq) -> str:
 
 def box_bound(f: Interval, g_sup: fmpq, g_inf: fmpq) -> fmpq:
     """max(f_hi - inf g, sup g - f_lo): an upper bound of sup_B |f - g| (module docstring)."""
-    return max(f[1].fmpq() - g_inf, g_sup - f[0].fmpq())
+    lo, hi = endpoints(f)
+    return max(hi - g_inf, g_sup - lo)
 
 
 def gap_below(f: Interval, g: tuple[fmpq, fmpq]) -> fmpq:
     """A lower bound of |f(c) - g(c)| for f(c) and g(c) in these intervals: their distance (0 if they meet)."""
-    return max(f[0].fmpq() - g[1], g[0] - f[1].fmpq(), fmpq(0))
+    lo, hi = endpoints(f)
+    return max(lo - g[1], g[0] - hi, fmpq(0))
 
 
 def enclose_on(f: Enclosure, box: Box) -> Interval:
     return f([interval(lo, hi) for lo, hi in box.sides()])
 
 
-def search(f: Enclosure, g: Bounds, d: int, ratio: fmpq, max_leaves: int, prec: int) -> Certified:
-    """Branch-and-bound until eps <= ratio * lower or max_leaves leaves (module docstring)."""
+def search(f: Enclosure, g: Bounds, d: int, ratio: fmpq, max_leaves: int, prec: int, known: fmpq | None = None) -> Certified:
+    """Branch-and-bound until min(eps, known) <= ratio * lower or max_leaves leaves (module docstring)."""
     heap: list[tuple[fmpq, int, Box]] = []
     best = (fmpq(0), tuple(fmpq(1, 2) for _ in range(d)))
     count = 0
@@ -93,13 +97,14 @@ def search(f: Enclosure, g: Bounds, d: int, ratio: fmpq, max_leaves: int, prec: 
                 if low > best[0]:
                     best = (low, tuple(c))
 
+        def searching() -> bool:
+            return -heap[0][0] > ratio * best[0] and (known is None or known > ratio * best[0])
+
         evaluate([UNIT(d)])
-        while True:
-            if -heap[0][0] <= ratio * best[0]:
-                break
+        while searching():
             batch: list[Box] = []
             # Each split box becomes two leaves: stop taking boxes before the leaves would exceed max_leaves.
-            while heap and -heap[0][0] > ratio * best[0] and len(batch) < BATCH and len(heap) + 2 * len(batch) + 1 <= max_leaves:
+            while heap and searching() and len(batch) < BATCH and len(heap) + 2 * len(batch) + 1 <= max_leaves:
                 batch.append(heapq.heappop(heap)[2])
             if not batch:
                 break

@@ -24,6 +24,7 @@ from sympy import integer_nthroot
 from constructions.approximation.targets import Target
 from exact.errors import AttncertError
 from exact.expressions import compile_enclosure, point, variables
+from exact.expressions.enclose import display, endpoints
 
 #: Fractional bits of the Hölder slope when m^(1 - alpha) is irrational.
 SLOPE_BITS = 16
@@ -51,10 +52,9 @@ def samples(t: Target, grid: Grid, bits: int, prec: int) -> list[int]:
     out = []
     with ctx.workprec(prec):
         for j in grid.points():
-            lo, hi = f([point(fmpq(int(v), grid.m)) for v in j])
-            lo, hi = lo.fmpq(), hi.fmpq()
+            lo, hi = endpoints(f([point(fmpq(int(v), grid.m)) for v in j]))
             if (hi - lo) * scale > 1:
-                raise AttncertError(f"f(x) at the grid point {list(map(int, j))}/{grid.m} is enclosed only to {float(hi - lo):.3g}: raise --prec")
+                raise AttncertError(f"f(x) at the grid point {list(map(int, j))}/{grid.m} is enclosed only to a width of {display(hi - lo, 3)}: raise --prec")
             mid = (lo + hi) / 2 * scale
             out.append(int((mid + fmpq(1, 2)).floor()))
     return out

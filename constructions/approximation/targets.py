@@ -92,10 +92,20 @@ LIBRARY: dict[str, tuple[Callable[[int], str], Callable[[int], fmpq], fmpq]] = {
 USER = "expr"
 
 
+#: Largest numerator or denominator of the stated constant (in bits) and of alpha: the grid pairs compare
+#: q-th powers of C (proofs/checkers/modulus.py), so both are kept small.
+MAX_CONSTANT_BITS = 256
+MAX_ALPHA_TERMS = 1000
+
+
 def check_hypotheses(d: int, constant: fmpq, alpha: fmpq) -> None:
-    """ParseError (one line) unless d >= 1, the constant is > 0 and alpha is in (0, 1]."""
+    """ParseError (one line) unless d >= 1, the constant is > 0 and alpha is in (0, 1], both of bounded size."""
     if d < 1:
         raise ParseError(f"d must be a positive integer, got {d}")
+    if max(int(constant.p).bit_length(), int(constant.q).bit_length()) > MAX_CONSTANT_BITS:
+        raise ParseError(f"L must have a numerator and denominator of at most {MAX_CONSTANT_BITS} bits")
+    if max(abs(int(alpha.p)), int(alpha.q)) > MAX_ALPHA_TERMS:
+        raise ParseError(f"alpha must have a numerator and denominator of at most {MAX_ALPHA_TERMS}, got {alpha}")
     if not constant > 0:
         raise ParseError(f"L must be > 0, got {constant}")
     if not 0 < alpha <= 1:

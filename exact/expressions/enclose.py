@@ -20,8 +20,18 @@ radius up and reaches below 0, where sqrt and log are not real.
 
 A node whose enclosure is not finite or not real (a division by an interval
 containing 0, log of an interval reaching 0, a root of an interval reaching
-below 0) raises :class:`EnclosureError` naming the node: the function is then
-refused rather than bounded. sign and Heaviside are not in the user language
+below 0), or reaches 2^MAX_MAGNITUDE_BITS in magnitude, raises
+:class:`EnclosureError` naming the node: the function is then refused rather
+than bounded.
+
+**Bounded conversions.** arb stores a huge or tiny number as a mantissa and an
+exponent, cheaply (exp(10^30) is a few words), but the rational it equals has
+as many bits as the exponent says, and converting it (arb -> fmpq) makes GMP
+or FLINT abort. So every node is below 2^MAX_MAGNITUDE_BITS in magnitude, an
+output endpoint below 2^-MAX_MAGNITUDE_BITS is rounded outward (to 0 or
++-2^-MAX_MAGNITUDE_BITS), and :func:`rational` is the one conversion of an arb
+to a rational, refusing what these bounds exclude: a rational read from an
+enclosure has at most MAX_MAGNITUDE_BITS + MAX_PRECISION bits. sign and Heaviside are not in the user language
 (:mod:`exact.expressions.parse`); they come from sympy's derivatives of Abs,
 Max and Min, which the checkers enclose. Precision is the one in force
 (``flint.ctx.workprec``).
@@ -31,6 +41,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import mpmath
 import sympy
 from flint import arb, fmpq
 
@@ -41,8 +52,44 @@ Interval = tuple[arb, arb]
 Enclosure = Callable[[Sequence[Interval]], Interval]
 
 
+#: Every node of an enclosure is below 2^MAX_MAGNITUDE_BITS in magnitude (about 1.8e308, the float range).
+MAX_MAGNITUDE_BITS = 1024
+#: Most bits of precision an enclosure is computed with (the lowest bit of an output endpoint is above
+#: 2^-(MAX_MAGNITUDE_BITS + MAX_PRECISION)).
+MAX_PRECISION = 1 << 16
+
+
 class EnclosureError(AttncertError, ArithmeticError):
     """An expression that cannot be enclosed rigorously (on this box, or at all)."""
+
+
+def magnitude_bits(v: arb) -> int:
+    """The least k with |v| < 2^k, for a finite exact arb v != 0 (read from its exponent: nothing is expanded)."""
+    man, exp = v.man_exp()
+    return int(exp) + int(man).bit_length()
+
+
+def rational(v: arb) -> fmpq:
+    """The rational an exact endpoint equals; EnclosureError if it is beyond the bounds of the module docstring."""
+    if not (v.is_finite() and v.is_exact()):
+        raise EnclosureError(f"an enclosure endpoint is not a finite exact number: {v.str(5)}")
+    if v == 0:
+        return fmpq(0)
+    man, exp = v.man_exp()
+    top = int(exp) + int(man).bit_length()
+    if top > MAX_MAGNITUDE_BITS or int(exp) < -(MAX_MAGNITUDE_BITS + MAX_PRECISION):
+        raise EnclosureError(f"an enclosure endpoint of about 2^{top:,} is beyond the bounds 2^-{MAX_MAGNITUDE_BITS + MAX_PRECISION:,}..2^{MAX_MAGNITUDE_BITS:,} of a rational read from it")
+    return v.fmpq()
+
+
+def display(q: fmpq, digits: int = 6) -> str:
+    """q to ``digits`` significant digits for a message (mpmath only displays; a float would overflow past 1.8e308)."""
+    return mpmath.nstr(mpmath.mpf(int(q.p)) / int(q.q), digits)
+
+
+def endpoints(x: Interval) -> tuple[fmpq, fmpq]:
+    """The interval's ends as rationals (:func:`rational`)."""
+    return rational(x[0]), rational(x[1])
 
 
 def point(q: fmpq) -> Interval:
@@ -81,10 +128,13 @@ def compile_enclosures(exprs: Sequence[sympy.Expr], symbols: Sequence[sympy.Symb
         vals = list(xs)
         for op, args, what in steps:
             lo, hi = op(*[vals[a] for a in args])
-            if not (lo.is_finite() and hi.is_finite()):
-                raise EnclosureError(f"{what} has no finite enclosure on this box")
+            if not (-_HUGE < lo and hi < _HUGE):  # false too for an infinite or undefined end
+                if not (lo.is_finite() and hi.is_finite()):
+                    raise EnclosureError(f"{what} has no finite enclosure on this box")
+                top = max(magnitude_bits(v) for v in (lo, hi) if v != 0)
+                raise EnclosureError(f"{what} reaches about 2^{top - 1:,} in magnitude, over the limit of 2^{MAX_MAGNITUDE_BITS:,} for a target's values")
             vals.append((lo, hi))
-        return [vals[k] for k in outputs]
+        return [_outward_from_tiny(vals[k]) for k in outputs]
 
     return run
 
@@ -108,7 +158,7 @@ def _compile(e: sympy.Expr, slots: dict[sympy.Expr, int], steps: list) -> int:
             if not e.exp.is_Rational:
                 raise EnclosureError(f"cannot enclose the power {e}: only rational exponents are enclosed")
             p = fmpq(int(e.exp.p), int(e.exp.q))
-            op, args, what = (lambda x: _power(x, p)), (_compile(e.base, slots, steps),), f"the power {e}"
+            op, args, what = (lambda x: power(x, p)), (_compile(e.base, slots, steps),), f"the power {e}"
         else:
             args = tuple(_compile(a, slots, steps) for a in e.args)
             if e.is_Add:
@@ -126,6 +176,23 @@ def _compile(e: sympy.Expr, slots: dict[sympy.Expr, int], steps: list) -> int:
     slots[e] = len(slots)
     steps.append((op, args, what))
     return slots[e]
+
+
+_HUGE, _TINY = arb(2) ** MAX_MAGNITUDE_BITS, arb(2) ** -MAX_MAGNITUDE_BITS
+
+
+def _outward_from_tiny(x: Interval) -> Interval:
+    """x with an endpoint below 2^-MAX_MAGNITUDE_BITS in magnitude rounded outward to 0 or +-2^-MAX_MAGNITUDE_BITS."""
+    lo, hi = x
+    if 0 < lo < _TINY:
+        lo = arb(0)
+    elif -_TINY < lo < 0:
+        lo = -_TINY
+    if 0 < hi < _TINY:
+        hi = _TINY
+    elif -_TINY < hi < 0:
+        hi = arb(0)
+    return lo, hi
 
 
 def _of_ball(b: arb) -> Interval:
@@ -188,7 +255,7 @@ def _heaviside(x: Interval) -> Interval:
     return arb(1 if lo > 0 else 0), arb(0 if hi < 0 else 1)
 
 
-def _power(x: Interval, p: fmpq) -> Interval:
+def power(x: Interval, p: fmpq) -> Interval:
     """x^p for a rational p: integer powers from the endpoints, other powers on [0, inf) only."""
     lo, hi = x
     if p.q == 1:

@@ -17,6 +17,7 @@ from constructions import rasp
 from constructions.approximation.targets import target as make_target
 from constructions.compiler import compile_graph
 from exact import QQ
+from exact.expressions.enclose import display
 from proofs.approximation.common import (
     ALPHA,
     BITS,
@@ -24,6 +25,7 @@ from proofs.approximation.common import (
     L_PARAM,
     MAX_D,
     MAX_LEAVES,
+    MAX_PREC,
     PREC,
     RATIO,
     TARGET,
@@ -34,10 +36,11 @@ from proofs.approximation.common import (
     prove_instance,
     stop_ratio,
     target_json,
-    violation_text,
+    modulus_proven,
 )
 from proofs.certify import certificate
 from proofs.checkers.approximation_claims import check_lipschitz_approx
+from proofs.checkers.modulus import decision_text
 from proofs.cost import Cost
 from proofs.params import positive_int
 from proofs.rebuild import recorded_params
@@ -46,8 +49,10 @@ from proofs.registry import Claim, Param, register
 NAME = "lipschitz_approx"
 STATEMENT = (
     "the McShane network g(x) = max_i min_{k,+-} (y_i -+ L (x_k - x_i,k)) of the target's samples y_i on the grid of step h, "
-    "one RASP program with exact rational weights, satisfies sup over [0,1]^d of |f - g| <= eps (interval branch-and-bound, "
-    "f enclosed in arb, g bounded exactly), and the target's stated Lipschitz or Hölder bound holds on every tested grid pair"
+    "one RASP program with exact rational weights, satisfies sup over [0,1]^d of |f - g| <= eps, the better of an interval "
+    "branch-and-bound (f enclosed in arb, g bounded exactly) and the closed-form bound whose modulus of f is proven from its "
+    "expression; and the target's stated Lipschitz or Hölder bound is proven on every tested grid pair (from exact values of f "
+    "where f is exact there, otherwise from enclosures)"
 )
 #: Largest N compiled to weights (the exact forward pass scores every query-key pair of each head).
 COMPILE_MAX_POSITIONS = 1024
@@ -60,15 +65,16 @@ def prove(target: str = "three_cones", expr: str = "", d: int = 2, h: str = "1/8
 
 
 def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
-    """Prove again from the recorded parameters, with the recorded (independently re-checked) search result."""
-    return _prove(recorded_params(CLAIM, doc), doc["outputs"])
+    """Prove again from the recorded parameters, with the recorded (independently re-checked) search result,
+    sub-grid bound and grid-pair decision."""
+    return _prove(recorded_params(CLAIM, doc), {**doc["outputs"], "hypothesis": doc["reference"]["hypothesis"]})
 
 
 def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
     hv, m = grid_steps(p["h"])
     bounded("d", p["d"], 1, MAX_D)
     r = stop_ratio(p["ratio"])
-    bits, prec = bounded("bits", p["bits"], 4, 64), bounded("prec", p["prec"], 32, 4096)
+    bits, prec = bounded("bits", p["bits"], 4, 64), bounded("prec", p["prec"], 32, MAX_PREC)
     t = make_target(p["target"], p["d"], p["expr"], p["L"], p["alpha"])
     inst = prove_instance(t, m, bits, prec, r, p["max_leaves"], witness)
     data = instance_json(inst, r)
@@ -81,8 +87,8 @@ def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
     rasp_ok = all(all(v == c for v in seq) for seq, c in zip(runs, closed))
     compiled = _compiled(g, cons, points[0], runs[0])
     size = rasp.size(g)
-    violation = violation_text(data)
-    holds = violation is None and rasp_ok and compiled.get("equals_rasp", True)
+    violation = decision_text(data["hypothesis"])
+    holds = modulus_proven(data) and rasp_ok and compiled.get("equals_rasp", True)
     cert = data["certified"]
     params = {**p, "target": t.name, "h": QQ.to_json(hv), "ratio": QQ.to_json(r), "L": p["L"] and QQ.to_json(t.constant), "alpha": p["alpha"] and QQ.to_json(t.alpha)}
     return certificate(
@@ -105,7 +111,7 @@ def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
         {
             "relation": "bound",
             "holds": holds,
-            "statement": statement(t, hv, ms.length, size.layers, cert, data["network_lipschitz"], violation),
+            "statement": statement(t, hv, ms.length, size.layers, cert, data["network_lipschitz"], data["hypothesis"]),
             "eps": cert["eps"],
             "lower": cert["lower"],
             "stopped": cert["stopped"],
@@ -119,16 +125,30 @@ def _prove(p: dict[str, Any], witness: dict[str, Any] | None) -> dict:
     )
 
 
-def statement(t: Any, h: fmpq, width: int, depth: int, cert: dict[str, Any], lipschitz: str, violation: str | None) -> str:
+def statement(t: Any, h: fmpq, width: int, depth: int, cert: dict[str, Any], lipschitz: str, modulus: dict[str, Any]) -> str:
     """What one certificate proves, with its numbers (the claim's STATEMENT is the general form)."""
-    eps, lower = QQ.from_json(cert["eps"]), QQ.from_json(cert["lower"])
+    eps, lower, closed = QQ.from_json(cert["eps"]), QQ.from_json(cert["lower"]), cert["closed_form"]["bound"]
     text = (
         f"for f(x) = {t.text} on [0,1]^{t.d}, the McShane network g of f's samples on the grid of step {QQ.to_json(h)} "
         f"(one RASP program of {width} positions and {depth} layers, exact rational weights, Lipschitz constant "
-        f"{lipschitz} in the max-norm) satisfies sup |f - g| <= eps = {cert['eps']} (≈ {float(eps):.6g}), proven by "
-        f"interval branch-and-bound; the worst sampled point shows sup |f - g| >= {cert['lower']} (≈ {float(lower):.6g})"
+        f"{lipschitz} in the max-norm) satisfies sup |f - g| <= eps = {cert['eps']} (≈ {display(eps)}), the better of "
+        f"the interval branch-and-bound's {cert['partition_bound']} and the closed-form bound's "
+        f"{closed if closed is not None else 'none (' + cert['closed_form']['reason'] + ')'}; "
+        f"the worst sampled point shows sup |f - g| >= {cert['lower']} (≈ {display(lower)})"
     )
-    return text + (f"; but {violation}" if violation else f"; the stated bound |f(x) - f(y)| <= {QQ.to_json(t.constant)} ||x - y||_inf^{QQ.to_json(t.alpha)} holds on every tested grid pair")
+    violation = decision_text(modulus)
+    if violation:
+        return f"{text}; but {violation}"
+    return (
+        f"{text}; the stated bound {modulus['statement']} is proven on all {modulus['pairs']:,} tested grid pairs "
+        f"({modulus['pairs_tested']}): {_sources(modulus['pairs'], modulus['from_exact_values'])}"
+    )
+
+
+def _sources(pairs: int, exact: int) -> str:
+    if exact == pairs:
+        return "all from exact values of f"
+    return f"{exact:,} from exact values of f, the others from enclosures" if exact else "all from enclosures"
 
 
 def _compiled(g: Any, cons: Any, x: list[fmpq], rasp_out: list[Any]) -> dict[str, Any]:
@@ -149,8 +169,10 @@ def _compiled(g: Any, cons: Any, x: list[fmpq], rasp_out: list[Any]) -> dict[str
     }
 
 
-def cost(d: int, h: str, max_leaves: int, **_: Any) -> Cost:
-    return instance_cost(d, grid_steps(h)[1], max_leaves, RASP_SAMPLES)
+def cost(target: str, expr: str, d: int, h: str, L: str, alpha: str, max_leaves: int, **_: Any) -> Cost:
+    m = grid_steps(h)[1]
+    bounded("d", d, 1, MAX_D)
+    return instance_cost(NAME, make_target(target, d, expr, L, alpha), m, max_leaves, RASP_SAMPLES)
 
 
 CLAIM = register(

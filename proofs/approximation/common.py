@@ -1,16 +1,18 @@
 """What both approximation claims prove for one (target, grid): samples, McShane network, certified error.
 
 :func:`prove_instance` builds the McShane extension g of the target's samples
-(:mod:`constructions.approximation`), certifies sup |f - g| <= eps by
-branch-and-bound, computes the independent sub-grid bound and tests the stated
-modulus on grid pairs (both with :mod:`proofs.checkers`, which a verifier runs
-again), and :func:`instance_json` writes it all as canonical JSON.
+(:mod:`constructions.approximation`), computes the closed-form bound (its
+hypotheses checked from the expression), certifies sup |f - g| <= eps by
+branch-and-bound (eps the better of the two), computes the independent sub-grid
+bound and decides the stated modulus on grid pairs (these three with
+:mod:`proofs.checkers`, which a verifier runs again), and :func:`instance_json`
+writes it all as canonical JSON.
 
-A verifier's rebuild (:mod:`proofs.rebuild`) passes the recorded search result
-and sub-grid bound back as a *witness*: the independent check has already
-recomputed both (every leaf's bound, the lower bound at its point, the sub-grid),
-so the rebuild re-derives every other field from the parameters without
-searching again.
+A verifier's rebuild (:mod:`proofs.rebuild`) passes the recorded search result,
+sub-grid bound and grid-pair decision back as a *witness*: the independent
+check has already recomputed them (every leaf's bound, the lower bound at its
+point, the sub-grid, every tested pair), so the rebuild re-derives every other
+field from the parameters without searching again.
 """
 
 from __future__ import annotations
@@ -28,14 +30,18 @@ from constructions.approximation.targets import LIBRARY, Target
 from exact import QQ, ParseError
 from exact.expressions import compile_enclosure, variables
 from exact.rationals import parse_rational
-from proofs.checkers.mcshane import Interpolant, worst_pair
+from proofs.checkers.closed_form import ClosedForm, closed_form
+from proofs.checkers.mcshane import Interpolant
+from proofs.checkers.modulus import decide, decision_json
 from proofs.checkers.subgrid import RESOLUTION, SubgridBound, subgrid_bound
-from proofs.cost import SECONDS_PER_POSITION, Cost
+from proofs.cost import SECONDS_PER_POSITION, Cost, target_magnitude
 from proofs.params import positive_int
 from proofs.registry import Param
 
 #: Largest dimension (the grid has (m + 1)^d points; the cost model computes that number first).
 MAX_D = 16
+#: Largest working precision of the enclosures, in bits (the grid pairs' ladder goes to 16 times it).
+MAX_PREC = 4096
 #: Rough seconds per branch-and-bound box (three cones, d = 2: 0.13 s for 393 boxes), for --estimate.
 SECONDS_PER_BOX = 3.5e-4
 
@@ -70,15 +76,17 @@ def bounded(name: str, v: int, lo: int, hi: int) -> int:
     return v
 
 
-def instance_cost(d: int, m: int, max_leaves: int, rasp_evaluations: int) -> Cost:
-    """N positions (exact), the RASP evaluations plus the leaf budget (each leaf a verifier re-checks), rough time."""
-    N = sequence_length(bounded("d", d, 1, MAX_D), m)
+def instance_cost(claim: str, t: Target, m: int, max_leaves: int, rasp_evaluations: int) -> Cost:
+    """N positions (exact), the RASP evaluations plus the leaf budget (each leaf a verifier re-checks), rough
+    time, and the target's magnitude on the cube (refused up front when too large: proofs/cost.py)."""
+    N = sequence_length(bounded("d", t.d, 1, MAX_D), m)
     return Cost(
         positions=N,
         pairs=N,
         evaluations=rasp_evaluations + max_leaves,
         seconds=SECONDS_PER_POSITION * N * rasp_evaluations + SECONDS_PER_BOX * 2 * max_leaves,
         memory=1024 * N + 200 * max_leaves,
+        magnitude=target_magnitude(claim, t.text, t.expr, variables(t.d)),
     )
 
 
@@ -86,35 +94,48 @@ def instance_cost(d: int, m: int, max_leaves: int, rasp_evaluations: int) -> Cos
 class Instance:
     target: Target
     mcshane: McShane
-    certified: Certified
+    certified: Certified  # the branch-and-bound: its eps is the partition's bound
+    closed: ClosedForm
     independent: SubgridBound
-    pair: tuple[int, tuple[int, int] | None]  # (excess, pair) of the stated modulus on grid pairs
+    modulus: dict[str, Any]  # the stated modulus decided on grid pairs (proofs.checkers.modulus.decision_json)
 
     @property
     def lipschitz(self) -> fmpq:
         return self.mcshane.lipschitz()
+
+    @property
+    def eps(self) -> fmpq:
+        """The better of the partition's bound and the closed-form bound."""
+        return self.certified.eps if self.closed.bound is None else min(self.certified.eps, self.closed.bound)
 
 
 def prove_instance(t: Target, m: int, bits: int, prec: int, ratio: fmpq, max_leaves: int, witness: dict[str, Any] | None = None) -> Instance:
     grid = Grid(t.d, m)
     Y = tuple(samples(t, grid, bits, prec))
     ms = McShane(grid, Y, bits, network_slope(t, m))
+    closed = closed_form(t.expr, t.d, m, t.constant, t.alpha, ms.slope, bits)
     if witness is None:
         pieces = Pieces(grid.points(), m, Y, bits, ms.slope)
-        cert = search(compile_enclosure(t.expr, variables(t.d)), pieces, t.d, ratio, max_leaves, prec)
+        cert = search(compile_enclosure(t.expr, variables(t.d)), pieces, t.d, ratio, max_leaves, prec, closed.bound)
         sub = subgrid_bound(t.expr, t.d, Interpolant(t.d, m, [ms.y(i) for i in range(grid.size)], ms.slope), ms.lipschitz(), prec)
+        modulus = decision_json(decide(t.expr, t.d, m, t.constant, t.alpha, prec), t.constant, t.alpha, t.d, m)
     else:
         cert, sub = read_witness(witness, t.d)
-    return Instance(t, ms, cert, sub, worst_pair(t.d, m, Y, t.constant, t.alpha, bits))
+        modulus = witness["hypothesis"]
+    return Instance(t, ms, cert, closed, sub, modulus)
 
 
 def read_witness(w: dict[str, Any], d: int) -> tuple[Certified, SubgridBound]:
     """The recorded search result and sub-grid bound (already recomputed by the independent check)."""
     c, s = w["certified"], w["independent"]
     leaves = tuple(Box(v[0], tuple(v[1:])) for v in c["leaves"])
-    cert = Certified(QQ.from_json(c["eps"]), QQ.from_json(c["lower"]), tuple(QQ.from_json(v) for v in c["worst_point"]), leaves, 0)
+    cert = Certified(QQ.from_json(c["partition_bound"]), QQ.from_json(c["lower"]), tuple(QQ.from_json(v) for v in c["worst_point"]), leaves, 0)
     bound = None if s["bound"] is None else QQ.from_json(s["bound"])
     return cert, SubgridBound(s["cells"], bound, QQ.from_json(s["lower"]), s["modulus"], s["reason"])
+
+
+def closed_form_json(c: ClosedForm) -> dict[str, Any]:
+    return {"bound": None if c.bound is None else QQ.to_json(c.bound), "modulus": c.modulus, "reason": c.reason}
 
 
 def target_json(t: Target) -> dict[str, Any]:
@@ -124,31 +145,19 @@ def target_json(t: Target) -> dict[str, Any]:
 def instance_json(inst: Instance, ratio: fmpq) -> dict[str, Any]:
     """grid, samples, slope, network_lipschitz, hypothesis, certified, independent."""
     ms, c, s, t = inst.mcshane, inst.certified, inst.independent, inst.target
-    excess, pair = inst.pair
-    points = ms.grid.points()
     return {
         "grid": {"d": t.d, "m": ms.grid.m, "h": QQ.to_json(fmpq(1, ms.grid.m)), "points": ms.grid.size},
         "samples": {"bits": ms.bits, "y": [QQ.to_json(ms.y(i)) for i in range(ms.grid.size)]},
         "slope": QQ.to_json(ms.slope),
         "network_lipschitz": QQ.to_json(inst.lipschitz),
-        "hypothesis": {
-            "statement": f"|f(x) - f(y)| <= {QQ.to_json(t.constant)} ||x - y||_inf^{QQ.to_json(t.alpha)}",
-            "pairs_tested": "king neighbours (enough for alpha = 1)" if t.lipschitz else "all pairs",
-            "violated_pair": None
-            if pair is None
-            else {
-                "i": pair[0],
-                "j": pair[1],
-                "x_i": [QQ.to_json(fmpq(int(v), ms.grid.m)) for v in points[pair[0]]],
-                "x_j": [QQ.to_json(fmpq(int(v), ms.grid.m)) for v in points[pair[1]]],
-                "excess_units": excess,  # |Y_i - Y_j| - 2 - floor(C D^alpha 2^bits), units of 2^-bits (proofs/checkers/mcshane.py)
-            },
-        },
+        "hypothesis": inst.modulus,
         "certified": {
-            "eps": QQ.to_json(c.eps),
+            "eps": QQ.to_json(inst.eps),
+            "partition_bound": QQ.to_json(c.eps),
+            "closed_form": closed_form_json(inst.closed),
             "lower": QQ.to_json(c.lower),
             "worst_point": [QQ.to_json(v) for v in c.worst_point],
-            "stopped": stopped_by(c.eps, c.lower, ratio),
+            "stopped": stopped_by(inst.eps, c.lower, ratio),
             "leaves": [bx.to_json() for bx in c.leaves],
         },
         "independent": {
@@ -162,12 +171,7 @@ def instance_json(inst: Instance, ratio: fmpq) -> dict[str, Any]:
     }
 
 
-def violation_text(inst_json: dict[str, Any]) -> str | None:
-    """One line naming the grid pair that refutes the stated modulus, or None."""
-    v = inst_json["hypothesis"]["violated_pair"]
-    if v is None:
-        return None
-    return (
-        f"the stated {inst_json['hypothesis']['statement']} fails on the grid pair x_{v['i']} = ({', '.join(v['x_i'])}), "
-        f"x_{v['j']} = ({', '.join(v['x_j'])}), where |f(x_i) - f(x_j)| >= |y_i - y_j| - 2^(1-bits) is larger"
-    )
+def modulus_proven(inst_json: dict[str, Any]) -> bool:
+    """Whether the stated modulus is proven on every tested grid pair."""
+    rec = inst_json["hypothesis"]
+    return rec["proven"] == rec["pairs"]

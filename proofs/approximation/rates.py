@@ -21,7 +21,7 @@ from constructions import rasp
 from constructions.approximation.mcshane import sequence_length
 from constructions.approximation.targets import LIBRARY, target as make_target
 from exact import QQ, ParseError
-from proofs.approximation.common import BITS, PREC, RATIO, bounded, instance_cost, instance_json, prove_instance, stop_ratio, target_json
+from proofs.approximation.common import BITS, MAX_PREC, PREC, RATIO, bounded, instance_cost, instance_json, modulus_proven, prove_instance, stop_ratio, target_json
 from proofs.certify import certificate
 from proofs.checkers.approximation_claims import check_lipschitz_rates
 from proofs.cost import Cost
@@ -63,7 +63,7 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _prove(p: dict[str, Any], witness: list[dict[str, Any]] | None) -> dict:
     r = stop_ratio(p["ratio"])
-    bits, prec = bounded("bits", p["bits"], 4, 64), bounded("prec", p["prec"], 32, 4096)
+    bits, prec = bounded("bits", p["bits"], 4, 64), bounded("prec", p["prec"], 32, MAX_PREC)
     asked = rows_asked(p["lipschitz_target"], p["holder_targets"], p["m1"], p["m2"], p["m3"])
     rows = []
     for k, (name, d, m) in enumerate(asked):
@@ -72,7 +72,7 @@ def _prove(p: dict[str, Any], witness: list[dict[str, Any]] | None) -> dict:
         size = rasp.size(inst.mcshane.construction().graph())
         rows.append({"target": target_json(t), **instance_json(inst, r), "width": inst.mcshane.length, "depth": size.layers})
     fits = _fits(rows)
-    holds = all(row["hypothesis"]["violated_pair"] is None for row in rows)
+    holds = all(modulus_proven(row) for row in rows)
     return certificate(
         NAME,
         {**p, "ratio": QQ.to_json(r)},
@@ -88,7 +88,7 @@ def _prove(p: dict[str, Any], witness: list[dict[str, Any]] | None) -> dict:
                 {"target": row["target"]["name"], "d": row["grid"]["d"], "h": row["grid"]["h"], "width": row["width"], "depth": row["depth"], "eps": row["certified"]["eps"], "lower": row["certified"]["lower"]}
                 for row in rows
             ],
-            "violations": [f"{row['target']['name']} d={row['grid']['d']} m={row['grid']['m']}" for row in rows if row["hypothesis"]["violated_pair"] is not None],
+            "modulus_not_proven": [f"{row['target']['name']} d={row['grid']['d']} m={row['grid']['m']}" for row in rows if not modulus_proven(row)],
         },
     )
 
@@ -107,13 +107,14 @@ def _fits(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cost(lipschitz_target: str, holder_targets: str, m1: str, m2: str, m3: str, max_leaves: int, **_: Any) -> Cost:
     rows = rows_asked(lipschitz_target, holder_targets, m1, m2, m3)
-    costs = [instance_cost(d, m, max_leaves, 0) for _, d, m in rows]
+    costs = [instance_cost(NAME, make_target(name, d), m, max_leaves, 0) for name, d, m in rows]
     return Cost(
         positions=max(sequence_length(d, m) for _, d, m in rows),
         pairs=max(c.pairs for c in costs),
         evaluations=sum(c.evaluations for c in costs),
         seconds=sum(c.seconds for c in costs),
         memory=max(c.memory for c in costs),
+        magnitude=max(c.magnitude for c in costs),
     )
 
 

@@ -3,16 +3,20 @@ r"""Independent checks of lipschitz_approx and lipschitz_rates, from the recorde
 For each (target, grid) instance the check
 
 1. checks the hypotheses: h in (0, 1] (the grid has m = ceil(1/h) steps), the
-   stated constant > 0, alpha in (0, 1]; re-parses the recorded expression with
-   the restricted parser (nothing from the certificate is executed);
+   stated constant > 0 (numerator and denominator below 2^MAX_CONSTANT_BITS),
+   alpha in (0, 1] (numerator and denominator at most MAX_ALPHA_TERMS);
+   re-parses the recorded expression with the restricted parser (nothing from
+   the certificate is executed);
 2. recomputes the samples' enclosures f(x_i) and requires |y_i - f(x_i)| <= 2^-bits;
-3. tests the stated modulus on grid pairs (:func:`proofs.checkers.mcshane.worst_pair`):
-   a violated pair makes the claim fail, and the recorded pair must be one of
-   the worst;
+3. decides the stated modulus on the tested grid pairs again (:mod:`.modulus`):
+   the record must be the recomputed one, and a pair that is violated or
+   undecided makes the claim fail (only a proven pair holds);
 4. checks that the recorded leaves tile [0, 1]^d (:mod:`.partition`) and
    recomputes every leaf's bound max(f_hi - inf g, sup g - f_lo), with g from
-   the recorded samples and slope (:class:`.mcshane.Interpolant`): eps must be
-   their maximum, exactly;
+   the recorded samples and slope (:class:`.mcshane.Interpolant`): the
+   partition's bound must be their maximum, exactly; recomputes the closed-form
+   bound, its hypotheses checked from the expression (:mod:`.closed_form`);
+   eps must be the better of the two;
 5. recomputes the lower bound at the recorded worst point (it must not exceed eps)
    and the reason the search stopped;
 6. recomputes the independent sub-grid bound (:mod:`.subgrid`), whose sampled
@@ -33,9 +37,11 @@ import sympy
 from flint import ctx, fmpq
 
 from exact import QQ, ParseError
-from exact.expressions import compile_enclosure, interval, parse_function, point, variables
+from exact.expressions import compile_enclosure, endpoints, interval, parse_function, point, variables
 from exact.rationals import parse_rational
-from proofs.checkers.mcshane import Interpolant, excess_of, piece_tables, worst_pair
+from proofs.checkers.closed_form import closed_form
+from proofs.checkers.mcshane import Interpolant, piece_tables
+from proofs.checkers.modulus import decide, decision_json, decision_text
 from proofs.checkers.partition import read_leaves, sides, tiling_problem
 from proofs.checkers.reading import integer, items, obj, qvector, rational
 from proofs.checkers.sinkhorn_claims import conclude
@@ -43,6 +49,9 @@ from proofs.checkers.subgrid import subgrid_bound
 from proofs.params import int_list
 
 MAX_D = 16
+#: Bounds on the stated modulus C ||x - y||^alpha (its thresholds are q-th roots of C^q times powers of 2).
+MAX_CONSTANT_BITS = 256
+MAX_ALPHA_TERMS = 1000
 
 
 def check_lipschitz_approx(doc: dict[str, Any]) -> list[str]:
@@ -97,6 +106,8 @@ def _target(t: dict[str, Any], d: int) -> tuple[sympy.Expr, int, fmpq, fmpq, lis
     if integer(t, "d", 1, MAX_D) != d:
         raise ParseError(f"the target is recorded for d = {t['d']}, the parameters ask for d = {d}")
     C, alpha = rational(t.get("constant")), rational(t.get("alpha"))
+    if max(int(C.p).bit_length(), int(C.q).bit_length()) > MAX_CONSTANT_BITS or max(abs(int(alpha.p)), int(alpha.q)) > MAX_ALPHA_TERMS:
+        raise ParseError(f"the stated constant needs at most {MAX_CONSTANT_BITS} bits and alpha's terms at most {MAX_ALPHA_TERMS}")
     problems = []
     if not C > 0:
         problems.append(f"hypothesis L > 0 fails: the stated constant is {C}")
@@ -140,55 +151,59 @@ def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, param
             if int(v.q) & (int(v.q) - 1) or v.q > scale:
                 return [f"the sample y_{i} = {v} is not a multiple of 2^-{bits}"]
             coords = [fmpq((i // (m + 1) ** (d - 1 - k)) % (m + 1), m) for k in range(d)]
-            lo, hi = f([point(c) for c in coords])
-            if lo.fmpq() < v - fmpq(1, scale) or hi.fmpq() > v + fmpq(1, scale):
+            lo, hi = endpoints(f([point(c) for c in coords]))
+            if lo < v - fmpq(1, scale) or hi > v + fmpq(1, scale):
                 return [f"the sample y_{i} = {v} is not within 2^-{bits} of f(x_{i}) (x_{i} = {[str(c) for c in coords]})"]
-        problems += _hypothesis(d, m, [int(v * scale) for v in y], C, alpha, bits, obj(inst, "hypothesis"))
-        g = Interpolant(d, m, y, L)
-        problems += _certified(f, g, d, ratio, most, obj(inst, "certified"))
+    problems += _hypothesis(expr, d, m, C, alpha, prec, obj(inst, "hypothesis"))
+    g = Interpolant(d, m, y, L)
+    cf = closed_form(expr, d, m, C, alpha, L, bits)
+    cf_json = {"bound": None if cf.bound is None else QQ.to_json(cf.bound), "modulus": cf.modulus, "reason": cf.reason}
+    with ctx.workprec(prec):
+        problems += _certified(f, g, d, ratio, most, obj(inst, "certified"), cf_json)
     problems += _independent(expr, d, g, rational(inst.get("network_lipschitz")), prec, obj(inst, "independent"), rational(inst["certified"]["eps"]))
     return problems
 
 
-def _hypothesis(d: int, m: int, Y: list[int], C: fmpq, alpha: fmpq, bits: int, rec: dict[str, Any]) -> list[str]:
-    best, pair = worst_pair(d, m, Y, C, alpha, bits)
-    v = rec.get("violated_pair")
-    if pair is None:
-        return [] if v is None else ["the certificate records a grid pair that violates the stated bound; none does"]
-    if not isinstance(v, dict):
-        return [f"the grid pair ({pair[0]}, {pair[1]}) violates the stated bound, the certificate records none"]
-    i, j = integer(v, "i", 0, len(Y) - 1), integer(v, "j", 0, len(Y) - 1)
-    if excess_of(d, m, Y, C, alpha, bits, i, j) != best or v.get("excess_units") != best:
-        return [f"the recorded grid pair ({i}, {j}) is not a worst violation of the stated bound (one is ({pair[0]}, {pair[1]}))"]
-    # The claim does not hold: say which pair refutes the stated modulus.
-    return [f"the stated bound |f(x) - f(y)| <= {C} ||x - y||_inf^{alpha} fails on the grid pair x_{i}, x_{j} (|f(x_i) - f(x_j)| is larger by more than ({best} - 1) 2^-{bits})"]
+def _hypothesis(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int, rec: dict[str, Any]) -> list[str]:
+    """The stated modulus decided again on the tested grid pairs; only a proven pair holds."""
+    want = decision_json(decide(expr, d, m, C, alpha, prec), C, alpha, d, m)
+    differ = [k for k in want if rec.get(k) != want[k]] + [k for k in rec if k not in want]
+    if differ:
+        return [f"the recorded test of the stated bound on grid pairs differs from its recomputation in {', '.join(differ)}: {decision_text(want) or 'every tested pair is proven'}"]
+    failed = decision_text(want)
+    return [failed] if failed else []
 
 
-def _certified(f: Any, g: Interpolant, d: int, ratio: fmpq, most: int, rec: dict[str, Any]) -> list[str]:
+def _certified(f: Any, g: Interpolant, d: int, ratio: fmpq, most: int, rec: dict[str, Any], closed: dict[str, Any]) -> list[str]:
     leaves = read_leaves(rec.get("leaves"), d, most)
     hole = tiling_problem(leaves, d)
     if hole:
         return [hole]
-    eps, lower = rational(rec.get("eps")), rational(rec.get("lower"))
+    eps, lower, partition = rational(rec.get("eps")), rational(rec.get("lower")), rational(rec.get("partition_bound"))
     problems = []
     worst, where = None, None
     for leaf in leaves:
         box = sides(leaf)
-        lo, hi = f([interval(a, b) for a, b in box])
+        lo, hi = endpoints(f([interval(a, b) for a, b in box]))
         top, bottom = g.bounds(box)
-        b = max(hi.fmpq() - bottom, top - lo.fmpq())
+        b = max(hi - bottom, top - lo)
         if worst is None or b > worst:
             worst, where = b, leaf
-    if worst > eps:
-        problems.append(f"the leaf {[where[0], *where[1]]} bounds |f - g| only by {worst} > eps = {eps}: the certified error does not hold")
-    elif worst != eps:
-        problems.append(f"eps = {eps} is not the largest leaf bound {worst}")
+    if worst > partition:
+        problems.append(f"the leaf {[where[0], *where[1]]} bounds |f - g| only by {worst} > the recorded partition bound {partition}: the certified error does not hold")
+    elif worst != partition:
+        problems.append(f"the partition bound {partition} is not the largest leaf bound {worst}")
+    if rec.get("closed_form") != closed:
+        problems.append(f"the closed-form bound is {closed['bound'] or 'not available: ' + closed['reason']}, the certificate records {rec.get('closed_form')!r:.80}")
+    best = worst if closed["bound"] is None else min(worst, QQ.from_json(closed["bound"]))
+    if eps != best:
+        problems.append(f"eps = {eps} is not the better of the partition's bound {worst} and the closed-form bound {closed['bound']}: it is {best}")
     x = qvector(rec.get("worst_point"))
     if len(x) != d or not all(0 <= c <= 1 for c in x):
         return problems + ["the worst point is not a point of [0, 1]^d"]
-    flo, fhi = f([point(c) for c in x])
+    flo, fhi = endpoints(f([point(c) for c in x]))
     gx = g.value(x)
-    low = max(flo.fmpq() - gx, gx - fhi.fmpq(), fmpq(0))
+    low = max(flo - gx, gx - fhi, fmpq(0))
     if low != lower:
         problems.append(f"the lower bound at the recorded point is {low}, the certificate says {lower}")
     if lower > eps:

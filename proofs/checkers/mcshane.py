@@ -12,20 +12,18 @@ so each is a max over k of d vectors of length m + 1 broadcast to the
 and inf_B g >= max_i (y_i - L dist_max), exactly; a point is a box of width 0.
 Integers throughout (common denominators), int64 only below 2^62, never floats.
 
-Also here: the stated modulus on grid pairs (:func:`worst_pair`), by offsets
-of the grid tensor, and the piece tables a McShane RASP program must carry
-(:func:`piece_tables`).
+Also here: the piece tables a McShane RASP program must carry
+(:func:`piece_tables`). The stated modulus on grid pairs is decided in
+:mod:`.modulus`.
 """
 
 from __future__ import annotations
 
-import itertools
 from math import lcm
 from typing import Sequence
 
 import numpy as np
 from flint import fmpq
-from sympy import integer_nthroot
 
 INT64_LIMIT = 1 << 62
 
@@ -100,56 +98,3 @@ def piece_tables(d: int, m: int, y: Sequence[fmpq], L: fmpq, length: int) -> tup
             slope.append(fmpq(0))
             intercept.append(y[i])
     return source, slope, intercept
-
-
-def thresholds(C: fmpq, alpha: fmpq, m: int, bits: int) -> list[int]:
-    """floor(C (D/m)^alpha 2^bits) for D = 0..m, exactly: floor(r^(1/q)) = floor(floor(r)^(1/q))."""
-    p, q = int(alpha.p), int(alpha.q)
-    out = []
-    for D in range(m + 1):
-        r = (C * 2**bits) ** q * fmpq(D, m) ** p
-        out.append(int(integer_nthroot(int(r.floor()), q)[0]))
-    return out
-
-
-def worst_pair(d: int, m: int, Y: Sequence[int], C: fmpq, alpha: fmpq, bits: int) -> tuple[int, tuple[int, int] | None]:
-    """(largest excess, a pair attaining it) over the grid pairs tested, or (0, None) if none refutes the modulus.
-
-    excess(i, j) = |Y_i - Y_j| - 2 - floor(C (D_ij/m)^alpha 2^bits) for y = Y / 2^bits, D_ij the max-norm
-    distance in steps: > 0 proves |f(x_i) - f(x_j)| > C ||x_i - x_j||^alpha. For alpha = 1 the pairs are the
-    king neighbours (enough by the triangle inequality along king paths), for alpha < 1 all pairs."""
-    thr = thresholds(C, alpha, m, bits)
-    big = max(map(abs, Y), default=0) * 2 + 2 + max(thr)
-    A = _array(list(Y), big).reshape((m + 1,) * d)
-    reach = 1 if alpha == 1 else m
-    best, pair = 0, None
-    for off in itertools.product(range(-reach, reach + 1), repeat=d):
-        if not off > (0,) * d:
-            continue
-        src = tuple(slice(max(0, -o), m + 1 - max(0, o)) for o in off)
-        dst = tuple(slice(max(0, o), m + 1 - max(0, -o)) for o in off)
-        excess = np.abs(A[src] - A[dst]) - 2 - thr[max(abs(o) for o in off)]
-        if excess.size and excess.max() > best:
-            at = np.unravel_index(int(np.argmax(excess)), excess.shape)
-            a = tuple(int(s.start + v) for s, v in zip(src, at))
-            b = tuple(int(s.start + v) for s, v in zip(dst, at))
-            best, pair = int(excess[at]), (_index(a, m), _index(b, m))
-    return best, None if pair is None else (min(pair), max(pair))
-
-
-def excess_of(d: int, m: int, Y: Sequence[int], C: fmpq, alpha: fmpq, bits: int, i: int, j: int) -> int:
-    """excess(i, j) of :func:`worst_pair` for one pair."""
-    a, b = _coords(i, d, m), _coords(j, d, m)
-    D = max(abs(u - v) for u, v in zip(a, b))
-    return abs(Y[i] - Y[j]) - 2 - thresholds(C, alpha, m, bits)[D]
-
-
-def _index(j: tuple[int, ...], m: int) -> int:
-    i = 0
-    for v in j:
-        i = i * (m + 1) + v
-    return i
-
-
-def _coords(i: int, d: int, m: int) -> list[int]:
-    return [(i // (m + 1) ** (d - 1 - k)) % (m + 1) for k in range(d)]

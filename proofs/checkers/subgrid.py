@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import sympy
 from flint import arb, ctx, fmpq
 
-from exact.expressions import EnclosureError, Interval, compile_enclosure, compile_enclosures, interval, point, variables
+from exact.expressions import EnclosureError, Interval, compile_enclosure, compile_enclosures, endpoints, interval, point, rational, variables
 from proofs.checkers.mcshane import Interpolant
 
 #: Cells per grid step and side.
@@ -75,7 +75,7 @@ def subgrid_bound(expr: sympy.Expr, d: int, g: Interpolant, L_g: fmpq, prec: int
     half = fmpq(1, 2 * n)
     with ctx.workprec(prec):
         if a is not None:
-            omega_const = (arb(half) ** arb(a)).upper().fmpq() if a != 1 else half
+            omega_const = rational((arb(half) ** arb(a)).upper()) if a != 1 else half
             gradient, modulus = None, f"Hölder theorem |x^a - y^a| <= |x - y|^a with a = {a}"
         else:
             omega_const = None
@@ -88,14 +88,13 @@ def subgrid_bound(expr: sympy.Expr, d: int, g: Interpolant, L_g: fmpq, prec: int
         worst, lower = fmpq(0), fmpq(0)
         for cell in itertools.product(range(n), repeat=d):
             centre = [(2 * j + 1) * half for j in cell]
-            fc = f([point(c) for c in centre])
+            lo, hi = endpoints(f([point(c) for c in centre]))
             gc = g.value(centre)
-            lo, hi = fc[0].fmpq(), fc[1].fmpq()
             lower = max(lower, lo - gc, gc - hi)
             if omega_const is None:
                 box = [interval(fmpq(j, n), fmpq(j + 1, n)) for j in cell]
                 try:
-                    grad = sum((max(-lo_k, hi_k) for lo_k, hi_k in gradient(box)), arb(0)).upper().fmpq()
+                    grad = rational(sum((max(-lo_k, hi_k) for lo_k, hi_k in gradient(box)), arb(0)).upper())
                 except EnclosureError as e:
                     where = ", ".join(f"[{fmpq(j, n)}, {fmpq(j + 1, n)}]" for j in cell)
                     return SubgridBound(n**d, None, lower, modulus, f"no bound: a partial derivative of f on the cell {where}: {e}")

@@ -8,13 +8,19 @@ Each forgery is well formed and correctly hashed, and its claim is false; the in
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
+import resource
+import subprocess
+import sys
 
+import mpmath
 import numpy as np
 import pytest
 from flint import fmpq
 
 import proofs.approximation.common as common
+from proofs.checkers.closed_form import ClosedForm
 from exact import QQ, ParseError
 from exact.canonical import canonical_json
 from exact.certificate import seal, write_certificate
@@ -91,13 +97,184 @@ def test_a_wrong_holder_constant_is_found_on_a_far_pair():
     assert not doc["result"]["holds"] and v is not None and status(doc) == FAIL
 
 
+# -- "holds" means proven: the stated modulus on grid pairs -----------------------------------------
+
+
+def forged_as_proven(monkeypatch, **kw) -> dict:
+    """An ordinary prove run whose grid-pair decision is replaced by one saying every tested pair is proven:
+    a self-consistent certificate (counts, statement, holds) of a stated bound that is false or undecided."""
+    real = common.decide
+
+    def all_proven(*args):
+        d = real(*args)
+        return dataclasses.replace(d, proven=d.pairs, violated=0, undecided=0, precisions=d.precisions[:1], violated_pair=None, undecided_pair=None)
+
+    monkeypatch.setattr(common, "decide", all_proven)
+    doc = prove(APPROX, **kw)
+    monkeypatch.undo()
+    assert doc["result"]["holds"] and doc["result"]["violation"] is None
+    return doc
+
+
+def violated_pairs_by_mpmath(f, C: str, alpha: str, m: int) -> int:
+    """All pairs i < j of the grid {0..m}/m with |f(x_i) - f(x_j)| > C |x_i - x_j|^alpha, at 50 digits (strict
+    inequalities only: the cases below have no equality)."""
+    with mpmath.workdps(50):
+        c, a = mp(C), mp(alpha)
+        x = [mpmath.mpf(j) / m for j in range(m + 1)]
+        return sum(abs(f(x[i]) - f(x[j])) > c * abs(x[i] - x[j]) ** a for i in range(m + 1) for j in range(i + 1, m + 1))
+
+
+def mp(text: str) -> mpmath.mpf:
+    p, _, q = text.partition("/")
+    return mpmath.mpf(int(p)) / int(q or 1)
+
+
+#: Leaf budget of the instances below: g = f exactly for f = x1 (sup |f - g| = 0), so no lower bound ever
+#: comes within the ratio and the search stops at its budget.
+BUDGET = 64
+
+# The issue's three examples on the grid of step 1/8. For alpha = 1 the tested pairs are the 8 neighbour pairs
+# (j/8, (j+1)/8), each with |f(x_i) - f(x_j)| = 1/8 > L/8; for alpha < 1 all 9 * 8 / 2 = 36 pairs.
+EXAMPLES = [
+    ("x1", "1/2", "", 8, 8),
+    ("x1", "2097151/2097152", "", 8, 8),  # L = 1 - 2^-21: 1/8 - L/8 = 2^-24, within the old check's 2 * 2^-24 slack
+    ("sqrt(x1)", "7/8", "1/2", 36, violated_pairs_by_mpmath(mpmath.sqrt, "7/8", "1/2", 8)),
+]
+
+
+@pytest.mark.parametrize("expr, L, alpha, pairs, violated", EXAMPLES)
+def test_a_stated_constant_violated_on_a_grid_pair_does_not_hold(expr, L, alpha, pairs, violated, tmp_path, capsys):
+    doc = prove(APPROX, expr=expr, L=L, alpha=alpha, d=1, h="1/8", max_leaves=BUDGET)
+    rec = doc["reference"]["hypothesis"]
+    assert (rec["pairs"], rec["violated"], rec["proven"], rec["undecided"]) == (pairs, violated, pairs - violated, 0)
+    # x_0 = 0 and x_1 = 1/8 are rational points where f is exact (0 and 1/8, or 0 and (1/8)^(1/2))
+    assert rec["violated_pair"] == {"i": 0, "j": 1, "x_i": ["0"], "x_j": ["1/8"], "decided_by": "exact values of f"}
+    assert not doc["result"]["holds"] and "fails on the grid pair x_0 = (0), x_1 = (1/8)" in doc["result"]["statement"]
+    assert doc["outputs"]["certified"]["closed_form"]["bound"] is None  # its hypothesis fails with this constant
+    assert status(doc) == FAIL
+    out = tmp_path / "c.json"
+    args = ["prove", "lipschitz_approx", "--expr", expr, "--L", L, "--d", "1", "--h", "1/8", "--max-leaves", str(BUDGET), "--out", str(out)]
+    args += ["--alpha", alpha] if alpha else []
+    assert main(args) == 1 and main(["verify", str(out)]) == 1
+    assert "fails on the grid pair x_0 = (0), x_1 = (1/8)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("expr, L, alpha, pairs, violated", EXAMPLES)
+def test_forgery_a_violated_constant_recorded_as_proven(expr, L, alpha, pairs, violated, monkeypatch):
+    bad = forged_as_proven(monkeypatch, expr=expr, L=L, alpha=alpha, d=1, h="1/8", max_leaves=BUDGET)
+    assert f"proven on all {pairs} tested grid pairs" in bad["result"]["statement"]
+    refused(bad, "fails on the grid pair x_0 = (0), x_1 = (1/8)")
+
+
+def test_equality_is_proven_from_exact_values():
+    """f = x1 with L = 1 (every neighbour pair at equality), and x1^(1/2) with C = 1 (the pairs (0, x))."""
+    lip = prove(APPROX, expr="x1", L="1", d=1, h="1/8", max_leaves=BUDGET)["reference"]["hypothesis"]
+    assert (lip["pairs"], lip["proven"], lip["from_exact_values"]) == (8, 8, 8)
+    doc = prove(APPROX, target="sqrt", d=1, h="1/8")
+    rec = doc["reference"]["hypothesis"]
+    # exact pairs: x1^(1/2) is rational at 0, 1/4 and 1; both rational: (0, 2/8), (0, 1), (2/8, 1); one zero:
+    # (0, j/8) for j = 1..8. Together 9.
+    assert (rec["pairs"], rec["proven"], rec["from_exact_values"], rec["precisions"]) == (36, 36, 9, [64])
+    assert doc["result"]["holds"] and status(doc) == OK
+
+
+UNDECIDED = {"expr": "x1 + sin(x1)**2 + cos(x1)**2", "L": "1", "d": 1, "h": "1/4", "max_leaves": BUDGET}  # f = x1 + 1
+
+
+def test_a_pair_that_cannot_be_decided_is_not_counted_as_holding():
+    doc = prove(APPROX, **UNDECIDED)
+    rec = doc["reference"]["hypothesis"]
+    # f(0) = 1 is exact, f(j/4) for j > 0 is not: every pair is an equality that no enclosure decides
+    assert (rec["pairs"], rec["proven"], rec["violated"], rec["undecided"], rec["precisions"]) == (4, 0, 0, 4, [64, 256, 1024])
+    assert rec["undecided_pair"]["x_i"] == ["0"] and rec["undecided_pair"]["x_j"] == ["1/4"]
+    assert not doc["result"]["holds"] and "is not decided on the grid pair x_0 = (0), x_1 = (1/4)" in doc["result"]["statement"]
+    assert status(doc) == FAIL
+
+
+def test_forgery_an_undecided_bound_recorded_as_proven(monkeypatch):
+    refused(forged_as_proven(monkeypatch, **UNDECIDED), "is not decided on the grid pair x_0 = (0), x_1 = (1/4)")
+
+
+def test_eps_is_the_closed_form_where_it_is_better():
+    """Three cones, d = 2, h = 1/16: L_f = L = 6, so the closed form is (6 + 6)/(2 * 16) + 2^-24 = 3/8 + 2^-24
+    (the branch-and-bound alone reported 0.3875 before)."""
+    doc = prove(APPROX, h="1/16")
+    cert = doc["outputs"]["certified"]
+    assert QQ.from_json(cert["eps"]) == QQ.from_json(cert["closed_form"]["bound"]) == fmpq(3, 8) + fmpq(1, 2**24)
+    assert QQ.from_json(cert["lower"]) <= QQ.from_json(cert["eps"]) < QQ.from_json(cert["partition_bound"])
+    assert "L_f = 6 <= L" in cert["closed_form"]["modulus"] and status(doc) == OK
+
+
+def test_forgery_a_closed_form_whose_hypothesis_fails(monkeypatch):
+    """f = x1 stated 1/2-Lipschitz: a prover that took the stated constant as f's (closed form (1/2 + 1/2)/16
+    + 2^-24) and counted the pairs as proven writes a consistent certificate of a false eps."""
+    monkeypatch.setattr(common, "closed_form", lambda expr, d, m, C, alpha, L, bits: ClosedForm((C + L) / (2 * m) + fmpq(1, 2**bits), "assumed", ""))
+    bad = forged_as_proven(monkeypatch, expr="x1", L="1/2", d=1, h="1/8", max_leaves=BUDGET)
+    assert bad["result"]["eps"] == QQ.to_json(fmpq(1, 16) + fmpq(1, 2**24))
+    refused(bad, "the closed-form bound is not available: the structural Lipschitz bound L_f = 1 of f exceeds the slope L = 1/2")
+
+
+# -- no abort, whatever the target -------------------------------------------------------------------
+
+MEMORY_CAP = 2 << 30
+
+
+def capped(*args: str) -> subprocess.CompletedProcess:
+    """attncert in a fresh process limited to 2 GiB of address space."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+    return subprocess.run([sys.executable, "-m", "proofs.cli", *args], capture_output=True, text=True, preexec_fn=limit, timeout=300)
+
+
+@pytest.mark.parametrize(
+    "expr, fragment",
+    [
+        ("exp(10**10)", "exp(10000000000) reaches about 2^14,426,950,408 in magnitude"),  # 10^10 / ln 2 = 14426950408.9
+        ("exp(10**30)", "in magnitude, over the limit of 2^1,024"),  # FLINT aborted in arf_get_fmpq
+    ],
+)
+def test_prove_refuses_a_huge_target_in_one_line_under_a_memory_cap(expr, fragment, tmp_path):
+    r = capped("prove", "lipschitz_approx", "--expr", expr, "--L", "1", "--d", "1", "--h", "1/4", "--out", str(tmp_path / "c.json"))
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and fragment in r.stderr, r.stderr
+    assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize("expr, where", [("exp(10**10)", "params and inputs"), ("exp(10**30)", "inputs only")])
+def test_verify_refuses_a_certificate_of_a_huge_target_in_one_line_under_a_memory_cap(expr, where, tmp_path):
+    """A small, re-sealed certificate whose target is huge: refused by the cost model (params) or by the
+    checker's bounded enclosures (the expression read from inputs), never computed with."""
+    doc = prove(APPROX, expr="x1", L="1", d=1, h="1/4", max_leaves=BUDGET)
+    doc["inputs"]["target"]["expression"] = expr
+    if where == "params and inputs":
+        doc["params"]["expr"] = expr
+    path = tmp_path / "forged.json"
+    write_certificate(path, seal(doc))
+    assert len(path.read_bytes()) < 20_000
+    r = capped("verify", str(path))
+    assert r.returncode == 2 and r.stdout.startswith("BAD") and r.stdout.count("\n") == 1 and r.stderr == "", (r.stdout, r.stderr)
+    assert "in magnitude, over the limit of 2^1,024" in r.stdout
+
+
+def test_the_estimate_states_the_target_magnitude():
+    # e^700 = 2^(700 / ln 2) = 2^1009.9, so |x1 e^700| < 2^1010 on [0, 1]
+    assert APPROX.estimate({"expr": "x1*exp(700)", "L": "1", "d": 1, "h": "1/4"}).magnitude == 1010
+    # three cones in d = 2: the largest subexpression is 3 (|x1 - 9/10| + |x2 - 3/4|) <= 3 (9/10 + 3/4) = 4.95 < 2^3
+    assert APPROX.estimate({}).magnitude == 3
+
+
 # -- forgeries ---------------------------------------------------------------------------------------
 
 
 def test_forgery_eps_too_small_with_a_consistent_partition(small):
     bad = copy.deepcopy(small)
     cert = bad["outputs"]["certified"]
-    cert["eps"] = bad["result"]["eps"] = cert["lower"]
+    # three cones, d = 2, h = 1/4: the closed form (6 + 6)/8 + 2^-24 is above the lower bound, so eps = lower
+    # is the better of the forged partition bound and the closed form, as a prover would record it
+    assert QQ.from_json(cert["closed_form"]["bound"]) == fmpq(3, 2) + fmpq(1, 2**24) > QQ.from_json(cert["lower"])
+    cert["eps"] = cert["partition_bound"] = bad["result"]["eps"] = cert["lower"]
     cert["stopped"] = bad["result"]["stopped"] = "ratio"
     refused(bad, "bounds |f - g| only by")
 
@@ -144,11 +321,9 @@ def test_forgery_a_wrong_lipschitz_constant_of_the_network(small):
     refused(bad, "Lipschitz constant from its weights is")
 
 
-def test_forgery_a_violated_bound_recorded_as_holding():
-    bad = prove(APPROX, target="sin", d=1, h="1/16", L="3")
-    bad["reference"]["hypothesis"]["violated_pair"] = None
-    bad["result"]["holds"], bad["result"]["violation"] = True, None
-    refused(bad, "the grid pair (0, 1) violates the stated bound")
+def test_forgery_a_violated_bound_recorded_as_holding(monkeypatch):
+    bad = forged_as_proven(monkeypatch, target="sin", d=1, h="1/16", L="3")
+    refused(bad, "fails on the grid pair x_0 = (0), x_1 = (1/16)")
 
 
 def test_forgery_another_target_with_the_same_samples(small):
@@ -251,7 +426,8 @@ def test_rates_in_three_dimensions():
 def test_a_forged_rates_row_fails(rates):
     bad = copy.deepcopy(rates)
     row = bad["outputs"]["rows"][-1]
-    row["certified"]["eps"] = row["certified"]["lower"]
+    row["certified"]["eps"] = row["certified"]["partition_bound"] = row["certified"]["lower"]
+    bad["result"]["table"][-1]["eps"] = row["certified"]["lower"]
     refused(bad, "cbrt, d = 1, m = 64: the leaf", RATES)
 
 
