@@ -36,6 +36,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.rasp_program",
     "proofs.approximation.approx",
     "proofs.approximation.rates",
+    "proofs.identity.claims",
 )
 
 

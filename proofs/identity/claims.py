@@ -19,6 +19,7 @@ import proofs.simulator.multihead  # noqa: F401
 import proofs.simulator.universal  # noqa: F401
 from proofs import references
 from proofs.certify import certificate
+from proofs.checkers.identity import check_identity
 from proofs.identity.prove import identity_sections, run_symbolic
 from proofs.layout_claims import LAYOUT_CLAIMS
 from proofs.registry import Claim, register
@@ -66,7 +67,7 @@ class IdentityClaim:
 
     def claim(self) -> Claim:
         base = LAYOUT_CLAIMS[self.base]
-        return Claim(self.name, self.statement(), self.prove, base.sizes, build=base.build, cost=base.cost)
+        return Claim(self.name, self.statement(), self.prove, base.sizes, check=check_identity, build=base.build, cost=base.cost)
 
 
 for _base in STATEMENTS:

@@ -1,7 +1,7 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
-All 23 claims, at small sizes. The default run walks up to 300 evenly spaced
-leaves of each claim (every leaf of most), leaving out the five claims whose walk
+All 29 claims, at small sizes. The default run walks up to 300 evenly spaced
+leaves of each claim (every leaf of most), leaving out the six claims whose walk
 takes 15-40 s and the Sinkhorn Transformer's two, whose certificates record whole
 models; the slow run (CI runs it) walks every leaf of every claim. Only
 ``provenance`` and ``side_notes`` are informational (hashed, never compared), so
@@ -53,6 +53,12 @@ SMALL: dict[str, dict[str, Any]] = {
     "rasp_program": {"file": str(shipped_program("transpose")), "expr": "transpose(tokens, 2, 1)", "input": "[1, 2]", "expect": "[1, 2]"},
     "lipschitz_approx": {"target": "sin", "d": 1, "h": "1/2"},
     "lipschitz_rates": {"m1": "1,2", "m2": "1", "m3": "1", "holder_targets": ""},
+    "transpose_identity": {"r": 2, "c": 1},
+    "matmul_identity": {"r": 1, "k": 2, "c": 1},
+    "softmax_identity": {"r": 1, "c": 2},
+    "inverse3_identity": {},
+    "universal_identity": {"n": 2, "d": 1, "dv": 1},
+    "multihead_identity": {"n": 1, "d": 1, "dv": 1, "h": 2, "do": 1},
 }
 
 
@@ -90,10 +96,10 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 23
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 29
 
 
-SLOW = {"encoder_layer", "encoder_layer_norm", "match2", "multihead", "parity", "sinkhorn_transformer", "sinkhorn_universality"}
+SLOW = {"encoder_layer", "encoder_layer_norm", "match2", "multihead", "multihead_identity", "parity", "sinkhorn_transformer", "sinkhorn_universality"}
 # The default run walks at most this many leaves per claim, evenly spaced through the document
 # (every leaf of the small claims); the slow run walks every leaf of every claim.
 SAMPLE = 300

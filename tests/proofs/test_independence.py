@@ -1,9 +1,10 @@
 """Independence, measured: the checkers that decide a claim's truth never load the constructions.
 
 Each module is imported in a fresh interpreter, which then lists the modules it
-loaded. Claims verified through ``Claim.check`` (the five Sinkhorn claims) are
-decided there alone; the rebuild that follows pins fields and imports the prover
-by design. Claims verified through ``Claim.verify`` re-evaluate the recorded RASP
+loaded. Claims verified through ``Claim.check`` (the Sinkhorn, compiled,
+approximation and identity claims) are decided there alone; the rebuild that
+follows pins fields and imports the prover by design. The identity checker loads
+neither the prover's symbolic field (``exact.symbolic``) nor ``proofs.identity``. Claims verified through ``Claim.verify`` re-evaluate the recorded RASP
 graph (and U) with the evaluator, by design "rebuild the construction and
 compare"; their references come from :mod:`proofs.references`, measured here too.
 """
@@ -41,6 +42,22 @@ def test_checkers_and_references_load_no_construction(module):
     mods = loaded_by(module)
     assert module in mods
     assert not [m for m in mods if m == "constructions" or m.startswith("constructions.")]
+
+
+IDENTITY_CHECKER = [m for m in CHECKER_MODULES if m.startswith("proofs.checkers.identity")]
+
+
+@pytest.mark.parametrize("module", IDENTITY_CHECKER)
+def test_the_identity_checker_loads_neither_the_prover_nor_its_symbolic_field(module):
+    # docs/identity.md: the checker has its own reader, evaluator, references and arithmetic (sympy's rings)
+    mods = loaded_by(module)
+    prover = ("constructions", "exact.symbolic", "exact.domains.symbolic", "proofs.identity")
+    assert not [m for m in mods if any(m == p or m.startswith(p + ".") for p in prover)]
+    assert "sympy.polys.rings" in mods
+
+
+def test_the_identity_checker_has_its_modules():
+    assert {"proofs.checkers.identity", "proofs.checkers.identity_field", "proofs.checkers.identity_graph"} <= set(IDENTITY_CHECKER)
 
 
 def test_every_claim_is_checked_independently_or_rebuilt_by_design():
