@@ -7,8 +7,9 @@ and exponent alpha in (0, 1]:
     |f(x) - f(y)| <= C ||x - y||_inf^alpha   for x, y in [0, 1]^d,
 
 Lipschitz with constant L = C when alpha = 1, Hölder with constant H = C
-otherwise. The statement is the user's (or the library's); the claims test it on
-every grid pair and fail when a pair violates it.
+otherwise. The statement is the user's (or the library's); the claims decide it
+on the tested grid pairs and hold only when it is proven on every one
+(proofs/checkers/modulus.py).
 
 The library, with its constants in the max-norm (the max-norm Lipschitz constant
 of ||x - c||_1 is d, since |sum_k (|x_k - c_k| - |y_k - c_k|)| <= d ||x - y||_inf):

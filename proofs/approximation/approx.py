@@ -2,9 +2,10 @@
 
 One target (library or user expression), one grid of step h. The certificate
 records the samples, the RASP program (and its compiled size where N <= 1024),
-the network's Lipschitz constant from its weights, the leaf partition that
-proves sup |f - g| <= eps, the sampled lower bound, the independent sub-grid
-bound, and the stated modulus tested on grid pairs (docs/approximation.md).
+the network's Lipschitz constant from its weights, the leaf partition and the
+closed-form bound (the better of the two is eps, sup |f - g| <= eps), the
+sampled lower bound, the independent sub-grid bound, and the stated modulus
+decided on grid pairs: it holds only where proven (docs/approximation.md).
 """
 
 from __future__ import annotations
