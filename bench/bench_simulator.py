@@ -136,7 +136,7 @@ def largest(n: int = 256, d: int = 8, dv: int = 8) -> dict:
     length = universal(n, d, dv).layout.length
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "u.json"
-        args = ["prove", "universal", "--n", str(n), "--d", str(d), "--dv", str(dv), "--max-positions", str(length), "--out", str(out)]
+        args = ["prove", "universal", "--n", str(n), "--d", str(d), "--dv", str(dv), "--max-positions", str(length), "--max-bytes", str(1 << 30), "--out", str(out)]
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, check=True)
         wall = time.perf_counter() - t0

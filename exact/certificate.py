@@ -12,16 +12,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from exact.canonical import canonical_json, sha256_hex
+from exact.domains import EE, QQ
 from exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
 from exact.limits import current as current_limits
+from exact.matrices import matrix_from_json
+from exact.rationals import rational_from_json
 
 FORMAT = "attncert/1"
 REQUIRED_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result", "provenance")
@@ -120,7 +124,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, create_folder: bool
 
 
 def certificate_bytes(doc: dict[str, Any]) -> bytes:
-    """A sealed certificate in its canonical bytes (the only bytes verify accepts), newline-terminated.
+    """A sealed certificate in its canonical bytes (the only bytes verify accepts), newline-terminated;
+    LimitExceeded, as verify would say it, if it holds a value over the limits in force.
 
     The same bytes as ``canonical_json(seal(doc))``, encoding the document once: when
     "sha256" sorts after every other field (as it does after all of a certificate's),
@@ -130,9 +135,12 @@ def certificate_bytes(doc: dict[str, Any]) -> bytes:
         raise CertificateError(f"refusing to write a document whose format is not {FORMAT!r}")
     body = {k: v for k, v in doc.items() if k != "sha256"}
     if not all(k < "sha256" for k in body):
-        return canonical_json(seal(doc)) + b"\n"
-    data = canonical_json(body)
-    return data[:-1] + b',"sha256":"' + hashlib.sha256(data).hexdigest().encode() + b'"}\n'
+        data = canonical_json(seal(doc)) + b"\n"
+    else:
+        data = canonical_json(body)
+        data = data[:-1] + b',"sha256":"' + hashlib.sha256(data).hexdigest().encode() + b'"}\n'
+    check_within_limits(body, data)  # what verify will refuse at these limits is not written
+    return data
 
 
 def write_certificate(path: str | os.PathLike, doc: dict[str, Any], create_folder: bool = False) -> Path:
@@ -154,7 +162,7 @@ def parse_json(data: bytes, decimals: bool = False) -> Any:
     ``decimals`` kept as their exact decimal text (for user input files, where 0.1 means 1/10)."""
     limits = current_limits()
     if len(data) > limits.max_bytes:
-        raise LimitExceeded(f"document of {len(data):,} bytes, over the limit of {limits.max_bytes:,} (raise it with --max-bytes)")
+        raise LimitExceeded(_too_large(len(data), limits.max_bytes))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -174,6 +182,99 @@ def parse_json(data: bytes, decimals: bool = False) -> Any:
     return doc
 
 
+def check_within_limits(doc: Any, data: bytes) -> None:
+    """Refuse a document (``data`` its bytes) that holds a value over the limits in force, with the line the
+    reader of that value gives: its size, a rational with too many digits, an EE sum with too many terms or
+    too large an exponent, a matrix with too many entries (docs/limits.md).
+
+    Verify runs this on every file it reads, before any checker; prove on the bytes it is about to write.
+    So a certificate prove writes is one verify reads at the same limits, and one it would refuse is
+    refused by prove, with the same line. Digits are found in the bytes (a run of more digits than the
+    limit, at C speed); one walk over the containers counts terms, entries and exponents' digits; a
+    reader runs only on a value that may be over.
+    """
+    lim = current_limits()
+    if len(data) > lim.max_bytes:
+        raise LimitExceeded(_too_large(len(data), lim.max_bytes))
+    # EE elements are counted here and not entered: their terms are many and small.
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            if v.keys() != _EE_KEYS:
+                stack.extend(v.values())
+            elif type(v["num"]) is list and type(v["den"]) is list and max(len(v["num"]), len(v["den"])) > lim.max_terms:
+                _read_ee(v)
+        elif type(v) is list and v and not _LEAF_TYPES.issuperset(map(type, v)):
+            if type(v[0]) is list and all(type(r) is list for r in v) and sum(map(len, v)) > lim.max_entries:
+                matrix_from_json(v, QQ)  # refuses the count before reading an entry
+            stack.extend(v)
+    # In the bytes: a run of more digits than the limit; a pair ["p/q", ...] (an EE term c e^(p/q)) whose p has
+    # at least k more digits than q, as |p/q| > max_exponent >= 10^k needs (|p| > 10^k q). The walks that find
+    # and read the value run only then.
+    if data.translate(_DIGIT_MAP).find(b"\x01" * (lim.max_digits + 1)) >= 0:
+        parse_json(data)  # an integer over the digit limit: refused by the parser, as verify reads it
+        _walk_strings(doc, lambda s: len(s) > lim.max_digits and _RATIONAL.fullmatch(s) and rational_from_json(s))
+    k = len(str(lim.max_exponent)) - 1
+    if b'"num":' in data and any(
+        len(p) - len(q) >= k for p, q in re.findall(rb'\["-?([0-9]{%d,})(?:/([0-9]+))?"' % (k + 1), data)
+    ):
+        _walk_ee(doc, k)
+
+
+def _read_ee(v: dict[str, Any]) -> None:
+    """EE's reader on what looks like an EE element: its LimitExceeded, as verify's checkers would raise it."""
+    try:
+        EE.from_json(v)
+    except LimitExceeded:
+        raise
+    except ParseError:
+        pass  # not an EE element, or a malformed one: the checker that reads it says so
+
+
+def _walk_strings(doc: Any, check: Callable[[str], Any]) -> None:
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+        elif type(v) is str:
+            check(v)
+
+
+def _walk_ee(doc: Any, k: int) -> None:
+    """Read every EE element that has an exponent p/q whose p has at least k digits more than q."""
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            if v.keys() != _EE_KEYS:
+                stack.extend(v.values())
+            elif all(type(s) is list for s in v.values()):
+                terms = [t for s in v.values() for t in s]
+                if any(type(t) is list and t and type(t[0]) is str and _integer_digits(t[0]) >= k for t in terms):
+                    _read_ee(v)
+        elif type(v) is list:
+            stack.extend(v)
+
+
+def _integer_digits(s: str) -> int:
+    """For a rational "p/q": the digits of p less the digits of q."""
+    num, _, den = s.partition("/")
+    return len(num) - num.startswith("-") - len(den)
+
+
+_EE_KEYS = {"num": None, "den": None}.keys()
+#: Bytes -> 1 for an ASCII digit, 0 otherwise.
+_DIGIT_MAP = bytes(int(48 <= b <= 57) for b in range(256))
+#: Leaves of a JSON document.
+_LEAF_TYPES = frozenset({str, int, bool, type(None)})
+#: A rational as certificates write it ("p/q" or "p"), the only strings the digit limit applies to.
+_RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
+
+
 def load_certificate_bytes(data: bytes) -> dict[str, Any]:
     """Parse a certificate and check its hash, refusing any bytes but its canonical serialisation.
 
@@ -185,6 +286,7 @@ def load_certificate_bytes(data: bytes) -> dict[str, Any]:
     if data not in (canonical := canonical_json(doc), canonical + b"\n"):
         raise ParseError("the document is not in canonical form (sorted keys, no whitespace, as attncert writes it)")
     check_document(doc)
+    check_within_limits(doc, data)
     return doc
 
 
@@ -229,8 +331,12 @@ def read_bounded(path: str | os.PathLike) -> bytes:
     finally:
         os.close(fd)
     if len(data) > limits.max_bytes:
-        raise LimitExceeded(f"{path}: {max(st.st_size, len(data)):,} bytes, over the limit of {limits.max_bytes:,} (raise it with --max-bytes)")
+        raise LimitExceeded(f"{path}: {_too_large(max(st.st_size, len(data)), limits.max_bytes)}")
     return data
+
+
+def _too_large(size: int, max_bytes: int) -> str:
+    return f"document of {size:,} bytes, over the limit of {max_bytes:,} (raise it with --max-bytes)"
 
 
 def _read_up_to(f: Any, most: int, size: int) -> bytes:

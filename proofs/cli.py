@@ -231,7 +231,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         doc = claim.prove(**params)
         elapsed = time.perf_counter() - t0
-    where = _emit(target, certificate_bytes(doc), not args.out)
+        data = certificate_bytes(doc)  # refused here, with verify's line, if verify at these limits would refuse it
+    where = _emit(target, data, not args.out)
     if beside:
         shutil.rmtree(params["chunks"], ignore_errors=True)
     with contextlib.redirect_stdout(sys.stdout if target else sys.stderr):
@@ -471,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
             cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
         cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
-        _add_limits(cp, COST_LIMITS, RASP_LIMITS if claim.interprets else ())
+        _add_limits(cp, COST_LIMITS, DOCUMENT_LIMITS, RASP_LIMITS if claim.interprets else ())
         cp.set_defaults(func=_cmd_prove, claim_obj=claim)
 
     sp = sub.add_parser("graph", help="export a claim's RASP construction graph (dot, json, graphml, png)")
