@@ -18,7 +18,9 @@ from typing import Any
 
 import networkx as nx
 
+from constructions.rasp.evaluate import trace_graph
 from constructions.rasp.graph import arguments
+from exact import QQ
 from exact.errors import AttncertError
 
 #: Nodes whose value depends on the input (or cannot be seen by the graph).
@@ -68,3 +70,38 @@ def static_selections(g: nx.MultiDiGraph) -> list[dict[str, Any]]:
                 entry[role] = anc
         out.append(entry)
     return out
+
+
+def influences(g: nx.MultiDiGraph, n: int, node: int) -> list[frozenset[int]]:
+    """For each position of ``node`` on inputs of length n, the input positions its value can depend on.
+
+    Read from the graph and its static selections alone: ``tokens`` at position p depends on p;
+    a map at position p on its arguments at p; an aggregate at query q on the values at the keys
+    q selects; static nodes (positions, constants) on nothing. An over-approximation: it ignores
+    what the maps compute, so it also holds for whatever a sign decision inside a map selects.
+    """
+    static_selections(g)  # the data flow is input-independent only if every select is
+    sources = [v for v, d in g.nodes(data=True) if d["op"] in _INPUT_OPS]
+    data = set(sources).union(*(nx.descendants(g, v) for v in sources))
+    static = g.subgraph([v for v in g.nodes if v not in data]).copy()
+    static.graph.update(g.graph)
+    values = trace_graph(static, [0] * n, QQ) if static.number_of_nodes() else {}
+    none = [frozenset()] * n
+    dep: dict[int, list[frozenset[int]]] = {}
+    for v in nx.lexicographical_topological_sort(g):
+        if v not in data:
+            dep[v] = none
+            continue
+        d, args = g.nodes[v], arguments(g, v)
+        op = d["op"]
+        if op == "tokens":
+            dep[v] = [frozenset((p,)) for p in range(n)]
+        elif op in ("map", "sequence_map"):
+            dep[v] = [frozenset().union(*(dep[u][p] for u in args)) for p in range(n)]
+        elif op == "aggregate":
+            sel, vals = values[args[0]], dep[args[1]]
+            cols, offsets = sel.csr()
+            dep[v] = [frozenset().union(*(vals[k] for k in cols[offsets[q] : offsets[q + 1]].tolist())) for q in range(n)]
+        else:  # a selector_width of a static selection, or a selector (static_selections refused the others)
+            dep[v] = none
+    return dep[node]

@@ -25,6 +25,8 @@ from exact.expsum import ExpSum
 from exact.symbolic.basis import Coordinates, ExpBasis, split_constant
 from exact.symbolic.number import SymNumber
 from exact.symbolic.polyexp import ONE, Key, PolyExp
+from exact.symbolic.regions import Affine, Regions, affine_form
+from exact.symbolic.terms import terms
 
 
 class InputDependentSign(NotInFieldError):
@@ -45,6 +47,10 @@ class SymbolicRing:
         #: The constant parts c of the exponentials formed.
         self.constants: set[fmpq] = set()
         self._divisors: dict[int, PolyExp] = {}
+        self.index = {name: i for i, name in enumerate(self.variables)}
+        self._gens = self.ctx.gens()
+        #: The oracle for signs of affine forms (:mod:`exact.symbolic.regions`), when the caller splits regions.
+        self.regions: Regions | None = None
         self._zero = SymNumber((), self)
         self._one = self.polynomial(self.ctx.constant(1))
         self._point: list[fmpq] | None = None
@@ -52,7 +58,7 @@ class SymbolicRing:
 
     # -- elements ------------------------------------------------------------------------
     def variable(self, name: str) -> SymNumber:
-        return self.polynomial(self.ctx.gen(self.variables.index(name)))
+        return self.polynomial(self._gens[self.index[name]])
 
     def constant(self, q: fmpq) -> SymNumber:
         if not q:
@@ -91,10 +97,65 @@ class SymbolicRing:
         if x.is_zero():
             return 0
         if x.depends_on_inputs():
-            raise InputDependentSign(f"the sign of {_brief(x)} depends on the inputs")
+            f = self.affine(x)
+            if f is None:
+                raise InputDependentSign(f"the sign of {_brief(x)} depends on the inputs, and it is not an affine form of them")
+            if self.regions is None:
+                raise InputDependentSign(f"the sign of the affine form {_brief(x)} depends on the inputs: it needs region splitting")
+            return self.regions.sign(f)
         n, d = x.combined()
         s = _expsum(n).sign()
         return s * _expsum(d).sign() if d is not None else s
+
+    def affine(self, x: SymNumber) -> Affine | None:
+        """x as an affine form of the inputs, or None (a quotient, an exponential, a degree > 1)."""
+        p = x.polynomial()
+        return None if p is None else affine_form(p, self.index)
+
+    def is_zero_on(self, x: SymNumber, equalities: list[Affine]) -> bool:
+        """Whether x vanishes on the affine subspace where every form of ``equalities`` is 0.
+
+        x = Σ n_j / d_j is put over one denominator (nonzero on the region) and its numerator N
+        restricted: each equality eliminates one variable (Gaussian elimination over Q) by
+        composition, in a context over the few variables of N and of the equalities (a
+        composition in the full context takes one argument per input variable). Exponential-free
+        numbers only: regions arise from piecewise-linear maps.
+        """
+        if not equalities:
+            return x.is_zero()
+        n, d = x.combined()
+        p = n.polynomial()
+        if p is None or (d is not None and d.polynomial() is None):
+            raise InputDependentSign("restricting an exponential to a region is not supported")
+        names = sorted({_base(f) for m, _ in terms(p) if m for f in m.split("*")} | {self.variables[i] for f in equalities for i, _ in f[0]})
+        small = fmpq_mpoly_ctx.get(tuple(names), "lex")
+        at = {name: k for k, name in enumerate(names)}
+        gens = small.gens()
+        solved: list[tuple[int, fmpq_mpoly]] = []
+
+        def restrict(q: fmpq_mpoly) -> fmpq_mpoly:
+            for k, value in solved:
+                if q.degrees()[k]:
+                    args = list(gens)
+                    args[k] = value
+                    q = q.compose(*args)
+            return q
+
+        for f in equalities:
+            r = restrict(small.constant(f[1]) + sum((a * gens[at[self.variables[i]]] for i, a in f[0]), small.constant(0)))
+            form = affine_form(r, at)
+            if form is None or not form[0]:
+                continue  # implied by the equalities before it (the region is nonempty, so not 0 = c)
+            (k, a), *_ = form[0]
+            solved.append((k, gens[k] - r / a))
+        lifted = {}
+        for m, a in terms(p):
+            e = [0] * len(names)
+            for factor in m.split("*") if m else ():
+                name, _, power = factor.partition("^")
+                e[at[name]] += int(power) if power else 1
+            lifted[tuple(e)] = a
+        return restrict(small.from_dict(lifted)).is_zero()
 
     def nonzero_at_a_point(self, x: SymNumber, prec: int = 128) -> bool:
         """Whether x is proven nonzero by its value at one rational point: an arb enclosure of
@@ -164,3 +225,8 @@ def _brief(x: SymNumber) -> str:
 
 
 __all__ = ["SymbolicRing", "InputDependentSign", "Coordinates"]
+
+
+def _base(factor: str) -> str:
+    """The variable of a factor ``x`` or ``x^k`` of a monomial."""
+    return factor.partition("^")[0]

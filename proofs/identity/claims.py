@@ -13,6 +13,8 @@ from typing import Any
 
 import proofs.lemmas.inverse3  # noqa: F401  (the construction claims generalised here register themselves)
 import proofs.lemmas.matmul  # noqa: F401
+import proofs.lemmas.maxmin  # noqa: F401
+import proofs.lemmas.relu  # noqa: F401
 import proofs.lemmas.softmax  # noqa: F401
 import proofs.lemmas.transpose  # noqa: F401
 import proofs.simulator.multihead  # noqa: F401
@@ -20,7 +22,7 @@ import proofs.simulator.universal  # noqa: F401
 from proofs import references
 from proofs.certify import certificate
 from proofs.checkers.identity import check_identity
-from proofs.identity.prove import identity_sections, run_symbolic
+from proofs.identity.prove import identity_sections, prove_symbolic
 from proofs.layout_claims import LAYOUT_CLAIMS
 from proofs.registry import Claim, register
 
@@ -29,6 +31,8 @@ STATEMENTS: dict[str, tuple[str, str, str]] = {
     "transpose": ("M (r x c)", "transpose(r, c) maps vec(M) to vec(M^T)", ""),
     "matmul": ("A (r x k), B (k x c)", "matmul(r, k, c) maps vec(A) ++ vec(B) to vec(AB), and the rest to 0", ""),
     "softmax": ("S (r x c)", "softmax_rows(r, c) maps vec(S) to vec(softmax(S)), row-wise, and the rest to 0", ""),
+    "relu": ("x (1 x n)", "relu(n) maps x to max(x, 0) entrywise", ""),
+    "maxmin": ("x (1 x n)", "maxmin(n) maps x to each pair (x_2q, x_2q+1) in decreasing order, an odd last entry unchanged", ""),
     "inverse3": ("M (3 x 3)", "inverse3 maps vec(M) to vec(M^-1)", " with det M != 0"),
     "universal": ("X (n x d), A (d x d), V (d x d_v)", "U(n, d, d_v) maps vec(X) ++ vec(A) ++ vec(V) to vec(softmax(X A X^T) X V), and the rest to 0", ""),
     "multihead": (
@@ -53,8 +57,7 @@ class IdentityClaim:
 
     def prove(self, **sizes: int) -> dict[str, Any]:
         cons = LAYOUT_CLAIMS[self.base].build(**sizes)
-        run = run_symbolic(cons, references.OVER_ANY_FIELD[self.base])
-        sections = identity_sections(cons, run)
+        sections = identity_sections(cons, prove_symbolic(cons, references.OVER_ANY_FIELD[self.base]))
         return certificate(
             claim=self.name,
             params=dict(sizes),

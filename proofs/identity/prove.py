@@ -3,30 +3,36 @@
 The construction's graph is evaluated over the symbolic field Sym (:mod:`exact.domains.symbolic`)
 with one variable per input entry, and so is the reference, with the field's own arithmetic
 (:data:`proofs.references.OVER_ANY_FIELD`). Every select reads positions only
-(:func:`constructions.rasp.static.static_selections`, which refuses the others), so the one
+(:func:`constructions.rasp.static.static_selections`, which refuses the others), so the
 evaluation covers every input: each output entry is the function of the inputs that the
 construction computes. The identity holds iff each output entry minus its reference is the
 zero function and every other position is zero, which Sym decides exactly (Ax's theorem and
 Lindemann–Weierstrass), wherever the recorded divisors are nonzero.
+
+Piecewise maps (ReLU, MaxMin) ask for signs of affine forms of the inputs; then the evaluation
+is repeated region by region (:mod:`exact.symbolic.regions`), with the variables split into
+groups that no output mixes (:func:`constructions.rasp.static.influences`), and every entry is
+compared on every region of its group (restricted to the region's equalities).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from constructions import rasp
 from constructions.layout import Construction, Layout
-from constructions.rasp.static import static_selections
+from constructions.rasp.static import influences, static_selections
 from exact.domains.symbolic import Sym, SymbolicField
 from exact.errors import AttncertError
 from exact.matrices import Rows
 from exact.symbolic.basis import RefineBasis
+from exact.symbolic.regions import MixedGroups, Regions
+from exact.symbolic.ring import InputDependentSign
 from proofs.identity.witness import Witness
 
-#: Evaluations from ever finer exponential bases before giving up (each refinement strictly refines a
-#: lattice of bounded rank, which the constructions never need more than once).
-MAX_REFINEMENTS = 8
+#: Evaluations from ever finer exponential bases, or coarser variable groups, before giving up.
+MAX_RESTARTS = 16
 
 
 class NoSymbolicRule(AttncertError):
@@ -43,49 +49,104 @@ def variable_names(layout: Layout) -> dict[str, list[list[str]]]:
 
 
 @dataclass
-class SymbolicRun:
-    """A construction and its reference, evaluated over one symbolic field."""
+class SymbolicProof:
+    """The outcome of evaluating a construction and its reference over one symbolic field."""
 
     field: SymbolicField
     variables: list[str]
-    output: Rows
-    rest: list[Any]
-    reference: Rows
-
-    def mismatches(self) -> list[dict[str, int]]:
-        return [
-            {"row": i, "col": j}
-            for i, (ro, rr) in enumerate(zip(self.output, self.reference))
-            for j, (a, b) in enumerate(zip(ro, rr))
-            if not self.field.eq(a, b)
-        ]
-
-    def rest_is_zero(self) -> bool:
-        return all(self.field.eq(v, 0) for v in self.rest)
+    entries: int
+    mismatches: list[dict[str, int]] = field(default_factory=list)
+    rest_is_zero: bool = True
+    regions: Regions | None = None
 
 
-def run_symbolic(cons: Construction, reference: Callable[[Mapping[str, Rows], Any], Rows]) -> SymbolicRun:
-    """Evaluate ``cons`` and ``reference`` over Sym, from ever finer exponential bases until one holds
-    every exponential met (:class:`exact.symbolic.basis.RefineBasis`)."""
+def prove_symbolic(cons: Construction, reference: Callable[[Mapping[str, Rows], Any], Rows]) -> SymbolicProof:
+    """Evaluate ``cons`` and ``reference`` over Sym and compare them, restarting from a finer
+    exponential basis (:class:`RefineBasis`) or with region splitting over coarser groups of
+    variables (:class:`MixedGroups`) as the evaluation requires."""
     g = cons.graph()
     static_selections(g)  # refuses a value-dependent select before anything is evaluated
     names = variable_names(cons.layout)
     flat = [v for rows in names.values() for row in rows for v in row]
     basis: list = []
-    for _ in range(MAX_REFINEMENTS):
-        field = Sym(flat, basis)
-        mats = {m: [[field.variable(v) for v in row] for row in rows] for m, rows in names.items()}
+    groups: list[frozenset[int]] | None = None
+    for _ in range(MAX_RESTARTS):
         try:
-            seq = cons.run(mats, field, g)
-            ref = reference(mats, field)
+            return _compare(cons, g, reference, names, flat, basis, groups)
         except AttncertError as e:
             cause = _root(e)
             if isinstance(cause, RefineBasis):
                 basis = cause.basis
+            elif isinstance(cause, MixedGroups) and groups is not None:
+                merged = frozenset().union(*(groups[k] for k in cause.groups if k >= 0))
+                groups = [grp for k, grp in enumerate(groups) if k not in cause.groups] + [merged]
+            elif isinstance(cause, InputDependentSign) and groups is None and "region splitting" in str(cause):
+                groups = _groups(g, cons.layout.length, len(flat))
+            else:
+                raise NoSymbolicRule(f"{cons.name}: no symbolic proof: {e}") from None
+    raise NoSymbolicRule(f"{cons.name}: the evaluation restarted {MAX_RESTARTS} times without settling")
+
+
+def _compare(cons, g, reference, names, flat, basis, groups) -> SymbolicProof:
+    field = Sym(flat, basis)
+    ring = field.ring
+    regions = ring.regions = Regions(groups) if groups is not None else None
+    n_out = cons.layout.output[0] * cons.layout.output[1]
+    proof = SymbolicProof(field, flat, n_out, regions=regions)
+    owner = _entry_groups(g, cons.layout.length, groups) if groups is not None else None
+    first = True
+    while True:
+        mats = {m: [[field.variable(v) for v in row] for row in rows] for m, rows in names.items()}
+        seq = cons.run(mats, field, g)
+        ref = [x for row in reference(mats, field) for x in row]
+        reached = regions.end_pass() if regions is not None else {}
+        for e, value in enumerate(seq):
+            k = owner[e] if owner is not None else None
+            if not (first if k is None else k in reached):
                 continue
-            raise NoSymbolicRule(f"{cons.name}: no symbolic proof: {e}") from None
-        return SymbolicRun(field, flat, cons.layout.decode(seq), cons.layout.rest(seq), ref)
-    raise NoSymbolicRule(f"{cons.name}: the exponential basis was refined {MAX_REFINEMENTS} times without settling")
+            diff = field.convert(value - ref[e] if e < n_out else value)
+            equalities = [f for f, s in regions.groups[k].leaves[reached[k]] if s == 0] if k is not None else []
+            if not ring.is_zero_on(diff, equalities):  # as a function: a nonzero difference is a refutation
+                if e < n_out:
+                    c = cons.layout.output[1]
+                    proof.mismatches.append({"row": e // c, "col": e % c})
+                else:
+                    proof.rest_is_zero = False
+        first = False
+        if regions is None or regions.exhausted():
+            return proof
+
+
+def _groups(g, length: int, nvars: int) -> list[frozenset[int]]:
+    """Variables linked by some output position's influence (input position p is variable p)."""
+    parent = list(range(nvars))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for s in influences(g, length, g.graph["outputs"]["output"]):
+        s = [p for p in s if p < nvars]
+        for p in s[1:]:
+            parent[find(p)] = find(s[0])
+    out: dict[int, set[int]] = {}
+    for i in range(nvars):
+        out.setdefault(find(i), set()).add(i)
+    return [frozenset(v) for v in out.values()]
+
+
+def _entry_groups(g, length: int, groups: list[frozenset[int]]) -> list[int | None]:
+    """For each output position, the group its value depends on (None: it depends on no input)."""
+    group_of = {v: k for k, grp in enumerate(groups) for v in grp}
+    out = []
+    for s in influences(g, length, g.graph["outputs"]["output"]):
+        owners = {group_of[p] for p in s if p in group_of}
+        if len(owners) > 1:
+            raise MixedGroups(owners)
+        out.append(owners.pop() if owners else None)
+    return out
 
 
 def _root(e: BaseException) -> BaseException:
@@ -95,28 +156,31 @@ def _root(e: BaseException) -> BaseException:
     return e
 
 
-def identity_sections(cons: Construction, run: SymbolicRun) -> dict[str, Any]:
-    """The certificate's construction, inputs, outputs and result-detail of one symbolic run."""
+def identity_sections(cons: Construction, proof: SymbolicProof) -> dict[str, Any]:
+    """The certificate's construction, inputs, outputs and result-detail of one symbolic proof."""
     g = cons.graph()
-    witness = Witness(run.field.ring)
-    mismatches = run.mismatches()
-    rest_ok = run.rest_is_zero()
+    witness = Witness(proof.field.ring)
     divisors = witness.divisors_json()
+    outputs: dict[str, Any] = {"exp_basis": witness.exp_basis_json(), "divisors": divisors}
+    if proof.regions is not None:
+        outputs["regions"] = [
+            {"variables": sorted(s.variables), "tree": s.tree_json(witness.affine_to_json)} for s in proof.regions.groups
+        ]
     return {
-        "inputs": {"variables": run.variables},
+        "inputs": {"variables": proof.variables},
         "construction": {
             "graph": rasp.graph_to_json(g),
             "size": rasp.size(g).to_json(length=cons.layout.length),
             "layout": cons.layout.to_json(),
             "static_selections": static_selections(g),
         },
-        "outputs": {"exp_basis": witness.exp_basis_json(), "divisors": divisors},
+        "outputs": outputs,
         "result": {
             "relation": "identity",
-            "holds": not mismatches and rest_ok,
-            "entries_compared": sum(len(r) for r in run.output),
-            "mismatches": mismatches[:10],
-            "rest_is_zero": rest_ok,
+            "holds": not proof.mismatches and proof.rest_is_zero,
+            "entries_compared": proof.entries,
+            "mismatches": proof.mismatches[:10],
+            "rest_is_zero": proof.rest_is_zero,
             "hypotheses": sum(d["sign"] == "hypothesis" for d in divisors),
         },
     }

@@ -63,6 +63,10 @@ class Witness:
             for (coords, cp, cq), q in p.terms.items()
         )
 
+    def affine_to_json(self, f) -> dict[str, Any]:
+        """A normalised affine form of the regions: its coefficients by variable index, and its constant."""
+        return {"coefficients": [[i, rational_to_json(a)] for i, a in f[0]], "constant": rational_to_json(f[1])}
+
     def exp_basis_json(self) -> dict[str, Any]:
         return {
             "rows": [_vector_to_json(r, self.index) for r in self.rows],

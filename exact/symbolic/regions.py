@@ -1,0 +1,302 @@
+"""Region splitting: the sign of an affine form of the inputs, decided branch by branch.
+
+ReLU, MaxMin and the other piecewise maps ask for the sign of a value that depends on the
+inputs. Where that value is an affine form f(x) = a·x + b, the input space splits into the
+three regions f < 0, f = 0, f > 0, and a symbolic evaluation can follow each in turn: an
+oracle answers every such question from a prescribed sequence of choices, and a depth-first
+search over those sequences visits every *sign pattern* of the questions asked. The regions
+that a pattern describes,
+
+    P = { x : s_i f_i(x) > 0 for the strict decisions, f_j(x) = 0 for the zero ones },
+
+cover R^m, so an identity proven on every nonempty P holds everywhere.
+
+**Empty regions** are certified by the transposition theorem of Motzkin (1936): P is empty
+iff there are multipliers λ_i >= 0 for the strict decisions and μ_j of any sign for the zero
+ones with Σ λ_i s_i f_i + Σ μ_j f_j identically equal to a constant c, where either some
+λ_i > 0 and c <= 0, or every λ_i = 0 and c != 0. (One direction, the one a checker needs, is
+immediate: on a point of P the left side is > 0, or = 0 with every λ_i = 0.) The multipliers
+are found by an exact linear program (sympy's simplex over the rationals); a checker only
+multiplies and adds.
+
+**Independent groups.** Questions about disjoint sets of variables are independent: the
+caller partitions the variables into groups such that every output depends on one group
+only (:func:`constructions.rasp.static.influences`), and each group runs its own search. One
+evaluation advances every group by one leaf, so relu(n) takes 3 evaluations, not 3^n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from flint import fmpq, fmpq_mpoly
+
+from exact.errors import AttncertError
+from exact.symbolic.terms import terms
+
+#: An affine form: coefficient by variable index (nonzero), and the constant.
+Affine = tuple[tuple[tuple[int, fmpq], ...], fmpq]
+SIGNS = (-1, 0, 1)
+
+
+class MixedGroups(AttncertError):
+    """A sign question involves variables of two groups: the groups must be merged."""
+
+    def __init__(self, groups: set[int]):
+        super().__init__(f"a sign question links the variable groups {sorted(groups)}")
+        self.groups = groups
+
+
+class NondeterministicQuestion(AttncertError):
+    """A replayed evaluation asked a different question than before at the same point of its search."""
+
+
+def affine_form(p: fmpq_mpoly, index: Mapping[str, int]) -> Affine | None:
+    """p as an affine form over the variables numbered by ``index``, or None if p has a term of degree > 1."""
+    coeffs, const = {}, fmpq(0)
+    for monomial, a in terms(p):
+        if not monomial:
+            const = a
+        elif "*" in monomial or "^" in monomial:
+            return None
+        else:
+            coeffs[index[monomial]] = a
+    return tuple(sorted(coeffs.items())), const
+
+
+def normal(f: Affine) -> tuple[Affine, int]:
+    """(g, s) with f = |c| s g and g's first coefficient 1: one key per question, whatever its scale."""
+    (first, c), *_ = f[0]
+    s = 1 if c > 0 else -1
+    return (tuple((i, a / c) for i, a in f[0]), f[1] / c), s
+
+
+def variables_of(f: Affine) -> set[int]:
+    return {i for i, _ in f[0]}
+
+
+def farkas(decisions: list[tuple[Affine, int]]) -> list[fmpq] | None:
+    """Motzkin multipliers (module docstring) proving the region of ``decisions`` empty, one per
+    decision in order, or None if the region is nonempty."""
+    from sympy import Matrix, Rational
+    from sympy.solvers.simplex import InfeasibleLPError, linprog
+
+    variables = sorted({i for f, _ in decisions for i, _ in f[0]})
+    m = len(decisions)
+
+    def row(f: Affine, s: int) -> list[Any]:
+        c = dict(f[0])
+        w = s if s else 1
+        return [Rational(int((w * c.get(i, 0)).p), int((w * c.get(i, 0)).q)) for i in variables]
+
+    def const(f: Affine, s: int) -> Any:
+        b = (s if s else 1) * f[1]
+        return Rational(int(b.p), int(b.q))
+
+    strict = [k for k, (_, s) in enumerate(decisions) if s]
+    # Linear parts cancel: one equation per variable, over all multipliers.
+    cols = [row(f, s) for f, s in decisions]
+    a_eq = [[cols[k][v] for k in range(m)] for v in range(len(variables))]
+    bounds = [(0, None) if decisions[k][1] else (None, None) for k in range(m)]
+    objective = [const(f, s) for f, s in decisions]
+
+    def solve(extra_row: list[Any], extra_rhs: Any, cost: list[Any]) -> list[Any] | None:
+        try:
+            _, x = linprog(
+                Matrix([cost]),
+                A=Matrix([[0] * m]),
+                b=Matrix([0]),
+                A_eq=Matrix(a_eq + [extra_row]),
+                b_eq=Matrix([0] * len(a_eq) + [extra_rhs]),
+                bounds=bounds,
+            )
+        except InfeasibleLPError:
+            return None
+        return list(x)
+
+    # Inconsistent equalities: λ = 0 and Σ μ_j f_j = a nonzero constant (scaled to 1).
+    eq_only = [0 if decisions[k][1] else 1 for k in range(m)]
+    if any(eq_only):
+        zero_strict = [[1 if k == j else 0 for k in range(m)] for j in strict]
+        try:
+            _, x = linprog(
+                Matrix([[0] * m]),
+                A=Matrix([[0] * m]),
+                b=Matrix([0]),
+                A_eq=Matrix(a_eq + [objective] + zero_strict),
+                b_eq=Matrix([0] * len(a_eq) + [1] + [0] * len(zero_strict)),
+                bounds=bounds,
+            )
+            return [fmpq(int(v.p), int(v.q)) for v in x]
+        except InfeasibleLPError:
+            pass
+    if not strict:
+        return None
+    # Σ λ_i = 1, minimise the constant; the region is empty iff the minimum is <= 0.
+    x = solve([1 if decisions[k][1] else 0 for k in range(m)], 1, objective)
+    if x is None:
+        return None
+    value = sum(c * v for c, v in zip(objective, x))
+    if value > 0:
+        return None
+    return [fmpq(int(v.p), int(v.q)) for v in x]
+
+
+def farkas_holds(decisions: list[tuple[Affine, int]], multipliers: list[fmpq]) -> bool:
+    """Whether the multipliers certify the region of ``decisions`` empty (module docstring)."""
+    if len(multipliers) != len(decisions):
+        return False
+    linear: dict[int, fmpq] = {}
+    constant = fmpq(0)
+    positive = False
+    for (f, s), lam in zip(decisions, multipliers):
+        if s and lam < 0:
+            return False
+        positive = positive or (s != 0 and lam > 0)
+        w = lam * (s if s else 1)
+        for i, a in f[0]:
+            linear[i] = linear.get(i, fmpq(0)) + w * a
+        constant += w * f[1]
+    if any(linear.values()):
+        return False
+    return constant <= 0 if positive else constant != 0
+
+
+@dataclass
+class Node:
+    """A question of the search: a normalised form, and what each of its signs (-, 0, +) leads to."""
+
+    form: Affine
+    #: Per sign: None (not explored yet), a Node, ("leaf", k) or ("empty", multipliers).
+    branches: list[Any] = field(default_factory=lambda: [None, None, None])
+
+
+class GroupSearch:
+    """The depth-first search over the sign patterns of one group's questions."""
+
+    def __init__(self, variables: frozenset[int]):
+        self.variables = variables
+        self.root: Any = None
+        self.leaves: list[list[tuple[Affine, int]]] = []  # each leaf's decisions, root first
+        self.exhausted = False
+        self._replay: list[int] = []
+        self._path: list[tuple[Node, int]] = []
+        self._decided: dict[Affine, int] = {}
+
+    def decide(self, f: Affine) -> int:
+        g, s = normal(f)
+        known = self._decided.get(g)
+        if known is not None:
+            return s * known
+        depth = len(self._path)
+        slot = self._slot()
+        node = slot.get()
+        if node is None:
+            node = Node(g)
+            before = [(n.form, SIGNS[c]) for n, c in self._path]
+            for k, sign in enumerate(SIGNS):
+                # a non-constant form takes every sign on R^m: only a nonempty path can exclude one
+                cert = farkas(before + [(g, sign)]) if before else None
+                if cert is not None:
+                    node.branches[k] = ("empty", cert)
+            slot.set(node)
+        elif not isinstance(node, Node) or node.form != g:
+            raise NondeterministicQuestion("a replayed evaluation asked another sign question at the same point")
+        if depth < len(self._replay):
+            c = self._replay[depth]
+        else:
+            c = next(k for k, b in enumerate(node.branches) if not (isinstance(b, tuple) and b[0] == "empty"))
+        self._path.append((node, c))
+        self._decided[g] = SIGNS[c]
+        return s * SIGNS[c]
+
+    def _slot(self) -> "_Slot":
+        if not self._path:
+            return _Slot(self, None, 0)
+        parent, c = self._path[-1]
+        return _Slot(self, parent, c)
+
+    def end_pass(self) -> int | None:
+        """Close the current path as a leaf (its number) and prepare the next; None once exhausted."""
+        if self.exhausted:
+            self._reset(self._last)
+            return None
+        decisions = [(n.form, SIGNS[c]) for n, c in self._path]
+        k = len(self.leaves)
+        self.leaves.append(decisions)
+        self._slot().set(("leaf", k))
+        self._last = [c for _, c in self._path]
+        nxt = None
+        for depth in range(len(self._path) - 1, -1, -1):
+            node, c = self._path[depth]
+            later = [j for j in range(c + 1, 3) if node.branches[j] is None]
+            if later:
+                nxt = [cc for _, cc in self._path[:depth]] + [later[0]]
+                break
+        if nxt is None:
+            self.exhausted = True
+            self._reset(self._last)
+        else:
+            self._reset(nxt)
+        return k
+
+    def _reset(self, replay: list[int]) -> None:
+        self._replay, self._path, self._decided = replay, [], {}
+
+    def tree_json(self, form_json) -> Any:
+        def walk(b: Any) -> Any:
+            if isinstance(b, Node):
+                return {"form": form_json(b.form), "branches": [walk(x) for x in b.branches]}
+            kind, value = b
+            return {"leaf": value} if kind == "leaf" else {"empty": [_q(v) for v in value]}
+
+        return walk(self.root)
+
+
+def _q(v: fmpq) -> str:
+    from exact.rationals import rational_to_json
+
+    return rational_to_json(v)
+
+
+@dataclass
+class _Slot:
+    search: GroupSearch
+    parent: Node | None
+    choice: int
+
+    def get(self) -> Any:
+        return self.search.root if self.parent is None else self.parent.branches[self.choice]
+
+    def set(self, value: Any) -> None:
+        if self.parent is None:
+            self.search.root = value
+        else:
+            self.parent.branches[self.choice] = value
+
+
+class Regions:
+    """The searches of all groups; the oracle a symbolic ring asks for the sign of an affine form."""
+
+    def __init__(self, groups: list[frozenset[int]]):
+        self.groups = [GroupSearch(g) for g in groups]
+        self._group_of = {v: k for k, g in enumerate(groups) for v in g}
+
+    def sign(self, f: Affine) -> int:
+        owners = {self._group_of.get(v, -1) for v in variables_of(f)}
+        if len(owners) != 1 or -1 in owners:
+            raise MixedGroups(owners)
+        return self.groups[owners.pop()].decide(f)
+
+    def end_pass(self) -> dict[int, int]:
+        """Group -> the leaf it reached in this pass, for the groups not exhausted before it."""
+        out = {}
+        for k, g in enumerate(self.groups):
+            leaf = g.end_pass()
+            if leaf is not None:
+                out[k] = leaf
+        return out
+
+    def exhausted(self) -> bool:
+        return all(g.exhausted for g in self.groups)
