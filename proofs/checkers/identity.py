@@ -104,7 +104,7 @@ def _check(doc: dict[str, Any]) -> list[str]:
     if not isinstance(seq, list) or len(seq) != length:
         return ["the recorded graph's output is not a sequence of the layout's length"]
     ref = spec.compute(values, field, **sizes)
-    assumed = [field.normalised(field.parts(h)[0]) for h in spec.hypotheses(values, field) if not field.is_zero(h)]
+    assumed = [field.normalised(field.combined(h)[0]) for h in spec.hypotheses(values, field) if not field.is_zero(h)]
 
     problems: list[str] = []
     if sorted(field.arguments) != sorted(recorded_arguments):

@@ -17,26 +17,32 @@ then algebraically independent over C(x), so an exponential polynomial Σ_a q_a(
 the zero function only if every q_a(x, e^{1/D}) is; T is transcendental (Lindemann), so
 q_a(x, e^{1/D}) = 0 at every rational x only if q_a is the zero polynomial in x and T. An
 exponential polynomial is therefore zero as a function exactly when it has no term, and a
-quotient n/d (d not the zero function) is zero exactly when n has no term. No gcd is ever
-taken: two quotients are compared by cross-multiplication, n_1 d_2 - n_2 d_1.
+quotient n/d (d not the zero function) is zero exactly when n has no term.
 
 **Representation (two levels).** Exponents of E_i and T may be negative (an argument's
 coordinates, e^{-c}), so an exponential polynomial is a Laurent polynomial in E and T with
 coefficients in R = Q[x]: a dict from its *key* (a_1, ..., a_r, t), a tuple of integers of
 any sign standing for E^a T^t, to a nonzero element of sympy's sparse ring
-``ring(variables, QQ)`` (never FLINT's polynomials: the prover uses those). A generator per
-E_i and for T inside one sympy ring would need the negative powers moved into denominators
-(where they make the softmax weights of one row carry different denominators, which then
-multiply) or a shift kept beside every polynomial; as keys they are free, a unit
-r E^a T^t multiplies by shifting keys, and a monomial's tuple has the m input exponents
-only. Sympy's ``FracField`` is not used: its gcd normalisation took 140 s on the softmax
-part of U(8, 4, 4), against 0.6 s for ring arithmetic on unreduced pairs.
+``ring(variables, QQ)`` (never FLINT's polynomials: the prover uses those). One sympy ring with
+a generator per E_i and for T as well would need the negative powers moved into denominators,
+where the softmax weights e^{S_ik} / D_i of one row get different denominators, which then
+multiply; or a shift kept beside every polynomial. As keys they cost nothing: a unit
+r E^a T^t multiplies by shifting keys, and a monomial's tuple holds the m input exponents only
+(a product of a 16-term by an 8-term polynomial took 1.4 ms with 64 generators, 2.3 ms with
+129). Sympy's ``FracField`` is not used: its gcd normalisation took 140 s on the softmax part
+of U(8, 4, 4), against 0.6 s for ring arithmetic on unreduced pairs (the lead engineer's
+measurement).
 
-A :class:`Quotient` is num / den, with den None (for 1) or *normalised*: its largest key is
-the zero key and that key's polynomial has leading coefficient 1 (sympy's lex order), reached
-by dividing num and den by the unit r E^a T^t of den's largest term. Two denominators equal up
-to a unit then have one normalised form, so quotients over one softmax denominator share it
-and add by adding numerators. A quotient that is a rational constant is kept as an ``fmpq``.
+A :class:`Quotient` is Σ_j n_j / d_j, one *part* per distinct denominator, each d_j None (for
+1) or *normalised*: its largest key is the zero key and that key's polynomial has leading
+coefficient 1 (sympy's lex order), reached by dividing n_j and d_j by the unit r E^a T^t of
+d_j's largest term. Denominators equal up to a unit have one normalised form, so the entries
+of one softmax row share it and add by adding numerators; and the heads of a multi-head layer,
+each over its own row sums, are never put over the product of those sums (one fraction per
+value took 219 s and 4.4 GB to check multihead(8, 4, 4, 4, 8); parts, 4 s). Only a division
+(by the divisor's single numerator) and the zero test of a value with two or more parts
+combine parts, by cross-multiplication; an output entry minus its reference cancels part by
+part. No gcd is taken. A value that is a rational constant is kept as an ``fmpq``.
 
 **Divisors.** A division by a value that is not a constant (it depends on x or on some E_i)
 and not a unit is recorded, normalised, in :attr:`Field.divisors`: the quotient equals the
@@ -63,6 +69,8 @@ Monomial = tuple[tuple[int, int], ...]
 Vector = dict[Monomial, fmpq]
 #: An exponential polynomial: key -> nonzero polynomial of the ring.
 ExpPoly = dict[Key, PolyElement]
+#: A fraction n/d of exponential polynomials, d normalised or None for 1.
+Part = tuple[ExpPoly, "ExpPoly | None"]
 
 
 class IdentityFailure(AttncertError):
@@ -140,28 +148,32 @@ class Field:
 
     # -- elements -------------------------------------------------------------------------
     def variable(self, k: int) -> "Quotient":
-        return Quotient({self.zero_key: self.gens[k]}, None, self)
+        return Quotient((({self.zero_key: self.gens[k]}, None),), self)
 
-    def make(self, num: ExpPoly, den: ExpPoly | None) -> "Quotient | fmpq":
-        """num/den (den normalised or None), a rational constant as an ``fmpq``."""
-        if not num:
+    def make(self, parts: list[Part]) -> "Quotient | fmpq":
+        """Σ parts (distinct normalised denominators, nonzero numerators); a rational constant as an ``fmpq``."""
+        if not parts:
             return fmpq(0)
-        if den is None and len(num) == 1:
-            p = num.get(self.zero_key)
-            if p is not None and p.is_ground:
-                return rational(p.LC)
-        return Quotient(num, den, self)
+        if len(parts) == 1:
+            num, den = parts[0]
+            if den is None and len(num) == 1:
+                p = num.get(self.zero_key)
+                if p is not None and p.is_ground:
+                    return rational(p.LC)
+        return Quotient(tuple(parts), self)
 
-    def fraction(self, num: ExpPoly, den: ExpPoly) -> "Quotient | fmpq":
-        """num/den for any nonzero den: both divided by den's leading unit, so den is normalised."""
+    def part(self, num: ExpPoly, den: ExpPoly | None) -> Part:
+        """num/den with den normalised: both divided by den's leading unit (None for a denominator 1)."""
+        if den is None:
+            return num, None
         unit_key, r = self.leading_unit(den)
         if unit_key != self.zero_key or r != 1:
             inv = tuple(map(neg, unit_key))
             num = shift(num, inv, 1 / r)
             den = shift(den, inv, 1 / r)
         if len(den) == 1 and den[self.zero_key] == self.one_poly:
-            return self.make(num, None)
-        return self.make(num, den)
+            return num, None
+        return num, den
 
     def leading_unit(self, e: ExpPoly) -> tuple[Key, Any]:
         """(a, r): e's largest key and the leading coefficient of its polynomial."""
@@ -176,55 +188,56 @@ class Field:
     def lift(self, q: fmpq) -> ExpPoly:
         return {self.zero_key: self.ring.ground_new(SYMPY_QQ(q.p, q.q))} if q else {}
 
-    def parts(self, x: "Quotient | fmpq") -> tuple[ExpPoly, ExpPoly | None]:
+    def parts(self, x: "Quotient | fmpq") -> tuple[Part, ...]:
         if type(x) is fmpq:
-            return self.lift(x), None
-        return x.num, x.den
+            return ((self.lift(x), None),) if x else ()
+        return x.parts
+
+    def combined(self, x: "Quotient | fmpq") -> Part:
+        """x as one fraction n/d over the product of its denominators (d None for 1)."""
+        num: ExpPoly = {}
+        den: ExpPoly | None = None
+        for n, d in self.parts(x):
+            num = self.add_exp(self.mul_exp(num, d), self.mul_exp(n, den))
+            den = d if den is None else den if d is None else self.mul_exp(den, d)
+        return self.part(num, den)
 
     # -- sums and products ----------------------------------------------------------------
     def add(self, x: Any, y: Any) -> "Quotient | fmpq":
         if type(x) is fmpq and type(y) is fmpq:
             return x + y
-        xn, xd = self.parts(x)
-        yn, yd = self.parts(y)
-        if xd is yd or (xd is not None and yd is not None and xd == yd):
-            return self.make(self.add_exp(xn, yn), xd)
-        if xd is None:
-            return self.make(self.add_exp(self.mul_exp(xn, yd), yn), yd)
-        if yd is None:
-            return self.make(self.add_exp(xn, self.mul_exp(yn, xd)), xd)
-        return self.fraction(self.add_exp(self.mul_exp(xn, yd), self.mul_exp(yn, xd)), self.mul_exp(xd, yd))
+        return self.make(self.merged(self.parts(x) + self.parts(y)))
 
     def total(self, values: Iterable["Quotient | fmpq"]) -> "Quotient | fmpq":
-        """Σ values: numerators over one denominator added at once, distinct denominators cross-multiplied."""
+        """Σ values, the numerators over each distinct denominator added at once."""
         const = fmpq(0)
-        groups: list[tuple[ExpPoly | None, dict[Key, list[PolyElement]]]] = []
+        parts: list[Part] = []
         for v in values:
             if type(v) is fmpq:
                 const += v
-                continue
-            for den, acc in groups:
-                if den is v.den or (den is not None and v.den is not None and den == v.den):
-                    break
             else:
-                den, acc = v.den, {}
-                groups.append((den, acc))
-            for k, p in v.num.items():
-                acc.setdefault(k, []).append(p)
+                parts.extend(v.parts)
         if const:
-            for den, acc in groups:
-                if den is None:
+            parts.append((self.lift(const), None))
+        return self.make(self.merged(parts))
+
+    def merged(self, parts: Iterable[Part]) -> list[Part]:
+        """The parts over equal denominators added (numerators only, no cross-multiplication), zeros dropped."""
+        groups: list[tuple[ExpPoly | None, dict[Key, list[PolyElement]]]] = []
+        for num, den in parts:
+            for d, acc in groups:
+                if d is den or (d is not None and den is not None and d == den):
                     break
             else:
                 acc = {}
-                groups.append((None, acc))
-            acc.setdefault(self.zero_key, []).append(self.ring.ground_new(SYMPY_QQ(const.p, const.q)))
-        if not groups:
-            return fmpq(0)
-        sums = [(den, {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}) for den, acc in groups]
-        out: Quotient | fmpq = fmpq(0)
-        for den, num in sums:
-            out = self.add(out, self.make(num, den))
+                groups.append((den, acc))
+            for k, p in num.items():
+                acc.setdefault(k, []).append(p)
+        out = []
+        for den, acc in groups:
+            num = {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}
+            if num:
+                out.append((num, den))
         return out
 
     def poly_sum(self, ps: list[PolyElement]) -> PolyElement:
@@ -282,29 +295,34 @@ class Field:
             if y == 1:
                 return x
             c = SYMPY_QQ(y.p, y.q)
-            return self.make({k: p.mul_ground(c) for k, p in x.num.items()}, x.den)
-        num = self.mul_exp(x.num, y.num)
-        if x.den is None or y.den is None:
-            return self.make(num, x.den if y.den is None else y.den)
-        return self.fraction(num, self.mul_exp(x.den, y.den))
+            return Quotient(tuple(({k: p.mul_ground(c) for k, p in n.items()}, d) for n, d in x.parts), self)
+        products = []
+        for n1, d1 in x.parts:
+            for n2, d2 in y.parts:
+                num = self.mul_exp(n1, n2)
+                if d1 is None or d2 is None:
+                    products.append((num, d2 if d1 is None else d1))
+                else:
+                    products.append(self.part(num, self.mul_exp(d1, d2)))
+        return self.make(self.merged(products) if len(products) > 1 else products)
 
     def neg(self, x: Any) -> "Quotient | fmpq":
         if type(x) is fmpq:
             return -x
-        return Quotient({k: -p for k, p in x.num.items()}, x.den, self)
+        return Quotient(tuple(({k: -p for k, p in n.items()}, d) for n, d in x.parts), self)
 
     def div(self, x: Any, y: Any) -> "Quotient | fmpq":
-        """x / y; a divisor y that depends on the inputs is recorded, a zero one refused."""
+        """x / y; a divisor y that depends on the inputs is recorded (as one fraction's numerator), a zero one refused."""
         if type(y) is fmpq:
             if not y:
                 raise IdentityFailure("a division by zero")
             return self.mul(x, 1 / y)
-        yn, yd = y.num, y.den
+        yn, yd = self.combined(y)
+        if not yn:
+            raise IdentityFailure("a division by zero (a value that is the zero function)")
         self.note_divisor(yn)
-        xn, xd = self.parts(x)
-        num = self.mul_exp(xn, yd)
-        den = self.mul_exp(yn, xd) if xd is not None else yn
-        return self.fraction(num, den)
+        quotients = [self.part(self.mul_exp(n, yd), self.mul_exp(yn, d) if d is not None else yn) for n, d in self.parts(x)]
+        return self.make(self.merged(quotients) if len(quotients) > 1 else quotients)
 
     def note_divisor(self, e: ExpPoly) -> None:
         """Record a divisor that depends on the inputs and is not a unit (a unit r E^a T^t is nonzero)."""
@@ -326,9 +344,9 @@ class Field:
         """e^x for a polynomial x = c + p': T^{cD} E^a with a the integer coordinates of p' over H."""
         if type(x) is fmpq:
             return self._exp_of(self.ring.ground_new(SYMPY_QQ(x.p, x.q)))
-        if x.den is not None or set(x.num) != {self.zero_key}:
+        if len(x.parts) != 1 or x.parts[0][1] is not None or set(x.parts[0][0]) != {self.zero_key}:
             raise IdentityFailure("an exp of a value that is not a polynomial of the inputs (it has exponentials or a denominator)")
-        return self._exp_of(x.num[self.zero_key])
+        return self._exp_of(x.parts[0][0][self.zero_key])
 
     def _exp_of(self, p: PolyElement) -> "Quotient | fmpq":
         fingerprint = frozenset((m, c.numerator, c.denominator) for m, c in p.items())
@@ -353,7 +371,7 @@ class Field:
         for i, a in coords:
             key[i] = a
         key[-1] = int(cd.p)
-        out = self.make({tuple(key): self.one_poly}, None) if any(key) else fmpq(1)
+        out = self.make([({tuple(key): self.one_poly}, None)]) if any(key) else fmpq(1)
         self._exp_cache[fingerprint] = out
         return out
 
@@ -363,18 +381,19 @@ class Field:
 
     # -- comparison -----------------------------------------------------------------------
     def is_zero(self, x: Any) -> bool:
-        """Exact: x is the zero function (module docstring)."""
-        return x == 0 if type(x) is fmpq else not x.num
+        """Exact: x is the zero function (module docstring). One part n/d is zero iff n is; parts over
+        distinct denominators are combined over their product first."""
+        if type(x) is fmpq:
+            return x == 0
+        if len(x.parts) == 1:
+            return not x.parts[0][0]
+        return not self.combined(x)[0]
 
     def equal(self, x: Any, y: Any) -> bool:
-        """Exact: x = y as functions, by cross-multiplication where the denominators differ."""
+        """Exact: x = y as functions (parts over one denominator cancel without any multiplication)."""
         if type(x) is fmpq and type(y) is fmpq:
             return x == y
-        xn, xd = self.parts(x)
-        yn, yd = self.parts(y)
-        if xd is yd or (xd is not None and yd is not None and xd == yd):
-            return xn == yn
-        return self.mul_exp(xn, yd) == self.mul_exp(yn, xd)
+        return self.is_zero(self.add(x, self.neg(y)))
 
     # -- reading the certificate's exponential polynomials --------------------------------
     def from_terms(self, terms: list[tuple[dict[int, int], fmpq, Vector]]) -> ExpPoly:
@@ -402,12 +421,13 @@ class Field:
 
 
 class Quotient:
-    """num / den in K (den None for 1, else normalised); a nonconstant value of the evaluation."""
+    """Σ_j n_j / d_j in K: one part per distinct normalised denominator (None for 1); a value that is not
+    a rational constant."""
 
-    __slots__ = ("num", "den", "field")
+    __slots__ = ("parts", "field")
 
-    def __init__(self, num: ExpPoly, den: ExpPoly | None, field: Field):
-        self.num, self.den, self.field = num, den, field
+    def __init__(self, parts: tuple[Part, ...], field: Field):
+        self.parts, self.field = parts, field
 
     def __add__(self, other: Any) -> "Quotient | fmpq":
         return self.field.add(self, _q(other))
@@ -432,7 +452,7 @@ class Quotient:
         def show(e: ExpPoly) -> str:
             return " + ".join(f"({p})*{_key_str(k)}" for k, p in sorted(e.items()))
 
-        return show(self.num) + ("" if self.den is None else f" / ({show(self.den)})")
+        return " + ".join(f"[{show(n)}]" + ("" if d is None else f" / [{show(d)}]") for n, d in self.parts)
 
 
 Number = Union[Quotient, fmpq]

@@ -237,7 +237,7 @@ class SignOracle:
         if type(x) is fmpq:
             return (x > 0) - (x < 0)
         if type(x) is Quotient:
-            if not x.num:
+            if x.field.is_zero(x):
                 return 0
             raise IdentityFailure(f"the sign of a value that depends on the inputs is needed ({_brief(x)}); the identity checker has no rule for it")
         raise IdentityFailure(f"the sign of a non-number {_brief(x)} is needed")

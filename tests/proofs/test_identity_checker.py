@@ -338,7 +338,7 @@ def value_at(field: Field, v, point: list) -> mpmath.mpf:
             total += term * es[0] ** key[0] * es[1] ** key[1] * t ** key[2]
         return total
 
-    return at(v.num) / (at(v.den) if v.den is not None else 1)
+    return sum(at(n) / (at(d) if d is not None else 1) for n, d in v.parts)
 
 
 rationals = st.fractions(min_value=-3, max_value=3, max_denominator=7)
