@@ -136,13 +136,12 @@ def compare(model: Model, g: nx.MultiDiGraph, xs: Sequence[Any], dom: Domain) ->
         state = history[node["slot"] + 1]
         columns = [state[c][1:] for c in node["columns"]]
         values = model.one_hot.get(label)
-        index = {_key(x): k for k, x in enumerate(values)} if values is not None else None
-        for p, want in enumerate(rasp[v]):
-            got = [col[p] for col in columns]
-            same = _one_hot_equal(dom, got, want, index) if index is not None else _numbers_equal(dom, got, want)
-            if not same:
-                found.append(Disagreement(label, p, want, _shown(dom, got, values)))
-                break
+        if values is not None:
+            p = _first_one_hot_difference(columns, rasp[v], values)
+        else:
+            p = next((p for p, want in enumerate(rasp[v]) if not _numbers_equal(dom, [col[p] for col in columns], want)), None)
+        if p is not None:
+            found.append(Disagreement(label, p, rasp[v][p], _shown(dom, [col[p] for col in columns], values)))
     return Comparison(outputs, rasp, found)
 
 
@@ -234,13 +233,26 @@ def _key(x: Any) -> tuple[bool, Any]:
     return (isinstance(x, bool), x)
 
 
-def _one_hot_equal(dom: Domain, got: list[Any], want: Any, index: dict[tuple[bool, Any], int]) -> bool:
-    """Whether the columns are 1 at want's index (a value of the set) and 0 elsewhere; all 0 for None."""
-    try:
-        hot = None if want is None else index.get(_key(want), -1)
-    except TypeError:  # an unhashable value (an irrational EE number) is in no finite value set
-        return False
-    return hot != -1 and all(dom.eq(x, dom.one() if k == hot else dom.zero()) for k, x in enumerate(got))
+def _first_one_hot_difference(columns: list[list[Any]], want: list[Any], values: tuple[Any, ...]) -> int | None:
+    """The first position where the columns are not the indicator of the RASP value (1 in the value's
+    column, 0 in the others, all 0 for None), or where the value is outside the set; None if there is none.
+    Exact domains only: their == decides equality."""
+    index = {_key(x): k for k, x in enumerate(values)}
+    hot = []
+    for p, x in enumerate(want):
+        try:
+            hot.append(None if x is None else index.get(_key(x), -1))
+        except TypeError:  # an unhashable value (an irrational EE number) is in no finite value set
+            hot.append(-1)
+    ones: dict[int, list[int]] = {}
+    for p, k in enumerate(hot):
+        ones.setdefault(k, []).append(p)
+    bad = ones.get(-1, [])
+    for k, col in enumerate(columns):
+        # the common case in C (list.count): as many zeros as positions not holding value k, and 1 at those that do
+        if col.count(0) != len(col) - len(ones.get(k, ())) or any(col[p] != 1 for p in ones.get(k, ())):
+            bad += [p for p, x in enumerate(col) if x != (1 if hot[p] == k else 0)]
+    return min(bad, default=None)
 
 
 def _numbers_equal(dom: Domain, got: list[Any], want: Any) -> bool:

@@ -134,16 +134,23 @@ class Model:
         N = self.length
         if len(tokens) != N:
             raise ParseError(f"the model was compiled for {N} tokens, got {len(tokens)}")
-        if self.tokens == "categorical" and any(not any(t == s for s in self.vocab) for t in tokens):
-            raise ParseError(f"a token is not a symbol of the vocabulary {list(self.vocab)!r:.60}")
         zero = domain.zero()
         cols: list[list[Any]] = [[zero] * (N + 1) for _ in self.basis]
         for c, vals in self.positional.items():
             cols[c] = [domain.native(v) for v in vals]
-        for k, c in enumerate(self.token_columns):
-            if self.tokens == "categorical":  # one-hot: column k is 1 where the token is the k-th symbol
-                cols[c] = [zero] + [domain.one() if t == self.vocab[k] else zero for t in tokens]
-                continue
+        if self.tokens == "categorical":  # one-hot: token column k is 1 where the token is the k-th symbol
+            symbol = {s: k for k, s in enumerate(self.vocab)}
+            try:
+                ks = [symbol[t] for t in tokens]
+            except (KeyError, TypeError):
+                raise ParseError(f"a token is not a symbol of the vocabulary {list(self.vocab)!r:.60}") from None
+            one = domain.one()
+            for c in self.token_columns:
+                cols[c] = [zero] * (N + 1)
+            for p, k in enumerate(ks):
+                if self.token_columns:
+                    cols[self.token_columns[k]][p + 1] = one
+        for k, c in enumerate(self.token_columns if self.tokens != "categorical" else ()):
             # a plain number in a pair layout is the pair (number, 1): a data token (token_tag's rule)
             comp = [t[k] if isinstance(t, tuple) else (t if k == 0 else 1) for t in tokens] if self.tokens == "pair" else list(tokens)
             cols[c] = [zero] + [domain.native(x) for x in comp]
@@ -170,11 +177,12 @@ class Model:
                 if trace:
                     history.append([list(c) for c in cols])
         outputs = {}
+        one = domain.one()
         for name, cs in self.outputs.items():
             parts = [cols[c][1:] for c in cs]
             values = self.output_values.get(name)
             if values is not None:  # one-hot: the value whose column holds 1 (None where none does)
-                outputs[name] = [next((v for v, x in zip(values, row) if domain.eq(x, domain.one())), None) for row in zip(*parts)]
+                outputs[name] = [next((v for v, x in zip(values, row) if domain.eq(x, one)), None) for row in zip(*parts)]
             else:
                 outputs[name] = parts[0] if len(parts) == 1 else list(zip(*parts))
         return outputs, history
