@@ -40,7 +40,7 @@ from exact.errors import ParseError
 from exact.limits import current as current_limits
 from exact.rationals import rational_from_json
 from proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Vector
-from proofs.checkers.identity_graph import Evaluator, SignOracle, read_graph, static_selections
+from proofs.checkers.identity_graph import OPS, Evaluator, SignOracle, read_graph, static_selections
 from proofs.checkers.identity_references import CLAIMS
 from proofs.checkers.reading import flag, obj
 
@@ -80,6 +80,9 @@ def _check(doc: dict[str, Any]) -> list[str]:
         return ["two input entries have one variable name"]
 
     graph = read_graph(construction.get("graph"))
+    out = graph.outputs.get("output")
+    if out is None or OPS[graph.nodes[out].op][1]:
+        raise ParseError('the recorded graph needs an output "output" that is a sequence, not a selector')
     if not json_equal(construction.get("static_selections"), static_selections(graph)):
         return ["construction.static_selections is not the static-selection proof of the recorded graph"]
 

@@ -59,7 +59,8 @@ from flint import fmpq
 from sympy.polys.domains import QQ as SYMPY_QQ
 from sympy.polys.rings import PolyElement, ring
 
-from exact.errors import AttncertError
+from exact.errors import AttncertError, LimitExceeded
+from exact.limits import current as current_limits
 
 #: A Laurent monomial E^a T^t as (a_1, ..., a_r, t).
 Key = tuple[int, ...]
@@ -137,6 +138,8 @@ class Field:
         self.zero_key: Key = (0,) * (len(basis) + 1)
         self.one_poly = self.ring.one
         self._zero_coeff = self.ring.domain.zero
+        #: The most terms a product may have (a forged graph could square its way to any size).
+        self.max_terms = current_limits().max_terms
         #: Every distinct non-constant part p' of an exp argument met, with its integer coordinates (i, a_i).
         self.arguments: list[tuple[tuple[tuple[Monomial, fmpq], ...], tuple[tuple[int, int], ...]]] = []
         #: The denominators of the constant parts c of the exp arguments met.
@@ -282,7 +285,10 @@ class Field:
                 else:
                     p = pa * pb
                 acc.setdefault(k, []).append(p)
-        return {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}
+        out = {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}
+        if sum(map(len, out.values())) > self.max_terms:
+            raise LimitExceeded(f"a product in the evaluation has over {self.max_terms:,} terms, the limit (raise it with --max-terms)")
+        return out
 
     def mul(self, x: Any, y: Any) -> "Quotient | fmpq":
         if type(x) is fmpq:

@@ -27,9 +27,10 @@ from hypothesis import strategies as st
 
 from constructions import rasp
 from constructions.layout import Construction, Layout
-from exact import EE, ParseError
+from exact import EE, LimitExceeded, ParseError
 from exact.canonical import canonical_json
 from exact.certificate import seal
+from exact.limits import Limits, limits
 from proofs import references
 from proofs.checkers.identity import check_identity, sign_certificate
 from proofs.checkers.identity_field import Basis, Field, IdentityFailure, Quotient
@@ -271,6 +272,15 @@ def test_a_function_without_a_rule_fails():
             node["params"]["fn"] = {"name": "abs", "params": {}}
     (problem,) = refused(doc, "has no rule")
     assert "\n" not in problem
+
+
+def test_a_product_over_the_term_limit_is_bad():
+    # in U(3, 2, 2) the weight E_ik times (X V)_kv, of 2 terms, is over a limit of 1 term
+    doc = prove("universal", n=3, d=2, dv=2)
+    with limits(Limits(max_terms=1)), pytest.raises(LimitExceeded, match="a product in the evaluation"):
+        check_identity(doc)
+    out = verify_bytes(canonical_json(seal(doc)), lim=Limits(max_terms=1))
+    assert out.status == BAD and "--max-terms" in out.reason
 
 
 def test_region_splitting_is_refused_until_it_is_checked():
