@@ -74,10 +74,6 @@ class Decision:
     violated_pair: Pair | None
     undecided_pair: Pair | None
 
-    @property
-    def holds(self) -> bool:
-        return self.proven == self.pairs
-
 
 def ladder(prec: int) -> tuple[int, ...]:
     return tuple(prec * k for k in LADDER if prec * k <= MAX_PRECISION)
