@@ -6,7 +6,9 @@ Model class (recorded in every compiled certificate, :data:`MODEL_CLASS`):
   t + 1 holds token t. The embedding of position p is a positional row (a rational
   table, one row per position, whose columns are the data-independent SOps) plus
   the token's components in the token columns (zero at BOS).
-* The residual stream is additive: every sublayer adds its output to it.
+* The residual stream is additive: every sublayer adds its output to it. All
+  heads of a layer read the residual before the layer; then the MLP reads it
+  with their outputs added.
 * Attention is average-hard (AHAT): head h scores s_ij = x_i^T W_QK x_j and each
   query i takes the exact mean of W_OV^T x_j over the keys j of maximal score
   (all keys, BOS included; no causal mask).
@@ -40,6 +42,7 @@ MODEL_CLASS = {
     "positions": "0..N; 0 is BOS, t + 1 holds token t",
     "embedding": "positional table (rational, one row per position) + token components in the token columns (zero at BOS)",
     "residual": "additive; every SOp has its own columns, written once",
+    "layer": "every head reads the residual before the layer and their outputs are added; then the MLP reads the result and adds its output",
     "attention": "average-hard: each query takes the exact mean of W_OV^T x_j over the keys of maximal score x_i^T W_QK x_j",
     "mlp": "K stages of affine then an activation (relu, exp, reciprocal, product), then affine",
     "activations": ["relu", "exp", "reciprocal", "product"],
