@@ -77,6 +77,15 @@ class SymbolicField(Domain):
             raise ExactZeroDivision(f"division by an exact zero (the zero function) in the symbolic field: ({a}) / 0")
         return self.convert(a) / b
 
+    def relu(self, x: Any) -> Any:
+        """max(x, 0): by its sign where that is decided (a constant, or an affine form split into
+        regions); otherwise uninterpreted (:meth:`SymbolicRing.uninterpreted`), as relu of an
+        exponential expression has no rule."""
+        x = self.native(x)
+        if type(x) is SymNumber and x.depends_on_inputs() and self.ring.affine(x) is None:
+            return self.ring.uninterpreted("relu", x)
+        return super().relu(x)
+
     def real_power(self, x: Any, y: Any) -> Any:
         raise NotInFieldError(f"({x}) ^ {y}: a non-integer power has no rule in the symbolic field")
 

@@ -58,6 +58,11 @@ def split_constant(p: fmpq_mpoly) -> tuple[fmpq, Vector]:
     return c, v
 
 
+def vector_key(v: Vector) -> str:
+    """A hashable key of a sparse vector (FLINT rationals hash through Python's Fraction, slowly)."""
+    return ";".join(f"{m}:{a}" for m, a in sorted(v.items()))
+
+
 class ExpBasis:
     """A Z-basis b_1, ..., b_r of the lattice of exp arguments modulo constants, grown on demand."""
 
@@ -66,7 +71,7 @@ class ExpBasis:
         self.vectors: list[fmpq_mpoly] = []
         # leading monomial -> (the reduced row, its combination of basis vectors: index -> coefficient)
         self._rows: dict[str, tuple[Vector, dict[int, fmpq]]] = {}
-        self._known: dict[tuple, Coordinates] = {}
+        self._known: dict[str, Coordinates] = {}
         for b in seed:
             before = len(self.vectors)
             self.coordinates(split_constant(b)[1], b)
@@ -80,7 +85,7 @@ class ExpBasis:
         """The integer coordinates of the non-constant part v of p, adding it to the basis if independent."""
         if not v:
             return ()
-        key = tuple(sorted(v.items()))
+        key = vector_key(v)
         known = self._known.get(key)
         if known is not None:
             return known
@@ -151,6 +156,14 @@ def hermite_basis(vectors: list[Vector], order: Callable[[str], Any]) -> tuple[l
     block is that vector, its leading coefficient made positive. The coordinates are found by
     back-substitution on the pivots; they are integers because every vector is in the lattice.
     """
+    keys: dict[str, Any] = {}
+
+    def order_key(m: str) -> Any:
+        k = keys.get(m)
+        if k is None:
+            k = keys[m] = order(m)
+        return k
+
     parent = list(range(len(vectors)))
 
     def find(i: int) -> int:
@@ -175,17 +188,17 @@ def hermite_basis(vectors: list[Vector], order: Callable[[str], Any]) -> tuple[l
         block = [vectors[i] for i in members]
         if len(block) == 1:
             (v,) = block
-            lead = max(v, key=order)
+            lead = max(v, key=order_key)
             rows.append(v if v[lead] > 0 else {m: -a for m, a in v.items()})
         else:
-            columns = sorted({m for v in block for m in v}, key=order, reverse=True)
+            columns = sorted({m for v in block for m in v}, key=order_key, reverse=True)
             den = lcm(*(int(a.q) for v in block for a in v.values()))
             h = fmpz_mat([[int(v.get(m, 0) * den) for m in columns] for v in block]).hnf()
             for r in range(h.nrows()):
                 row = {m: fmpq(int(h[r, c]), den) for c, m in enumerate(columns) if h[r, c] != 0}
                 if row:
                     rows.append(row)
-        pivots = [(max(rows[k], key=order), k) for k in range(first, len(rows))]
+        pivots = [(max(rows[k], key=order_key), k) for k in range(first, len(rows))]
         for i in members:
             rest, found = dict(vectors[i]), []
             for lead, k in pivots:  # decreasing pivots: each row's pivot is below the ones before it

@@ -20,7 +20,6 @@ rationals do not). Instances are immutable and cache their monic form.
 from __future__ import annotations
 
 from functools import lru_cache
-from fractions import Fraction
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from flint import fmpq, fmpq_mpoly
@@ -54,11 +53,6 @@ def key_product(k: Key, l: Key) -> Key:
 
 def key_inverse(k: Key) -> Key:
     return (tuple((j, -e) for j, e in k[0]), -k[1], k[2])
-
-
-def key_order(k: Key) -> tuple:
-    """A total order on keys (which term of a denominator is made 1 by :meth:`PolyExp.monic`)."""
-    return (k[0], Fraction(k[1], k[2]))
 
 
 class PolyExp:
@@ -165,7 +159,7 @@ class PolyExp:
         polynomial of leading coefficient 1. Cached, so a denominator shared by many
         fractions is normalised once."""
         if self._monic is None:
-            top = max(self.terms, key=key_order)
+            top = max(self.terms)  # any fixed total order: keys are tuples of integers in lowest terms
             r = self.terms[top].leading_coefficient()
             inv = key_inverse(top)
             m = PolyExp({key_product(k, inv): p / r for k, p in self.terms.items()}, self.ring)

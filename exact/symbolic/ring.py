@@ -22,7 +22,7 @@ from flint import arb, ctx, fmpq, fmpq_mpoly, fmpq_mpoly_ctx
 
 from exact.errors import NotInFieldError
 from exact.expsum import ExpSum
-from exact.symbolic.basis import Coordinates, ExpBasis, split_constant
+from exact.symbolic.basis import Coordinates, ExpBasis, split_constant, vector_key
 from exact.symbolic.number import SymNumber
 from exact.symbolic.polyexp import ONE, Key, PolyExp
 from exact.symbolic.regions import Affine, Regions, affine_form
@@ -43,7 +43,7 @@ class SymbolicRing:
         self.ctx = fmpq_mpoly_ctx.get(self.variables, "lex")
         self.basis = ExpBasis(basis)
         #: Every exponential of a non-constant argument formed: key -> (its non-constant part, coordinates).
-        self.exponentials: dict[tuple, tuple[dict, Coordinates]] = {}
+        self.exponentials: dict[str, tuple[dict, Coordinates]] = {}
         #: The constant parts c of the exponentials formed.
         self.constants: set[fmpq] = set()
         self._divisors: dict[int, PolyExp] = {}
@@ -55,6 +55,8 @@ class SymbolicRing:
         self._one = self.polynomial(self.ctx.constant(1))
         self._point: list[fmpq] | None = None
         self._point_exps: dict[tuple[int, int], arb] = {}
+        #: The uninterpreted values formed, in order: (function name, argument); R_k is the k-th.
+        self.uninterpreted_values: list[tuple[str, SymNumber]] = []
 
     # -- elements ------------------------------------------------------------------------
     def variable(self, name: str) -> SymNumber:
@@ -86,7 +88,7 @@ class SymbolicRing:
         coords = self.basis.coordinates(v, p)
         self.constants.add(c)
         if v:
-            self.exponentials.setdefault(tuple(sorted(v.items())), (v, coords))
+            self.exponentials.setdefault(vector_key(v), (v, coords))
         return SymNumber.fraction(PolyExp({(coords, int(c.p), int(c.q)): self.ctx.constant(1)}, self))
 
     # -- signs ---------------------------------------------------------------------------
@@ -160,23 +162,30 @@ class SymbolicRing:
     def nonzero_at_a_point(self, x: SymNumber, prec: int = 128) -> bool:
         """Whether x is proven nonzero by its value at one rational point: an arb enclosure of
         x there that excludes 0 (a function nonzero at a point is not the zero function).
-        False says nothing. The point is pseudo-random, fixed per ring."""
+        False says nothing."""
+        v = self.at_point(x, prec)
+        return v is not None and not v.contains(0)
+
+    def at_point(self, x: SymNumber, prec: int = 128) -> arb | None:
+        """An enclosure of x at the ring's point (pseudo-random, fixed per ring), or None where a
+        denominator's enclosure there contains 0. An uninterpreted value is given its function's
+        value there, so this is the value of x as the function it stands for."""
         if self._point is None:
             rng = random.Random(len(self.variables))
             self._point = [fmpq(rng.randint(-97, 97), rng.randint(1, 89)) for _ in self.variables]
         with ctx.workprec(prec):
             total = arb(0)
             for n, d in x.parts:
-                v = self._value(n)
+                v = self._value(n, prec)
                 if d is not None:
-                    dv = self._value(d)
+                    dv = self._value(d, prec)
                     if dv.contains(0):
-                        return False
+                        return None
                     v = v / dv
                 total += v
-            return not total.contains(0)
+            return total
 
-    def _value(self, p: PolyExp) -> arb:
+    def _value(self, p: PolyExp, prec: int) -> arb:
         """An enclosure of p at the ring's point (at the working precision)."""
         out = arb(0)
         for (coords, cp, cq), poly in p.terms.items():
@@ -184,12 +193,45 @@ class SymbolicRing:
             if cp:
                 term *= (arb(cp) / cq).exp()
             for j, e in coords:
-                ej = self._point_exps.get((j, ctx.prec))
+                ej = self._point_exps.get((j, prec))
                 if ej is None:
-                    ej = self._point_exps[(j, ctx.prec)] = arb(self.basis.vectors[j](*self._point)).exp()
+                    ej = self._point_exps[(j, prec)] = self._symbol_at_point(j, prec)
                 term *= ej**e
             out += term
         return out
+
+    def _symbol_at_point(self, j: int, prec: int) -> arb:
+        if j >= 0:
+            return arb(self.basis.vectors[j](*self._point)).exp()
+        name, arg = self.uninterpreted_values[-j - 1]
+        v = self.at_point(arg, prec)
+        if v is None:
+            return arb(0, 1 << 60)  # a wide ball: the point decides nothing about this symbol
+        return (v + abs(v)) / 2  # relu, the one function applied uninterpreted
+
+    # -- uninterpreted functions -----------------------------------------------------------
+    def uninterpreted(self, name: str, x: SymNumber) -> SymNumber:
+        """f(x) as a new indeterminate R_k, the same one for arguments equal as functions.
+
+        Sound for proving identities: if an expression in the R_k is zero as a polynomial in
+        them, it stays zero whatever functions the R_k stand for (substitution is a ring
+        homomorphism). The converse fails, so a nonzero difference then proves nothing.
+        R_k is keyed by the coordinate index -(k + 1), beside the basis exponentials.
+        """
+        v = self.at_point(x)
+        for k, (other_name, y) in enumerate(self.uninterpreted_values):
+            if other_name != name:
+                continue
+            w = self.at_point(y)
+            if v is not None and w is not None and not v.overlaps(w):
+                continue  # different values at the point: different functions
+            if (x - y).is_zero():
+                return self._uninterpreted_symbol(k)
+        self.uninterpreted_values.append((name, x))
+        return self._uninterpreted_symbol(len(self.uninterpreted_values) - 1)
+
+    def _uninterpreted_symbol(self, k: int) -> SymNumber:
+        return SymNumber.fraction(PolyExp({(((-k - 1, 1),), 0, 1): self.ctx.constant(1)}, self))
 
     # -- divisors ------------------------------------------------------------------------
     def note_divisor(self, p: PolyExp) -> None:

@@ -17,6 +17,7 @@ import proofs.lemmas.maxmin  # noqa: F401
 import proofs.lemmas.relu  # noqa: F401
 import proofs.lemmas.softmax  # noqa: F401
 import proofs.lemmas.transpose  # noqa: F401
+import proofs.simulator.encoder  # noqa: F401
 import proofs.simulator.multihead  # noqa: F401
 import proofs.simulator.universal  # noqa: F401
 from proofs import references
@@ -38,6 +39,11 @@ STATEMENTS: dict[str, tuple[str, str, str]] = {
     "multihead": (
         "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d_o)",
         "multihead(n, d, d_v, h, d_o) maps its input to vec([T_1(X), ..., T_h(X)] W_O), and the rest to 0",
+        "",
+    ),
+    "encoder_layer": (
+        "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d), W_1 (d x f), b_1 (1 x f), W_2 (f x d), b_2 (1 x d)",
+        "encoder_layer(n, d, d_v, h, f) maps its input to vec(Y + ReLU(Y W_1 + b_1) W_2 + b_2) with Y = X + MHA(X), and the rest to 0",
         "",
     ),
 }

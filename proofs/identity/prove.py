@@ -182,5 +182,6 @@ def identity_sections(cons: Construction, proof: SymbolicProof) -> dict[str, Any
             "mismatches": proof.mismatches[:10],
             "rest_is_zero": proof.rest_is_zero,
             "hypotheses": sum(d["sign"] == "hypothesis" for d in divisors),
+            "uninterpreted": len(proof.field.ring.uninterpreted_values),
         },
     }

@@ -19,7 +19,7 @@ of terms ``[coordinates over H, constant c, polynomial]``, sorted.
 from __future__ import annotations
 
 from math import lcm
-from typing import Any, Mapping
+from typing import Any
 
 from flint import fmpq
 
@@ -27,11 +27,7 @@ from exact.rationals import rational_to_json
 from exact.symbolic.basis import Coordinates, Vector, hermite_basis, split_constant
 from exact.symbolic.polyexp import PolyExp
 from exact.symbolic.ring import SymbolicRing
-from exact.symbolic.terms import monomial_pairs, poly_to_json, terms
-
-
-def _vector_to_json(v: Vector, index: Mapping[str, int]) -> list[list[Any]]:
-    return sorted([monomial_pairs(m, index), rational_to_json(a)] for m, a in v.items())
+from exact.symbolic.terms import monomial_pairs, terms
 
 
 class Witness:
@@ -40,7 +36,8 @@ class Witness:
     def __init__(self, ring: SymbolicRing):
         self.ring = ring
         self.index = {name: i for i, name in enumerate(ring.variables)}
-        order = lambda m: monomial_pairs(m, self.index)  # noqa: E731
+        self._pairs: dict[str, list[list[int]]] = {}
+        order = self.pairs
         arguments = [v for v, _ in ring.exponentials.values()]
         # the prover's basis vectors are among what H spans: their coordinates translate every key
         prover = [split_constant(b)[1] for b in ring.basis.vectors]
@@ -49,17 +46,30 @@ class Witness:
         self._over_h = coords[len(arguments) :]
         self.denominator = lcm(1, *(int(c.q) for c in ring.constants))
 
+    def pairs(self, monomial: str) -> list[list[int]]:
+        """The monomial as sorted [variable index, exponent] pairs (cached: rows and arguments share them)."""
+        p = self._pairs.get(monomial)
+        if p is None:
+            p = self._pairs[monomial] = monomial_pairs(monomial, self.index)
+        return p
+
+    def vector_to_json(self, v: Vector) -> list[list[Any]]:
+        return sorted([self.pairs(m), rational_to_json(a)] for m, a in v.items())
+
     def over_h(self, coords: Coordinates) -> Coordinates:
         """Coordinates over the prover's basis, rewritten over H."""
         acc: dict[int, int] = {}
         for j, a in coords:
+            if j < 0:  # the uninterpreted value R_{-j-1} keeps its index
+                acc[j] = acc.get(j, 0) + a
+                continue
             for k, b in self._over_h[j]:
                 acc[k] = acc.get(k, 0) + a * b
         return tuple(sorted((k, a) for k, a in acc.items() if a))
 
     def polyexp_to_json(self, p: PolyExp) -> list[list[Any]]:
         return sorted(
-            [[list(pair) for pair in self.over_h(coords)], rational_to_json(fmpq(cp, cq)), poly_to_json(q, self.index)]
+            [[list(pair) for pair in self.over_h(coords)], rational_to_json(fmpq(cp, cq)), self.vector_to_json(dict(terms(q)))]
             for (coords, cp, cq), q in p.terms.items()
         )
 
@@ -69,10 +79,8 @@ class Witness:
 
     def exp_basis_json(self) -> dict[str, Any]:
         return {
-            "rows": [_vector_to_json(r, self.index) for r in self.rows],
-            "arguments": sorted(
-                [_vector_to_json(v, self.index), [list(pair) for pair in c]] for v, c in self.arguments
-            ),
+            "rows": [self.vector_to_json(r) for r in self.rows],
+            "arguments": sorted([self.vector_to_json(v), [list(pair) for pair in c]] for v, c in self.arguments),
             "constant_denominator": self.denominator,
         }
 
