@@ -239,7 +239,10 @@ class SignOracle:
         if type(x) is Quotient:
             if x.field.is_zero(x):
                 return 0
-            raise IdentityFailure(f"the sign of a value that depends on the inputs is needed ({_brief(x)}); the identity checker has no rule for it")
+            raise IdentityFailure(
+                f"the sign of {_brief(x)} is needed, a value that depends on the inputs or has exponentials: "
+                "the identity checker decides the signs of rational constants only"
+            )
         raise IdentityFailure(f"the sign of a non-number {_brief(x)} is needed")
 
 
@@ -263,7 +266,7 @@ class Rule:
     arity: int
     params: tuple[str, ...]
     build: Callable[..., Callable[..., Any]]
-    #: What it computes, for the one-line refusals and the reader.
+    #: What it computes, restated from its documentation (named when its rule refuses a value).
     meaning: str
 
 
@@ -462,13 +465,13 @@ class Evaluator:
 
     def __init__(self, graph: Graph, field: Field, oracle: SignOracle):
         self.graph, self.F, self.S = graph, field, oracle
-        self._functions: dict[int, Callable[..., Any]] = {}
+        self._functions: dict[int, tuple[FunctionSpec, Callable[..., Any]]] = {}
         for v, node in graph.nodes.items():  # every function has a rule before anything is evaluated
             if node.op in ("map", "sequence_map"):
                 spec = function_spec(node.params.get("fn"))
                 if spec.arity != OPS[node.op][0]:
                     raise IdentityFailure(f"node {v}: the function {spec.name!r} takes {spec.arity} argument(s), {node.op} gives {OPS[node.op][0]}")
-                self._functions[v] = spec.bind(field, oracle)
+                self._functions[v] = spec, spec.bind(field, oracle)
 
     def run(self, tokens: list[Any], output: str = "output") -> list[Any]:
         """The value of the graph's output ``output`` on the token sequence.
@@ -534,12 +537,12 @@ class Evaluator:
         return [constant(x) for x in vals]
 
     def op_map(self, node: Node, tokens: list[Any], xs: list[Any]) -> list[Any]:
-        return self._apply(self._functions[node.id], xs)
+        return self._apply(*self._functions[node.id], xs)
 
     def op_sequence_map(self, node: Node, tokens: list[Any], xs: list[Any], ys: list[Any]) -> list[Any]:
-        return self._apply(self._functions[node.id], xs, ys)
+        return self._apply(*self._functions[node.id], xs, ys)
 
-    def _apply(self, f: Callable[..., Any], *seqs: list[Any]) -> list[Any]:
+    def _apply(self, spec: FunctionSpec, f: Callable[..., Any], *seqs: list[Any]) -> list[Any]:
         """f at every position (None where an argument is None). Functions are pure, so f runs once per
         distinct tuple of argument objects (a default or a shared mean fills many positions)."""
         memo: dict[tuple[int, ...], Any] = {}
@@ -548,7 +551,10 @@ class Evaluator:
             key = tuple(map(id, args))  # the arguments stay alive in seqs while memo is used
             value = memo.get(key, memo)
             if value is memo:
-                value = memo[key] = None if any(a is None for a in args) else f(*args)
+                try:
+                    value = memo[key] = None if any(a is None for a in args) else f(*args)
+                except IdentityFailure as e:
+                    raise IdentityFailure(f"{spec.name} ({RULES[spec.name].meaning}): {e}") from None
             out.append(value)
         return out
 

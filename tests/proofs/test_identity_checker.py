@@ -244,6 +244,15 @@ def test_a_dropped_hypothesis_fails(inverse3):
     refused(doc, "not a recorded hypothesis")
 
 
+def test_a_hypothesis_the_statement_does_not_make_fails(universal):
+    # X_0_0 != 0, recorded as a hypothesis of U, which divides by no such value and assumes nothing
+    doc = copy.deepcopy(universal)
+    doc["outputs"]["divisors"].append({"divisor": [[[], "0", [[[[0, 1]], "1"]]]], "sign": "hypothesis"})
+    doc["result"]["hypotheses"] = 1
+    problems = refused(doc, "never divided by")
+    assert any("not the statement's" in p for p in problems)
+
+
 def test_a_positive_softmax_divisor_relabelled_a_hypothesis_fails():
     doc = prove("softmax", r=1, c=2)
     doc["outputs"]["divisors"][0]["sign"] = "hypothesis"
