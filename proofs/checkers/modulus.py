@@ -25,7 +25,9 @@ How each pair is decided:
    lo_j - hi_i), and t_k = floor(T_k 2^S) computed exactly (floor of a q-th
    root of an integer), the pair is proven if U <= t_k (then |f_i - f_j| 2^S <=
    U <= T_k 2^S) and violated if D > t_k (then D >= t_k + 1 > T_k 2^S). Every
-   pair at once, per offset of the grid tensor, in integers.
+   pair at once, per offset of the grid tensor, in integers: first at the
+   coarser scale that keeps them in int64 (most pairs are decided there), then
+   at scale 2^prec for the pairs still open.
 3. Pairs left undecided by both are enclosed again at 4 and 16 times the
    precision (at most 2^16 bits); what is still undecided stays undecided.
 
@@ -111,7 +113,7 @@ def decide(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int) ->
         if o > (0,) * d and index[src].size:
             offsets.append((max(map(abs, o)), src, dst))
     comparable = [(ids[s] >= 0) & (ids[t] >= 0) & ((rational_at[s] & rational_at[t]) | zero_at[s] | zero_at[t] | (ids[s] == ids[t])) for _, s, t in offsets]
-    still = [np.ones(index[s].shape, dtype=bool) for _, s, _ in offsets]
+    still = [np.ones(index[s].shape, dtype=bool) for _, s, _ in offsets]  # the pairs not decided yet
     counts = {"proven": 0, "exact": 0, "violated": 0}
     worst: list[tuple[int, str]] = []  # (key i G + j of the least violated pair, how it was decided)
 
@@ -121,41 +123,55 @@ def decide(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int) ->
             at = int(np.argmin(keys))
             worst.append((int(keys[at]), EXACT if exactly[at] else how))
 
-    def sweep(S: int, first: bool) -> None:
-        """Decide the open pairs from the values' enclosures at S bits, rounded outward to integers at scale 2^S
-        (on the first sweep, a pair of exactly comparable values is decided from exact values)."""
-        scale = fmpq(2) ** S
-        ends = []
-        with ctx.workprec(S):
+    def enclose(P: int) -> list[tuple[fmpq, fmpq]]:
+        """[lo, hi] containing each grid value: the exact value, or enclosures at P bits."""
+        out = []
+        with ctx.workprec(P):
             for x, v in zip(points, values):
                 if isinstance(v, fmpq):
-                    lo = hi = v
+                    out.append((v, v))
                 elif v is not None:
                     ball = v.enclose()
-                    lo, hi = rational(ball.lower()), rational(ball.upper())
+                    out.append((rational(ball.lower()), rational(ball.upper())))
                 else:
-                    lo, hi = endpoints(f([point(c) for c in x]))
-                ends.append((int((lo * scale).floor()), int((hi * scale).ceil())))
-        dtype = np.int64 if 2 * max(max(abs(a), abs(b)) for a, b in ends) < INT64_LIMIT else object
-        LO, HI = (np.array([e[k] for e in ends], dtype=dtype).reshape(shape) for k in (0, 1))
+                    out.append(endpoints(f([point(c) for c in x])))
+        return out
+
+    def sweep(ends: list[tuple[fmpq, fmpq]], S: int, how: str, first: bool) -> None:
+        """Decide the open pairs from these intervals rounded outward to integers at scale 2^S
+        (on the first rung, a pair of exactly comparable values counts as decided from exact values)."""
+        scale = fmpq(2) ** S
+        ints = [(int((lo * scale).floor()), int((hi * scale).ceil())) for lo, hi in ends]
+        dtype = np.int64 if 2 * max(max(abs(a), abs(b)) for a, b in ints) < INT64_LIMIT else object
+        LO, HI = (np.array([e[k] for e in ints], dtype=dtype).reshape(shape) for k in (0, 1))
         thr = thresholds(C, alpha, m, S, sorted({k for k, _, _ in offsets}))
         for n, (k, s, t) in enumerate(offsets):
-            if not still[n].any():
+            at = np.flatnonzero(still[n])  # only the open pairs: on later passes few, in big integers
+            if not at.size:
                 continue
-            ok = still[n] & (np.maximum(HI[s] - LO[t], HI[t] - LO[s]) <= thr[k])
-            bad = still[n] & (np.maximum(LO[s] - HI[t], LO[t] - HI[s]) > thr[k])
+            lo_s, hi_s, lo_t, hi_t = (A[u].ravel()[at] for A, u in ((LO, s), (HI, s), (LO, t), (HI, t)))
+            ok = np.maximum(hi_s - lo_t, hi_t - lo_s) <= thr[k]
+            bad = np.maximum(lo_s - hi_t, lo_t - hi_s) > thr[k]
             counts["proven"] += int(ok.sum())
-            exactly = comparable[n] if first else np.zeros_like(ok)
+            exactly = comparable[n].ravel()[at] if first else np.zeros_like(ok)
             counts["exact"] += int((exactly & (ok | bad)).sum())
-            record_violated(_keys(index[s][bad], index[t][bad], G), exactly[bad], f"enclosures at {S} bits")
-            still[n] &= ~(ok | bad)
+            record_violated(_keys(index[s].ravel()[at][bad], index[t].ravel()[at][bad], G), exactly[bad], how)
+            flat = still[n].ravel()  # a view: still[n] is contiguous
+            flat[at[ok | bad]] = False
 
     tried = []
-    for rung, S in enumerate(ladder(prec)):
+    for rung, P in enumerate(ladder(prec)):
         if rung and not any(o.any() for o in still):
             break
-        tried.append(S)
-        sweep(S, rung == 0)
+        tried.append(P)
+        ends = enclose(P)
+        if rung == 0:
+            # A first pass at the scale that keeps every integer in int64 decides most pairs quickly.
+            top = max(max(abs(lo), abs(hi)) for lo, hi in ends)
+            coarse = min(P, 58 - (int(top.p).bit_length() - int(top.q).bit_length() + 1))
+            if coarse > 0:
+                sweep(ends, coarse, f"enclosures at {P} bits", True)
+        sweep(ends, P, f"enclosures at {P} bits", rung == 0)
         if rung == 0:  # exact values decide what their rounded enclosures left open (at most MAX_EXACT_PAIRS)
             budget = MAX_EXACT_PAIRS
             for n, (k, s, t) in enumerate(offsets):
