@@ -44,6 +44,8 @@ MAX_D = 16
 MAX_PREC = 4096
 #: Rough seconds per branch-and-bound box (three cones, d = 2: 0.13 s for 393 boxes), for --estimate.
 SECONDS_PER_BOX = 3.5e-4
+#: Rough seconds per grid pair of the stated modulus (x1^(1/2) on 4097 points: 8.4 million pairs in about 2 s).
+SECONDS_PER_GRID_PAIR = 3e-7
 
 TARGET = Param("target", str, "three_cones", f"library target: {', '.join(LIBRARY)}")
 EXPR = Param("expr", str, "", "a user target instead: an expression in x1..xd (numbers, + - * / **, sqrt exp log sin cos atan Abs Max Min, pi, E); needs --L")
@@ -80,11 +82,13 @@ def instance_cost(claim: str, t: Target, m: int, max_leaves: int, rasp_evaluatio
     """N positions (exact), the RASP evaluations plus the leaf budget (each leaf a verifier re-checks), rough
     time, and the target's magnitude on the cube (refused up front when too large: proofs/cost.py)."""
     N = sequence_length(bounded("d", t.d, 1, MAX_D), m)
+    G = (m + 1) ** t.d
+    grid_pairs = G * (3**t.d - 1) // 2 if t.lipschitz else G * (G - 1) // 2  # king neighbours, or all pairs
     return Cost(
         positions=N,
         pairs=N,
         evaluations=rasp_evaluations + max_leaves,
-        seconds=SECONDS_PER_POSITION * N * rasp_evaluations + SECONDS_PER_BOX * 2 * max_leaves,
+        seconds=SECONDS_PER_POSITION * N * rasp_evaluations + SECONDS_PER_BOX * 2 * max_leaves + SECONDS_PER_GRID_PAIR * grid_pairs,
         memory=1024 * N + 200 * max_leaves,
         magnitude=target_magnitude(claim, t.text, t.expr, variables(t.d)),
     )
