@@ -77,12 +77,13 @@ def _merge(parts: Iterable[Part]) -> tuple[Part, ...]:
 class SymNumber:
     """Σ_j n_j / d_j over the exponential polynomials of one :class:`SymbolicRing`; immutable."""
 
-    __slots__ = ("parts", "ring")
+    __slots__ = ("parts", "ring", "_inverse")
 
     def __init__(self, parts: tuple[Part, ...], ring: "SymbolicRing"):
         # Trusted: distinct normalised denominators, no zero numerator.
         self.parts = parts
         self.ring = ring
+        self._inverse: SymNumber | None = None  # cached: a softmax sum divides every entry of its row
 
     @classmethod
     def fraction(cls, num: PolyExp, den: PolyExp | None = None) -> "SymNumber":
@@ -202,12 +203,15 @@ class SymNumber:
 
     def inverse(self) -> "SymNumber":
         """1/self, with the parts combined first; the numerator is recorded as a divisor."""
+        if self._inverse is not None:
+            return self._inverse
         if self.is_zero():
             raise ExactZeroDivision("division by an exact zero (the zero function) in the symbolic field")
         n, d = self.combined()
         self.ring.note_divisor(n)
         one = PolyExp({ONE: self.ring.ctx.constant(1)}, self.ring)
-        return SymNumber.fraction(one if d is None else d, n)
+        self._inverse = SymNumber.fraction(one if d is None else d, n)
+        return self._inverse
 
     def __pow__(self, k: int) -> "SymNumber":
         if not isinstance(k, int) or isinstance(k, bool):

@@ -166,6 +166,11 @@ class SymbolicRing:
         v = self.at_point(x, prec)
         return v is not None and not v.contains(0)
 
+    def set_point(self, values: Sequence[fmpq]) -> None:
+        """Evaluate at these values of the variables from now on (:meth:`at_point`)."""
+        self._point = list(values)
+        self._point_exps.clear()
+
     def at_point(self, x: SymNumber, prec: int = 128) -> arb | None:
         """An enclosure of x at the ring's point (pseudo-random, fixed per ring), or None where a
         denominator's enclosure there contains 0. An uninterpreted value is given its function's

@@ -23,7 +23,7 @@ import proofs.simulator.universal  # noqa: F401
 from proofs import references
 from proofs.certify import certificate
 from proofs.checkers.identity import check_identity
-from proofs.identity.prove import identity_sections, prove_symbolic
+from proofs.identity.prove import SymbolicTask, identity_sections, prove_symbolic
 from proofs.layout_claims import LAYOUT_CLAIMS
 from proofs.registry import Claim, register
 
@@ -63,7 +63,7 @@ class IdentityClaim:
 
     def prove(self, **sizes: int) -> dict[str, Any]:
         cons = LAYOUT_CLAIMS[self.base].build(**sizes)
-        sections = identity_sections(cons, prove_symbolic(cons, references.OVER_ANY_FIELD[self.base]))
+        sections = identity_sections(cons, prove_symbolic(SymbolicTask.of_construction(cons, references.OVER_ANY_FIELD[self.base])))
         return certificate(
             claim=self.name,
             params=dict(sizes),

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from constructions import rasp
-from constructions.layout import Construction, Layout
+from constructions.layout import Construction
 from constructions.rasp.static import influences, static_selections
 from exact.domains.symbolic import Sym, SymbolicField
 from exact.errors import AttncertError
@@ -39,18 +39,48 @@ class NoSymbolicRule(AttncertError):
     """The construction uses an operation the symbolic field has no rule for."""
 
 
-def variable_names(layout: Layout) -> dict[str, list[list[str]]]:
-    """One variable per input entry: entry (i, j) of matrix M is ``M_i_j``."""
-    names = {m: [[f"{m}_{i}_{j}" for j in range(c)] for i in range(r)] for m, r, c in layout.inputs}
-    flat = [v for rows in names.values() for row in rows for v in row]
-    if len(set(flat)) != len(flat):
-        raise ValueError("the layout's matrix names make two variables with one name")
-    return names
+@dataclass(frozen=True)
+class SymbolicTask:
+    """What one symbolic proof evaluates: a graph on tokens encoded from symbolic matrices, and which
+    positions of its output must equal which reference entries, and which must be 0.
+
+    The inputs' entries are the variables, matrix by matrix, row-major; ``positions`` gives the
+    token position of each (for the data flow of region splitting), None where not known.
+    """
+
+    name: str
+    graph: Any
+    length: int
+    shapes: Mapping[str, tuple[int, int]]
+    encode: Callable[[Mapping[str, Rows], Any], list[Any]]
+    reference: Callable[[Mapping[str, Rows], Any], Rows]
+    #: Output positions compared with the reference's entries (row-major), and the reference's columns.
+    compared: list[int]
+    columns: int
+    #: Output positions that must be 0.
+    zeros: list[int]
+    positions: list[int] | None = None
+
+    @classmethod
+    def of_construction(cls, cons: Construction, reference: Callable[[Mapping[str, Rows], Any], Rows]) -> "SymbolicTask":
+        (r, c), n = cons.layout.output, cons.layout.length
+        return cls(
+            cons.name, cons.graph(), n, {m: (a, b) for m, a, b in cons.layout.inputs}, cons.layout.encode, reference,
+            list(range(r * c)), c, list(range(r * c, n)), list(range(sum(a * b for _, a, b in cons.layout.inputs))),
+        )
+
+    def variables(self) -> dict[str, list[list[str]]]:
+        """One variable per input entry: entry (i, j) of matrix M is ``M_i_j``."""
+        names = {m: [[f"{m}_{i}_{j}" for j in range(c)] for i in range(r)] for m, (r, c) in self.shapes.items()}
+        flat = [v for rows in names.values() for row in rows for v in row]
+        if len(set(flat)) != len(flat):
+            raise ValueError("the matrix names make two variables with one name")
+        return names
 
 
 @dataclass
 class SymbolicProof:
-    """The outcome of evaluating a construction and its reference over one symbolic field."""
+    """The outcome of evaluating a task and its reference over one symbolic field."""
 
     field: SymbolicField
     variables: list[str]
@@ -60,19 +90,16 @@ class SymbolicProof:
     regions: Regions | None = None
 
 
-def prove_symbolic(cons: Construction, reference: Callable[[Mapping[str, Rows], Any], Rows]) -> SymbolicProof:
-    """Evaluate ``cons`` and ``reference`` over Sym and compare them, restarting from a finer
+def prove_symbolic(task: SymbolicTask) -> SymbolicProof:
+    """Evaluate the task and its reference over Sym and compare them, restarting from a finer
     exponential basis (:class:`RefineBasis`) or with region splitting over coarser groups of
     variables (:class:`MixedGroups`) as the evaluation requires."""
-    g = cons.graph()
-    static_selections(g)  # refuses a value-dependent select before anything is evaluated
-    names = variable_names(cons.layout)
-    flat = [v for rows in names.values() for row in rows for v in row]
+    static_selections(task.graph)  # refuses a value-dependent select before anything is evaluated
     basis: list = []
     groups: list[frozenset[int]] | None = None
     for _ in range(MAX_RESTARTS):
         try:
-            return _compare(cons, g, reference, names, flat, basis, groups)
+            return _compare(task, basis, groups)
         except AttncertError as e:
             cause = _root(e)
             if isinstance(cause, RefineBasis):
@@ -80,36 +107,37 @@ def prove_symbolic(cons: Construction, reference: Callable[[Mapping[str, Rows], 
             elif isinstance(cause, MixedGroups) and groups is not None:
                 merged = frozenset().union(*(groups[k] for k in cause.groups if k >= 0))
                 groups = [grp for k, grp in enumerate(groups) if k not in cause.groups] + [merged]
-            elif isinstance(cause, InputDependentSign) and groups is None and "region splitting" in str(cause):
-                groups = _groups(g, cons.layout.length, len(flat))
+            elif isinstance(cause, InputDependentSign) and groups is None and "region splitting" in str(cause) and task.positions:
+                groups = _groups(task)
             else:
-                raise NoSymbolicRule(f"{cons.name}: no symbolic proof: {e}") from None
-    raise NoSymbolicRule(f"{cons.name}: the evaluation restarted {MAX_RESTARTS} times without settling")
+                raise NoSymbolicRule(f"{task.name}: no symbolic proof: {e}") from None
+    raise NoSymbolicRule(f"{task.name}: the evaluation restarted {MAX_RESTARTS} times without settling")
 
 
-def _compare(cons, g, reference, names, flat, basis, groups) -> SymbolicProof:
+def _compare(task: SymbolicTask, basis: list, groups: list[frozenset[int]] | None) -> SymbolicProof:
+    names = task.variables()
+    flat = [v for rows in names.values() for row in rows for v in row]
     field = Sym(flat, basis)
     ring = field.ring
     regions = ring.regions = Regions(groups) if groups is not None else None
-    n_out = cons.layout.output[0] * cons.layout.output[1]
-    proof = SymbolicProof(field, flat, n_out, regions=regions)
-    owner = _entry_groups(g, cons.layout.length, groups) if groups is not None else None
+    proof = SymbolicProof(field, flat, len(task.compared), regions=regions)
+    owner = _entry_groups(task, groups) if groups is not None else None
+    checks = list(enumerate(task.compared)) + [(None, p) for p in task.zeros]
     first = True
     while True:
         mats = {m: [[field.variable(v) for v in row] for row in rows] for m, rows in names.items()}
-        seq = cons.run(mats, field, g)
-        ref = [x for row in reference(mats, field) for x in row]
+        seq = rasp.evaluate_graph(task.graph, task.encode(mats, field), field)["output"]
+        ref = [x for row in task.reference(mats, field) for x in row]
         reached = regions.end_pass() if regions is not None else {}
-        for e, value in enumerate(seq):
-            k = owner[e] if owner is not None else None
+        for e, pos in checks:
+            k = owner[pos] if owner is not None else None
             if not (first if k is None else k in reached):
                 continue
-            diff = field.convert(value - ref[e] if e < n_out else value)
+            diff = field.convert(seq[pos] - ref[e] if e is not None else seq[pos])
             equalities = [f for f, s in regions.groups[k].leaves[reached[k]] if s == 0] if k is not None else []
             if not ring.is_zero_on(diff, equalities):  # as a function: a nonzero difference is a refutation
-                if e < n_out:
-                    c = cons.layout.output[1]
-                    proof.mismatches.append({"row": e // c, "col": e % c})
+                if e is not None:
+                    proof.mismatches.append({"row": e // task.columns, "col": e % task.columns})
                 else:
                     proof.rest_is_zero = False
         first = False
@@ -117,8 +145,10 @@ def _compare(cons, g, reference, names, flat, basis, groups) -> SymbolicProof:
             return proof
 
 
-def _groups(g, length: int, nvars: int) -> list[frozenset[int]]:
-    """Variables linked by some output position's influence (input position p is variable p)."""
+def _groups(task: SymbolicTask) -> list[frozenset[int]]:
+    """Variables linked by some output position's influence (variable k sits at ``positions[k]``)."""
+    nvars = len(task.positions)
+    at = {p: k for k, p in enumerate(task.positions)}
     parent = list(range(nvars))
 
     def find(i: int) -> int:
@@ -127,21 +157,21 @@ def _groups(g, length: int, nvars: int) -> list[frozenset[int]]:
             i = parent[i]
         return i
 
-    for s in influences(g, length, g.graph["outputs"]["output"]):
-        s = [p for p in s if p < nvars]
-        for p in s[1:]:
-            parent[find(p)] = find(s[0])
+    for s in influences(task.graph, task.length, task.graph.graph["outputs"]["output"]):
+        ks = [at[p] for p in s if p in at]
+        for k in ks[1:]:
+            parent[find(k)] = find(ks[0])
     out: dict[int, set[int]] = {}
     for i in range(nvars):
         out.setdefault(find(i), set()).add(i)
     return [frozenset(v) for v in out.values()]
 
 
-def _entry_groups(g, length: int, groups: list[frozenset[int]]) -> list[int | None]:
+def _entry_groups(task: SymbolicTask, groups: list[frozenset[int]]) -> list[int | None]:
     """For each output position, the group its value depends on (None: it depends on no input)."""
-    group_of = {v: k for k, grp in enumerate(groups) for v in grp}
+    group_of = {task.positions[v]: k for k, grp in enumerate(groups) for v in grp}
     out = []
-    for s in influences(g, length, g.graph["outputs"]["output"]):
+    for s in influences(task.graph, task.length, task.graph.graph["outputs"]["output"]):
         owners = {group_of[p] for p in s if p in group_of}
         if len(owners) > 1:
             raise MixedGroups(owners)
@@ -159,13 +189,6 @@ def _root(e: BaseException) -> BaseException:
 def identity_sections(cons: Construction, proof: SymbolicProof) -> dict[str, Any]:
     """The certificate's construction, inputs, outputs and result-detail of one symbolic proof."""
     g = cons.graph()
-    witness = Witness(proof.field.ring)
-    divisors = witness.divisors_json()
-    outputs: dict[str, Any] = {"exp_basis": witness.exp_basis_json(), "divisors": divisors}
-    if proof.regions is not None:
-        outputs["regions"] = [
-            {"variables": sorted(s.variables), "tree": s.tree_json(witness.affine_to_json)} for s in proof.regions.groups
-        ]
     return {
         "inputs": {"variables": proof.variables},
         "construction": {
@@ -174,6 +197,20 @@ def identity_sections(cons: Construction, proof: SymbolicProof) -> dict[str, Any
             "layout": cons.layout.to_json(),
             "static_selections": static_selections(g),
         },
+        **witness_sections(proof),
+    }
+
+
+def witness_sections(proof: SymbolicProof) -> dict[str, Any]:
+    """The certificate's outputs (exponential basis, divisors, regions) and result detail of one proof."""
+    witness = Witness(proof.field.ring)
+    divisors = witness.divisors_json()
+    outputs: dict[str, Any] = {"exp_basis": witness.exp_basis_json(), "divisors": divisors}
+    if proof.regions is not None:
+        outputs["regions"] = [
+            {"variables": sorted(s.variables), "tree": s.tree_json(witness.affine_to_json)} for s in proof.regions.groups
+        ]
+    return {
         "outputs": outputs,
         "result": {
             "relation": "identity",
