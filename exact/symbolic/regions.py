@@ -16,7 +16,7 @@ iff there are multipliers λ_i >= 0 for the strict decisions and μ_j of any sig
 ones with Σ λ_i s_i f_i + Σ μ_j f_j identically equal to a constant c, where either some
 λ_i > 0 and c <= 0, or every λ_i = 0 and c != 0. (One direction, the one a checker needs, is
 immediate: on a point of P the left side is > 0, or = 0 with every λ_i = 0.) The multipliers
-are found by an exact linear program (sympy's simplex over the rationals); a checker only
+are found by Fourier–Motzkin elimination over the rationals (:func:`farkas`); a checker only
 multiplies and adds.
 
 **Independent groups.** Questions about disjoint sets of variables are independent: the
@@ -78,69 +78,70 @@ def variables_of(f: Affine) -> set[int]:
 
 def farkas(decisions: list[tuple[Affine, int]]) -> list[fmpq] | None:
     """Motzkin multipliers (module docstring) proving the region of ``decisions`` empty, one per
-    decision in order, or None if the region is nonempty."""
-    from sympy import Matrix, Rational
-    from sympy.solvers.simplex import InfeasibleLPError, linprog
+    decision in order, or None if the region is nonempty.
 
-    variables = sorted({i for f, _ in decisions for i, _ in f[0]})
-    m = len(decisions)
-
-    def row(f: Affine, s: int) -> list[Any]:
-        c = dict(f[0])
+    Fourier–Motzkin elimination, exact over Q, each derived constraint carrying the combination of
+    decisions it is: the zero decisions eliminate one variable each (Gaussian elimination; one that
+    reduces to 0 = c != 0 is a certificate with every λ = 0); then each remaining variable is
+    eliminated from the strict ones by adding positive multiples of pairs with opposite signs
+    (Fourier 1827, Motzkin 1936). What is left is constants, and a constant c <= 0 is a certificate.
+    Region groups have few variables and few decisions, so the quadratic growth of a step stays small.
+    (sympy 1.14's exact simplex answered some infeasible systems with points that violate them.)
+    """
+    rows = []  # (coefficients by variable, constant, strict, combination of decisions)
+    for k, (f, s) in enumerate(decisions):
         w = s if s else 1
-        return [Rational(int((w * c.get(i, 0)).p), int((w * c.get(i, 0)).q)) for i in variables]
+        rows.append(({i: w * a for i, a in f[0]}, w * f[1], s != 0, {k: fmpq(1)}))
+    strict = [r for r in rows if r[2]]
+    equalities = [r for r in rows if not r[2]]
+    while equalities:
+        e, *equalities = equalities
+        lin, c, _, combo = e
+        if not lin:
+            if c:
+                return _as_list(combo, len(decisions))
+            continue
+        v, a = next(iter(lin.items()))
+        strict = [_add(r, e, -r[0].get(v, fmpq(0)) / a) for r in strict]
+        equalities = [_add(r, e, -r[0].get(v, fmpq(0)) / a) for r in equalities]
+    while True:
+        variables = {v for r in strict for v in r[0]}
+        if not variables:
+            break
+        v = min(variables)
+        pos = [r for r in strict if r[0].get(v, 0) > 0]
+        neg = [r for r in strict if r[0].get(v, 0) < 0]
+        rest = [r for r in strict if v not in r[0]]
+        strict = rest + [_add(_scale(p, -n[0][v]), n, p[0][v]) for p in pos for n in neg]
+    for lin, c, _, combo in strict:
+        if c <= 0:
+            return _as_list(combo, len(decisions))
+    return None
 
-    def const(f: Affine, s: int) -> Any:
-        b = (s if s else 1) * f[1]
-        return Rational(int(b.p), int(b.q))
 
-    strict = [k for k, (_, s) in enumerate(decisions) if s]
-    # Linear parts cancel: one equation per variable, over all multipliers.
-    cols = [row(f, s) for f, s in decisions]
-    a_eq = [[cols[k][v] for k in range(m)] for v in range(len(variables))]
-    bounds = [(0, None) if decisions[k][1] else (None, None) for k in range(m)]
-    objective = [const(f, s) for f, s in decisions]
+def _add(r: tuple, e: tuple, t: fmpq) -> tuple:
+    """The constraint r + t e (r's kind), with its combination of decisions."""
+    if not t:
+        return r
+    lin = dict(r[0])
+    for i, a in e[0].items():
+        x = lin.get(i, fmpq(0)) + t * a
+        if x:
+            lin[i] = x
+        else:
+            lin.pop(i, None)
+    combo = dict(r[3])
+    for k, m in e[3].items():
+        combo[k] = combo.get(k, fmpq(0)) + t * m
+    return lin, r[1] + t * e[1], r[2], combo
 
-    def solve(extra_row: list[Any], extra_rhs: Any, cost: list[Any]) -> list[Any] | None:
-        try:
-            _, x = linprog(
-                Matrix([cost]),
-                A=Matrix([[0] * m]),
-                b=Matrix([0]),
-                A_eq=Matrix(a_eq + [extra_row]),
-                b_eq=Matrix([0] * len(a_eq) + [extra_rhs]),
-                bounds=bounds,
-            )
-        except InfeasibleLPError:
-            return None
-        return list(x)
 
-    # Inconsistent equalities: λ = 0 and Σ μ_j f_j = a nonzero constant (scaled to 1).
-    eq_only = [0 if decisions[k][1] else 1 for k in range(m)]
-    if any(eq_only):
-        zero_strict = [[1 if k == j else 0 for k in range(m)] for j in strict]
-        try:
-            _, x = linprog(
-                Matrix([[0] * m]),
-                A=Matrix([[0] * m]),
-                b=Matrix([0]),
-                A_eq=Matrix(a_eq + [objective] + zero_strict),
-                b_eq=Matrix([0] * len(a_eq) + [1] + [0] * len(zero_strict)),
-                bounds=bounds,
-            )
-            return [fmpq(int(v.p), int(v.q)) for v in x]
-        except InfeasibleLPError:
-            pass
-    if not strict:
-        return None
-    # Σ λ_i = 1, minimise the constant; the region is empty iff the minimum is <= 0.
-    x = solve([1 if decisions[k][1] else 0 for k in range(m)], 1, objective)
-    if x is None:
-        return None
-    value = sum(c * v for c, v in zip(objective, x))
-    if value > 0:
-        return None
-    return [fmpq(int(v.p), int(v.q)) for v in x]
+def _scale(r: tuple, t: fmpq) -> tuple:
+    return {i: t * a for i, a in r[0].items()}, t * r[1], r[2], {k: t * m for k, m in r[3].items()}
+
+
+def _as_list(combo: dict[int, fmpq], m: int) -> list[fmpq]:
+    return [combo.get(k, fmpq(0)) for k in range(m)]
 
 
 def farkas_holds(decisions: list[tuple[Affine, int]], multipliers: list[fmpq]) -> bool:

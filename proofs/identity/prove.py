@@ -45,7 +45,8 @@ class SymbolicTask:
     positions of its output must equal which reference entries, and which must be 0.
 
     The inputs' entries are the variables, matrix by matrix, row-major; ``positions`` gives the
-    token position of each (for the data flow of region splitting), None where not known.
+    token position of each (for the data flow of region splitting: without it, all variables form
+    one group).
     """
 
     name: str
@@ -60,6 +61,8 @@ class SymbolicTask:
     #: Output positions that must be 0.
     zeros: list[int]
     positions: list[int] | None = None
+    #: How the tokens are evaluated, if not by the graph's evaluator (a compiled model's forward pass).
+    run: Callable[[list[Any], Any], list[Any]] | None = None
 
     @classmethod
     def of_construction(cls, cons: Construction, reference: Callable[[Mapping[str, Rows], Any], Rows]) -> "SymbolicTask":
@@ -107,8 +110,8 @@ def prove_symbolic(task: SymbolicTask) -> SymbolicProof:
             elif isinstance(cause, MixedGroups) and groups is not None:
                 merged = frozenset().union(*(groups[k] for k in cause.groups if k >= 0))
                 groups = [grp for k, grp in enumerate(groups) if k not in cause.groups] + [merged]
-            elif isinstance(cause, InputDependentSign) and groups is None and "region splitting" in str(cause) and task.positions:
-                groups = _groups(task)
+            elif isinstance(cause, InputDependentSign) and groups is None and "region splitting" in str(cause):
+                groups = _groups(task) if task.positions is not None else [frozenset(range(_count(task)))]
             else:
                 raise NoSymbolicRule(f"{task.name}: no symbolic proof: {e}") from None
     raise NoSymbolicRule(f"{task.name}: the evaluation restarted {MAX_RESTARTS} times without settling")
@@ -121,12 +124,15 @@ def _compare(task: SymbolicTask, basis: list, groups: list[frozenset[int]] | Non
     ring = field.ring
     regions = ring.regions = Regions(groups) if groups is not None else None
     proof = SymbolicProof(field, flat, len(task.compared), regions=regions)
-    owner = _entry_groups(task, groups) if groups is not None else None
+    owner = _entry_groups(task, groups) if groups is not None and task.positions is not None else None
+    if groups is not None and owner is None:  # one group of every variable: every position depends on it
+        owner = [0] * task.length
     checks = list(enumerate(task.compared)) + [(None, p) for p in task.zeros]
     first = True
     while True:
         mats = {m: [[field.variable(v) for v in row] for row in rows] for m, rows in names.items()}
-        seq = rasp.evaluate_graph(task.graph, task.encode(mats, field), field)["output"]
+        tokens = task.encode(mats, field)
+        seq = task.run(tokens, field) if task.run is not None else rasp.evaluate_graph(task.graph, tokens, field)["output"]
         ref = [x for row in task.reference(mats, field) for x in row]
         reached = regions.end_pass() if regions is not None else {}
         for e, pos in checks:
@@ -143,6 +149,10 @@ def _compare(task: SymbolicTask, basis: list, groups: list[frozenset[int]] | Non
         first = False
         if regions is None or regions.exhausted():
             return proof
+
+
+def _count(task: SymbolicTask) -> int:
+    return sum(r * c for r, c in task.shapes.values())
 
 
 def _groups(task: SymbolicTask) -> list[frozenset[int]]:
