@@ -369,6 +369,8 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
     from constructions.rasp.language.sources import read_source
 
     e_literals = frozenset(read_e_literal(t) for t in args.e_literal)
+    if args.decimals is not None and args.decimals > args.max_digits:  # mpmath would work at that many digits
+        raise ParseError(f"--decimals {args.decimals:,}: more than the digit limit of {args.max_digits:,} (raise it with --max-digits)")
     if args.file is None and args.eval is None:
         import readline  # noqa: F401  (line editing and history for input())
 

@@ -1,5 +1,5 @@
 """The CLI under careless and hostile use: each invocation is refused with exit 2 and one line,
-no traceback, within seconds, and leaves the file system as it was (no file created, existing
+no traceback, within seconds and 2 GiB of address space, and leaves the file system as it was (no file created, existing
 files byte-identical, a FIFO still a FIFO, a symlink still a symlink).
 
 Run as subprocesses in a scratch folder that holds an existing certificate, a regular file, a
@@ -9,6 +9,7 @@ FIFO, a symlink to the FIFO and (when not root) a read-only folder.
 from __future__ import annotations
 
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -79,11 +80,37 @@ CASES: list[tuple[str, list[str]]] = [
     ("size abc", ["prove", "relu", "--n", "abc"]),
     ("size NaN", ["prove", "relu", "--n", "NaN"]),
     ("jobs 0", ["sweep", "relu", "--jobs", "0", "--out-dir", "sw"]),
+    # limits over their ceilings, and runs too large to plan (issue 21)
+    ("digit limit over a C int", ["verify", "--max-digits", "2147483648", "keep.json"]),
+    ("byte limit 10^23", ["verify", "--max-bytes", "99999999999999999999999", "keep.json"]),
+    ("precision limit 10^30", ["prove", "relu", "--max-precision", "1" + "0" * 30]),
+    ("a 5000-digit limit", ["verify", "--max-entries", "9" * 5000, "keep.json"]),
+    ("a billion seeds", ["sweep", "transpose", "--seeds", "0-1000000000", "--out-dir", "folder"]),
+    ("a seed of 50 digits", ["sweep", "transpose", "--seeds", "1" * 50, "--out-dir", "folder"]),
+    ("decimals over the digit limit", ["rasp", "--eval", "1/3", "--decimals", "100000000"]),
+    ("decimals 10^14", ["rasp", "--eval", "1/3", "--decimals", "99999999999999"]),
+    # a folder that does not exist is never made (only the default output folders are)
+    ("out in a missing folder", ["prove", "relu", "--out", "missing/x.json"]),
+    ("out in a missing folder at the root", ["prove", "relu", "--out", "/nonexistent-attncert/dir/x.json"]),
+    ("compile out in a missing folder", ["compile", "relu", "--out", "missing/m.json"]),
+    ("graph out in a missing folder", ["graph", "relu", "--out", "missing/g.dot"]),
+    ("plot out in a missing folder", ["plot", "lipschitz_rates", "--m1", "2", "--m2", "2", "--m3", "2", "--out", "missing/p.png"]),
+    ("prove-all into a missing folder", ["prove-all", "--out-dir", "missing/certs"]),
+    ("sweep into a missing folder", ["sweep", "relu", "--out-dir", "missing/sw"]),
+    ("chunks under a missing folder", ["prove", "match2", "--max-length", "2", "--chunks", "missing/c", "--out", "m.json"]),
     ("jobs -1", ["prove", "match2", "--jobs", "-1"]),
     ("unknown claim", ["prove", "no_such_claim"]),
 ]
 if not ROOT:  # root writes into a read-only folder; /proc above covers the unwritable case for root
     CASES.append(("out in a read-only folder", ["prove", "relu", "--out", "ro/c.json"]))
+
+
+#: Address space of each invocation: a blow-up is a MemoryError (one line) or a kill, never the machine's memory.
+MEMORY_CAP = 2 << 30
+
+
+def memory_cap() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
 @pytest.fixture
@@ -121,7 +148,8 @@ def test_hostile_invocation_is_refused_cleanly(args: list[str], scratch: Path) -
     before = snapshot(scratch)
     t0 = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "proofs.cli", *args], cwd=scratch, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        [sys.executable, "-m", "proofs.cli", *args], cwd=scratch, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        preexec_fn=memory_cap,
     )
     elapsed = time.monotonic() - t0
     said = done.stderr.strip() or done.stdout.strip()
@@ -130,6 +158,7 @@ def test_hostile_invocation_is_refused_cleanly(args: list[str], scratch: Path) -
     assert len(said.splitlines()) == 1, said
     assert elapsed < 15, f"took {elapsed:.1f} s"
     assert snapshot(scratch) == before  # nothing created, nothing changed, FIFO and link intact
+    assert not os.path.lexists("/nonexistent-attncert")
     assert stat.S_ISFIFO(os.lstat(scratch / "fifo").st_mode) and stat.S_ISLNK(os.lstat(scratch / "link").st_mode)
 
 
