@@ -60,6 +60,10 @@ from exact.rationals import parse_rational
 #: ``method="auto"`` uses the Hilbert bound up to this projective diameter
 #: (then 1/(1 - lambda) <= (e^20 + 1)/2, about 2.4e8) and Krawczyk beyond.
 HILBERT_MAX_DELTA = 40
+#: Precisions a Hilbert run tries, a limb apart, when its bound stalls above tol at the precision floor
+#: (the guard bits of hilbert_precision are an estimate: a 2 x 2 universality pair stalled at 1.1e-30
+#: against tol 1e-30 at 128 bits).
+HILBERT_RUNGS = 3
 #: Ball iterations without a smaller bound before declaring the precision floor reached.
 STALL = 25
 #: Residual checks (every 10 float iterations) without halving the residual that end a warm start.
@@ -142,7 +146,13 @@ def sinkhorn(
         if method == "krawczyk" or (method == "auto" and delta > HILBERT_MAX_DELTA):
             return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball", dyadic_floats=True))
         t = _tol(tol, "Ball", dyadic_floats=True)
-        return _hilbert(p, delta, hilbert_precision(domain.prec, delta, t, p.n + p.m), t, max_iter or MAX_ITER["Ball"])
+        prec, limit = hilbert_precision(domain.prec, delta, t, p.n + p.m), max_iter or MAX_ITER["Ball"]
+        for _ in range(HILBERT_RUNGS):
+            r = _hilbert(p, delta, prec, t, limit)
+            if r.certified or r.iterations >= limit:
+                return r
+            prec += 64  # the bound stalled at the precision floor, just above tol: one more limb
+        return r
     raise SinkhornInputError(f"Sinkhorn runs in EE, Ball(prec) or Float, not in {domain}")
 
 
