@@ -37,6 +37,8 @@ CLAIM_MODULES: tuple[str, ...] = (
     "proofs.approximation.approx",
     "proofs.approximation.rates",
     "proofs.identity.claims",
+    "proofs.identity.hierarchy",
+    "proofs.identity.compiled",
 )
 
 

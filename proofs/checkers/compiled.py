@@ -13,10 +13,10 @@ from typing import Any
 
 from flint import ctx, fmpq
 
-from exact import QQ, Ball, EENumber, LimitExceeded, ParseError, domain_from_name
+from exact import QQ, Ball, EENumber, ParseError, domain_from_name
 from exact.limits import current as current_limits
 from exact.matrices import matrix_from_json
-from proofs.checkers.forward import forward
+from proofs.checkers.forward import check_model_size, forward
 from proofs.checkers.reading import integer, items, obj
 from proofs.checkers.sinkhorn_claims import conclude
 from proofs.params import positive_rational, rational_list
@@ -150,15 +150,8 @@ def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], li
     layout, model = obj(cons, "layout"), obj(cons, "model")
     if model.get("tokens") not in ("scalar", "pair"):
         raise ParseError("a compiled construction takes numeric tokens (scalar or pair)")
-    # The forward pass holds width x (N + 1) values: bounded by the limits before anything is allocated.
-    lim = current_limits()
-    length = integer(layout, "length", 1, lim.max_positions)
-    if integer(model, "length", 1, lim.max_positions) != length:
-        raise ParseError("the model and the layout have different sequence lengths")
-    if (length + 1) ** 2 > lim.max_pairs:  # the minimal forward pass scores every (query, key) pair
-        raise LimitExceeded(f"scoring {(length + 1) ** 2:,} query-key pairs, over the limit of {lim.max_pairs:,} (raise it with --max-pairs)")
-    if len(items(model, "basis")) * (length + 1) > lim.max_entries:
-        raise LimitExceeded(f"a model of width {len(model['basis'])} over {length + 1:,} positions has {len(model['basis']) * (length + 1):,} entries, over the limit of {lim.max_entries:,} (raise it with --max-entries)")
+    length = integer(layout, "length", 1, current_limits().max_positions)
+    check_model_size(model, length)
     mats, tokens = {}, []
     for spec in items(layout, "inputs"):
         name, r, c = spec.get("name"), integer(spec, "rows", 1, length), integer(spec, "cols", 1, length)

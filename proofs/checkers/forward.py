@@ -17,8 +17,22 @@ from typing import Any, Sequence
 
 from flint import fmpq
 
-from exact import QQ, Domain, EENumber, ParseError
+from exact import QQ, Domain, EENumber, LimitExceeded, ParseError
+from exact.limits import current as current_limits
 from proofs.checkers.reading import integer, items, obj
+
+
+def check_model_size(model: dict[str, Any], length: int) -> None:
+    """Refuse, before anything is allocated, a forward pass over the limits: it scores every
+    (query, key) pair of the N + 1 positions and holds width x (N + 1) values."""
+    lim = current_limits()
+    if integer(model, "length", 1, lim.max_positions) != length:
+        raise ParseError("the model and the layout have different sequence lengths")
+    if (length + 1) ** 2 > lim.max_pairs:
+        raise LimitExceeded(f"scoring {(length + 1) ** 2:,} query-key pairs, over the limit of {lim.max_pairs:,} (raise it with --max-pairs)")
+    width = len(items(model, "basis"))
+    if width * (length + 1) > lim.max_entries:
+        raise LimitExceeded(f"a model of width {width} over {length + 1:,} positions has {width * (length + 1):,} entries, over the limit of {lim.max_entries:,} (raise it with --max-entries)")
 
 
 def forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta: fmpq | None = None) -> list[list[Any]]:

@@ -9,6 +9,16 @@ where H_1, ..., H_r are the recorded basis rows and D the recorded constant deno
 exponential e^{c + p'} whose non-constant part is p' = Σ a_i H_i (integers a_i) and whose
 constant part c has c D integer is the Laurent monomial T^{c D} Π E_i^{a_i}.
 
+**Uninterpreted values.** relu(z) of a value z that is not an affine form of the inputs (the
+encoder layer's ReLU of exponential expressions) has no rule: it becomes a new indeterminate
+R_k, one per argument up to equality as functions (:meth:`Field.uninterpreted`, by this field's
+exact zero test of the difference). Evaluating over K[R_1, R_2, ...] is sound for proving an
+identity: the substitution R_k -> relu(z_k) is a ring homomorphism, so a difference that is
+zero with the R_k as indeterminates is zero as a function. It is a homomorphism only on values
+whose denominators are free of the R_k: a divisor that involves one is recorded (never taken
+for a unit) and then fails the divisor check, as it can be 0. A nonzero difference proves
+nothing (the R_k are not independent of the inputs).
+
 **Why equality in K is equality of functions.** The rows are checked to be non-constant
 polynomials with distinct leading monomials (:class:`Basis`), so they are Q-linearly
 independent modulo constants. By Ax's theorem (J. Ax, *On Schanuel's conjectures*, Ann. of
@@ -21,8 +31,10 @@ quotient n/d (d not the zero function) is zero exactly when n has no term.
 
 **Representation (two levels).** Exponents of E_i and T may be negative (an argument's
 coordinates, e^{-c}), so an exponential polynomial is a Laurent polynomial in E and T with
-coefficients in R = Q[x]: a dict from its *key* (a_1, ..., a_r, t), a tuple of integers of
-any sign standing for E^a T^t, to a nonzero element of sympy's sparse ring
+coefficients in R = Q[x]: a dict from its *key* (a_1, ..., a_r, t, u_1, ..., u_j), a tuple of
+integers of any sign standing for E^a T^t R^u (the exponents of the uninterpreted values R_k
+last, with no trailing zero, so a key without them is r + 1 long and one monomial has one key),
+to a nonzero element of sympy's sparse ring
 ``ring(variables, QQ)`` (never FLINT's polynomials: the prover uses those). One sympy ring with
 a generator per E_i and for T as well would need the negative powers moved into denominators,
 where the softmax weights e^{S_ik} / D_i of one row get different denominators, which then
@@ -62,7 +74,7 @@ from sympy.polys.rings import PolyElement, ring
 from exact.errors import AttncertError, LimitExceeded
 from exact.limits import current as current_limits
 
-#: A Laurent monomial E^a T^t as (a_1, ..., a_r, t).
+#: A Laurent monomial E^a T^t R^u as (a_1, ..., a_r, t, u_1, ..., u_j), u without trailing zeros.
 Key = tuple[int, ...]
 #: A monomial as sorted (variable index, exponent) pairs: the certificate's spelling, ordered as Python orders lists.
 Monomial = tuple[tuple[int, int], ...]
@@ -127,7 +139,8 @@ class Basis:
 
 
 class Field:
-    """K = Q(x)(E, T) for one certificate: the ring, the basis, and the record of exps and divisors met."""
+    """K = Q(x)(E, T) for one certificate (with the uninterpreted values R_k): the ring, the basis, and
+    the record of exps, divisors and uninterpreted values met."""
 
     def __init__(self, variables: list[str], basis: Basis, denominator: int):
         self.ring, *gens = ring(variables, SYMPY_QQ)
@@ -135,7 +148,9 @@ class Field:
         self.m = len(variables)
         self.basis = basis
         self.denominator = denominator
-        self.zero_key: Key = (0,) * (len(basis) + 1)
+        #: The length of a key without uninterpreted values (r + 1: the E_i, then T).
+        self.base = len(basis) + 1
+        self.zero_key: Key = (0,) * self.base
         self.one_poly = self.ring.one
         self._zero_coeff = self.ring.domain.zero
         #: The most terms a product may have (a forged graph could square its way to any size).
@@ -146,6 +161,8 @@ class Field:
         self.constant_denominators: set[int] = set()
         #: The distinct normalised divisors met.
         self.divisors: list[ExpPoly] = []
+        #: The uninterpreted values formed, in order: (function name, argument); R_k is the k-th.
+        self.uninterpreted_values: list[tuple[str, Number]] = []
         # by the argument's terms (hashing a PolyElement hashes its rationals through Python's Fraction: slow)
         self._exp_cache: dict[frozenset, Quotient | fmpq] = {}
 
@@ -172,8 +189,8 @@ class Field:
         unit_key, r = self.leading_unit(den)
         if unit_key != self.zero_key or r != 1:
             inv = tuple(map(neg, unit_key))
-            num = shift(num, inv, 1 / r)
-            den = shift(den, inv, 1 / r)
+            num = self.shift(num, inv, 1 / r)
+            den = self.shift(den, inv, 1 / r)
         if len(den) == 1 and den[self.zero_key] == self.one_poly:
             return num, None
         return num, den
@@ -186,7 +203,23 @@ class Field:
     def normalised(self, e: ExpPoly) -> ExpPoly:
         """e divided by its leading unit: one form for all unit multiples of e."""
         top, r = self.leading_unit(e)
-        return shift(e, tuple(map(neg, top)), 1 / r)
+        return self.shift(e, tuple(map(neg, top)), 1 / r)
+
+    def shift(self, e: ExpPoly, key: Key, r: Any) -> ExpPoly:
+        """e times the unit r E^a T^t R^u with (a, t, u) = key."""
+        return {self.key_product(k, key): p.mul_ground(r) if r != 1 else p for k, p in e.items()}
+
+    def key_product(self, a: Key, b: Key) -> Key:
+        """The key of E^a T^t R^u times E^a' T^t' R^u': exponents added, trailing zeros of u dropped."""
+        base = self.base
+        if len(a) == base == len(b):
+            return tuple(map(add, a, b))
+        if len(a) < len(b):
+            a, b = b, a
+        k = tuple(map(add, a, b)) + a[len(b) :]
+        while len(k) > base and not k[-1]:
+            k = k[:-1]
+        return k
 
     def lift(self, q: fmpq) -> ExpPoly:
         return {self.zero_key: self.ring.ground_new(SYMPY_QQ(q.p, q.q))} if q else {}
@@ -271,12 +304,17 @@ class Field:
         """a b (b None for 1)."""
         if b is None:
             return a
-        zero = self.zero_key
+        zero, base, key_product = self.zero_key, self.base, self.key_product
         acc: dict[Key, list[PolyElement]] = {}
         for ka, pa in a.items():
             ca = pa.LC if pa.is_ground else None
             for kb, pb in b.items():
-                k = ka if kb == zero else kb if ka == zero else tuple(map(add, ka, kb))
+                if kb == zero:
+                    k = ka
+                elif ka == zero:
+                    k = kb
+                else:
+                    k = tuple(map(add, ka, kb)) if len(ka) == base == len(kb) else key_product(ka, kb)
                 if ca is not None:
                     p = pb if ca == 1 else pb.mul_ground(ca)
                 elif pb.is_ground:
@@ -331,8 +369,9 @@ class Field:
         return self.make(self.merged(quotients) if len(quotients) > 1 else quotients)
 
     def note_divisor(self, e: ExpPoly) -> None:
-        """Record a divisor that depends on the inputs and is not a unit (a unit r E^a T^t is nonzero)."""
-        if len(e) == 1 and next(iter(e.values())).is_ground:
+        """Record a divisor that depends on the inputs and is not a unit (a unit r E^a T^t is nonzero;
+        a power of an uninterpreted value may be 0, so it is recorded)."""
+        if len(e) == 1 and all(len(k) == self.base and p.is_ground for k, p in e.items()):
             return
         if not self.depends_on_inputs(e):
             return  # Σ q_k T^k with a term: nonzero, T being transcendental
@@ -341,9 +380,76 @@ class Field:
             self.divisors.append(d)
 
     def depends_on_inputs(self, e: ExpPoly) -> bool:
-        """Whether e involves an input variable or some E_i (else it is a constant Σ q_k T^k)."""
-        r = len(self.zero_key) - 1
-        return any(any(k[:r]) or not p.is_ground for k, p in e.items())
+        """Whether e involves an input variable, some E_i or some R_k (else it is a constant Σ q_k T^k)."""
+        r = self.base - 1
+        return any(any(k[:r]) or len(k) > self.base or not p.is_ground for k, p in e.items())
+
+    def value_depends_on_inputs(self, x: "Quotient | fmpq") -> bool:
+        return any(self.depends_on_inputs(n) or (d is not None and self.depends_on_inputs(d)) for n, d in self.parts(x))
+
+    def has_uninterpreted(self, e: ExpPoly) -> bool:
+        return any(len(k) > self.base for k in e)
+
+    # -- uninterpreted values -------------------------------------------------------------
+    def uninterpreted(self, name: str, x: "Quotient") -> "Quotient":
+        """name(x) as the indeterminate R_k, the same k for arguments equal as functions (exact zero
+        test of the difference), a new one otherwise (module docstring)."""
+        for k, (other, y) in enumerate(self.uninterpreted_values):
+            if other == name and self.equal(x, y):
+                return self._uninterpreted_symbol(k)
+        self.uninterpreted_values.append((name, x))
+        return self._uninterpreted_symbol(len(self.uninterpreted_values) - 1)
+
+    def _uninterpreted_symbol(self, k: int) -> "Quotient":
+        return Quotient((({self.zero_key + (0,) * k + (1,): self.one_poly}, None),), self)
+
+    # -- affine forms and regions ---------------------------------------------------------
+    def affine(self, x: "Quotient | fmpq") -> tuple[dict[int, fmpq], fmpq] | None:
+        """x as an affine form of the inputs (coefficient by variable index, constant), or None if it has
+        a denominator, an exponential, an uninterpreted value or a term of degree > 1."""
+        if type(x) is fmpq:
+            return {}, x
+        if len(x.parts) != 1 or x.parts[0][1] is not None:
+            return None
+        num = x.parts[0][0]
+        p = num.get(self.zero_key)
+        if p is None or len(num) != 1:
+            return None
+        coefficients, constant = {}, fmpq(0)
+        for mono, c in p.items():
+            degree = sum(mono)
+            if degree > 1:
+                return None
+            if degree:
+                coefficients[mono.index(1)] = rational(c)
+            else:
+                constant = rational(c)
+        return coefficients, constant
+
+    def is_zero_on(self, x: "Quotient | fmpq", equalities: list[tuple[dict[int, fmpq], fmpq]]) -> bool:
+        """Whether x vanishes on the affine subspace L where every form of ``equalities`` is 0.
+
+        x = n/d over one denominator (d nonzero wherever the divisors are), so x vanishes on L iff n
+        does; n restricted to L is n with each solved variable replaced by its affine expression in the
+        free ones (Gaussian elimination over Q, :func:`solve_equalities`), a polynomial that is zero iff
+        n vanishes on L (a polynomial vanishing on a nonempty relatively open part of L is zero on L).
+        Polynomial numerators only: regions arise from piecewise-linear maps.
+        """
+        if self.is_zero(x):
+            return True
+        solved = solve_equalities(equalities)
+        if not solved:
+            return False
+        num = self.combined(x)[0]
+        p = num.get(self.zero_key)
+        if p is None or len(num) != 1:
+            raise IdentityFailure("restricting a value with exponentials or uninterpreted functions to a region's equalities has no rule")
+        one = self.ring.one
+        substitution = [
+            (self.gens[v], sum((self.gens[w] * SYMPY_QQ(c.p, c.q) for w, c in lin.items()), one * SYMPY_QQ(const.p, const.q)))
+            for v, (lin, const) in solved.items()
+        ]
+        return not p.compose(substitution)
 
     # -- exponentials ---------------------------------------------------------------------
     def exp(self, x: Any) -> "Quotient | fmpq":
@@ -373,7 +479,7 @@ class Field:
                 raise IdentityFailure("an exp argument has a non-integer coordinate over the recorded exp_basis rows")
             coords = tuple(sorted((i, int(a.p)) for i, a in solved.items() if a))
             self.arguments.append((tuple(sorted(vector.items())), coords))
-        key = [0] * len(self.zero_key)
+        key = [0] * self.base
         for i, a in coords:
             key[i] = a
         key[-1] = int(cd.p)
@@ -409,7 +515,7 @@ class Field:
             cd = c * self.denominator
             if cd.q != 1:
                 raise IdentityFailure(f"a recorded divisor has a constant {c} that is not a multiple of 1/D")
-            key = [0] * len(self.zero_key)
+            key = [0] * self.base
             for i, a in coords.items():
                 key[i] = a
             key[-1] = int(cd.p)
@@ -456,7 +562,7 @@ class Quotient:
 
     def __repr__(self) -> str:
         def show(e: ExpPoly) -> str:
-            return " + ".join(f"({p})*{_key_str(k)}" for k, p in sorted(e.items()))
+            return " + ".join(f"({p})*{_key_str(k, self.field.base - 1)}" for k, p in sorted(e.items()))
 
         return " + ".join(f"[{show(n)}]" + ("" if d is None else f" / [{show(d)}]") for n, d in self.parts)
 
@@ -477,9 +583,38 @@ def _q(x: Any) -> Number:
     raise TypeError(f"not a number of the identity checker: {type(x).__name__}")
 
 
-def shift(e: ExpPoly, key: Key, r: Any) -> ExpPoly:
-    """e times the unit r E^a T^t with (a, t) = key."""
-    return {tuple(map(add, k, key)): p.mul_ground(r) if r != 1 else p for k, p in e.items()}
+def solve_equalities(equalities: list[tuple[dict[int, fmpq], fmpq]]) -> dict[int, tuple[dict[int, fmpq], fmpq]]:
+    """Gaussian elimination over Q: for the affine forms f_j (coefficients, constant), the solved
+    variables v = Σ c_w w + c over the free ones, so that L = {every f_j = 0} is their graph. A form
+    implied by the ones before it is skipped (so is 0 = c != 0, a region that is empty anyway)."""
+    solved: dict[int, tuple[dict[int, fmpq], fmpq]] = {}
+    for coefficients, constant in equalities:
+        lin, c = _substituted(dict(coefficients), constant, solved)
+        if not lin:
+            continue
+        v = min(lin)
+        a = lin.pop(v)
+        expression = ({w: -b / a for w, b in lin.items()}, -c / a)
+        for u, (ul, uc) in list(solved.items()):
+            if v in ul:
+                solved[u] = _substituted(dict(ul), uc, {v: expression})
+        solved[v] = expression
+    return solved
+
+
+def _substituted(lin: dict[int, fmpq], c: fmpq, solved: dict[int, tuple[dict[int, fmpq], fmpq]]) -> tuple[dict[int, fmpq], fmpq]:
+    """Σ lin_v v + c with every solved variable replaced by its expression."""
+    for v in [v for v in lin if v in solved]:
+        a = lin.pop(v)
+        sl, sc = solved[v]
+        for w, b in sl.items():
+            s = lin.get(w, fmpq(0)) + a * b
+            if s:
+                lin[w] = s
+            else:
+                lin.pop(w, None)
+        c += a * sc
+    return lin, c
 
 
 def monomial(exps: tuple[int, ...]) -> Monomial:
@@ -487,10 +622,11 @@ def monomial(exps: tuple[int, ...]) -> Monomial:
     return tuple((i, e) for i, e in enumerate(exps) if e)
 
 
-def _key_str(k: Key) -> str:
-    parts = [f"E{i}^{a}" for i, a in enumerate(k[:-1]) if a]
-    if k[-1]:
-        parts.append(f"T^{k[-1]}")
+def _key_str(k: Key, r: int) -> str:
+    parts = [f"E{i}^{a}" for i, a in enumerate(k[:r]) if a]
+    if k[r]:
+        parts.append(f"T^{k[r]}")
+    parts += [f"R{j}^{a}" for j, a in enumerate(k[r + 1 :]) if a]
     return "*".join(parts) or "1"
 
 

@@ -29,8 +29,16 @@ at every selected key. ``selector_width`` counts the selected keys; ``selector_a
 ``selector_or``, ``selector_not`` combine selections; ``constant_selector`` is its matrix.
 
 **Signs.** Branching maps (relu, affine_relu, maxmin_pick, lookup on a computed value) ask a
-:class:`SignOracle`. Today it answers for rational constants only: a branch on a value that
-depends on the inputs is refused, where region splitting with Farkas certificates will plug in.
+:class:`SignOracle`, which answers for rational constants; the region oracle of
+:mod:`proofs.checkers.identity_regions` answers for affine forms of the inputs too, following a
+certificate's recorded sign trees. ReLU of a value that depends on the inputs and is not an
+affine form of them is the uninterpreted value R_k (:meth:`Field.uninterpreted`).
+
+**Data flow** (:func:`influences`). With every selection static, the input positions that a
+value at (node, position) can depend on are read from the graph: ``tokens`` at p on p; a map at
+p on its arguments at p; an aggregate at query q on its values at the keys q selects; every
+other node on nothing. Whatever a sign decision inside a map selects, the value stays a function
+of those positions, so the sign questions asked on its way are about them too.
 """
 
 from __future__ import annotations
@@ -226,24 +234,39 @@ def constant(obj: Any) -> Any:
 
 
 class SignOracle:
-    """Decides the sign of a value where the checker has a rule for it: rational constants.
+    """Decides the sign of a value where the checker has a rule for it: rational constants, and (in
+    the region oracle, a subclass) affine forms of the inputs.
 
-    Anything else (a value that depends on the inputs, or a constant with exponentials) is
-    refused with one line. Region splitting will replace this by an oracle that also answers,
-    inside a certified region, for values affine in the inputs.
+    Anything else (a value that depends on the inputs and is not affine in them, or a constant with
+    exponentials) is refused with one line.
     """
 
     def sign(self, x: Any) -> int:
         if type(x) is fmpq:
             return (x > 0) - (x < 0)
         if type(x) is Quotient:
-            if x.field.is_zero(x):
+            F = x.field
+            if F.is_zero(x):
                 return 0
+            form = F.affine(x)
+            if form is not None:
+                return self.affine_sign(form)
             raise IdentityFailure(
-                f"the sign of {_brief(x)} is needed, a value that depends on the inputs or has exponentials: "
-                "the identity checker decides the signs of rational constants only"
+                f"the sign of {_brief(x)} is needed, a value with exponentials, a denominator or a term of degree > 1: "
+                "the identity checker decides the signs of rational constants and of affine forms of the inputs only"
             )
         raise IdentityFailure(f"the sign of a non-number {_brief(x)} is needed")
+
+    def affine_sign(self, form: tuple[dict[int, fmpq], fmpq]) -> int:
+        """The sign of a non-constant affine form of the inputs: here, refused (no regions are recorded)."""
+        raise IdentityFailure("the sign of an affine form of the inputs is needed, and the certificate records no regions (outputs.regions)")
+
+    def relu(self, F: Field, x: Any) -> Any:
+        """max(x, 0): by the sign of x, unless x depends on the inputs and is not an affine form of them;
+        then the uninterpreted value relu(x) (:meth:`Field.uninterpreted`)."""
+        if type(x) is Quotient and F.value_depends_on_inputs(x) and F.affine(x) is None:
+            return F.uninterpreted("relu", x)
+        return x if self.sign(x) > 0 else fmpq(0)
 
 
 def _hashable(q: fmpq) -> tuple[int, int]:
@@ -296,7 +319,7 @@ def _equal(F: Field, S: SignOracle, x: Any, y: Any) -> bool:
 
 
 def _relu(F: Field, S: SignOracle, x: Any) -> Any:
-    return x if S.sign(_number(x, "relu's argument")) > 0 else fmpq(0)
+    return S.relu(F, _number(x, "relu's argument"))
 
 
 def _compose(F: Field, S: SignOracle, fns: Any) -> Callable[[Any], Any]:
@@ -397,7 +420,7 @@ RULES: dict[str, Rule] = {
     "linear": Rule(2, ("a", "b"), _arith("linear", lambda F, a, b, x, y: F.add(F.mul(a, x), F.mul(b, y)), ("a", "b")), "a x + b y"),
     "exp": Rule(1, (), _arith("exp", lambda F, x: F.exp(x)), "e^x"),
     "masked_exp": Rule(2, ("c",), _masked_exp, "m e^{c s} for (s, m), and 0 where m = 0 (e^{c s} not formed)"),
-    "relu": Rule(1, (), lambda F, S: lambda x: _relu(F, S, x), "max(x, 0), the sign decided by the oracle"),
+    "relu": Rule(1, (), lambda F, S: lambda x: _relu(F, S, x), "max(x, 0), the sign decided by the oracle (uninterpreted where x is not affine in the inputs)"),
     "affine_relu": Rule(
         2,
         ("c",),
@@ -474,15 +497,19 @@ class Evaluator:
                 self._functions[v] = spec, spec.bind(field, oracle)
 
     def run(self, tokens: list[Any], output: str = "output") -> list[Any]:
-        """The value of the graph's output ``output`` on the token sequence.
+        """The value of the graph's output ``output`` on the token sequence."""
+        if output not in self.graph.outputs:
+            raise ParseError(f"the recorded graph has no output {output!r}")
+        target = self.graph.outputs[output]
+        return self.values(tokens, [target])[target]
+
+    def values(self, tokens: list[Any], targets: list[int]) -> dict[int, Any]:
+        """The values of the nodes ``targets`` on the token sequence (only their ancestry is evaluated).
 
         A node that repeats an earlier one (the same op, encoding and parameters on the same
         arguments) has its value: every op and function here is pure.
         """
-        if output not in self.graph.outputs:
-            raise ParseError(f"the recorded graph has no output {output!r}")
-        target = self.graph.outputs[output]
-        needed = set(ancestry(self.graph, target))
+        needed = set().union(*(ancestry(self.graph, t) for t in targets))
         same: dict[int, int] = {}
         first: dict[tuple[Any, ...], int] = {}
         steps: list[tuple[Node, tuple[int, ...]]] = []
@@ -496,7 +523,7 @@ class Evaluator:
                 same[v] = first[key]
             else:
                 steps.append((node, args))
-        target = same.get(target, target)
+        kept = {same.get(t, t) for t in targets}
         uses: dict[int, int] = {}
         for _, args in steps:
             for u in args:
@@ -511,9 +538,9 @@ class Evaluator:
                 raise IdentityFailure(f"at node {node.id} ({node.label!r}): {e}") from None
             for u in args:
                 uses[u] -= 1
-                if uses[u] == 0 and u != target:
+                if uses[u] == 0 and u not in kept:
                     del values[u]
-        return values[target]
+        return {t: values[same.get(t, t)] for t in targets}
 
     # -- sequences --------------------------------------------------------------------------
     def op_tokens(self, node: Node, tokens: list[Any]) -> list[Any]:
@@ -660,7 +687,55 @@ class Evaluator:
         return first
 
 
+def influences(evaluator: Evaluator, n: int, output: str = "output") -> list[frozenset[int]]:
+    """For each position of the graph's output at length n, the input positions its value can depend
+    on (module docstring, "Data flow"). The selections it follows are static
+    (:func:`static_selections`, which the caller has checked): each is computed once, from positions
+    only (a TRUE or FALSE select from its predicate alone)."""
+    graph = evaluator.graph
+    target = graph.outputs[output]
+    order = [v for v in graph.order if v in set(ancestry(graph, target))]
+    data: set[int] = set()
+    for v in order:
+        node = graph.nodes[v]
+        if node.op == "tokens" or any(u in data for u in node.args):
+            data.add(v)
+    dummy = [fmpq(0)] * n
+    patterns: dict[int, Selection] = {}
+
+    def pattern(v: int) -> Selection:
+        if v not in patterns:
+            node = graph.nodes[v]
+            if node.op == "select" and node.params.get("predicate") in ("TRUE", "FALSE"):
+                evaluator.n = n
+                patterns[v] = evaluator.op_select(node, dummy, [None] * n, [None] * n)
+            elif node.op in ("selector_and", "selector_or", "selector_not"):
+                evaluator.n = n
+                patterns[v] = getattr(evaluator, f"op_{node.op}")(node, dummy, *(pattern(u) for u in node.args))
+            else:  # a static select or a constant selector: its ancestry reads no tokens
+                patterns[v] = evaluator.values(dummy, [v])[v]
+        return patterns[v]
+
+    none: list[frozenset[int]] = [frozenset()] * n
+    dep: dict[int, list[frozenset[int]]] = {}
+    for v in order:
+        node = graph.nodes[v]
+        if v not in data or OPS[node.op][1]:
+            dep[v] = none
+        elif node.op == "tokens":
+            dep[v] = [frozenset((p,)) for p in range(n)]
+        elif node.op in ("map", "sequence_map"):
+            dep[v] = [frozenset().union(*(dep[u][p] for u in node.args)) for p in range(n)]
+        elif node.op == "aggregate":
+            values = dep[node.args[1]]
+            dep[v] = [frozenset().union(*(values[k] for k in row)) for row in pattern(node.args[0])]
+        else:  # selector_width of a static selection
+            dep[v] = none
+    return dep[target]
+
+
 __all__ = [
+    "influences",
     "Graph",
     "Node",
     "read_graph",

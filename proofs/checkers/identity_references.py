@@ -10,7 +10,16 @@ prover evaluates) and from the constructions:
   of M^{-1} are (b × c) / det M, (c × a) / det M, (a × b) / det M (each row is orthogonal to two
   columns and has product det M with the third); its hypothesis det M != 0;
 * attention: T(X) = softmax((X A) X^T) (X V);
-* multi-head attention: [T_1(X), ..., T_h(X)] W_O, T_m with (A_m, V_m).
+* multi-head attention: [T_1(X), ..., T_h(X)] W_O, T_m with (A_m, V_m);
+* ReLU: max(x, 0) = x where x > 0, else 0, entrywise;
+* MaxMin: each pair (x_2q, x_2q+1) as (max, min) = (x_2q, x_2q+1) where x_2q - x_2q+1 >= 0, else
+  swapped; an odd last entry unchanged;
+* encoder layer: Y = X + MHA(X), then Y + ReLU(Y W_1 + b_1) W_2 + b_2 (a bias row added to every row).
+
+The piecewise references ask signs of a :class:`SignOracle`; each states, per entry, the input
+variables it reads (``reads``): the region check compares an entry only on the leaves of the
+one group holding them (:mod:`proofs.checkers.identity_regions`). A reference without ``reads``
+asks no sign of an input-dependent value (its ReLU is uninterpreted there).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import Any, Callable, Mapping
 from flint import fmpq
 
 from proofs.checkers.identity_field import Field, Number
+from proofs.checkers.identity_graph import SignOracle
 
 Rows = list[list[Any]]
 
@@ -72,6 +82,40 @@ def multihead(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, F: Field) -> Ro
     return product([[e for o in outs for e in o[i]] for i in range(len(x))], wo, F)
 
 
+def add_rows(a: Rows, b: Rows, F: Field) -> Rows:
+    return [[F.add(x, y) for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
+
+
+def plus_bias(a: Rows, bias: Rows, F: Field) -> Rows:
+    """a with the row ``bias[0]`` added to every row."""
+    return [[F.add(x, b) for x, b in zip(row, bias[0])] for row in a]
+
+
+def relu_rows(x: Rows, F: Field, S: SignOracle) -> Rows:
+    return [[S.relu(F, v) for v in row] for row in x]
+
+
+def maxmin_row(x: Rows, F: Field, S: SignOracle) -> Rows:
+    row, out = x[0], []
+    for q in range(0, len(row) - 1, 2):
+        a, b = row[q], row[q + 1]
+        out += [a, b] if S.sign(F.add(a, F.neg(b))) >= 0 else [b, a]
+    if len(row) % 2:
+        out.append(row[-1])
+    return [out]
+
+
+def maxmin_reads(n: int) -> list[frozenset[int]]:
+    """Entry j of maxmin(n) reads its pair (x_2q, x_2q+1), or x_j alone for an odd last j."""
+    return [frozenset({j - j % 2, j - j % 2 + 1} & set(range(n))) for j in range(n)]
+
+
+def encoder_layer(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, w1: Rows, b1: Rows, w2: Rows, b2: Rows, F: Field, S: SignOracle) -> Rows:
+    y = add_rows(x, multihead(x, heads, wo, F), F)
+    hidden = relu_rows(plus_bias(product(y, w1, F), b1, F), F, S)
+    return plus_bias(add_rows(y, product(hidden, w2, F), F), b2, F)
+
+
 def _heads(m: Mapping[str, Rows], h: int) -> list[tuple[Rows, Rows]]:
     return [(m[f"A{i}"], m[f"V{i}"]) for i in range(1, h + 1)]
 
@@ -86,34 +130,49 @@ class Reference:
     inputs: Callable[..., list[tuple[str, int, int]]]
     #: The output's (rows, cols) at the sizes.
     output: Callable[..., tuple[int, int]]
-    #: The reference on the input matrices (as the field's variables), given the sizes.
+    #: The reference on the input matrices (as the field's variables), given the sign oracle and the sizes.
     compute: Callable[..., Rows]
     #: The values the statement assumes nonzero (its hypotheses), on the input matrices.
     hypotheses: Callable[[Mapping[str, Rows], Field], list[Number]] = lambda m, F: []
+    #: For a reference that asks signs of the inputs: per entry (row-major), the variables it reads.
+    reads: Callable[..., list[frozenset[int]]] | None = None
 
 
 CLAIMS: dict[str, Reference] = {
-    "transpose": Reference(("r", "c"), lambda r, c: [("M", r, c)], lambda r, c: (c, r), lambda m, F, **s: transpose(m["M"])),
+    "transpose": Reference(("r", "c"), lambda r, c: [("M", r, c)], lambda r, c: (c, r), lambda m, F, S, **s: transpose(m["M"])),
     "matmul": Reference(
         ("r", "k", "c"),
         lambda r, k, c: [("A", r, k), ("B", k, c)],
         lambda r, k, c: (r, c),
-        lambda m, F, **s: product(m["A"], m["B"], F),
+        lambda m, F, S, **s: product(m["A"], m["B"], F),
     ),
-    "softmax": Reference(("r", "c"), lambda r, c: [("S", r, c)], lambda r, c: (r, c), lambda m, F, **s: softmax_rows(m["S"], F)),
+    "softmax": Reference(("r", "c"), lambda r, c: [("S", r, c)], lambda r, c: (r, c), lambda m, F, S, **s: softmax_rows(m["S"], F)),
     "inverse3": Reference(
-        (), lambda: [("M", 3, 3)], lambda: (3, 3), lambda m, F, **s: inverse3(m["M"], F), lambda m, F: [determinant3(m["M"], F)]
+        (), lambda: [("M", 3, 3)], lambda: (3, 3), lambda m, F, S, **s: inverse3(m["M"], F), lambda m, F: [determinant3(m["M"], F)]
     ),
     "universal": Reference(
         ("n", "d", "dv"),
         lambda n, d, dv: [("X", n, d), ("A", d, d), ("V", d, dv)],
         lambda n, d, dv: (n, dv),
-        lambda m, F, **s: attention(m["X"], m["A"], m["V"], F),
+        lambda m, F, S, **s: attention(m["X"], m["A"], m["V"], F),
     ),
     "multihead": Reference(
         ("n", "d", "dv", "h", "do"),
         lambda n, d, dv, h, do: [("X", n, d)] + [(f"A{i}", d, d) for i in range(1, h + 1)] + [(f"V{i}", d, dv) for i in range(1, h + 1)] + [("WO", h * dv, do)],
         lambda n, d, dv, h, do: (n, do),
-        lambda m, F, **s: multihead(m["X"], _heads(m, s["h"]), m["WO"], F),
+        lambda m, F, S, **s: multihead(m["X"], _heads(m, s["h"]), m["WO"], F),
+    ),
+    "relu": Reference(
+        ("n",), lambda n: [("x", 1, n)], lambda n: (1, n), lambda m, F, S, **s: relu_rows(m["x"], F, S), reads=lambda n: [frozenset({j}) for j in range(n)]
+    ),
+    "maxmin": Reference(("n",), lambda n: [("x", 1, n)], lambda n: (1, n), lambda m, F, S, **s: maxmin_row(m["x"], F, S), reads=maxmin_reads),
+    "encoder_layer": Reference(
+        ("n", "d", "dv", "h", "f"),
+        lambda n, d, dv, h, f: [("X", n, d)]
+        + [(f"A{i}", d, d) for i in range(1, h + 1)]
+        + [(f"V{i}", d, dv) for i in range(1, h + 1)]
+        + [("WO", h * dv, d), ("W1", d, f), ("b1", 1, f), ("W2", f, d), ("b2", 1, d)],
+        lambda n, d, dv, h, f: (n, d),
+        lambda m, F, S, **s: encoder_layer(m["X"], _heads(m, s["h"]), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], F, S),
     ),
 }

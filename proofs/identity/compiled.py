@@ -17,6 +17,7 @@ from constructions.compiler.model import model_to_json
 from exact.errors import AttncertError
 from proofs import references
 from proofs.certify import certificate
+from proofs.checkers.identity_compiled import check_compiled_identity
 from proofs.compiled import LANGUAGES, canonical_sizes, compile_construction, cost, parse_sizes
 from proofs.identity.claims import STATEMENTS
 from proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
@@ -89,6 +90,7 @@ register(
             Param("of", str, "universal", "the construction to compile (a matrix claim: transpose ... encoder_layer)"),
             Param("sizes", str, "", "its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)"),
         ),
+        check=check_compiled_identity,
         cost=cost,
     )
 )

@@ -16,6 +16,7 @@ from constructions.rasp.static import static_selections
 from constructions.simulator import pad_for, universal
 from proofs import cost, progress, references
 from proofs.certify import certificate
+from proofs.checkers.identity_hierarchy import check_hierarchy_identity
 from proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
 from proofs.lemmas.common import size_param
 from proofs.registry import Claim, register
@@ -90,6 +91,7 @@ register(
         STATEMENT,
         prove,
         (size_param("N", 8, "rows of the big U"), size_param("D", 4, "width of the big U"), size_param("Dv", 4, "value width of the big U")),
+        check=check_hierarchy_identity,
         cost=cost.hierarchy,
         build=lambda N=8, D=4, Dv=4: universal(N, D, Dv),
     )

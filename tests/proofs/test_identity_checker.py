@@ -292,10 +292,10 @@ def test_a_product_over_the_term_limit_is_bad():
     assert out.status == BAD and "--max-terms" in out.reason
 
 
-def test_region_splitting_is_refused_until_it_is_checked():
+def test_an_empty_list_of_regions_is_malformed():
     doc = prove("transpose", r=1, c=1)
     doc["outputs"]["regions"] = []
-    refused(doc, "region splitting")
+    refused(doc, "non-empty list of groups")
 
 
 # -- the graph reader and evaluator ----------------------------------------------------------------
@@ -329,8 +329,16 @@ def test_the_sign_oracle_answers_for_constants_and_refuses_input_dependent_signs
     field = Field(["x_0_0", "x_0_1"], Basis([]), 1)
     ev = Evaluator(read_graph(small_graph()), field, SignOracle())
     assert ev.run([fmpq(-2), fmpq(3, 4)]) == [0, fmpq(3, 4)]
-    with pytest.raises(IdentityFailure, match="depends on the inputs"):
-        ev.run([field.variable(0), field.variable(1)])
+    x, y = field.variable(0), field.variable(1)
+    with pytest.raises(IdentityFailure, match="records no regions"):  # relu(x): an affine form, without regions
+        ev.run([x, y])
+    with pytest.raises(IdentityFailure, match="degree > 1"):
+        SignOracle().sign(field.mul(x, y))
+    # relu(x y) is not affine: the uninterpreted R_0, the same for y x, another for x y + 1
+    r = ev.run([field.mul(x, y), field.mul(y, x)])
+    assert len(field.uninterpreted_values) == 1 and field.equal(r[0], r[1])
+    assert not field.equal(SignOracle().relu(field, field.add(field.mul(x, y), fmpq(1))), r[0])
+    assert len(field.uninterpreted_values) == 2
 
 
 # -- the arithmetic --------------------------------------------------------------------------------
