@@ -453,10 +453,10 @@ def _divisor_problems(field: Field, recorded: list[tuple[ExpPoly, str]], assumed
         if any(e == o for o, _ in recorded[:i]):
             problems.append(f"divisor {i} is recorded twice (up to a unit)")
     hypotheses = [e for e, sign in recorded if sign == "hypothesis"]
+    if field.uninterpreted_divisors:
+        problems.append(f"the evaluation divides {field.uninterpreted_divisors} time(s) by a value with an uninterpreted function (it may be 0)")
     for e in field.divisors:
-        if field.has_uninterpreted(e):
-            problems.append("the evaluation divides by a value with an uninterpreted function (it may be 0)")
-        elif sign_certificate(e) is None and not any(e == h for h in hypotheses):
+        if sign_certificate(e) is None and not any(e == h for h in hypotheses):
             problems.append("a divisor met in the evaluation has no sign certificate and is not a recorded hypothesis")
     for i, h in enumerate(hypotheses):
         if not any(h == e for e in field.divisors):

@@ -15,9 +15,10 @@ R_k, one per argument up to equality as functions (:meth:`Field.uninterpreted`, 
 exact zero test of the difference). Evaluating over K[R_1, R_2, ...] is sound for proving an
 identity: the substitution R_k -> relu(z_k) is a ring homomorphism, so a difference that is
 zero with the R_k as indeterminates is zero as a function. It is a homomorphism only on values
-whose denominators are free of the R_k: a divisor that involves one is recorded (never taken
-for a unit) and then fails the divisor check, as it can be 0. A nonzero difference proves
-nothing (the R_k are not independent of the inputs).
+whose denominators are free of the R_k: a division by a value that involves one is counted
+before any normalisation (which would take its leading R^u for a unit) and fails the divisor
+check, as R_k can be 0. A nonzero difference proves nothing (the R_k are not independent of
+the inputs).
 
 **Why equality in K is equality of functions.** The rows are checked to be non-constant
 polynomials with distinct leading monomials (:class:`Basis`), so they are Q-linearly
@@ -63,6 +64,7 @@ function only where that divisor is nonzero (docs/identity.md, "Divisors").
 
 from __future__ import annotations
 
+import random
 from math import lcm
 from operator import add, neg
 from typing import Any, Iterable, Union
@@ -161,8 +163,14 @@ class Field:
         self.constant_denominators: set[int] = set()
         #: The distinct normalised divisors met.
         self.divisors: list[ExpPoly] = []
+        #: How many divisions by a value involving an uninterpreted R_k were met (each is a problem).
+        self.uninterpreted_divisors = 0
         #: The uninterpreted values formed, in order: (function name, argument); R_k is the k-th.
         self.uninterpreted_values: list[tuple[str, Number]] = []
+        self._uninterpreted_at: list[fmpq | None] = []
+        self._values_at: dict[int, tuple[ExpPoly, fmpq]] = {}
+        self._random = random.Random(len(variables))
+        self._point = [fmpq(self._random.randint(-97, 97), self._random.randint(1, 89)) for _ in variables]
         # by the argument's terms (hashing a PolyElement hashes its rationals through Python's Fraction: slow)
         self._exp_cache: dict[frozenset, Quotient | fmpq] = {}
 
@@ -369,9 +377,13 @@ class Field:
         return self.make(self.merged(quotients) if len(quotients) > 1 else quotients)
 
     def note_divisor(self, e: ExpPoly) -> None:
-        """Record a divisor that depends on the inputs and is not a unit (a unit r E^a T^t is nonzero;
-        a power of an uninterpreted value may be 0, so it is recorded)."""
-        if len(e) == 1 and all(len(k) == self.base and p.is_ground for k, p in e.items()):
+        """Record a divisor that depends on the inputs and is not a unit (a unit r E^a T^t is nonzero).
+        One that involves an uninterpreted value is counted apart, before any normalisation (dividing
+        by its leading R^u would take it for a unit, and R_k may be 0)."""
+        if self.has_uninterpreted(e):
+            self.uninterpreted_divisors += 1
+            return
+        if len(e) == 1 and next(iter(e.values())).is_ground:
             return
         if not self.depends_on_inputs(e):
             return  # Σ q_k T^k with a term: nonzero, T being transcendental
@@ -393,12 +405,70 @@ class Field:
     # -- uninterpreted values -------------------------------------------------------------
     def uninterpreted(self, name: str, x: "Quotient") -> "Quotient":
         """name(x) as the indeterminate R_k, the same k for arguments equal as functions (exact zero
-        test of the difference), a new one otherwise (module docstring)."""
+        test of the difference), a new one otherwise (module docstring). Arguments whose values at
+        :meth:`value_at`'s point differ are different without that test."""
+        v = self.value_at(x)
         for k, (other, y) in enumerate(self.uninterpreted_values):
-            if other == name and self.equal(x, y):
+            if other != name:
+                continue
+            w = self._uninterpreted_at[k]
+            if v is not None and w is not None and v != w:
+                continue
+            if self.equal(x, y):
                 return self._uninterpreted_symbol(k)
         self.uninterpreted_values.append((name, x))
+        self._uninterpreted_at.append(v)
         return self._uninterpreted_symbol(len(self.uninterpreted_values) - 1)
+
+    def value_at(self, x: "Quotient | fmpq") -> fmpq | None:
+        """x at one fixed rational point of (x, E, T, R), or None where a denominator vanishes there.
+
+        Sending each input variable, each E_i, T and each R_k to a nonzero rational (fixed
+        pseudo-random values, the same for the whole check) is a ring homomorphism from
+        Q[x][E^±, T^±, R^±]; where it keeps the denominators nonzero it extends to their fractions,
+        so a value that is nonzero at the point is a nonzero element of the field. (A zero value
+        proves nothing: only the exact test decides equality.)
+        """
+        if type(x) is fmpq:
+            return x
+        total = fmpq(0)
+        for n, d in x.parts:
+            num = self._exp_poly_at(n)
+            if d is None:
+                total += num
+                continue
+            den = self._exp_poly_at(d)
+            if not den:
+                return None
+            total += num / den
+        return total
+
+    def _exp_poly_at(self, e: ExpPoly) -> fmpq:
+        known = self._values_at.get(id(e))
+        if known is not None and known[0] is e:
+            return known[1]
+        point = self._point
+        total = fmpq(0)
+        for key, p in e.items():
+            term = fmpq(0)
+            for mono, c in p.items():
+                t = rational(c)
+                for i, a in enumerate(mono):
+                    if a:
+                        t *= point[i] ** a
+                term += t
+            for i, a in enumerate(key):
+                if a:
+                    term *= self._key_point(i) ** a
+            total += term
+        self._values_at[id(e)] = (e, total)  # e kept alive with its value: its id stays its own
+        return total
+
+    def _key_point(self, i: int) -> fmpq:
+        """The value of key position i (E_i, then T, then the R_k) at the point."""
+        while len(self._point) <= self.m + i:
+            self._point.append(fmpq(self._random.randint(2, 97), self._random.randint(1, 89)))
+        return self._point[self.m + i]
 
     def _uninterpreted_symbol(self, k: int) -> "Quotient":
         return Quotient((({self.zero_key + (0,) * k + (1,): self.one_poly}, None),), self)

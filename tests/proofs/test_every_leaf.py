@@ -1,8 +1,8 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
-All 29 claims, at small sizes. The default run walks up to 300 evenly spaced
-leaves of each claim (every leaf of most), leaving out the six claims whose walk
-takes 15-40 s and the Sinkhorn Transformer's two, whose certificates record whole
+All 34 claims, at small sizes. The default run walks up to 300 evenly spaced
+leaves of each claim (every leaf of most), leaving out the seven claims whose walk
+takes 14-40 s and the Sinkhorn Transformer's two, whose certificates record whole
 models; the slow run (CI runs it) walks every leaf of every claim. Only
 ``provenance`` and ``side_notes`` are informational (hashed, never compared), so
 they are not walked.
@@ -59,6 +59,11 @@ SMALL: dict[str, dict[str, Any]] = {
     "inverse3_identity": {},
     "universal_identity": {"n": 2, "d": 1, "dv": 1},
     "multihead_identity": {"n": 1, "d": 1, "dv": 1, "h": 2, "do": 1},
+    "relu_identity": {"n": 2},
+    "maxmin_identity": {"n": 3},
+    "encoder_layer_identity": {"n": 1, "d": 1, "dv": 1, "h": 1, "f": 1},
+    "hierarchy_identity": {"N": 1, "D": 1, "Dv": 2},
+    "compiled_identity": {"of": "matmul", "sizes": "c=1,k=2,r=1"},
 }
 
 
@@ -96,10 +101,13 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 29
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 34
 
 
-SLOW = {"encoder_layer", "encoder_layer_norm", "match2", "multihead", "multihead_identity", "parity", "sinkhorn_transformer", "sinkhorn_universality"}
+SLOW = {
+    "encoder_layer", "encoder_layer_identity", "encoder_layer_norm", "match2", "multihead", "multihead_identity", "parity",
+    "sinkhorn_transformer", "sinkhorn_universality",
+}  # fmt: skip
 # The default run walks at most this many leaves per claim, evenly spaced through the document
 # (every leaf of the small claims); the slow run walks every leaf of every claim.
 SAMPLE = 300
