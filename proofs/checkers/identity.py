@@ -129,8 +129,10 @@ def graph_runner(graph: Graph, positions: dict[int, int] | None) -> Runner:
     """The recorded graph's evaluator; ``positions`` maps a token position to the variable it holds
     (None: the data flow is not used, every output depends on all variables)."""
 
+    static_cache: dict[tuple[int, int], Any] = {}  # one graph: its position-only values, over every field
+
     def runner(field_: Field, oracle: SignOracle) -> tuple[Callable[[list[Any]], list[Any]], Callable[[], list[frozenset[int]]] | None]:
-        evaluator = Evaluator(graph, field_, oracle)
+        evaluator = Evaluator(graph, field_, oracle, static_cache)
         if positions is None:
             return evaluator.run, None
 

@@ -269,6 +269,22 @@ class SignOracle:
         return x if self.sign(x) > 0 else fmpq(0)
 
 
+def _position_only(graph: Graph) -> set[int]:
+    """The nodes with no ``tokens`` node in their ancestry."""
+    out: set[int] = set()
+    for v in graph.order:
+        node = graph.nodes[v]
+        if node.op != "tokens" and all(u in out for u in node.args):
+            out.add(v)
+    return out
+
+
+def _plain(x: Any) -> bool:
+    """Whether x is a value of no field: a rational, boolean, string, None, or a tuple of them (or of ints, a selection's row)."""
+    t = type(x)
+    return t is fmpq or t is bool or t is str or t is int or x is None or (t is tuple and all(map(_plain, x)))
+
+
 def _hashable(q: fmpq) -> tuple[int, int]:
     """A rational as (numerator, denominator): hashing an fmpq goes through Python's Fraction (6 us)."""
     return int(q.p), int(q.q)
@@ -484,10 +500,19 @@ Selection = list[tuple[int, ...]]
 
 
 class Evaluator:
-    """Evaluates a recorded graph at one length over the checker's field."""
+    """Evaluates a recorded graph at one length over the checker's field.
 
-    def __init__(self, graph: Graph, field: Field, oracle: SignOracle):
+    ``static_cache``, shared by evaluators of one graph (over other fields: the sizes of a
+    hierarchy), keeps the value of each node computed from positions alone (no ``tokens`` in its
+    ancestry) whose value, and its arguments', are plain (rationals, booleans, strings, None,
+    tuples of them, selections): such a value is the same over every field, and computing it
+    records nothing in the field, so reusing it changes nothing but the time.
+    """
+
+    def __init__(self, graph: Graph, field: Field, oracle: SignOracle, static_cache: dict[tuple[int, int], Any] | None = None):
         self.graph, self.F, self.S = graph, field, oracle
+        self._cache = static_cache
+        self._static = _position_only(graph)
         self._functions: dict[int, tuple[FunctionSpec, Callable[..., Any]]] = {}
         for v, node in graph.nodes.items():  # every function has a rule before anything is evaluated
             if node.op in ("map", "sequence_map"):
@@ -531,11 +556,21 @@ class Evaluator:
         self.n = len(tokens)
         self.pairs = 0
         values: dict[int, Any] = {}
+        cache = self._cache if self._cache is not None else {}
+        plain: set[int] = set()  # nodes whose value is in the cache
         for node, args in steps:
-            try:
-                values[node.id] = getattr(self, f"op_{node.op}")(node, tokens, *(values[u] for u in args))
-            except IdentityFailure as e:
-                raise IdentityFailure(f"at node {node.id} ({node.label!r}): {e}") from None
+            key = (node.id, self.n)
+            if key in cache:
+                values[node.id] = cache[key]
+                plain.add(node.id)
+            else:
+                try:
+                    values[node.id] = value = getattr(self, f"op_{node.op}")(node, tokens, *(values[u] for u in args))
+                except IdentityFailure as e:
+                    raise IdentityFailure(f"at node {node.id} ({node.label!r}): {e}") from None
+                if self._cache is not None and node.id in self._static and all(u in plain for u in args) and all(map(_plain, value)):
+                    cache[key] = value
+                    plain.add(node.id)
             for u in args:
                 uses[u] -= 1
                 if uses[u] == 0 and u not in kept:

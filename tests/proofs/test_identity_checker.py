@@ -455,3 +455,29 @@ def test_the_sign_certificate_by_hand():
     assert sign_certificate({one: x**2 + y**2}) is None  # zero at x = y = 0
     assert sign_certificate({one: 1 + x}) is None  # odd exponent
     assert sign_certificate({e1: x**2, one: x**2 * y**2}) is None  # no term free of the variables
+
+
+def test_position_only_values_are_shared_between_fields_only_when_plain():
+    # tokens * e^{i/2}: e^{i/2} is computed from positions alone, but it is a value of the field (T^i),
+    # so each field forms it again and records the constants' denominator 2; i/2 itself is shared
+    nodes = [
+        {"id": 0, "op": "tokens", "label": "tokens", "name": "tokens", "params": {}, "encoding": "numerical"},
+        {"id": 1, "op": "indices", "label": "indices", "name": "indices", "params": {}, "encoding": "numerical"},
+        {"id": 2, "op": "map", "label": "half", "name": "half", "params": {"fn": {"name": "mul_const", "params": {"c": {"q": "1/2"}}}}, "encoding": "numerical"},
+        {"id": 3, "op": "map", "label": "e", "name": "e", "params": {"fn": {"name": "exp", "params": {}}}, "encoding": "numerical"},
+        {"id": 4, "op": "sequence_map", "label": "out", "name": "out", "params": {"fn": {"name": "mul", "params": {}}}, "encoding": "numerical"},
+    ]
+    edges = [{"source": 1, "target": 2, "arg": 0}, {"source": 2, "target": 3, "arg": 0}, {"source": 0, "target": 4, "arg": 0}, {"source": 3, "target": 4, "arg": 1}]
+    graph = read_graph({"format": "attncert-rasp/1", "outputs": {"output": 4}, "nodes": nodes, "edges": edges})
+    cache: dict = {}
+    outputs = []
+    for _ in range(2):
+        field = Field(["x_0_0", "x_0_1"], Basis([]), 2)
+        outputs.append((field, Evaluator(graph, field, SignOracle(), cache).run([field.variable(0), field.variable(1)])))
+        assert field.constant_denominator() == 2
+    assert set(cache) == {(1, 2), (2, 2)}  # indices and i/2
+    # the same values as without the cache: x_0 e^0 = x_0 and x_1 e^{1/2}
+    (f1, shared), (f2, _) = outputs
+    plain = Evaluator(graph, f1, SignOracle()).run([f1.variable(0), f1.variable(1)])
+    assert all(f1.equal(a, b) for a, b in zip(shared, plain))
+    assert f1.equal(shared[0], f1.variable(0)) and f1.equal(shared[1], f1.mul(f1.variable(1), f1.exp(fmpq(1, 2))))
