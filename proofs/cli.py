@@ -26,7 +26,7 @@ from exact.errors import AttncertError, ParseError
 from exact.limits import Limits, limit_problem, limits
 from proofs.certify import package_version
 from proofs.cost import check as check_cost
-from proofs.cost import parsed, refuse_over_limits
+from proofs.cost import estimate, parsed, refuse_over_limits
 from proofs.params import positive_int
 from proofs.registry import Claim, load_claims
 from proofs.verify import OK, exit_code, verify_file
@@ -214,7 +214,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
     lim = _limits(args)
     if args.estimate:
         print(f"{claim.name}: estimate at " + (", ".join(f"{k}={v}" for k, v in params.items() if v is not None) or "its parameters"))
-        for line in claim.estimate(params).lines():
+        for line in estimate(claim, params, lim).lines():
             print(f"  {line}")
         return EXIT_HOLDS
     target = _target(args.out, Path("certificates") / f"{claim.name}.json")  # before the work
@@ -319,6 +319,7 @@ def _cmd_graph(args: argparse.Namespace) -> int:
         if target:
             check_target(target)
     sizes = {p.name: getattr(args, p.name) for p in _build_params(claim)}
+    refuse_over_limits(claim, sizes, _limits(args))  # the construction is built only at sizes a run may have
     g = claim.build(**sizes).graph()
     # A Sinkhorn Transformer's graph has its own ops (encoder layers, cost, Sinkhorn) and its own exporters.
     exporter = sinkhorn_graph if g.graph.get("format") == sinkhorn_graph.GRAPH_FORMAT else rasp
@@ -431,7 +432,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     default = args.out_dir == SWEEP_FOLDER
     check_folder(args.out_dir, create=default)  # an existing file there is refused as "not a folder"
     lim = _limits(args)
-    plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir, lim.max_tasks)
+    plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir, lim)
     claims = load_claims()
     for task in plan.tasks:  # every task within the limits before any is run
         claim = claims[task.claim]
@@ -439,7 +440,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             params = parsed(claim, dict(task.params))
         except AttncertError:
             continue  # an invalid value is that task's BAD result, reported by the sweep
-        check_cost(claim.name, params, claim.estimate(params), lim)
+        check_cost(claim.name, params, estimate(claim, params, lim), lim)
     for note in plan.notes:
         _note(note)
     if default:
@@ -546,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--jobs", type=_option(positive_int), action=_Once, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
     sp.add_argument("--scheduler", metavar="ADDRESS", action=_Once, help="run on the Dask distributed cluster at ADDRESS instead (needs dask[distributed])")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only when stderr is a terminal)")
-    _add_limits(sp, COST_LIMITS, SWEEP_LIMITS)
+    _add_limits(sp, COST_LIMITS, DOCUMENT_LIMITS, SWEEP_LIMITS)
     sp.set_defaults(func=_cmd_sweep)
     return p
 

@@ -41,7 +41,7 @@ from proofs import memory
 from exact.errors import LimitExceeded
 from exact.expressions import EnclosureError, compile_enclosures, interval
 from exact.expressions.enclose import MAX_MAGNITUDE_BITS, magnitude_bits
-from exact.limits import Limits
+from exact.limits import Limits, current as current_limits, limits
 
 #: Seconds per evaluated position (U(256, 8, 8) proved, certificate written: about 20 s for 524 288 positions).
 SECONDS_PER_POSITION = 4.5e-5
@@ -71,6 +71,7 @@ class Cost:
     seconds: float = 0.0  # estimate
     memory: int = 0  # estimate, bytes
     magnitude: int = 0  # an approximation target's values on the cube are below 2^magnitude (0: no target)
+    entries: int = 0  # entries of the largest matrix or text the run builds (exact; 0: bounded by the other sizes)
 
     def lines(self) -> list[str]:
         return [
@@ -80,7 +81,9 @@ class Cost:
             f"arb precision, bits (est.)   {self.precision:,}",
             f"time (rough estimate)        {_seconds(self.seconds)}",
             f"memory (rough estimate)      {_bytes(self.memory)}",
-        ] + ([f"target magnitude, bits       {self.magnitude:,} (limit {MAX_MAGNITUDE_BITS:,})"] if self.magnitude else [])
+        ] + ([f"target magnitude, bits       {self.magnitude:,} (limit {MAX_MAGNITUDE_BITS:,})"] if self.magnitude else []) + (
+            [f"largest matrix, entries      {self.entries:,}"] if self.entries else []
+        )
 
 
 #: Limit field, Cost field, what it counts, the option that raises it.
@@ -88,6 +91,7 @@ CHECKED = (
     ("max_positions", "positions", "a sequence of {:,} positions", "--max-positions"),
     ("max_pairs", "pairs", "about {:,} selection pairs", "--max-pairs"),
     ("max_evaluations", "evaluations", "{:,} evaluations", "--max-evaluations"),
+    ("max_entries", "entries", "a matrix of {:,} entries", "--max-entries"),
     ("max_precision", "precision", "about {:,} bits of arb precision", "--max-precision"),
     ("max_memory", "memory", "about {:,} bytes of memory (predicted from the sequence length and the schedule, docs/limits.md)", "--max-memory"),
 )
@@ -180,7 +184,7 @@ def hierarchy(N: int, D: int, Dv: int, **_: Any) -> Cost:
 
 
 def _power_sum(base: int, top: int, weight: Callable[[int], int] = lambda n: 1) -> int:
-    """sum_{n=1}^{top} weight(n) base^n, or CAP once it exceeds CAP."""
+    """sum_{n=1}^{top} weight(n) base^n for base >= 2, or CAP once it exceeds CAP (after at most 60 terms)."""
     total, term = 0, 1
     for n in range(1, top + 1):
         term *= base
@@ -197,7 +201,11 @@ def batched_cost(positions: int, fan_in: int, words: int) -> Cost:
 
 
 def match2(max_M: int, max_length: int, **_: Any) -> Cost:
-    words = min(sum(_power_sum(M, max_length) for M in range(1, max_M + 1)) if max_M <= 10**6 else CAP, CAP)
+    words = 0
+    for M in range(1, max_M + 1):  # M = 1: one word of each length; the sum passes CAP by M = 2 for long words
+        words = min(words + (max_length if M == 1 else _power_sum(M, max_length)), CAP)
+        if words == CAP:
+            break
     return batched_cost(universal_length(max_length, max_M, max_M), max(max_length, max_M), words)
 
 
@@ -240,8 +248,10 @@ def krawczyk_bits(cost_range: fmpq, eps: fmpq, prec: int) -> int:
 
 
 def sinkhorn_cost(n: int, m: int, runs: int, bits: int) -> Cost:
-    work = n * m * max(1.0, min(bits, 10**12) / 128) ** 1.5
-    return Cost(evaluations=runs, precision=bits, seconds=SINKHORN_SECONDS * work * runs, memory=64 * n * m * max(bits, 64) + (1 << 20))
+    work = min(n * m, CAP) * max(1.0, min(bits, 10**12) / 128) ** 1.5
+    return Cost(
+        evaluations=runs, precision=bits, seconds=SINKHORN_SECONDS * work * runs, memory=64 * n * m * max(bits, 64) + (1 << 20), entries=n * m
+    )
 
 
 
@@ -256,8 +266,22 @@ def parsed(claim: Any, raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def refuse_over_limits(claim: Any, raw: dict[str, Any], lim: Limits) -> Cost:
-    """The cost at these parameters, or LimitExceeded before anything is built."""
+    """The cost at these parameters, or LimitExceeded before anything is built. The cost model runs with the
+    limits in force, so that one that builds something to estimate (a schedule, a dry run) stops first where
+    a size it computes is over them (:func:`over_limits`)."""
     params = parsed(claim, raw)
-    cost = claim.estimate(params)
+    cost = estimate(claim, params, lim)
     check(claim.name, params, cost, lim)
     return cost
+
+
+def estimate(claim: Any, params: dict[str, Any], lim: Limits) -> Cost:
+    """The claim's cost model at these (parsed) parameters, run with ``lim`` in force."""
+    with limits(lim):
+        return claim.estimate(params)
+
+
+def over_limits(cost: Cost) -> bool:
+    """Whether ``cost`` is over a limit in force: a cost model returns it as it is, building nothing more."""
+    lim = current_limits()
+    return any(getattr(cost, c) > getattr(lim, f) for f, c, _, _ in CHECKED)

@@ -29,6 +29,7 @@ from exact import Domain, EENumber, ParseError
 from exact.matrices import Rows, matrix_from_json
 from proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction
 from proofs import memory
+from proofs.cost import over_limits
 from proofs.certify import differing_fields
 from proofs.registry import Claim, Param
 
@@ -115,6 +116,8 @@ class LayoutClaim:
         """The cost model, with the memory predicted from the construction's schedule (proofs/memory.py):
         the certificate records every position, in the claim's domain."""
         cost = self.cost(**params)
+        if over_limits(cost):  # refused on its sizes: building it (h heads' inputs, say) could take as long as the run
+            return cost
         g = self.build(**{p.name: params[p.name] for p in self.sizes}).graph()
         domain = self.domain or params.get("domain") or "EE"
         return replace(cost, memory=memory.of_graph(g, cost.positions, domain))

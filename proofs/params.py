@@ -29,6 +29,19 @@ def nonnegative_int(s: str) -> int:
     return _int_at_least(s, 0, "non-negative")
 
 
+#: The largest iteration budget of a float or mpmath reference run (10^6 mpmath iterations of an 8 x 8
+#: Sinkhorn already take hours).
+MAX_ITERATIONS = 10**6
+
+
+def iteration_budget(s: str) -> int:
+    """An iteration budget: a positive integer of at most MAX_ITERATIONS, or a one-line ParseError."""
+    v = positive_int(s)
+    if v > MAX_ITERATIONS:
+        raise ParseError(f"expected an iteration budget of at most {MAX_ITERATIONS:,}, got {v:,}")
+    return v
+
+
 def rational_list(s: str) -> list[fmpq]:
     """'1/5,1/20,0.001' -> exact rationals; ParseError on anything else (or on an empty list)."""
     items = [t for t in str(s).split(",") if t.strip()]

@@ -28,14 +28,14 @@ import math
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from exact.canonical import json_equal
 from exact.certificate import read_certificate, write_certificate
 from exact.errors import AttncertError, LimitExceeded
-from exact.limits import Limits
+from exact.limits import Limits, limits
 from proofs import progress as _progress
 from proofs.execute import Runner
 from proofs.registry import Claim, load_claims
@@ -68,6 +68,7 @@ class Task:
     claim: str
     params: tuple[tuple[str, Any], ...]
     path: str
+    limits: Limits = field(default_factory=Limits)  # what the worker proves, writes and verifies within
 
     def label(self) -> str:
         return " ".join([self.claim, *(f"{k}={v}" for k, v in self.params)])
@@ -132,15 +133,18 @@ def parse_sizes(specs: Sequence[str]) -> dict[str, list[str]]:
     return sizes
 
 
-def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str], out_dir: str | Path, max_tasks: int = Limits().max_tasks) -> Plan:
-    """The tasks of a sweep, or an AttncertError for an unknown claim or parameter, or for more than
-    ``max_tasks`` tasks (counted before any is formed, each seed as often as ``--seeds`` names it).
+def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str], out_dir: str | Path, lim: Limits | None = None) -> Plan:
+    """The tasks of a sweep, each to run within ``lim`` (default: the default limits), or an AttncertError for an
+    unknown claim or parameter, or for more than ``lim.max_tasks`` tasks (counted before any is formed, each seed
+    as often as ``--seeds`` names it).
 
     A ``--size`` parameter must be declared by at least one of the claims (a typo is
     an error); a claim that does not declare it runs at its own default for it, so
     that e.g. ``transpose matmul --size k=2,3`` sweeps k for matmul only. Claims
     without a ``seed`` parameter ignore ``--seeds``.
     """
+    lim = lim or Limits()
+    max_tasks = lim.max_tasks
     registry = load_claims()
     unknown = [n for n in claim_names if n not in registry]
     if unknown:
@@ -172,7 +176,7 @@ def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str
         notes += [f"{claim.name} has no parameter {name}; it runs without it" for name in sizes if name not in own]
         if "seed" in own:
             axes["seed"] = seed_values if seed_values is not None else [claim.defaults()["seed"]]
-        tasks += [_task(claim, params, out) for params in _combinations(axes)]
+        tasks += [_task(claim, params, out, lim) for params in _combinations(axes)]
     return Plan(tasks, notes)
 
 
@@ -182,8 +186,8 @@ def _combinations(axes: dict[str, list[Any]]) -> Iterator[tuple[tuple[str, Any],
         yield tuple(zip(names, values))
 
 
-def _task(claim: Claim, params: tuple[tuple[str, Any], ...], out: Path) -> Task:
-    return Task(claim.name, params, str(out / file_name(claim.name, params)))
+def _task(claim: Claim, params: tuple[tuple[str, Any], ...], out: Path, lim: Limits) -> Task:
+    return Task(claim.name, params, str(out / file_name(claim.name, params)), lim)
 
 
 def file_name(claim: str, params: tuple[tuple[str, Any], ...]) -> str:
@@ -206,9 +210,13 @@ def file_name(claim: str, params: tuple[tuple[str, Any], ...]) -> str:
 
 
 def run_task(task: Task) -> Result:
-    """Skip, or prove + write + verify, one task. Never raises for a bad parameter value."""
+    """Skip, or prove + write + verify, one task, within its limits. Never raises for a bad parameter value."""
     t0 = time.perf_counter()
-    status, reason = _attempt(task)
+    try:
+        with limits(task.limits):
+            status, reason = _attempt(task)
+    except AttncertError as e:  # limits out of their range: the task's BAD result
+        status, reason = BAD, _first_line(str(e))
     return Result(task, status, time.perf_counter() - t0, reason)
 
 
@@ -217,14 +225,14 @@ def _attempt(task: Task) -> tuple[str, str]:
     try:
         claim = load_claims()[task.claim]
         params = _typed(claim, task.params)
-        if _already_verified(path, claim.name, params):
+        if _already_verified(path, claim.name, params, task.limits):
             return SKIPPED, ""
         write_certificate(path, claim.prove(**{**claim.defaults(), **params}))
     except AttncertError as e:
         return BAD, _first_line(str(e))
     except Exception as e:  # a claim that breaks at one size must not end a long sweep; the reason is reported
         return BAD, _first_line(f"{type(e).__name__}: {e}")
-    outcome = verify_file(path)
+    outcome = verify_file(path, task.limits)
     return outcome.status, outcome.reason
 
 
@@ -234,7 +242,7 @@ def _typed(claim: Claim, params: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     return {k: v if k == "seed" else types[k](v) for k, v in params}
 
 
-def _already_verified(path: Path, claim: str, params: dict[str, Any]) -> bool:
+def _already_verified(path: Path, claim: str, params: dict[str, Any], lim: Limits) -> bool:
     """The certificate at path is of this claim at these values, and verifies."""
     if not path.is_file():
         return False
@@ -247,7 +255,7 @@ def _already_verified(path: Path, claim: str, params: dict[str, Any]) -> bool:
         return False
     if not all(json_equal(recorded.get(k), v) for k, v in params.items()):
         return False
-    return verify_file(path).status == OK
+    return verify_file(path, lim).status == OK
 
 
 def _first_line(text: str) -> str:

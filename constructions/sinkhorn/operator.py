@@ -222,7 +222,8 @@ def hilbert_precision(prec: int, delta: fmpq, tol: fmpq, terms: int) -> int:
     log2(terms) bits of rounding. So log2(1/tol) + Delta/(2 ln 2) + log2(terms)
     bits, plus 8 guard bits, rounded up to a multiple of 64 (arb's limb).
     """
-    need = math.ceil(math.log2(float(1 / tol)) + float(delta) / (2 * math.log(2)) + math.log2(terms)) + 8
+    # log2 of the integers, not of 1/tol as a float: tol = 1e-400 is below the floats
+    need = math.ceil(math.log2(int(tol.q)) - math.log2(int(tol.p)) + float(delta) / (2 * math.log(2)) + math.log2(terms)) + 8
     return max(prec, -(-need // 64) * 64)
 
 

@@ -42,6 +42,7 @@ from constructions.sinkhorn.systems import TargetPlan
 from constructions.sinkhorn.texts import Text
 from constructions.sinkhorn.transformer import ModelRun, SinkhornTransformer
 from constructions.sinkhorn.wasserstein import W1Enclosure, w1_enclosure
+from exact.errors import UndecidedError
 from exact.matrices import Rows, from_fmpq_mat, to_fmpq_mat
 
 #: Fitted weights are rounded to multiples of 2^-FIT_BITS.
@@ -139,10 +140,10 @@ class PairBound:
 
 
 def certify_pair(model: SinkhornTransformer, mu: Text, nu: Text, F: TargetPlan) -> PairBound:
-    """The network's coupling (certified; ArithmeticError if not) and certified bounds on its W1 error."""
+    """The network's coupling (certified; UndecidedError, an ArithmeticError, if not) and certified bounds on its W1 error."""
     run = model(mu, nu)
-    if not run.result.certified:
-        raise ArithmeticError(f"the network's coupling is not certified: {run.result.status}")
+    if not run.result.certified:  # one line for the user (tol below what the run reaches): not a bug
+        raise UndecidedError(f"the network's coupling is not certified: {run.result.status}")
     return PairBound(run, w1_enclosure(run.result.plan, F.plan, fmpq(1), mu.points, nu.points))
 
 

@@ -26,7 +26,8 @@ from flint import arb, ctx, fmpq
 from exact import decide
 from exact.domains.base import Domain
 from exact.eenumber import EENumber
-from exact.errors import NotRealError, ParseError, UndecidedError
+from exact.errors import LimitExceeded, NotRealError, ParseError, UndecidedError
+from exact.limits import current as current_limits
 from exact.rationals import parse_rational, rational_from_json, rational_to_json
 
 
@@ -101,8 +102,19 @@ class BallField(Domain):
 
 
 def exact_dyadic(x: arb) -> fmpq:
-    """The exact rational value of an exact (dyadic) arb, such as a midpoint or radius."""
+    """The exact rational value of an exact (dyadic) arb, such as a midpoint or radius.
+
+    m 2^e has a numerator of bits(m) + e bits (e >= 0) or a denominator of -e bits: past the digit limit in
+    force it is refused (LimitExceeded) before it is formed, as a reader would refuse it (arb keeps e apart,
+    so a ball near e^(10^30) is cheap until its rational would take 10^29 bytes)."""
     m, e = x.man_exp()
+    bits = max(int(m).bit_length() + int(e), -int(e))
+    limit = current_limits().max_digits
+    if bits > limit * 3.33:  # log2(10) < 3.33: refuses nothing a reader accepts
+        raise LimitExceeded(
+            f"a ball endpoint of about 2^{int(e) + int(m).bit_length():,} would have about {int(bits * 0.30103):,} digits, "
+            f"over the limit of {limit:,} (raise it with --max-digits)"
+        )
     return fmpq(m) * fmpq(2) ** int(e) if e >= 0 else fmpq(m, 2 ** int(-e))
 
 

@@ -34,7 +34,7 @@ from proofs.checkers.closed_form import ClosedForm, closed_form
 from proofs.checkers.mcshane import Interpolant
 from proofs.checkers.modulus import decide, decision_json
 from proofs.checkers.subgrid import RESOLUTION, SubgridBound, subgrid_bound
-from proofs.cost import SECONDS_PER_POSITION, Cost, target_magnitude
+from proofs.cost import CAP, SECONDS_PER_POSITION, Cost, target_magnitude
 from proofs.params import positive_int
 from proofs.registry import Param
 
@@ -88,7 +88,8 @@ def instance_cost(claim: str, t: Target, m: int, max_leaves: int, rasp_evaluatio
         positions=N,
         pairs=N,
         evaluations=rasp_evaluations + max_leaves,
-        seconds=SECONDS_PER_POSITION * N * rasp_evaluations + SECONDS_PER_BOX * 2 * max_leaves + SECONDS_PER_GRID_PAIR * grid_pairs,
+        # Counts capped before they meet a float: h = 1e-400 gives a grid of 10^400 points, refused by N, not an overflow.
+        seconds=SECONDS_PER_POSITION * min(N, CAP) * rasp_evaluations + SECONDS_PER_BOX * 2 * min(max_leaves, CAP) + SECONDS_PER_GRID_PAIR * min(grid_pairs, CAP),
         memory=1024 * N + 200 * max_leaves,
         magnitude=target_magnitude(claim, t.text, t.expr, variables(t.d)),
     )

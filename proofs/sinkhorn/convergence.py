@@ -29,7 +29,7 @@ from proofs.sinkhorn.common import (
     run_json,
 )
 from proofs.checkers.sinkhorn_claims import check_convergence
-from proofs.params import positive_int, positive_rational, rational_list
+from proofs.params import MAX_ITERATIONS, iteration_budget, positive_int, positive_rational, rational_list
 
 NAME = "sinkhorn_convergence"
 STATEMENT = (
@@ -126,8 +126,8 @@ register(
             Param("eps", str, "1/5,1/20,1/100,1/1000,1/10000", "temperatures, comma-separated"),
             TOL,
             PREC,
-            Param("ref_iter", positive_int, 2000, "iteration budget of the mpmath reference"),
-            Param("pot_iter", positive_int, 10000, "numItermax of POT's float Sinkhorn (if POT is installed)"),
+            Param("ref_iter", iteration_budget, 2000, f"iteration budget of the mpmath reference (at most {MAX_ITERATIONS:,})"),
+            Param("pot_iter", iteration_budget, 10000, f"numItermax of POT's float Sinkhorn (if POT is installed; at most {MAX_ITERATIONS:,})"),
         ),
         check=check_convergence,
         cost=convergence_cost,

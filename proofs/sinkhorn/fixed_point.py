@@ -10,6 +10,7 @@ from constructions.sinkhorn.problem import random_marginal, random_plan
 from exact import QQ
 
 from proofs.certify import certificate
+from proofs.cost import Cost
 from proofs.registry import Claim, register
 from proofs.sinkhorn.common import plan_params, qmat, qvec
 from proofs.checkers.sinkhorn_claims import check_fixed_point
@@ -65,5 +66,6 @@ register(
         prove,
         plan_params(3, 4, "1/10"),
         check=check_fixed_point,
+        cost=lambda n, m, **_: Cost(entries=n * m),
     )
 )

@@ -109,6 +109,6 @@ register(
         prove,
         plan_params(3, 3, "1/10") + (Param("ts", str, "1/10,1/100,1/1000,1/10000", "values of t in (0, 1], comma-separated"),),
         check=check_limit,
-        cost=lambda ts, **_: Cost(evaluations=len(rational_list(ts))),
+        cost=lambda ts, n, m, **_: Cost(evaluations=len(rational_list(ts)), entries=n * m),
     )
 )

@@ -29,19 +29,23 @@ def universality_png(doc: dict[str, Any]) -> bytes:
 
     widths = doc["construction"]["size"]["widths"]
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
+    drawn = False
     for k, (system, s) in enumerate(doc["outputs"]["summary"].items()):
         colour = f"C{k % 10}"
         fit = [float(QQ.from_json(v)) for v in s["fit_max"]]
         if max(fit) < SLACK:
             ax.plot([], [], " ", label=f"{system}: reached at every width (certified max <= {max(fit):.1e}, the enclosures' slack)")
             continue
-        ax.plot(widths, fit, "o-", color=colour, label=f"{system}: fit pairs, certified max")
+        # A maximum of 0 has no place on a log axis: that point is left out (a gap in the line).
+        ax.plot(widths, [v if v > 0 else float("nan") for v in fit], "o-", color=colour, label=f"{system}: fit pairs, certified max")
+        drawn = True
         if all(v is not None for v in s["held_out_max"]):
             held = [float(QQ.from_json(v)) for v in s["held_out_max"]]
-            ax.plot(widths, held, "s--", color=colour, alpha=0.7, label=f"{system}: held-out pairs, certified max")
+            ax.plot(widths, [v if v > 0 else float("nan") for v in held], "s--", color=colour, alpha=0.7, label=f"{system}: held-out pairs, certified max")
     p = doc["params"]
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    if drawn:
+        ax.set_yscale("log")
     ax.set_xlabel("width w (features of Q and K)")
     ax.set_ylabel("max over the family of W1(F(mu, nu), T_w(mu, nu))")
     ax.set_title(f"Sinkhorn Transformers fitted once: {p['pairs']} fit pairs, {p['held_out']} held out, eps = {p['eps']}")

@@ -5,6 +5,7 @@ the cost -<Q, K> is exact in EE while the encoders are."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 from flint import fmpq
@@ -23,7 +24,7 @@ from proofs.checkers.sinkhorn_claims import check_transformer
 from proofs.params import positive_int, positive_rational
 from proofs.rebuild import recorded_params
 from proofs.registry import Claim, Param, register
-from proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
+from proofs.cost import Cost, krawczyk_bits, over_limits, sinkhorn_cost
 from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_json
 from proofs.sinkhorn.texts import read_file, text_from, text_json
 
@@ -89,12 +90,18 @@ def transformer_cost(n: int, m: int, d: int, k: int, heads: int, layers: int, la
     the features of random weights are orders of magnitude too large to decide anything."""
     if layer_norm not in (0, 1):
         raise ParseError(f"layer_norm must be 0 or 1, got {layer_norm}")
+    w = d + 2  # the residual stream; per encoder: embedding, per block heads (Q K^T, V), W_O, the MLP, readout
+    weights = 2 * (w * w + w * k + layers * (heads * (w * w + 2 * w * max(1, w // heads)) + 4 * w * w + 3 * w))
+    sizes = Cost(entries=max(n * m, (n + m) * d, weights))
+    if over_limits(sizes):
+        return sizes  # refused on its sizes: the dry run below would build them first
     model = build(d, k, heads, layers, layer_norm, seed, eps, "1e-30", prec)
     # A certificate's "file" names texts it records, not a path: random texts of the same sizes stand in for them.
     mu, nu = _texts(texts) if texts and texts != "file" else _random_texts(seed, n, m, d)
     C = inner_cost(forward_balls(model.query, mu.points, mu.weights, DRY_RUN_BITS), forward_balls(model.key, nu.points, nu.weights, DRY_RUN_BITS), DRY_RUN_BITS)
     spread = max(c.upper() for row in C for c in row) - min(c.lower() for row in C for c in row)
-    return sinkhorn_cost(mu.n, nu.n, 1, krawczyk_bits(spread.upper().fmpq(), positive_rational(eps), prec))
+    cost = sinkhorn_cost(mu.n, nu.n, 1, krawczyk_bits(spread.upper().fmpq(), positive_rational(eps), prec))
+    return replace(cost, entries=max(cost.entries, sizes.entries))
 
 
 def _texts(path: str) -> tuple[Text, Text]:

@@ -89,6 +89,17 @@ CASES: list[tuple[str, list[str]]] = [
     ("a seed of 50 digits", ["sweep", "transpose", "--seeds", "1" * 50, "--out-dir", "folder"]),
     ("decimals over the digit limit", ["rasp", "--eval", "1/3", "--decimals", "100000000"]),
     ("decimals 10^14", ["rasp", "--eval", "1/3", "--decimals", "99999999999999"]),
+    # sizes no cost model bounded, found by trying every numeric option of every verb with 10^32, -1, 0, text
+    ("a fixed point of 10^32 rows", ["prove", "sinkhorn_fixed_point", "--n", "9" * 32]),
+    ("a limit plan of 10^32 columns", ["prove", "sinkhorn_limit", "--m", "9" * 32]),
+    ("a transformer of 10^32 layers", ["prove", "sinkhorn_transformer", "--layers", "9" * 32]),
+    ("a transformer graph of 10^32 heads", ["graph", "sinkhorn_transformer", "--heads", "9" * 32]),
+    ("multihead with 10^32 heads", ["prove", "multihead", "--h", "9" * 32]),
+    ("match2 words of length 10^32", ["prove", "match2", "--max-length", "9" * 32]),
+    ("a reference budget of 10^32", ["prove", "sinkhorn_convergence", "--ref-iter", "9" * 32]),
+    ("h = 1e-400", ["prove", "lipschitz_approx", "--h", "1e-400"]),
+    ("softmax at beta 10^32", ["prove", "compiled_softmax", "--betas", "9" * 32]),
+    ("universality to tol 1e-400", ["prove", "sinkhorn_universality", "--tol", "1e-400", "--pairs", "1", "--held-out", "0", "--widths", "1"]),
     # a folder that does not exist is never made (only the default output folders are)
     ("out in a missing folder", ["prove", "relu", "--out", "missing/x.json"]),
     ("out in a missing folder at the root", ["prove", "relu", "--out", "/nonexistent-attncert/dir/x.json"]),

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from exact.errors import AttncertError, LimitExceeded
+from exact.limits import Limits
 from proofs import execute, sweep
 from proofs.cli import main
 from proofs.registry import Claim, load_claims
@@ -161,8 +162,8 @@ def test_a_sweep_over_its_task_limit_is_refused_before_any_seed_is_listed(tmp_pa
         sweep.plan(["transpose"], "0-1000000000", [], tmp_path)
     # transpose: 3 seeds x 2 values of r; matmul: 3 seeds x 2 values of r x 2 of k; the repeated seed 1 counts twice
     with pytest.raises(LimitExceeded, match="18 tasks"):
-        sweep.plan(["transpose", "matmul"], "0-1,1", ["r=1,2", "k=1,2"], tmp_path, max_tasks=17)
-    assert len(sweep.plan(["transpose", "matmul"], "0-1,1", ["r=1,2", "k=1,2"], tmp_path, max_tasks=18).tasks) == 12
+        sweep.plan(["transpose", "matmul"], "0-1,1", ["r=1,2", "k=1,2"], tmp_path, Limits(max_tasks=17))
+    assert len(sweep.plan(["transpose", "matmul"], "0-1,1", ["r=1,2", "k=1,2"], tmp_path, Limits(max_tasks=18)).tasks) == 12
 
 
 def test_file_names_are_deterministic_and_distinct():
