@@ -49,7 +49,7 @@ from typing import Any, Callable
 from flint import fmpq
 
 from exact.canonical import json_equal
-from exact.errors import ParseError
+from exact.errors import LimitExceeded, ParseError
 from exact.limits import current as current_limits
 from exact.rationals import rational_from_json
 from proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Vector
@@ -186,8 +186,11 @@ def decide(case: Case, outputs: dict[str, Any]) -> Verdict:
     tokens = case.encode(values)
     verdict = Verdict([])
     assumed: list[ExpPoly] = []
-    first = True
+    first, passes = True, 0
     while True:
+        passes += 1
+        if passes > current_limits().max_evaluations:
+            raise LimitExceeded(f"the recorded regions take over {current_limits().max_evaluations:,} evaluations, the limit (raise it with --max-evaluations)")
         seq = run(tokens)
         if not isinstance(seq, list) or len(seq) != case.length:
             raise IdentityFailure("the evaluated output is not a sequence of the layout's length")
