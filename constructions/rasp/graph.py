@@ -199,6 +199,11 @@ def graph_to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
     return {"format": GRAPH_FORMAT, "outputs": dict(g.graph["outputs"]), "nodes": nodes, "edges": edges}
 
 
+def _node_id(v: Any) -> bool:
+    """A node id as JSON writes it: an int, not a bool (True is a key of a graph with a node 1)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def graph_from_json(obj: Any) -> nx.MultiDiGraph:
     """Rebuild and validate a graph written by :func:`graph_to_json`.
 
@@ -236,7 +241,7 @@ def graph_from_json(obj: Any) -> nx.MultiDiGraph:
         if not isinstance(e, dict) or set(e) != {"source", "target", "arg"}:
             raise ParseError(f"malformed graph edge {e!r:.80}")
         u, v, a = e["source"], e["target"], e["arg"]
-        if u not in g or v not in g:
+        if not _node_id(u) or not _node_id(v) or u not in g or v not in g:
             raise ParseError(f"edge {u!r:.20} -> {v!r:.20} names an unknown node")
         if not isinstance(a, int) or isinstance(a, bool) or not 0 <= a < OPS[g.nodes[v]["op"]][0]:
             raise ParseError(f"edge {u} -> {v} has a bad argument position {a!r:.20}")
@@ -256,7 +261,7 @@ def graph_from_json(obj: Any) -> nx.MultiDiGraph:
                 kind = "a selector" if want_selector else "a sequence (SOp)"
                 raise ParseError(f"argument {pos} of node {v} ({d['op']}) must be {kind}")
     for name, v in outputs.items():
-        if v not in g:
+        if not _node_id(v) or v not in g:
             raise ParseError(f"output {name!r:.40} names an unknown node")
     g.graph["outputs"] = dict(outputs)
     return g

@@ -19,7 +19,7 @@ from flint import fmpq
 
 from exact import QQ, Domain, EENumber, LimitExceeded, ParseError
 from exact.limits import current as current_limits
-from proofs.checkers.reading import integer, items, obj
+from proofs.checkers.reading import integer, items, obj, whole
 
 
 def check_model_size(model: dict[str, Any], length: int) -> None:
@@ -168,7 +168,7 @@ def _mlp(mlp: dict[str, Any], x: list[list[Any]], domain: Domain, N: int, width:
 def _affine(a: dict[str, Any], inputs: list[list[Any]], domain: Domain, N: int) -> list[Any]:
     out = [domain.convert(QQ.from_json(a["bias"]))] * (N + 1)
     for i, w in a["terms"]:
-        if not isinstance(i, int) or not 0 <= i < len(inputs):
+        if not whole(i) or not 0 <= i < len(inputs):
             raise ParseError("an affine form reads outside its inputs")
         wd = domain.convert(QQ.from_json(w))
         out = [o + wd * v for o, v in zip(out, inputs[i])]

@@ -26,10 +26,15 @@ def items(parent: Any, key: str) -> list[Any]:
     return v
 
 
+def whole(v: Any) -> bool:
+    """Whether v is a JSON integer: an int and not a bool (Python's True is the int 1, and equal to it)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def integer(parent: Any, key: str, lo: int, hi: int) -> int:
     """parent[key], an integer (not a bool) in [lo, hi]."""
     v = parent.get(key) if isinstance(parent, dict) else None
-    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+    if not whole(v) or not lo <= v <= hi:
         raise ParseError(f'certificate field "{key}" must be an integer in [{lo}, {hi}]')
     return v
 

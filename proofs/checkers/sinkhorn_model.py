@@ -28,7 +28,7 @@ from flint import arb, ctx, fmpq
 from exact import ParseError
 from exact.matrices import Rows
 from proofs.checkers.problem import BallCost
-from proofs.checkers.reading import qmatrix, rational
+from proofs.checkers.reading import qmatrix, rational, whole
 
 FORMAT = "attncert-sinkhorn-transformer/1"
 ARITY = {"text": 0, "embed": 1, "attention": 1, "mlp": 1, "layer_norm": 1, "readout": 1, "cost": 2, "sinkhorn": 3}
@@ -46,20 +46,21 @@ class RecordedModel:
             raise ParseError("a model graph has lists nodes, edges and an object outputs")
         self.nodes: dict[int, dict] = {}
         for n in nodes:
-            if not isinstance(n, dict) or n.get("op") not in ARITY or not isinstance(n.get("params"), dict) or not isinstance(n.get("id"), int) or n["id"] in self.nodes:
+            if not isinstance(n, dict) or n.get("op") not in ARITY or not isinstance(n.get("params"), dict) or not whole(n.get("id")) or n["id"] in self.nodes:
                 raise ParseError("a model node must have a fresh integer id, a known op and params")
             self.nodes[n["id"]] = n
         self.args: dict[int, list[int]] = {v: [-1] * ARITY[n["op"]] for v, n in self.nodes.items()}
         for e in edges:
-            ok = isinstance(e, dict) and e.get("source") in self.nodes and e.get("target") in self.nodes
+            # whole(): True is a key of {1: ...}, so a "source": true would name node 1
+            ok = isinstance(e, dict) and whole(e.get("source")) and whole(e.get("target")) and e["source"] in self.nodes and e["target"] in self.nodes
             slots = self.args[e["target"]] if ok else []
-            if not ok or not isinstance(e.get("arg"), int) or not 0 <= e["arg"] < len(slots) or slots[e["arg"]] != -1:
+            if not ok or not whole(e.get("arg")) or not 0 <= e["arg"] < len(slots) or slots[e["arg"]] != -1:
                 raise ParseError("a model edge must join two nodes at a free argument position")
             slots[e["arg"]] = e["source"]
         if any(-1 in a for a in self.args.values()):
             raise ParseError("a model node lacks an argument")
         sink = outputs.get("coupling")
-        if set(outputs) != {"coupling"} or sink not in self.nodes or self.nodes[sink]["op"] != "sinkhorn":
+        if set(outputs) != {"coupling"} or not whole(sink) or sink not in self.nodes or self.nodes[sink]["op"] != "sinkhorn":
             raise ParseError("the model's output must be its sinkhorn node")
         cost, mu, nu = self.args[sink]
         if self.nodes[cost]["op"] != "cost" or self.nodes[cost]["params"] != {"rule": "C_ij = -<Q(mu)_i, K(nu)_j>"}:

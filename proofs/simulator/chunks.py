@@ -29,7 +29,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from exact.canonical import canonical_json, sha256_hex
+from exact.canonical import canonical_json, json_equal, sha256_hex
 from exact.certificate import atomic_write_bytes
 from exact.errors import AttncertError
 
@@ -72,7 +72,7 @@ class ChunkStore:
             return None
         body = {k: v for k, v in doc.items() if k != "sha256"}
         expected = {"format": FORMAT, "claim": self.claim, "key": key, "inputs_sha256": inputs_sha256, "setup_sha256": setup_sha256}
-        if any(body.get(k) != v for k, v in expected.items()) or set(body) != {*expected, "results"}:
+        if not all(json_equal(body.get(k), v) for k, v in expected.items()) or set(body) != {*expected, "results"}:
             return None
         if doc.get("sha256") != digest(body) or not check(body["results"]):
             return None

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from exact.canonical import canonical_json, json_equal
 from exact.certificate import seal
+from exact.errors import ParseError
 from proofs.certify import CLAIM_FIELDS, differing_fields
 from proofs.registry import load_claims
 from proofs.verify import OK, verify_bytes
@@ -161,3 +162,21 @@ def test_the_reported_forgery_fails_in_one_line(tmp_path: Path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.startswith("FAIL") and done.stdout.count("\n") == 1 and "construction" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_readers_of_node_ids_take_no_boolean_for_an_integer():
+    # True is the dict key 1: a reader that looks a node up by a recorded id must ask for an int first.
+    from constructions.rasp.graph import graph_from_json
+
+    doc = CLAIMS["transpose"].prove(**CLAIMS["transpose"].defaults())
+    graph = doc["construction"]["graph"]
+    graph_from_json(graph)
+    assert {n["id"] for n in graph["nodes"]} >= {1} and graph["edges"][0] == {"source": 0, "target": 1, "arg": 0}
+    for edit in (("edges", 0, "target"), ("edges", 2, "source"), ("outputs", "output")):
+        forged = copy.deepcopy(graph)
+        node = forged
+        for key in edit[:-1]:
+            node = node[key]
+        node[edit[-1]] = True
+        with pytest.raises(ParseError, match="unknown node"):
+            graph_from_json(forged)
