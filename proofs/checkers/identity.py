@@ -64,8 +64,8 @@ SHOWN_MISMATCHES = 10
 
 Rows = list[list[Any]]
 #: What a case evaluates on a field and an oracle: the run (tokens -> output sequence) and, where the
-#: data flow is known, the variables each output position depends on.
-Runner = Callable[[Field, SignOracle], tuple[Callable[[list[Any]], list[Any]], "Callable[[], list[frozenset[int]]] | None"]]
+#: data flow is known, the variables each output position depends on (given the sequence length).
+Runner = Callable[[Field, SignOracle], tuple[Callable[[list[Any]], list[Any]], "Callable[[int], list[frozenset[int]]] | None"]]
 
 
 def guarded(check: Callable[[dict[str, Any]], list[str]]) -> Callable[[dict[str, Any]], list[str]]:
@@ -131,14 +131,13 @@ def graph_runner(graph: Graph, positions: dict[int, int] | None) -> Runner:
 
     static_cache: dict[tuple[int, int], Any] = {}  # one graph: its position-only values, over every field
 
-    def runner(field_: Field, oracle: SignOracle) -> tuple[Callable[[list[Any]], list[Any]], Callable[[], list[frozenset[int]]] | None]:
+    def runner(field_: Field, oracle: SignOracle) -> tuple[Callable[[list[Any]], list[Any]], Callable[[int], list[frozenset[int]]] | None]:
         evaluator = Evaluator(graph, field_, oracle, static_cache)
         if positions is None:
             return evaluator.run, None
 
-        def data_flow() -> list[frozenset[int]]:
-            n = max(positions) + 1 if positions else 0
-            return [frozenset(positions[p] for p in s if p in positions) for s in influences(evaluator, n)]
+        def data_flow(length: int) -> list[frozenset[int]]:
+            return [frozenset(positions[p] for p in s if p in positions) for s in influences(evaluator, length)]
 
         return evaluator.run, data_flow
 
@@ -175,7 +174,7 @@ def decide(case: Case, outputs: dict[str, Any]) -> Verdict:
                 raise IdentityFailure("outputs.regions: where the data flow is not read, the variables must form one group")
             owner = [0] * len(checks)
         else:
-            flow = data_flow()
+            flow = data_flow(case.length)
             owner = [regions.group_of(flow[p] | (reads[e] if reads is not None and e is not None else frozenset())) for e, p in checks]
 
     entries = [F.variable(k) for k in range(m)]

@@ -304,3 +304,14 @@ def test_a_changed_count_of_uninterpreted_values_fails(change):
     assert doc["result"]["uninterpreted"] == 2  # n f
     doc["result"]["uninterpreted"] += change
     refused(doc, "result.uninterpreted")
+
+
+def test_regions_of_a_layout_longer_than_its_inputs_are_checked(monkeypatch):
+    # relu(2) on 3 positions: the data flow is read at the layout's length, the padding position
+    # depends on no variable (compared once) and is relu(0) = 0
+    cons = Construction("relu", rasp.numerical(rasp.Map(rasp.fn("relu"), rasp.tokens)), Layout((("x", 1, 2),), (1, 2), 3))
+    monkeypatch.setitem(LAYOUT_CLAIMS, "relu", dataclasses.replace(LAYOUT_CLAIMS["relu"], build=lambda **s: cons))
+    doc = prove("relu", n=2)
+    monkeypatch.undo()
+    assert doc["construction"]["layout"]["length"] == 3 and doc["result"]["holds"]
+    assert check_identity(doc) == []  # (verify then rebuilds the registered relu(2), of length 2, and differs)
