@@ -43,6 +43,7 @@ from flint import arb, ctx, fmpq, fmpz
 
 from exact.eenumber import EENumber
 from exact.errors import AttncertError, UndecidedError
+from exact.symbolic.number import SymNumber
 
 #: The comparison operators, by the spelling the RASP language and the registry use.
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
@@ -54,7 +55,7 @@ OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     ">=": operator.ge,
 }
 #: Types whose values are numbers (bool among them: True == 1, as in Python).
-NUMBER_TYPES = (int, fmpz, fmpq, Fraction, float, EENumber, arb, np.integer, np.floating, np.bool_)
+NUMBER_TYPES = (int, fmpz, fmpq, Fraction, float, EENumber, arb, np.integer, np.floating, np.bool_, SymNumber)
 
 
 @dataclass
@@ -107,6 +108,8 @@ def sign(x: Any) -> int:
         return x.sign()
     if t is DecidingBall:
         return sign(x.ball)
+    if t is SymNumber:
+        return x.ring.sign(x)
     return _difference_sign(x, 0, "sign")
 
 
@@ -147,6 +150,9 @@ def _difference_sign(a: Any, b: Any, op: str) -> int:
     if a is b:  # one value (one ball denotes one real number): a - a = 0 exactly, whatever its radius
         return 0
     ta, tb = type(a), type(b)
+    if ta is SymNumber or tb is SymNumber:  # a question about the unknown input (exact.symbolic.ring)
+        d = a - b
+        return d.ring.sign(d)
     if ta is arb or tb is arb:
         x, y = _ball(a), _ball(b)
         what = (lambda: f"the sign of {show(a)}") if op == "sign" else (lambda: f"{show(a)} {op} {show(b)}")

@@ -229,10 +229,24 @@ class SymNumber:
 
     # -- comparison ----------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        """Equality as functions of the inputs, decided exactly."""
+        """Whether the two are equal at the input: a question about an unknown point, answered like a
+        sign (:meth:`SymbolicRing.sign`): True for the zero function, exactly for constants, by region
+        splitting for an affine form, else InputDependentSign. A map's ``x == 0`` is such a
+        question; equality as functions is :meth:`identical`."""
         o = self._lift(other)
         if o is None:
             return NotImplemented
+        return self.ring.sign(self - o) == 0
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def identical(self, other: Any) -> bool:
+        """Equality as functions of the inputs (wherever both are defined), decided exactly."""
+        o = self._lift(other)
+        if o is None:
+            raise TypeError(f"cannot compare a symbolic value with {type(other).__name__}")
         return (self - o).is_zero()
 
     __hash__ = None  # type: ignore[assignment]  # equal values may be written differently

@@ -89,11 +89,12 @@ class PolyExp:
         return None
 
     def is_unit(self) -> bool:
-        """Whether s is r e^c E^a with a nonzero rational r: invertible in the ring."""
+        """Whether s is r e^c E^a with a nonzero rational r: invertible, and nowhere zero (an
+        uninterpreted value R_k, coordinate -(k + 1), may be zero, so it is no unit)."""
         if len(self.terms) != 1:
             return False
-        (p,) = self.terms.values()
-        return p.is_constant()
+        ((coords, _, _), p), = self.terms.items()
+        return p.is_constant() and all(j >= 0 for j, _ in coords)
 
     def depends_on_inputs(self) -> bool:
         """Whether some term has a non-constant polynomial or an exponential of the inputs."""
@@ -155,16 +156,18 @@ class PolyExp:
         return PolyExp({key_product(k, key): p for k, p in self.terms.items()}, self.ring)
 
     def monic(self) -> tuple[Key, fmpq, "PolyExp"]:
-        """(u, r, m) with s = r e^{c} E^{a} m for u = (a, c): m's largest key is 1 with a
-        polynomial of leading coefficient 1. Cached, so a denominator shared by many
-        fractions is normalised once."""
+        """(u, r, m) with s = r e^{c} E^{a} m for u = (a, c): the unit r e^c E^a of s's largest term
+        moved out, so that m's largest term has coefficient 1 and no constant or basis exponential.
+        An uninterpreted value R_k (coordinate -(k + 1)) may be 0, so it is no unit and stays in m.
+        Cached, so a denominator shared by many fractions is normalised once."""
         if self._monic is None:
             top = max(self.terms)  # any fixed total order: keys are tuples of integers in lowest terms
             r = self.terms[top].leading_coefficient()
-            inv = key_inverse(top)
+            unit = (tuple((j, e) for j, e in top[0] if j >= 0), top[1], top[2])
+            inv = key_inverse(unit)
             m = PolyExp({key_product(k, inv): p / r for k, p in self.terms.items()}, self.ring)
             m._monic = (ONE, fmpq(1), m)
-            self._monic = (top, r, m)
+            self._monic = (unit, r, m)
         return self._monic
 
     def same(self, other: "PolyExp") -> bool:

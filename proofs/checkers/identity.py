@@ -411,6 +411,11 @@ def _divisors(objs: list[Any], reader: Reader, field: Field) -> list[tuple[ExpPo
         for t in terms:
             if not isinstance(t, list) or len(t) != 3:
                 raise ParseError("a divisor's term must be [coordinates, constant, polynomial]")
+            if isinstance(t[0], list) and any(isinstance(p, list) and p and isinstance(p[0], int) and p[0] < 0 for p in t[0]):
+                raise ParseError(
+                    "a recorded divisor involves an uninterpreted value (a coordinate below 0): this check accepts no "
+                    "hypothesis that an uninterpreted value is nonzero"
+                )
             coords = dict(_pairs(t[0], len(field.basis), "a divisor's coordinates", positive=False))
             poly = reader.polynomial(t[2], "a divisor's polynomial")
             if not poly:

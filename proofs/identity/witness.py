@@ -95,6 +95,8 @@ def positivity(p: PolyExp) -> str | None:
     """"positive" or "negative" if p has that sign everywhere by the term pattern of the module
     docstring, else None."""
     signs, constant = set(), False
+    if any(j < 0 for coords, _, _ in p.terms for j, _ in coords):
+        return None  # an uninterpreted value (ReLU) may be 0: no sign from the pattern
     for q in p.terms.values():
         for monomial, a in terms(q):
             if not monomial:

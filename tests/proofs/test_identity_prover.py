@@ -108,3 +108,31 @@ def test_hierarchy_and_compiled_identities_hold():
         doc = prove_compiled(of, sizes)
         assert doc["result"]["holds"] is True, of
         assert all(h["reads"] for h in doc["construction"]["static_heads"])
+
+
+def test_an_equality_inside_a_map_is_a_region_question():
+    """relu(x) + [x == 0] is 1 at x = 0: the map's x == 0 must split the region x = 0, not be read
+    as "x is the zero function" (False), which proved the sum equal to relu(x)."""
+    x = rasp.tokens
+    is_zero = rasp.numerical(rasp.Map(rasp.fn("indicator"), rasp.Map(rasp.fn("compare_const", op="==", c=0), x)))
+    total = rasp.numerical(rasp.SequenceMap(rasp.fn("add"), rasp.numerical(rasp.Map(rasp.fn("relu"), x)), is_zero))
+    cons = Construction("relu_plus", total, Layout((("x", 1, 1),), (1, 1), 1))
+    proof = prove_symbolic(_task(cons, lambda m, dom: [[dom.relu(m["x"][0][0])]]))
+    assert proof.mismatches == [{"row": 0, "col": 0}]
+
+
+def test_a_division_by_an_uninterpreted_value_is_a_divisor():
+    """relu(x) relu(x^2) / relu(x^2) divides by 0 at x = 0: relu(x^2) is no unit, so it is recorded."""
+    x = rasp.tokens
+    square = rasp.numerical(rasp.SequenceMap(rasp.fn("mul"), x, x))
+    r2 = rasp.numerical(rasp.Map(rasp.fn("relu"), square))
+    r1 = rasp.numerical(rasp.Map(rasp.fn("relu"), x))
+    out = rasp.numerical(rasp.SequenceMap(rasp.fn("div"), rasp.numerical(rasp.SequenceMap(rasp.fn("mul"), r1, r2)), r2))
+    cons = Construction("relu_ratio", out, Layout((("x", 1, 1),), (1, 1), 1))
+    proof = prove_symbolic(_task(cons, lambda m, dom: [[dom.relu(m["x"][0][0])]]))
+    assert proof.mismatches == []
+    assert len(proof.field.ring.divisors()) == 1  # relu(x^2): a hypothesis of the statement
+    from proofs.identity.witness import Witness
+
+    (divisor,) = Witness(proof.field.ring).divisors_json()
+    assert divisor["sign"] == "hypothesis"
