@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping
 
 from flint import fmpq, fmpq_mat
 
-from exact import EE, QQ, AttncertError, Domain
+from exact import EE, QQ, AttncertError, Domain, parse_rational
 from exact.matrices import Rows, from_fmpq_mat, shape, to_fmpq_mat
 from exact.layer_norm import layer_norm_rows
 from exact.softmax import softmax_rows
@@ -147,6 +147,20 @@ def encoder_layer_over(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, w1: Ro
     return [[yv + o + b for yv, o, b in zip(yr, orow, b2[0])] for yr, orow in zip(y, out)]
 
 
+def layer_norm_over(z: Rows, gamma: Rows, beta: Rows, delta: fmpq, domain: Domain) -> Rows:
+    """LN(Z)_ij = gamma_j (Z_ij - mu_i) (sigma_i^2 + delta)^(-1/2) + beta_j (biased variance), with the
+    field's power (uninterpreted in the symbolic field)."""
+    out = []
+    for row in z:
+        d = len(row)
+        mean = domain.div(domain.sum(row), domain.native(d))
+        centred = [x - mean for x in row]
+        var = domain.div(domain.sum(c * c for c in centred), domain.native(d))
+        scale = domain.power(var + domain.native(delta), fmpq(-1, 2))
+        out.append([g * c * scale + b for g, c, b in zip(gamma[0], centred, beta[0])])
+    return out
+
+
 def inverse_over(m: Rows, domain: Domain) -> Rows:
     """M^{-1} = adj(M) / det(M) for 3 x 3 M: det by Leibniz's formula, adj(M)_ij = (-1)^{i+j} times the
     minor of M without row j and column i (the textbook cofactors, not the construction's cyclic form)."""
@@ -176,6 +190,10 @@ OVER_ANY_FIELD: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
     "universal": lambda m, dom: attention_over(m["X"], m["A"], m["V"], dom),
     "multihead": lambda m, dom: multihead_over(m["X"], _heads(m), m["WO"], dom),
     "encoder_layer": lambda m, dom: encoder_layer_over(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], dom),
+    "encoder_layer_norm": lambda m, dom, delta: layer_norm_over(
+        encoder_layer_over(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], dom), m["gamma"], m["beta"],
+        parse_rational(delta), dom,
+    ),
 }
 
 

@@ -108,6 +108,11 @@ def register(claim: Claim) -> Claim:
     return claim
 
 
+def registered(name: str) -> Claim:
+    """A claim registered so far, by name (KeyError if its module has not been imported)."""
+    return _CLAIMS[name]
+
+
 def load_claims() -> dict[str, Claim]:
     for mod in CLAIM_MODULES:
         importlib.import_module(mod)

@@ -87,7 +87,15 @@ class SymbolicField(Domain):
         return super().relu(x)
 
     def real_power(self, x: Any, y: Any) -> Any:
-        raise NotInFieldError(f"({x}) ^ {y}: a non-integer power has no rule in the symbolic field")
+        """x^y for a non-integer rational y: of a value of the inputs, uninterpreted (layer norm's
+        (var + delta)^(-1/2)); of a constant, the exact root where there is one (else NotInFieldError)."""
+        x = self.native(x)
+        if type(x) is SymNumber and x.depends_on_inputs():
+            return self.ring.uninterpreted(f"power({y})", x)
+        q = x.rational_value() if type(x) is SymNumber else x
+        if q is None:
+            raise NotInFieldError(f"({x}) ^ {y}: a non-integer power of an exponential constant has no rule")
+        return super().real_power(q, y)
 
     def to_json(self, x: Any) -> Any:
         raise NotInFieldError("symbolic values are not written into certificates; the checker recomputes them")

@@ -101,6 +101,13 @@ class SymNumber:
             return self.parts[0][0].polynomial()
         return None
 
+    def rational_value(self) -> fmpq | None:
+        """The rational number this is, if it is one (no variable, no exponential), else None."""
+        p = self.polynomial()
+        if p is None or not p.is_constant():
+            return None
+        return p.leading_coefficient() if not p.is_zero() else fmpq(0)
+
     def combined(self) -> Part:
         """The number as one fraction n/d, over the product of its denominators (d None for 1)."""
         if not self.parts:

@@ -176,8 +176,9 @@ class SymbolicRing:
         denominator's enclosure there contains 0. An uninterpreted value is given its function's
         value there, so this is the value of x as the function it stands for."""
         if self._point is None:
+            # in [-1, 1]: exponentials of polynomials of large points lose every bit to cancellation
             rng = random.Random(len(self.variables))
-            self._point = [fmpq(rng.randint(-97, 97), rng.randint(1, 89)) for _ in self.variables]
+            self._point = [fmpq(rng.randint(-40, 40), rng.randint(41, 97)) for _ in self.variables]
         with ctx.workprec(prec):
             total = arb(0)
             for n, d in x.parts:
@@ -201,7 +202,7 @@ class SymbolicRing:
                 ej = self._point_exps.get((j, prec))
                 if ej is None:
                     ej = self._point_exps[(j, prec)] = self._symbol_at_point(j, prec)
-                term *= ej**e
+                term *= _integer_power(ej, e)
             out += term
         return out
 
@@ -210,9 +211,13 @@ class SymbolicRing:
             return arb(self.basis.vectors[j](*self._point)).exp()
         name, arg = self.uninterpreted_values[-j - 1]
         v = self.at_point(arg, prec)
+        wide = arb(0, 1 << 60)  # the point decides nothing about this symbol
         if v is None:
-            return arb(0, 1 << 60)  # a wide ball: the point decides nothing about this symbol
-        return (v + abs(v)) / 2  # relu, the one function applied uninterpreted
+            return wide
+        if name == "relu":
+            return (v + abs(v)) / 2
+        y = fmpq(name[len("power(") : -1])  # power(p/q), as real_power names it
+        return v**y if v > 0 else wide
 
     # -- uninterpreted functions -----------------------------------------------------------
     def uninterpreted(self, name: str, x: SymNumber) -> SymNumber:
@@ -221,19 +226,25 @@ class SymbolicRing:
         Sound for proving identities: if an expression in the R_k is zero as a polynomial in
         them, it stays zero whatever functions the R_k stand for (substitution is a ring
         homomorphism). The converse fails, so a nonzero difference then proves nothing.
-        R_k is keyed by the coordinate index -(k + 1), beside the basis exponentials.
+        R_k is keyed by the coordinate index -(k + 1), beside the basis exponentials. The functions
+        are ``relu`` and ``power(y)`` (x^y for a non-integer rational y).
         """
-        v = self.at_point(x)
         for k, (other_name, y) in enumerate(self.uninterpreted_values):
-            if other_name != name:
+            if other_name != name or self._apart(x, y):
                 continue
-            w = self.at_point(y)
-            if v is not None and w is not None and not v.overlaps(w):
-                continue  # different values at the point: different functions
             if (x - y).is_zero():
                 return self._uninterpreted_symbol(k)
         self.uninterpreted_values.append((name, x))
         return self._uninterpreted_symbol(len(self.uninterpreted_values) - 1)
+
+    def _apart(self, x: SymNumber, y: SymNumber) -> bool:
+        """Whether x and y are proven different functions by their values at the ring's point (at 128
+        bits, then 1024): a cheap test before the exact one, which may combine many parts."""
+        for prec in (128, 1024):
+            v, w = self.at_point(x, prec), self.at_point(y, prec)
+            if v is not None and w is not None and not v.overlaps(w):
+                return True
+        return False
 
     def _uninterpreted_symbol(self, k: int) -> SymNumber:
         return SymNumber.fraction(PolyExp({(((-k - 1, 1),), 0, 1): self.ctx.constant(1)}, self))
@@ -277,3 +288,17 @@ __all__ = ["SymbolicRing", "InputDependentSign", "Coordinates"]
 def _base(factor: str) -> str:
     """The variable of a factor ``x`` or ``x^k`` of a monomial."""
     return factor.partition("^")[0]
+
+
+def _integer_power(b: arb, e: int) -> arb:
+    """b^e for an integer e by products: python-flint's ``**`` gives nan for a ball that contains 0."""
+    if e < 0:
+        return 1 / _integer_power(b, -e)
+    out = arb(1)
+    while e:
+        if e & 1:
+            out *= b
+        e >>= 1
+        if e:
+            b = b * b
+    return out

@@ -8,6 +8,7 @@ construction, sizes and cost), with the reference of :data:`proofs.references.OV
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ import proofs.lemmas.relu  # noqa: F401
 import proofs.lemmas.softmax  # noqa: F401
 import proofs.lemmas.transpose  # noqa: F401
 import proofs.simulator.encoder  # noqa: F401
+import proofs.simulator.encoder_norm  # noqa: F401
 import proofs.simulator.multihead  # noqa: F401
 import proofs.simulator.universal  # noqa: F401
 from proofs import references
@@ -25,7 +27,7 @@ from proofs.certify import certificate
 from proofs.checkers.identity import check_identity
 from proofs.identity.prove import SymbolicTask, identity_sections, prove_symbolic
 from proofs.layout_claims import LAYOUT_CLAIMS
-from proofs.registry import Claim, register
+from proofs.registry import Claim, Param, register, registered
 
 #: claim -> (what its inputs are, what it maps them to, the hypotheses in words).
 STATEMENTS: dict[str, tuple[str, str, str]] = {
@@ -46,11 +48,28 @@ STATEMENTS: dict[str, tuple[str, str, str]] = {
         "encoder_layer(n, d, d_v, h, f) maps its input to vec(Y + ReLU(Y W_1 + b_1) W_2 + b_2) with Y = X + MHA(X), and the rest to 0",
         "",
     ),
+    "encoder_layer_norm": (
+        "X, A_m, V_m, W_O, W_1, b_1, W_2, b_2 as for encoder_layer and gamma, beta (1 x d)",
+        "encoder_layer_norm(n, d, d_v, h, f, delta) maps its input to vec(LN(Z)), LN(Z)_ij = gamma_j (Z_ij - mu_i) "
+        "(sigma_i^2 + delta)^(-1/2) + beta_j with Z the encoder layer's output, and the rest to 0, with (.)^(-1/2) and ReLU of "
+        "exponential expressions taken as uninterpreted functions of their arguments (so it holds for the real ones)",
+        "",
+    ),
 }
+
+#: Parameters of a construction claim that a for-all-inputs claim does not take: it has no inputs to draw or read,
+#: and no precision (nothing is enclosed).
+NOT_SIZES = ("seed", "inputs", "domain", "prec")
 
 
 @dataclass(frozen=True)
 class IdentityClaim:
+    """``BASE_identity``: the construction claim BASE's statement for all inputs of its sizes.
+
+    The construction, the parameters (its sizes, and for the layer norm delta) and the cost model
+    are the registered base claim's; the reference is :data:`proofs.references.OVER_ANY_FIELD`'s,
+    given the parameters that are not sizes (delta)."""
+
     base: str
 
     @property
@@ -61,12 +80,18 @@ class IdentityClaim:
         inputs, maps, hypotheses = STATEMENTS[self.base]
         return f"for all real {inputs}{hypotheses}: {maps}; decided exactly as an identity of functions of the entries"
 
-    def prove(self, **sizes: int) -> dict[str, Any]:
-        cons = LAYOUT_CLAIMS[self.base].build(**sizes)
-        sections = identity_sections(cons, prove_symbolic(SymbolicTask.of_construction(cons, references.OVER_ANY_FIELD[self.base])))
+    def params(self) -> tuple[Param, ...]:
+        return tuple(p for p in registered(self.base).params if p.name not in NOT_SIZES)
+
+    def prove(self, **params: Any) -> dict[str, Any]:
+        base = registered(self.base)
+        cons = base.build(**params)
+        sizes = {p.name for p in LAYOUT_CLAIMS[self.base].sizes} if self.base in LAYOUT_CLAIMS else set(SIZE_NAMES)
+        reference = functools.partial(references.OVER_ANY_FIELD[self.base], **{k: v for k, v in params.items() if k not in sizes})
+        sections = identity_sections(cons, prove_symbolic(SymbolicTask.of_construction(cons, reference)))
         return certificate(
             claim=self.name,
-            params=dict(sizes),
+            params=dict(params),
             inputs=sections["inputs"],
             construction=sections["construction"],
             outputs=sections["outputs"],
@@ -75,8 +100,12 @@ class IdentityClaim:
         )
 
     def claim(self) -> Claim:
-        base = LAYOUT_CLAIMS[self.base]
-        return Claim(self.name, self.statement(), self.prove, base.sizes, check=check_identity, build=base.build, cost=base.cost)
+        base = registered(self.base)
+        return Claim(self.name, self.statement(), self.prove, self.params(), check=check_identity, build=base.build, cost=base.cost)
+
+
+#: The encoder layer's sizes (its layer norm's other parameter, delta, reaches the reference).
+SIZE_NAMES = ("n", "d", "dv", "h", "f")
 
 
 for _base in STATEMENTS:
