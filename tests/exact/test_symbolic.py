@@ -93,8 +93,14 @@ def test_signs_of_constants_are_exact_and_of_inputs_refused(S):
     assert (S.variable("x") - S.variable("x")) == 0
     with pytest.raises(NotInFieldError):
         S.exp(S.exp(S.variable("x")))
-    with pytest.raises(NotInFieldError):
-        S.real_power(S.variable("x"), fmpq(1, 2))
+    with pytest.raises(NotInFieldError):  # sqrt(e) is not in EE, and has no rule
+        S.real_power(S.exp(fmpq(1)), fmpq(1, 2))
+    assert S.real_power(S.convert(4), fmpq(1, 2)) == 2  # an exact root
+    # of a value of the inputs, an uninterpreted function: one per argument (as functions)
+    x = S.variable("x")
+    r = S.real_power(x * x + 1, fmpq(-1, 2))
+    assert r.identical(S.real_power(1 + x * x, fmpq(-1, 2)))
+    assert not r.identical(S.real_power(x * x + 2, fmpq(-1, 2)))
 
 
 def test_basis_coordinates_and_refinement():
