@@ -210,6 +210,8 @@ _HEADER = ["claim", "sizes", "layers", "max heads", "relation", "holds", "time"]
 
 def _cmd_prove(args: argparse.Namespace) -> int:
     claim: Claim = args.claim_obj
+    if getattr(args, "for_all", False):
+        claim = _for_all(claim, args)
     params = {p.name: getattr(args, p.name) for p in claim.params}
     lim = _limits(args)
     if args.estimate:
@@ -239,6 +241,17 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         _print_table(_HEADER, [_summary_row(doc, elapsed)])
         print(f"certificate: {where}")
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
+
+
+def _for_all(claim: Claim, args: argparse.Namespace) -> Claim:
+    """``prove CLAIM --for-all``: the claim CLAIM_identity (docs/identity.md); an option of CLAIM that the
+    identity does not take (a seed, an input file: it has no inputs) is refused in one line."""
+    identity = load_claims()[f"{claim.name}_identity"]
+    kept = {p.name for p in identity.params}
+    for p in claim.params:
+        if p.name not in kept and getattr(args, p.name) != p.default:
+            raise ParseError(f"{_flags(p.name)[0]} does not apply with --for-all: {identity.name} proves the claim for every input of its sizes")
+    return identity
 
 
 def _prove_default(item: tuple[str, str]) -> tuple[str, list[str]]:
@@ -475,6 +488,11 @@ def build_parser() -> argparse.ArgumentParser:
             cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
         cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
         cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
+        if f"{name}_identity" in load_claims():
+            cp.add_argument(
+                "--for-all", action="store_true",
+                help=f"prove it for all inputs of these sizes, exactly, as {name}_identity (docs/identity.md)",
+            )  # fmt: skip
         _add_limits(cp, COST_LIMITS, DOCUMENT_LIMITS, RASP_LIMITS if claim.interprets else ())
         cp.set_defaults(func=_cmd_prove, claim_obj=claim)
 

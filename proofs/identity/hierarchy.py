@@ -44,7 +44,7 @@ def task(N: int, D: int, Dv: int, n: int, d: int, dv: int, g: Any, length: int) 
     )
 
 
-def prove(N: int = 8, D: int = 4, Dv: int = 4) -> dict[str, Any]:
+def prove(N: int = 4, D: int = 3, Dv: int = 2) -> dict[str, Any]:
     U = universal(N, D, Dv)
     g = U.graph()
     sizes = [(n, d, dv) for n in range(1, N + 1) for d in range(1, D + 1) for dv in range(1, Dv + 1)]

@@ -136,3 +136,21 @@ def test_a_division_by_an_uninterpreted_value_is_a_divisor():
 
     (divisor,) = Witness(proof.field.ring).divisors_json()
     assert divisor["sign"] == "hypothesis"
+
+
+def test_prove_for_all_on_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    cli = [sys.executable, "-m", "proofs.cli"]
+    out = tmp_path / "u.json"
+    done = subprocess.run(cli + ["prove", "universal", "--for-all", "--n", "2", "--d", "2", "--dv", "1", "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "universal_identity" in done.stdout and "identity" in done.stdout
+    done = subprocess.run(cli + ["verify", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("OK"), done.stdout + done.stderr
+    # a seed means nothing for all inputs: one line, exit 2, nothing written
+    bad = tmp_path / "x.json"
+    done = subprocess.run(cli + ["prove", "universal", "--for-all", "--seed", "3", "--out", str(bad)], capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--seed" in done.stderr
+    assert not bad.exists()
