@@ -36,6 +36,7 @@ from proofs.checkers.identity import check_identity, sign_certificate
 from proofs.checkers.identity_field import Basis, Field, IdentityFailure, Quotient
 from proofs.checkers.identity_graph import Evaluator, SignOracle, read_graph
 from proofs.layout_claims import LAYOUT_CLAIMS
+from proofs import registry
 from proofs.registry import load_claims
 from proofs.verify import BAD, FAIL, OK, verify_bytes
 
@@ -133,9 +134,12 @@ def wrong_at_a_rational_input(base: str, cons: Construction, g, seed: int = 1) -
 
 
 def prove_changed(monkeypatch, base: str, sizes: dict, cons: Construction) -> dict:
-    """The prover's own certificate of the changed construction (everything recorded consistently)."""
-    monkeypatch.setitem(LAYOUT_CLAIMS, base, dataclasses.replace(LAYOUT_CLAIMS[base], build=lambda **s: cons))
-    return prove(base, **sizes)
+    """The prover's own certificate of the changed construction (everything recorded consistently):
+    ``base``'s registered claim, whose construction the identity claim proves, builds ``cons``."""
+    monkeypatch.setitem(registry._CLAIMS, base, dataclasses.replace(registry.registered(base), build=lambda **s: cons))
+    doc = prove(base, **sizes)
+    assert doc["construction"]["graph"] == rasp.graph_to_json(cons.graph())  # the changed construction was proven
+    return doc
 
 
 def scale_plus_one(params: dict) -> None:

@@ -13,7 +13,6 @@ empty.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from fractions import Fraction
 
 import pytest
@@ -26,9 +25,8 @@ from constructions.layout import Construction, Layout
 from exact import EE, QQ
 from proofs.checkers.identity import check_identity
 from proofs.checkers.identity_regions import motzkin_holds
-from proofs.layout_claims import LAYOUT_CLAIMS
 from proofs.verify import OK
-from tests.proofs.test_identity_checker import CLAIMS, prove, refused, status
+from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
 # -- honest certificates -------------------------------------------------------------------------
 
@@ -236,8 +234,7 @@ def _relu_construction(out: rasp.SOp, n: int) -> Construction:
 
 
 def _prove_relu_with(monkeypatch, cons: Construction) -> dict:
-    monkeypatch.setitem(LAYOUT_CLAIMS, "relu", dataclasses.replace(LAYOUT_CLAIMS["relu"], build=lambda **s: cons))
-    doc = prove("relu", n=cons.layout.length)
+    doc = prove_changed(monkeypatch, "relu", {"n": cons.layout.length}, cons)
     monkeypatch.undo()
     return doc
 
@@ -314,8 +311,7 @@ def test_regions_of_a_layout_longer_than_its_inputs_are_checked(monkeypatch):
     # relu(2) on 3 positions: the data flow is read at the layout's length, the padding position
     # depends on no variable (compared once) and is relu(0) = 0
     cons = Construction("relu", rasp.numerical(rasp.Map(rasp.fn("relu"), rasp.tokens)), Layout((("x", 1, 2),), (1, 2), 3))
-    monkeypatch.setitem(LAYOUT_CLAIMS, "relu", dataclasses.replace(LAYOUT_CLAIMS["relu"], build=lambda **s: cons))
-    doc = prove("relu", n=2)
+    doc = prove_changed(monkeypatch, "relu", {"n": 2}, cons)
     monkeypatch.undo()
     assert doc["construction"]["layout"]["length"] == 3 and doc["result"]["holds"]
     assert check_identity(doc) == []  # (verify then rebuilds the registered relu(2), of length 2, and differs)
