@@ -43,7 +43,6 @@ from flint import arb, ctx, fmpq, fmpz
 
 from exact.eenumber import EENumber
 from exact.errors import AttncertError, UndecidedError
-from exact.symbolic.number import SymNumber
 
 #: The comparison operators, by the spelling the RASP language and the registry use.
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
@@ -55,7 +54,17 @@ OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     ">=": operator.ge,
 }
 #: Types whose values are numbers (bool among them: True == 1, as in Python).
-NUMBER_TYPES = (int, fmpz, fmpq, Fraction, float, EENumber, arb, np.integer, np.floating, np.bool_, SymNumber)
+NUMBER_TYPES = (int, fmpz, fmpq, Fraction, float, EENumber, arb, np.integer, np.floating, np.bool_)
+#: Numbers whose signs their own field decides, by type: the symbolic field's (:mod:`exact.symbolic`), where a
+#: sign is a question about the unknown input. That field registers its numbers when it is loaded
+#: (:func:`register_self_deciding`), so this module, which every domain loads, does not load it (the identity
+#: checker, which loads the domains, must not: tests/proofs/test_independence.py).
+_SELF_DECIDING: dict[type, Callable[[Any], int]] = {}
+
+
+def register_self_deciding(number_type: type, sign_of: Callable[[Any], int]) -> None:
+    """Decide the sign of a ``number_type`` value x, and of a difference with one, by ``sign_of(x)``."""
+    _SELF_DECIDING[number_type] = sign_of
 
 
 @dataclass
@@ -91,7 +100,7 @@ def note_enclosure(count: int = 1) -> None:
 
 
 def is_number(x: Any) -> bool:
-    return isinstance(x, NUMBER_TYPES) or type(x) is DecidingBall
+    return isinstance(x, NUMBER_TYPES) or type(x) is DecidingBall or type(x) in _SELF_DECIDING
 
 
 # -- numbers ------------------------------------------------------------------------------
@@ -108,8 +117,8 @@ def sign(x: Any) -> int:
         return x.sign()
     if t is DecidingBall:
         return sign(x.ball)
-    if t is SymNumber:
-        return x.ring.sign(x)
+    if t in _SELF_DECIDING:
+        return _SELF_DECIDING[t](x)
     return _difference_sign(x, 0, "sign")
 
 
@@ -150,9 +159,8 @@ def _difference_sign(a: Any, b: Any, op: str) -> int:
     if a is b:  # one value (one ball denotes one real number): a - a = 0 exactly, whatever its radius
         return 0
     ta, tb = type(a), type(b)
-    if ta is SymNumber or tb is SymNumber:  # a question about the unknown input (exact.symbolic.ring)
-        d = a - b
-        return d.ring.sign(d)
+    if ta in _SELF_DECIDING or tb in _SELF_DECIDING:  # a question about the unknown input (exact.symbolic.ring)
+        return sign(a - b)
     if ta is arb or tb is arb:
         x, y = _ball(a), _ball(b)
         what = (lambda: f"the sign of {show(a)}") if op == "sign" else (lambda: f"{show(a)} {op} {show(b)}")

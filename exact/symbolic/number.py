@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from flint import fmpq, fmpz
 
+from exact.decide import register_self_deciding
 from exact.errors import ExactZeroDivision
 from exact.symbolic.polyexp import ONE, PolyExp, key_inverse
 
@@ -264,3 +265,7 @@ class SymNumber:
 
     def __repr__(self) -> str:
         return " + ".join(f"({n})" if d is None else f"({n}) / ({d})" for n, d in self.parts) or "0"
+
+
+# exact.decide (comparisons, signs and choices everywhere) asks the ring of a SymNumber for its signs
+register_self_deciding(SymNumber, lambda x: x.ring.sign(x))
