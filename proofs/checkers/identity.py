@@ -5,8 +5,9 @@ of the given sizes to its reference (and the rest of the sequence to 0), whereve
 hypothesis divisors are nonzero. From the certificate alone, importing neither the
 constructions nor the prover's symbolic field, this module
 
-1. reads the sizes, the layout (its shapes restated from the sizes) and the variable names
-   (``M_i_j`` for entry (i, j) of input M, matrix by matrix, row-major);
+1. reads the sizes, the reference's rational parameters (the layer norm's delta, a hypothesis
+   checked > 0 before it is used), the layout (its shapes restated from the sizes) and the
+   variable names (``M_i_j`` for entry (i, j) of input M, matrix by matrix, row-major);
 2. re-derives the static-selection proof from the recorded graph
    (:func:`proofs.checkers.identity_graph.static_selections`) and requires it equal to the
    recorded one;
@@ -23,7 +24,9 @@ constructions nor the prover's symbolic field, this module
    (:func:`decide`): every exp argument c + p' met must have c D an integer and integer
    coordinates over H, the set of (p', coordinates) met must be exactly the recorded one, and D
    the lcm of the denominators of the constants c met; ReLU of a value that is not affine in
-   the inputs is an uninterpreted R_k, counted;
+   the inputs, and x^(-1/2) of a value of the inputs (``norm_scale``), is an uninterpreted R_k,
+   counted; each power's argument must equal, as a function, one the reference shows positive
+   (its σ² + δ), else the graph may take the power where it is undefined;
 6. requires every divisor met to have a sign certificate (:func:`sign_certificate`) or to be a
    unit times a recorded hypothesis, every recorded hypothesis to be met, and every recorded
    ``sign`` to be what the test says;
@@ -51,7 +54,7 @@ from flint import fmpq
 from exact.canonical import json_equal
 from exact.errors import LimitExceeded, ParseError
 from exact.limits import current as current_limits
-from exact.rationals import rational_from_json
+from exact.rationals import parse_rational, rational_from_json
 from proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Vector
 from proofs.checkers.identity_graph import OPS, Evaluator, Graph, SignOracle, influences, read_graph, static_selections
 from proofs.checkers.identity_references import CLAIMS, Reference
@@ -104,6 +107,8 @@ class Case:
     columns: int
     #: The output positions that must be 0.
     zeros: list[int]
+    #: The reference's rational parameters (the layer norm's delta), checked > 0.
+    rationals: dict[str, fmpq] = field(default_factory=dict)
 
     def variables(self) -> list[str]:
         return variable_names(self.inputs)
@@ -193,7 +198,7 @@ def decide(case: Case, outputs: dict[str, Any]) -> Verdict:
         seq = run(tokens)
         if not isinstance(seq, list) or len(seq) != case.length:
             raise IdentityFailure("the evaluated output is not a sequence of the layout's length")
-        ref = spec.compute(values, F, reference_oracle, **sizes)
+        ref = spec.compute(values, F, reference_oracle, **sizes, **case.rationals)
         if first:
             assumed = [F.normalised(F.combined(h)[0]) for h in spec.hypotheses(values, F)]
         reached = regions.end_pass() if regions is not None else {}
@@ -220,6 +225,12 @@ def decide(case: Case, outputs: dict[str, Any]) -> Verdict:
     if F.constant_denominator() != denominator:
         verdict.problems.append(f"the constant denominator is {F.constant_denominator()}, the certificate records {denominator}")
     verdict.problems += _divisor_problems(F, recorded_divisors, assumed)
+    undefined = [name for k, (name, _) in enumerate(F.uninterpreted_values) if k not in F.in_domain]
+    if undefined:
+        verdict.problems.append(
+            f"the evaluation takes {undefined[0]} of {len(undefined)} value(s) not shown in its domain "
+            "(equal to none of the reference's arguments, which are positive): it may be undefined"
+        )
     verdict.hypotheses = len(assumed)
     verdict.uninterpreted = len(F.uninterpreted_values)
     return verdict
@@ -252,13 +263,15 @@ def layout_encode(inputs: list[tuple[str, int, int]], length: int) -> Callable[[
     return lambda values: [x for name, _, _ in inputs for row in values[name] for x in row] + [fmpq(0)] * (length - sum(r * c for _, r, c in inputs))
 
 
-def layout_case(doc: dict[str, Any], base: str, sizes: dict[str, int], runner: Runner) -> Case:
-    """The case of the construction claim ``base`` at ``sizes``: its recorded layout (checked against
-    the shapes restated from the sizes), encoded by the layout rule, evaluated by ``runner``, the
-    output block compared with the reference and the rest with 0; the recorded variables checked."""
+def layout_case(doc: dict[str, Any], base: str, sizes: dict[str, int], runner: Runner, rationals: dict[str, fmpq] | None = None) -> Case:
+    """The case of the construction claim ``base`` at ``sizes`` (and its reference's ``rationals``): its
+    recorded layout (checked against the shapes restated from the sizes), encoded by the layout rule,
+    evaluated by ``runner``, the output block compared with the reference and the rest with 0; the
+    recorded variables checked."""
     spec = CLAIMS[base]
     inputs, (r, c), length = read_layout(obj(obj(doc, "construction"), "layout"), spec.inputs(**sizes), spec.output(**sizes))
-    case = Case(inputs, length, layout_encode(inputs, length), runner, spec, sizes, list(range(r * c)), c, list(range(r * c, length)))
+    zeros = list(range(r * c, length))
+    case = Case(inputs, length, layout_encode(inputs, length), runner, spec, sizes, list(range(r * c)), c, zeros, rationals or {})
     if not json_equal(obj(doc, "inputs").get("variables"), case.variables()):
         raise IdentityFailure("inputs.variables are not the entries M_i_j of the layout's matrices, matrix by matrix, row-major")
     return case
@@ -272,10 +285,13 @@ def check_identity(doc: dict[str, Any]) -> list[str]:
     base = claim[: -len(SUFFIX)] if isinstance(claim, str) and claim.endswith(SUFFIX) else None
     if base not in CLAIMS:
         raise IdentityFailure(f"the identity checker has no reference for claim {str(claim)[:40]!r}")
-    sizes = read_sizes(obj(doc, "params"), CLAIMS[base].sizes)
+    spec = CLAIMS[base]
+    params = obj(doc, "params")
+    sizes = read_sizes(params, spec.sizes, spec.rationals)
+    rationals = read_positive_rationals(params, spec.rationals)  # the hypotheses, before anything uses them
     graph = read_static_graph(obj(doc, "construction"))
-    m = sum(r * c for _, r, c in CLAIMS[base].inputs(**sizes))
-    case = layout_case(doc, base, sizes, graph_runner(graph, {k: k for k in range(m)}))  # variable k at token position k
+    m = sum(r * c for _, r, c in spec.inputs(**sizes))
+    case = layout_case(doc, base, sizes, graph_runner(graph, {k: k for k in range(m)}), rationals)  # variable k at token position k
     verdict = decide(case, obj(doc, "outputs"))
     return verdict.problems + result_problems(obj(doc, "result"), expected_result(verdict, len(case.compared)))
 
@@ -296,14 +312,33 @@ def expected_result(verdict: Verdict, entries: int) -> dict[str, Any]:
 # -- reading -------------------------------------------------------------------------------------
 
 
-def read_sizes(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, int]:
-    if set(params) != set(names):
-        raise ParseError(f"the parameters of this claim are {list(names)}, the certificate records {sorted(params)}")
+def read_sizes(params: dict[str, Any], names: tuple[str, ...], rationals: tuple[str, ...] = ()) -> dict[str, int]:
+    """The sizes ``names``, positive integers, from parameters that are exactly those and ``rationals``."""
+    if set(params) != set(names) | set(rationals):
+        raise ParseError(f"the parameters of this claim are {list(names + rationals)}, the certificate records {sorted(params)}")
     for k in names:
         v = params[k]
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ParseError(f"parameter {k} must be a positive integer")
     return {k: params[k] for k in names}
+
+
+def read_positive_rationals(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, fmpq]:
+    """The parameters ``names``, each a rational string > 0: hypotheses of the statement (layer norm's
+    (σ² + δ)^(-1/2) is a real number at every input because δ > 0), checked before they are used."""
+    out = {}
+    for k in names:
+        v = params[k]
+        if not isinstance(v, str):
+            raise ParseError(f"parameter {k} must be a rational string")
+        try:
+            q = parse_rational(v)
+        except ParseError as e:
+            raise ParseError(f"parameter {k}: {e}") from None
+        if not q > 0:
+            raise ParseError(f"parameter {k} must be > 0 (a hypothesis of the statement), the certificate records {q}")
+        out[k] = q
+    return out
 
 
 def read_layout(layout: dict[str, Any], shapes: list[tuple[str, int, int]], output: tuple[int, int]) -> tuple[list[tuple[str, int, int]], tuple[int, int], int]:

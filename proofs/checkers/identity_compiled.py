@@ -142,7 +142,7 @@ def check_compiled_identity(doc: dict[str, Any]) -> list[str]:
     """Problems found in a compiled_identity certificate (empty: it holds as recorded)."""
     params = obj(doc, "params")
     of = params.get("of")
-    if of not in CLAIMS:
+    if of not in CLAIMS or CLAIMS[of].rationals:  # compiled_identity takes sizes only
         raise IdentityFailure(f"the identity checker has no reference for the construction {str(of)[:40]!r}")
     if set(params) != {"of", "sizes"}:
         raise ParseError("the parameters of compiled_identity are of and sizes")

@@ -20,6 +20,14 @@ before any normalisation (which would take its leading R^u for a unit) and fails
 check, as R_k can be 0. A nonzero difference proves nothing (the R_k are not independent of
 the inputs).
 
+Layer norm's (σ² + δ)^(-1/2) is the same kind of value: x^y for a non-integer rational y, of a
+value that depends on the inputs, is the uninterpreted ``power(y)`` of its argument
+(:meth:`Field.power`). Unlike ReLU it is a partial function (x^(-1/2) is a real number for
+x > 0 only), so the homomorphism argument needs every argument it is applied to to be positive
+at every input: a caller that knows its argument positive says so (the reference's σ² + δ, a
+mean of squares plus δ > 0), and :attr:`Field.in_domain` lists the R_k so shown; an R_k the
+graph forms on an argument equal to none of those is not shown defined (a problem of the check).
+
 **Why equality in K is equality of functions.** The rows are checked to be non-constant
 polynomials with distinct leading monomials (:class:`Basis`), so they are Q-linearly
 independent modulo constants. By Ax's theorem (J. Ax, *On Schanuel's conjectures*, Ann. of
@@ -70,6 +78,7 @@ from operator import add, neg
 from typing import Any, Iterable, Union
 
 from flint import fmpq
+from sympy import integer_nthroot
 from sympy.polys.domains import QQ as SYMPY_QQ
 from sympy.polys.rings import PolyElement, ring
 
@@ -167,6 +176,8 @@ class Field:
         self.uninterpreted_divisors = 0
         #: The uninterpreted values formed, in order: (function name, argument); R_k is the k-th.
         self.uninterpreted_values: list[tuple[str, Number]] = []
+        #: The k whose argument is shown in its function's domain (every ReLU; a power's when a caller shows it positive).
+        self.in_domain: set[int] = set()
         self._uninterpreted_at: list[fmpq | None] = []
         self._values_at: dict[int, tuple[ExpPoly, fmpq]] = {}
         self._random = random.Random(len(variables))
@@ -403,10 +414,11 @@ class Field:
         return any(len(k) > self.base for k in e)
 
     # -- uninterpreted values -------------------------------------------------------------
-    def uninterpreted(self, name: str, x: "Quotient") -> "Quotient":
+    def uninterpreted(self, name: str, x: "Quotient", in_domain: bool = True) -> "Quotient":
         """name(x) as the indeterminate R_k, the same k for arguments equal as functions (exact zero
         test of the difference), a new one otherwise (module docstring). Arguments whose values at
-        :meth:`value_at`'s point differ are different without that test."""
+        :meth:`value_at`'s point differ are different without that test. ``in_domain``: the caller
+        shows x in the function's domain at every input (R_k joins :attr:`in_domain`)."""
         v = self.value_at(x)
         for k, (other, y) in enumerate(self.uninterpreted_values):
             if other != name:
@@ -415,10 +427,25 @@ class Field:
             if v is not None and w is not None and v != w:
                 continue
             if self.equal(x, y):
-                return self._uninterpreted_symbol(k)
-        self.uninterpreted_values.append((name, x))
-        self._uninterpreted_at.append(v)
-        return self._uninterpreted_symbol(len(self.uninterpreted_values) - 1)
+                break
+        else:
+            k = len(self.uninterpreted_values)
+            self.uninterpreted_values.append((name, x))
+            self._uninterpreted_at.append(v)
+        if in_domain:
+            self.in_domain.add(k)
+        return self._uninterpreted_symbol(k)
+
+    def power(self, x: Any, y: fmpq, positive: bool = False) -> "Quotient | fmpq":
+        """x^y for a non-integer rational y. Of a value that depends on the inputs: the uninterpreted
+        ``power(y)`` of x (module docstring), its argument shown positive only if ``positive`` (the
+        caller's word); of a rational constant: :func:`rational_power`; of a constant with
+        exponentials: refused (T^k to a fractional power has no rule here)."""
+        if type(x) is fmpq:
+            return rational_power(x, y)
+        if not self.value_depends_on_inputs(x):
+            raise IdentityFailure(f"a non-integer power {y} of a constant with exponentials has no rule")
+        return self.uninterpreted(f"power({y})", x, in_domain=positive)
 
     def value_at(self, x: "Quotient | fmpq") -> fmpq | None:
         """x at one fixed rational point of (x, E, T, R), or None where a denominator vanishes there.
@@ -645,6 +672,28 @@ def rational(c: Any) -> fmpq:
     return fmpq(int(SYMPY_QQ.numer(c)), int(SYMPY_QQ.denom(c)))
 
 
+def rational_power(x: fmpq, y: fmpq) -> fmpq:
+    """x^y for a rational x and a non-integer rational y = p/q (lowest terms, q > 1), when it is rational.
+
+    For x = a/b >= 0 in lowest terms, x^(1/q) is rational iff a and b are perfect q-th powers
+    (then it is a^(1/q) / b^(1/q), still in lowest terms); otherwise it is irrational, which this
+    field does not hold. A negative x has no real q-th root to a non-integer power here, and 0 to
+    a negative power is a division by zero: both refused, as is an irrational root.
+    """
+    if y.q == 1:
+        raise IdentityFailure(f"an integer power {y} is a product, not a root")
+    if x < 0:
+        raise IdentityFailure(f"{x} ^ {y}: a negative number to a non-integer power is not a real number")
+    if not x and y < 0:
+        raise IdentityFailure(f"0 ^ {y}: a division by zero")
+    q = int(y.q)
+    a, a_exact = integer_nthroot(int(x.p), q)
+    b, b_exact = integer_nthroot(int(x.q), q)
+    if not (a_exact and b_exact):
+        raise IdentityFailure(f"{x} ^ {y} is irrational: the identity checker has no rule for it")
+    return fmpq(a, b) ** int(y.p)
+
+
 def _q(x: Any) -> Number:
     if type(x) is fmpq or type(x) is Quotient:
         return x
@@ -700,4 +749,4 @@ def _key_str(k: Key, r: int) -> str:
     return "*".join(parts) or "1"
 
 
-__all__ = ["Basis", "Field", "Quotient", "Number", "IdentityFailure", "monomial", "rational"]
+__all__ = ["Basis", "Field", "Quotient", "Number", "IdentityFailure", "monomial", "rational", "rational_power"]

@@ -32,7 +32,8 @@ at every selected key. ``selector_width`` counts the selected keys; ``selector_a
 :class:`SignOracle`, which answers for rational constants; the region oracle of
 :mod:`proofs.checkers.identity_regions` answers for affine forms of the inputs too, following a
 certificate's recorded sign trees. ReLU of a value that depends on the inputs and is not an
-affine form of them is the uninterpreted value R_k (:meth:`Field.uninterpreted`).
+affine form of them is the uninterpreted value R_k (:meth:`Field.uninterpreted`), and so is
+``norm_scale``'s (v + delta)^(-1/2) of a value of the inputs (:meth:`Field.power`).
 
 **Data flow** (:func:`influences`). With every selection static, the input positions that a
 value at (node, position) can depend on are read from the graph: ``tokens`` at p on p; a map at
@@ -415,6 +416,23 @@ def _masked_exp(F: Field, S: SignOracle, c: Any) -> Callable[[Any, Any], Any]:
     return f
 
 
+#: Layer norm's exponent: x (v + delta)^(-1/2).
+NORM_POWER = fmpq(-1, 2)
+
+
+def _norm_scale(F: Field, S: SignOracle, delta: Any) -> Callable[[Any, Any], Any]:
+    """x (v + delta)^(-1/2): the power of a value of the inputs uninterpreted and not shown positive
+    here (the check requires it to be the reference's, :meth:`Field.power`); of a rational constant,
+    its rational value if it has one."""
+    delta = _number(delta, "norm_scale's delta")
+
+    def f(x: Any, v: Any) -> Any:
+        scale = F.power(F.add(_number(v, "norm_scale's v"), delta), NORM_POWER)
+        return F.mul(_number(x, "norm_scale's x"), scale)
+
+    return f
+
+
 def _arith(name: str, op: Callable[..., Any], params: tuple[str, ...] = ()) -> Callable[..., Callable[..., Any]]:
     """A rule whose function is ``op(F, *consts, *args)`` on numbers, its constants checked to be numbers."""
 
@@ -442,6 +460,12 @@ RULES: dict[str, Rule] = {
         ("c",),
         lambda F, S, c: lambda x, y: _relu(F, S, F.add(F.mul(_number(c, "affine_relu's c"), _number(x, "x")), _number(y, "y"))),
         "max(c x + y, 0)",
+    ),
+    "norm_scale": Rule(
+        2,
+        ("delta",),
+        _norm_scale,
+        "x (v + delta)^(-1/2), layer norm's scaling of a centred entry x by its row variance v (uninterpreted power of a value of the inputs)",
     ),
     "maxmin_pick": Rule(2, (), _maxmin_pick, "for (x, t) and y: max(x, y) at even t, min(x, y) at odd t"),
     "pack": Rule(2, (), lambda F, S: lambda x, y: (x, y), "the pair (x, y)"),

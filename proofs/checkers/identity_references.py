@@ -14,7 +14,11 @@ prover evaluates) and from the constructions:
 * ReLU: max(x, 0) = x where x > 0, else 0, entrywise;
 * MaxMin: each pair (x_2q, x_2q+1) as (max, min) = (x_2q, x_2q+1) where x_2q - x_2q+1 >= 0, else
   swapped; an odd last entry unchanged;
-* encoder layer: Y = X + MHA(X), then Y + ReLU(Y W_1 + b_1) W_2 + b_2 (a bias row added to every row).
+* encoder layer: Y = X + MHA(X), then Y + ReLU(Y W_1 + b_1) W_2 + b_2 (a bias row added to every row);
+* layer norm of the encoder layer's Z, row by row: μ_i = (1/d) Σ_j Z_ij, σ_i² = (1/d) Σ_j (Z_ij - μ_i)²
+  (the biased variance), LN(Z)_ij = γ_j (Z_ij - μ_i) (σ_i² + δ)^(-1/2) + β_j. The power is the field's
+  uninterpreted ``power(-1/2)`` (:meth:`Field.power`), its argument shown positive: a mean of squares
+  plus δ, and δ > 0 is the statement's hypothesis, checked from the certificate's parameters.
 
 The piecewise references ask signs of a :class:`SignOracle`; each states, per entry, the input
 variables it reads (``reads``): the region check compares an entry only on the leaves of the
@@ -116,6 +120,33 @@ def encoder_layer(x: Rows, heads: list[tuple[Rows, Rows]], wo: Rows, w1: Rows, b
     return plus_bias(add_rows(y, product(hidden, w2, F), F), b2, F)
 
 
+def layer_norm(z: Rows, gamma: Rows, beta: Rows, delta: fmpq, F: Field) -> Rows:
+    """LN(Z) row by row (module docstring); delta > 0, so σ_i² + δ > 0 at every input."""
+    out = []
+    for row in z:
+        share = fmpq(1, len(row))
+        mu = F.mul(F.total(row), share)
+        centred = [F.add(x, F.neg(mu)) for x in row]
+        variance = F.mul(F.total(F.mul(c, c) for c in centred), share)
+        scale = F.power(F.add(variance, delta), fmpq(-1, 2), positive=True)
+        out.append([F.add(F.mul(F.mul(g, c), scale), b) for g, c, b in zip(gamma[0], centred, beta[0])])
+    return out
+
+
+def _encoder_inputs(n: int, d: int, dv: int, h: int, f: int) -> list[tuple[str, int, int]]:
+    """The encoder layer's matrices, in the layout's order."""
+    return (
+        [("X", n, d)]
+        + [(f"A{i}", d, d) for i in range(1, h + 1)]
+        + [(f"V{i}", d, dv) for i in range(1, h + 1)]
+        + [("WO", h * dv, d), ("W1", d, f), ("b1", 1, f), ("W2", f, d), ("b2", 1, d)]
+    )
+
+
+def _encoder(m: Mapping[str, Rows], F: Field, S: SignOracle, h: int) -> Rows:
+    return encoder_layer(m["X"], _heads(m, h), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], F, S)
+
+
 def _heads(m: Mapping[str, Rows], h: int) -> list[tuple[Rows, Rows]]:
     return [(m[f"A{i}"], m[f"V{i}"]) for i in range(1, h + 1)]
 
@@ -136,6 +167,8 @@ class Reference:
     hypotheses: Callable[[Mapping[str, Rows], Field], list[Number]] = lambda m, F: []
     #: For a reference that asks signs of the inputs: per entry (row-major), the variables it reads.
     reads: Callable[..., list[frozenset[int]]] | None = None
+    #: The claim's parameters that are rationals > 0 (hypotheses of the statement), passed to ``compute``.
+    rationals: tuple[str, ...] = ()
 
 
 CLAIMS: dict[str, Reference] = {
@@ -168,11 +201,15 @@ CLAIMS: dict[str, Reference] = {
     "maxmin": Reference(("n",), lambda n: [("x", 1, n)], lambda n: (1, n), lambda m, F, S, **s: maxmin_row(m["x"], F, S), reads=maxmin_reads),
     "encoder_layer": Reference(
         ("n", "d", "dv", "h", "f"),
-        lambda n, d, dv, h, f: [("X", n, d)]
-        + [(f"A{i}", d, d) for i in range(1, h + 1)]
-        + [(f"V{i}", d, dv) for i in range(1, h + 1)]
-        + [("WO", h * dv, d), ("W1", d, f), ("b1", 1, f), ("W2", f, d), ("b2", 1, d)],
+        _encoder_inputs,
         lambda n, d, dv, h, f: (n, d),
-        lambda m, F, S, **s: encoder_layer(m["X"], _heads(m, s["h"]), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], F, S),
+        lambda m, F, S, **s: _encoder(m, F, S, s["h"]),
+    ),
+    "encoder_layer_norm": Reference(
+        ("n", "d", "dv", "h", "f"),
+        lambda n, d, dv, h, f: _encoder_inputs(n, d, dv, h, f) + [("gamma", 1, d), ("beta", 1, d)],
+        lambda n, d, dv, h, f: (n, d),
+        lambda m, F, S, **s: layer_norm(_encoder(m, F, S, s["h"]), m["gamma"], m["beta"], s["delta"], F),
+        rationals=("delta",),
     ),
 }
