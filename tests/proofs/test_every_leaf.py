@@ -1,7 +1,7 @@
 """Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
 
-All 34 claims, at small sizes. The default run walks up to 300 evenly spaced
-leaves of each claim (every leaf of most), leaving out the seven claims whose walk
+All 35 claims, at small sizes. The default run walks up to 300 evenly spaced
+leaves of each claim (every leaf of most), leaving out the eight claims whose walk
 takes 14-40 s and the Sinkhorn Transformer's two, whose certificates record whole
 models; the slow run (CI runs it) walks every leaf of every claim. Only
 ``provenance`` and ``side_notes`` are informational (hashed, never compared), so
@@ -62,6 +62,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "relu_identity": {"n": 2},
     "maxmin_identity": {"n": 3},
     "encoder_layer_identity": {"n": 1, "d": 1, "dv": 1, "h": 1, "f": 1},
+    "encoder_layer_norm_identity": {"n": 1, "d": 2, "dv": 1, "h": 1, "f": 1},
     "hierarchy_identity": {"N": 1, "D": 1, "Dv": 2},
     "compiled_identity": {"of": "matmul", "sizes": "c=1,k=2,r=1"},
 }
@@ -101,11 +102,12 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 34
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 35
 
 
 SLOW = {
-    "encoder_layer", "encoder_layer_identity", "encoder_layer_norm", "match2", "multihead", "multihead_identity", "parity",
+    "encoder_layer", "encoder_layer_identity", "encoder_layer_norm", "encoder_layer_norm_identity", "match2", "multihead",
+    "multihead_identity", "parity",
     "sinkhorn_transformer", "sinkhorn_universality",
 }  # fmt: skip
 # The default run walks at most this many leaves per claim, evenly spaced through the document
