@@ -16,7 +16,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,6 @@ from exact.domains import EE, QQ
 from exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
 from exact.limits import current as current_limits
 from exact.matrices import matrix_from_json
-from exact.rationals import rational_from_json
 
 FORMAT = "attncert/1"
 REQUIRED_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result", "provenance")
@@ -184,14 +183,15 @@ def parse_json(data: bytes, decimals: bool = False) -> Any:
 
 def check_within_limits(doc: Any, data: bytes) -> None:
     """Refuse a document (``data`` its bytes) that holds a value over the limits in force, with the line the
-    reader of that value gives: its size, a rational with too many digits, an EE sum with too many terms or
-    too large an exponent, a matrix with too many entries (docs/limits.md).
+    reader of that value gives: its size, an EE sum with too many terms or too large an exponent, a matrix
+    with too many entries (docs/limits.md).
 
     Verify runs this on every file it reads, before any checker; prove on the bytes it is about to write.
     So a certificate prove writes is one verify reads at the same limits, and one it would refuse is
-    refused by prove, with the same line. Digits are found in the bytes (a run of more digits than the
-    limit, at C speed); one walk over the containers counts terms, entries and exponents' digits; a
-    reader runs only on a value that may be over.
+    refused by prove, with the same line. (Digits are the writer's: rational_to_json refuses a rational
+    over the digit limit with the reader's line, since only the reader knows which digit strings are
+    numbers: match2 records its readouts as texts of 0s and 1s.) One walk over the containers counts
+    terms and entries; exponents are found in the bytes; a reader runs only on a value that may be over.
     """
     lim = current_limits()
     if len(data) > lim.max_bytes:
@@ -206,15 +206,11 @@ def check_within_limits(doc: Any, data: bytes) -> None:
             elif type(v["num"]) is list and type(v["den"]) is list and max(len(v["num"]), len(v["den"])) > lim.max_terms:
                 _read_ee(v)
         elif type(v) is list and v and not _LEAF_TYPES.issuperset(map(type, v)):
-            if type(v[0]) is list and all(type(r) is list for r in v) and sum(map(len, v)) > lim.max_entries:
+            if _matrix_like(v) and sum(map(len, v)) > lim.max_entries:
                 matrix_from_json(v, QQ)  # refuses the count before reading an entry
             stack.extend(v)
-    # In the bytes: a run of more digits than the limit; a pair ["p/q", ...] (an EE term c e^(p/q)) whose p has
-    # at least k more digits than q, as |p/q| > max_exponent >= 10^k needs (|p| > 10^k q). The walks that find
-    # and read the value run only then.
-    if data.translate(_DIGIT_MAP).find(b"\x01" * (lim.max_digits + 1)) >= 0:
-        parse_json(data)  # an integer over the digit limit: refused by the parser, as verify reads it
-        _walk_strings(doc, lambda s: len(s) > lim.max_digits and _RATIONAL.fullmatch(s) and rational_from_json(s))
+    # In the bytes: a pair ["p/q", ...] (an EE term c e^(p/q)) whose p has at least k more digits than q, as
+    # |p/q| > max_exponent >= 10^k needs (|p| > 10^k q); the walk that finds and reads it runs only then.
     k = len(str(lim.max_exponent)) - 1
     if b'"num":' in data and any(
         len(p) - len(q) >= k for p, q in re.findall(rb'\["-?([0-9]{%d,})(?:/([0-9]+))?"' % (k + 1), data)
@@ -230,18 +226,6 @@ def _read_ee(v: dict[str, Any]) -> None:
         raise
     except ParseError:
         pass  # not an EE element, or a malformed one: the checker that reads it says so
-
-
-def _walk_strings(doc: Any, check: Callable[[str], Any]) -> None:
-    stack = [doc]
-    while stack:
-        v = stack.pop()
-        if type(v) is dict:
-            stack.extend(v.values())
-        elif type(v) is list:
-            stack.extend(v)
-        elif type(v) is str:
-            check(v)
 
 
 def _walk_ee(doc: Any, k: int) -> None:
@@ -260,6 +244,12 @@ def _walk_ee(doc: Any, k: int) -> None:
             stack.extend(v)
 
 
+def _matrix_like(v: list[Any]) -> bool:
+    """Rows of numbers as certificates write them: lists whose first entry is a rational string or an EE or ball
+    object (lists of integers, such as a partition's leaves, are other data)."""
+    return type(v[0]) is list and bool(v[0]) and type(v[0][0]) in (str, dict) and all(type(r) is list for r in v)
+
+
 def _integer_digits(s: str) -> int:
     """For a rational "p/q": the digits of p less the digits of q."""
     num, _, den = s.partition("/")
@@ -267,12 +257,8 @@ def _integer_digits(s: str) -> int:
 
 
 _EE_KEYS = {"num": None, "den": None}.keys()
-#: Bytes -> 1 for an ASCII digit, 0 otherwise.
-_DIGIT_MAP = bytes(int(48 <= b <= 57) for b in range(256))
 #: Leaves of a JSON document.
 _LEAF_TYPES = frozenset({str, int, bool, type(None)})
-#: A rational as certificates write it ("p/q" or "p"), the only strings the digit limit applies to.
-_RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
 
 
 def load_certificate_bytes(data: bytes) -> dict[str, Any]:

@@ -77,14 +77,19 @@ CEILINGS: dict[str, int] = {
 }
 
 
+#: The least value of a limit, where it is not 1: a digit limit of at least 10 lets rational_to_json skip
+#: the lookup for numbers below 2^33, which are nearly all it writes.
+FLOORS: dict[str, int] = {"max_digits": 10}
+
+
 def limit_problem(name: str, value: object) -> str | None:
-    """Why ``value`` cannot be the limit ``name`` (not an integer, below 1, over its ceiling), or None."""
-    ceiling = CEILINGS[name]
+    """Why ``value`` cannot be the limit ``name`` (not an integer, below its floor, over its ceiling), or None."""
+    ceiling, floor = CEILINGS[name], FLOORS.get(name, 1)
     if not isinstance(value, int) or isinstance(value, bool):
         return f"expected a positive integer, got {value!r:.40}"
-    if not 1 <= value <= ceiling:
+    if not floor <= value <= ceiling:
         shown = f"{value:,}" if value.bit_length() < 200 else f"a number of {value.bit_length():,} bits"
-        return f"expected a positive integer of at most {ceiling:,} (docs/limits.md), got {shown}"
+        return f"expected an integer from {floor:,} to {ceiling:,} (docs/limits.md), got {shown}"
     return None
 
 

@@ -189,14 +189,23 @@ def _check_digits(s: str, max_digits: int) -> None:
 
 
 def rational_to_json(q: fmpq) -> str:
-    """The canonical string of a rational: ``"p/q"`` in lowest terms, ``"p"`` if q = 1 (FLINT's ``q.str()``)."""
+    """The canonical string of a rational: ``"p/q"`` in lowest terms, ``"p"`` if q = 1 (FLINT's ``q.str()``).
+
+    A rational whose numerator or denominator has more digits than the limit in force is refused with the
+    line :func:`rational_from_json` gives for its string: what attncert writes, it reads back at the same limits.
+    """
     p, d = int(q.p), int(q.q)
-    if p.bit_length() > _PYTHON_DIGITS_BITS or d.bit_length() > _PYTHON_DIGITS_BITS:
-        return q.str()
+    pb, db = p.bit_length(), d.bit_length()
     # Python writes a small integer in decimal about twice as fast as FLINT's str.
-    return str(p) if d == 1 else f"{p}/{d}"
+    s = q.str() if pb > _PYTHON_DIGITS_BITS or db > _PYTHON_DIGITS_BITS else str(p) if d == 1 else f"{p}/{d}"
+    # Below 2^33 a part has at most 10 digits, the least digit limit (exact.limits.FLOORS): the limit is not looked up.
+    if (pb > 33 or db > 33) and max(pb, db) > current_limits().max_digits * _BITS_PER_DIGIT:
+        _refuse_digits(s, current_limits().max_digits)
+    return s
 
 
+#: log2(10) rounded down: a number of at most k digits has fewer than k * 3.32 bits.
+_BITS_PER_DIGIT = 3.32
 #: Python's own int-to-decimal conversions are used below these sizes (its default limit is 4300 digits).
 _PYTHON_DIGITS_BITS = 8000
 _PYTHON_DIGITS = 4000
@@ -214,9 +223,8 @@ def rational_from_json(s: object, max_digits: int | None = None) -> fmpq:
     _check_digits(s, max_digits)
     if not _CANONICAL.fullmatch(s):
         raise ParseError(f"malformed rational {_short(s)}: expected \"p/q\" in lowest terms or \"p\"")
+    _refuse_digits(s, max_digits)
     num, _, den = s.partition("/")
-    if len(num.lstrip("-")) > max_digits or len(den) > max_digits:
-        raise LimitExceeded(f"rational {_short(s)} has {max(len(num.lstrip('-')), len(den)):,} digits, over the limit of {max_digits:,} (raise it with --max-digits)")
     if len(s) < _PYTHON_DIGITS:  # Python's int() parses a short decimal faster than fmpz
         p, d = int(num), int(den) if den else 1
     else:
@@ -226,6 +234,14 @@ def rational_from_json(s: object, max_digits: int | None = None) -> fmpq:
     if (den and (d == 1 or math.gcd(int(p), int(d)) != 1)) or (p == 0 and num[0] == "-"):
         raise ParseError(f"rational {_short(s)} is not in lowest terms (canonical: {fmpq(p, d).str()})")
     return fmpq(p, d)
+
+
+def _refuse_digits(s: str, max_digits: int) -> None:
+    """LimitExceeded for a canonical rational string whose numerator or denominator has more than max_digits digits."""
+    _check_digits(s, max_digits)
+    num, _, den = s.partition("/")
+    if len(num.lstrip("-")) > max_digits or len(den) > max_digits:
+        raise LimitExceeded(f"rational {_short(s)} has {max(len(num.lstrip('-')), len(den)):,} digits, over the limit of {max_digits:,} (raise it with --max-digits)")
 
 
 def _short(x: object, n: int = 40) -> str:

@@ -104,13 +104,15 @@ class BallField(Domain):
 def exact_dyadic(x: arb) -> fmpq:
     """The exact rational value of an exact (dyadic) arb, such as a midpoint or radius.
 
-    m 2^e has a numerator of bits(m) + e bits (e >= 0) or a denominator of -e bits: past the digit limit in
-    force it is refused (LimitExceeded) before it is formed, as a reader would refuse it (arb keeps e apart,
-    so a ball near e^(10^30) is cheap until its rational would take 10^29 bytes)."""
+    m 2^e has a numerator of bits(m) + e bits (e >= 0) or a denominator of -e bits: far past the digit limit
+    in force it is refused (LimitExceeded) before it is formed (arb keeps e apart, so a ball near e^(10^30)
+    is cheap until its rational would take 10^29 bytes)."""
     m, e = x.man_exp()
     bits = max(int(m).bit_length() + int(e), -int(e))
     limit = current_limits().max_digits
-    if bits > limit * 3.33:  # log2(10) < 3.33: refuses nothing a reader accepts
+    # log2(10) < 3.33: nothing a reader accepts is refused. Up to 2^20 bits past the limit the rational is formed
+    # (cheaply), and its writer refuses it with its reader's own line.
+    if bits > limit * 3.33 + (1 << 20):
         raise LimitExceeded(
             f"a ball endpoint of about 2^{int(e) + int(m).bit_length():,} would have about {int(bits * 0.30103):,} digits, "
             f"over the limit of {limit:,} (raise it with --max-digits)"
