@@ -196,6 +196,12 @@ def check_within_limits(doc: Any, data: bytes) -> None:
     lim = current_limits()
     if len(data) > lim.max_bytes:
         raise LimitExceeded(_too_large(len(data), lim.max_bytes))
+    # In the bytes: a pair ["p/q", ...] (an EE term c e^(p/q)) whose p has at least k more digits than q, as
+    # |p/q| > max_exponent >= 10^k needs (|p| > 10^k q); only then are EE elements' exponents looked at.
+    k = len(str(lim.max_exponent)) - 1
+    exponents = b'"num":' in data and any(
+        len(p) - len(q) >= k for p, q in re.findall(rb'\["-?([0-9]{%d,})(?:/([0-9]+))?"' % (k + 1), data)
+    )
     # EE elements are counted here and not entered: their terms are many and small.
     stack = [doc]
     while stack:
@@ -203,19 +209,14 @@ def check_within_limits(doc: Any, data: bytes) -> None:
         if type(v) is dict:
             if v.keys() != _EE_KEYS:
                 stack.extend(v.values())
-            elif type(v["num"]) is list and type(v["den"]) is list and max(len(v["num"]), len(v["den"])) > lim.max_terms:
+            elif type(v["num"]) is list and type(v["den"]) is list and (
+                max(len(v["num"]), len(v["den"])) > lim.max_terms or exponents and _exponent_digits(v) >= k
+            ):
                 _read_ee(v)
         elif type(v) is list and v and not _LEAF_TYPES.issuperset(map(type, v)):
             if _matrix_like(v) and sum(map(len, v)) > lim.max_entries:
                 matrix_from_json(v, QQ)  # refuses the count before reading an entry
             stack.extend(v)
-    # In the bytes: a pair ["p/q", ...] (an EE term c e^(p/q)) whose p has at least k more digits than q, as
-    # |p/q| > max_exponent >= 10^k needs (|p| > 10^k q); the walk that finds and reads it runs only then.
-    k = len(str(lim.max_exponent)) - 1
-    if b'"num":' in data and any(
-        len(p) - len(q) >= k for p, q in re.findall(rb'\["-?([0-9]{%d,})(?:/([0-9]+))?"' % (k + 1), data)
-    ):
-        _walk_ee(doc, k)
 
 
 def _read_ee(v: dict[str, Any]) -> None:
@@ -228,20 +229,9 @@ def _read_ee(v: dict[str, Any]) -> None:
         pass  # not an EE element, or a malformed one: the checker that reads it says so
 
 
-def _walk_ee(doc: Any, k: int) -> None:
-    """Read every EE element that has an exponent p/q whose p has at least k digits more than q."""
-    stack = [doc]
-    while stack:
-        v = stack.pop()
-        if type(v) is dict:
-            if v.keys() != _EE_KEYS:
-                stack.extend(v.values())
-            elif all(type(s) is list for s in v.values()):
-                terms = [t for s in v.values() for t in s]
-                if any(type(t) is list and t and type(t[0]) is str and _integer_digits(t[0]) >= k for t in terms):
-                    _read_ee(v)
-        elif type(v) is list:
-            stack.extend(v)
+def _exponent_digits(v: dict[str, Any]) -> int:
+    """The most digits an exponent p/q of an EE element has in p beyond those in q (-1 without exponents)."""
+    return max((_integer_digits(t[0]) for t in (*v["num"], *v["den"]) if type(t) is list and t and type(t[0]) is str), default=-1)
 
 
 def _matrix_like(v: list[Any]) -> bool:

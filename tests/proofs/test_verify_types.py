@@ -23,7 +23,7 @@ from exact.errors import ParseError
 from proofs.certify import CLAIM_FIELDS, differing_fields
 from proofs.registry import load_claims
 from proofs.verify import OK, verify_bytes
-from tests.proofs.test_every_leaf import SMALL as EVERY_LEAF_SIZES
+from tests.proofs.test_every_leaf import SMALL as EVERY_LEAF_SIZES, leaves
 
 CLAIMS = load_claims()
 
@@ -79,15 +79,13 @@ def test_differing_fields_names_a_changed_kind():
     assert problem.startswith('the field "construction')  # the field, or the member in it, that differs
 
 
-def leaves(obj: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from leaves(v, path + (k,))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from leaves(v, path + (i,))
-    else:
-        yield path, obj
+def valued_leaves(obj: Any) -> Iterator[tuple[tuple, Any]]:
+    """(path, value) of every leaf."""
+    for path in leaves(obj):
+        v = obj
+        for key in path:
+            v = v[key]
+        yield path, v
 
 
 def retyped(v: Any) -> list[Any]:
@@ -104,7 +102,7 @@ def retyped(v: Any) -> list[Any]:
 def forged_leaves(doc: dict, per_claim: int) -> Iterator[tuple[tuple, Any]]:
     """(path, value of another kind) for every int and bool leaf, and for up to ``per_claim`` integer strings."""
     strings = 0
-    for path, v in leaves({k: doc[k] for k in CLAIM_FIELDS}):
+    for path, v in valued_leaves({k: doc[k] for k in CLAIM_FIELDS}):
         if isinstance(v, str):
             if strings >= per_claim or not retyped(v):
                 continue
