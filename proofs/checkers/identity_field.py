@@ -342,16 +342,47 @@ class Field:
                 else:
                     p = pa * pb
                 acc.setdefault(k, []).append(p)
+        return self.bounded(acc)
+
+    def square_exp(self, a: ExpPoly) -> ExpPoly:
+        """a², as (Σ_k p_k E^k)² = Σ_k p_k² E^{2k} + Σ_{j<k} 2 p_j p_k E^{j+k}: each product of two distinct
+        terms formed once (and sympy's ``square`` within a term), about half the work of ``mul_exp(a, a)``."""
+        keys = list(a)
+        two = self.ring.domain(2)
+        acc: dict[Key, list[PolyElement]] = {}
+        for i, ka in enumerate(keys):
+            pa = a[ka]
+            acc.setdefault(self.key_product(ka, ka), []).append(pa.square())
+            for kb in keys[:i]:
+                acc.setdefault(self.key_product(ka, kb), []).append((pa * a[kb]).mul_ground(two))
+        return self.bounded(acc)
+
+    def bounded(self, acc: dict[Key, list[PolyElement]]) -> ExpPoly:
+        """The product whose terms ``acc`` collects, summed key by key, within the limit on terms."""
         out = {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}
         if sum(map(len, out.values())) > self.max_terms:
             raise LimitExceeded(f"a product in the evaluation has over {self.max_terms:,} terms, the limit (raise it with --max-terms)")
         return out
+
+    def square(self, x: "Quotient") -> "Quotient | fmpq":
+        """x² for x = Σ_i n_i/d_i: Σ_i n_i²/d_i² + Σ_{j<i} 2 n_i n_j/(d_i d_j), the numerators by
+        :meth:`square_exp` (layer norm's variance squares values over one denominator per head and row)."""
+        two = self.ring.domain(2)
+        products: list[Part] = []
+        for i, (n1, d1) in enumerate(x.parts):
+            products.append(self.part(self.square_exp(n1), None if d1 is None else self.square_exp(d1)))
+            for n2, d2 in x.parts[:i]:
+                num = {k: p.mul_ground(two) for k, p in self.mul_exp(n1, n2).items()}
+                products.append(self.part(num, d2 if d1 is None else self.mul_exp(d1, d2)))
+        return self.make(self.merged(products))
 
     def mul(self, x: Any, y: Any) -> "Quotient | fmpq":
         if type(x) is fmpq:
             if type(y) is fmpq:
                 return x * y
             x, y = y, x
+        elif x is y:
+            return self.square(x)
         if type(y) is fmpq:
             if not y:
                 return fmpq(0)

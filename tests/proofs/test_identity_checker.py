@@ -393,6 +393,32 @@ def test_the_field_agrees_with_mpmath_at_rational_points(point):
     assert isinstance(f, Quotient) and F.arguments and len(F.divisors) == 2
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), rationals), min_size=1, max_size=4), st.lists(rationals, min_size=3, max_size=3))
+def test_a_square_is_the_plain_product_of_the_value_by_itself(pieces, point):
+    # the fast path (each product of two distinct terms once, doubled) against mul of two distinct objects
+    F = demo_field()
+    x, y, z = (F.variable(k) for k in range(3))
+    atoms = [
+        F.add(x, F.exp(F.mul(x, y))),  # two keys
+        F.div(y, F.add(fmpq(1), F.exp(z))),  # a part over a denominator
+        F.div(F.exp(z), F.add(F.mul(x, x), fmpq(1))),  # over another
+        F.exp(F.add(z, fmpq(1, 2))),
+        F.add(F.mul(x, y), z),
+        fmpq(3, 7),
+    ]
+    v = F.total(F.mul(fmpq(c.numerator, c.denominator), atoms[k]) for k, c in pieces)
+    if type(v) is fmpq:
+        assert F.mul(v, v) == v * v
+        return
+    fast, plain = F.mul(v, v), F.mul(v, Quotient(v.parts, F))
+    assert F.equal(fast, plain)
+    with mpmath.workdps(40):
+        p = [mpmath.mpf(q.numerator) / q.denominator for q in point]
+        want = value_at(F, v, p) ** 2
+        assert abs(value_at(F, fast, p) - want) <= mpmath.mpf(10) ** -30 * (1 + abs(want))
+
+
 def test_exact_identities_of_the_field():
     F = demo_field()
     x, y, z = (F.variable(k) for k in range(3))
