@@ -42,21 +42,33 @@ def _mp(x) -> mpmath.mpf:
     return mpmath.mpf(b.mid().str(120, radius=False))
 
 
+def layer_norm_mp(mats: dict, delta: fmpq) -> list[list[mpmath.mpf]]:
+    """LN(Z) in mpmath at the working precision, from the exact Z (proofs.references' encoder layer, in EE):
+    gamma_j (Z_ij - mu_i) / sqrt(sigma_i^2 + delta) + beta_j, mu_i the row mean, sigma_i^2 the biased variance."""
+    z = references.encoder_layer(mats["X"], references._heads(mats), mats["WO"], mats["W1"], mats["b1"], mats["W2"], mats["b2"])
+    gamma, beta = mats["gamma"][0], mats["beta"][0]
+    out = []
+    for row in z:
+        x = [_mp(v) for v in row]
+        mu = mpmath.fsum(x) / len(x)
+        var = mpmath.fsum((v - mu) ** 2 for v in x) / len(x)
+        out.append([_mp(gamma[j]) * (v - mu) / mpmath.sqrt(var + _mp(delta)) + _mp(beta[j]) for j, v in enumerate(x)])
+    return out
+
+
+def ball_mp(b) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """A ball's midpoint and radius as mpmath numbers."""
+    return mpmath.mpf(b.mid().str(60, radius=False)), mpmath.mpf(b.rad().str(5, radius=False))
+
+
 def test_the_balls_contain_layer_norm_computed_apart_in_mpmath(genuine):
     """LN recomputed in mpmath at 60 digits from the exact Z: every output ball of the program contains it."""
     mats = {k: [[QQ.from_json(v) for v in row] for row in m] for k, m in genuine["inputs"].items()}
-    z = references.encoder_layer(mats["X"], references._heads(mats), mats["WO"], mats["W1"], mats["b1"], mats["W2"], mats["b2"])
-    gamma, beta = mats["gamma"][0], mats["beta"][0]
     ball = Ball(128)
     with mpmath.workdps(60):
-        for i, row in enumerate(z):
-            x = [_mp(v) for v in row]
-            mu = mpmath.fsum(x) / len(x)
-            var = mpmath.fsum((v - mu) ** 2 for v in x) / len(x)
-            for j, v in enumerate(x):
-                want = _mp(gamma[j]) * (v - mu) / mpmath.sqrt(var + mpmath.mpf(1) / 100) + _mp(beta[j])
-                got = ball.from_json(genuine["outputs"]["output"][i][j])
-                mid, rad = mpmath.mpf(got.mid().str(60, radius=False)), mpmath.mpf(got.rad().str(5, radius=False))
+        for i, row in enumerate(layer_norm_mp(mats, fmpq(1, 100))):
+            for j, want in enumerate(row):
+                mid, rad = ball_mp(ball.from_json(genuine["outputs"]["output"][i][j]))
                 assert abs(want - mid) <= rad + mpmath.mpf(10) ** -50
 
 

@@ -24,14 +24,14 @@ from constructions import rasp
 from constructions.layout import Construction, Layout
 from constructions.linalg import gather, index_map
 from constructions.simulator import _encoder_inputs, _encoder_z, _mean_over_groups, _mul, _offsets, _total, encoder_layer_norm, sequence_length
-from exact import EE, ParseError
+from exact import ParseError
 from exact.domains import Ball
-from proofs import references
 from proofs.checkers.identity import check_identity
 from proofs.checkers.identity_field import Basis, Field, IdentityFailure, rational_power
 from proofs.checkers.identity_graph import RULES, SignOracle
 from proofs.checkers.identity_references import CLAIMS as REFERENCES, layer_norm
 from proofs.verify import BAD, OK
+from tests.proofs.test_encoder_norm import ball_mp, layer_norm_mp
 from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
 BASE = "encoder_layer_norm"
@@ -121,11 +121,6 @@ def test_the_layer_norm_reference_by_hand():
 # -- forgeries ---------------------------------------------------------------------------------------
 
 
-def _mp(x) -> mpmath.mpf:
-    b = EE.convert(x).enclose(400)
-    return mpmath.mpf(b.mid().str(120, radius=False))
-
-
 def wrong_in_ball(cons: Construction, delta: fmpq, seed: int = 2) -> bool:
     """Apart from checker and prover: at a rational input, the construction's Ball output excludes LN(Z)
     computed in mpmath at 50 digits from the exact Z, in some entry."""
@@ -134,16 +129,10 @@ def wrong_in_ball(cons: Construction, delta: fmpq, seed: int = 2) -> bool:
     ball = Ball(256)
     with ball.context():
         out = cons.layout.decode(cons.run({k: [[ball.native(x) for x in row] for row in m] for k, m in mats.items()}, ball))
-    z = references.encoder_layer(mats["X"], references._heads(mats), mats["WO"], mats["W1"], mats["b1"], mats["W2"], mats["b2"])
     with mpmath.workdps(50):
-        for i, row in enumerate(z):
-            x = [_mp(v) for v in row]
-            mu = mpmath.fsum(x) / len(x)
-            var = mpmath.fsum((v - mu) ** 2 for v in x) / len(x)
-            for j, v in enumerate(x):
-                want = _mp(mats["gamma"][0][j]) * (v - mu) / mpmath.sqrt(var + _mp(delta)) + _mp(mats["beta"][0][j])
-                got = out[i][j]
-                mid, rad = mpmath.mpf(got.mid().str(60, radius=False)), mpmath.mpf(got.rad().str(5, radius=False))
+        for got_row, want_row in zip(out, layer_norm_mp(mats, delta)):
+            for got, want in zip(got_row, want_row):
+                mid, rad = ball_mp(got)
                 if abs(want - mid) > rad + mpmath.mpf(10) ** -40:
                     return True
     return False
