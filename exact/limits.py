@@ -47,6 +47,7 @@ class Limits:
     max_precision: int = 1 << 16  # arb precision of a Sinkhorn run, in bits
     max_memory: int = field(default_factory=machine_memory)  # bytes a run is predicted to need
     max_tasks: int = 100_000  # tasks (certificates) in one sweep
+    max_symbolic_terms: int = 5_000_000  # polynomial terms a for-all-inputs proof is estimated to hold
     # What one run of a RASP-language program may do (constructions/rasp/language/bounds.py).
     max_steps: int = 1_000_000  # statements, expressions, loop iterations, elements built, positions evaluated
     max_recursion: int = 200  # nested evaluations: function calls and levels of nested expressions
@@ -71,6 +72,7 @@ CEILINGS: dict[str, int] = {
     "max_precision": 1 << 24,
     "max_memory": 1 << 60,
     "max_tasks": 10**9,
+    "max_symbolic_terms": 10**12,
     "max_steps": 10**18,
     "max_recursion": 100_000,
     "max_source": 1 << 30,

@@ -80,6 +80,7 @@ COST_LIMITS = (
     ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
     ("--max-precision", "max_precision", "arb precision of a Sinkhorn run or of a RASP-language run's balls, in bits"),
     ("--max-memory", "max_memory", "bytes a run is predicted to need (docs/limits.md); the default is this machine's available memory"),
+    ("--max-symbolic-terms", "max_symbolic_terms", "polynomial terms a for-all-inputs proof is estimated to hold (docs/identity.md)"),
 )
 DOCUMENT_LIMITS = (
     ("--max-bytes", "max_bytes", "largest document"),

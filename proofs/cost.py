@@ -71,6 +71,8 @@ class Cost:
     seconds: float = 0.0  # estimate
     memory: int = 0  # estimate, bytes
     magnitude: int = 0  # an approximation target's values on the cube are below 2^magnitude (0: no target)
+    variables: int = 0  # input variables of a for-all-inputs proof (exact)
+    terms: int = 0  # polynomial terms a for-all-inputs proof holds at its peak (estimate)
     entries: int = 0  # entries of the largest matrix or text the run builds (exact; 0: bounded by the other sizes)
 
     def lines(self) -> list[str]:
@@ -82,6 +84,8 @@ class Cost:
             f"time (rough estimate)        {_seconds(self.seconds)}",
             f"memory (rough estimate)      {_bytes(self.memory)}",
         ] + ([f"target magnitude, bits       {self.magnitude:,} (limit {MAX_MAGNITUDE_BITS:,})"] if self.magnitude else []) + (
+            [f"input variables              {self.variables:,}", f"polynomial terms (estimate)  {self.terms:,}"] if self.variables else []
+        ) + (
             [f"largest matrix, entries      {self.entries:,}"] if self.entries else []
         )
 
@@ -94,6 +98,7 @@ CHECKED = (
     ("max_entries", "entries", "a matrix of {:,} entries", "--max-entries"),
     ("max_precision", "precision", "about {:,} bits of arb precision", "--max-precision"),
     ("max_memory", "memory", "about {:,} bytes of memory (predicted from the sequence length and the schedule, docs/limits.md)", "--max-memory"),
+    ("max_symbolic_terms", "terms", "about {:,} polynomial terms (a for-all-inputs proof's estimate, docs/identity.md)", "--max-symbolic-terms"),
 )
 
 
@@ -285,3 +290,74 @@ def over_limits(cost: Cost) -> bool:
     """Whether ``cost`` is over a limit in force: a cost model returns it as it is, building nothing more."""
     lim = current_limits()
     return any(getattr(cost, c) > getattr(lim, f) for f, c, _, _ in CHECKED)
+
+
+# -- for-all-inputs (identity) proofs: docs/identity.md ------------------------------------------
+
+#: Bytes and seconds per polynomial term of a symbolic proof: U(32, 8, 8) holds about 262,000 terms
+#: (exp arguments and the reference's numerators) in 257 MiB and U(16, 16, 16) as many in 384 MiB,
+#: proven in 4-6 s on the benchmark machine; rounded up for a busy one.
+BYTES_PER_TERM = 1536
+SECONDS_PER_TERM = 6e-5
+#: What a symbolic proof holds besides its terms (the interpreter, attncert, FLINT).
+SYMBOLIC_BASE_BYTES = 100 << 20
+
+
+def identity_terms(base: str, p: dict[str, Any]) -> tuple[int, int]:
+    """(input variables, polynomial terms held at the peak) of the for-all-inputs proof of ``base``.
+
+    The terms are those of the exp arguments and of the numerators over the softmax sums, which
+    dominate: U(n, d, d_v) forms n^2 exponents of d^2-term scores and n d_v numerators of n d terms,
+    twice (construction and reference); a product of k terms per entry, a row softmax c terms per
+    entry; an encoder layer adds its ReLU arguments over every head's numerator.
+    """
+    n, d, dv, h, f = (p.get(k, 1) for k in ("n", "d", "dv", "h", "f"))
+    if base == "transpose":
+        return p["r"] * p["c"], p["r"] * p["c"]
+    if base == "matmul":
+        return p["r"] * p["k"] + p["k"] * p["c"], 2 * p["r"] * p["c"] * p["k"]
+    if base == "softmax":
+        return p["r"] * p["c"], 2 * p["r"] * p["c"] * p["c"]
+    if base in ("relu", "maxmin"):
+        return p["n"], 3 * p["n"]
+    if base == "inverse3":
+        return 9, 2_000
+    one_head = 2 * n * n * d * d + 2 * n * n * d * dv
+    if base == "universal":
+        return n * d + d * d + d * dv, one_head
+    do = d if base.startswith("encoder_layer") else p.get("do", 1)
+    variables = n * d + h * d * d + h * d * dv + h * dv * do
+    terms = h * one_head + 2 * n * do * h * dv * n * d
+    if base.startswith("encoder_layer"):
+        variables += 2 * d * f + f + d
+        terms += 2 * n * f * h * n * d + 2 * n * d * f
+    if base == "encoder_layer_norm":
+        variables += 2 * d
+        terms *= 2  # the centred squares
+    return variables, terms
+
+
+def identity(base: str, positions: int, **p: Any) -> Cost:
+    """A for-all-inputs proof of ``base`` on a sequence of ``positions`` (the one-input claim's): its
+    variables and terms."""
+    variables, terms = identity_terms(base, p)
+    return _symbolic(positions, variables, terms, 1)
+
+
+def hierarchy_identity(N: int, D: int, Dv: int, **_: Any) -> Cost:
+    """N D D_v symbolic proofs of U(N, D, D_v), one after the other: memory of the largest, time of all."""
+    variables, terms = identity_terms("universal", {"n": N, "d": D, "dv": Dv})
+    return _symbolic(universal_length(N, D, Dv), variables, terms, min(N * D * Dv, CAP))
+
+
+def _symbolic(positions: int, variables: int, terms: int, runs: int) -> Cost:
+    positions, terms = min(positions, CAP), min(terms, CAP)
+    return Cost(
+        positions=positions,
+        pairs=positions,
+        evaluations=runs,
+        seconds=SECONDS_PER_TERM * terms * runs,
+        memory=min(SYMBOLIC_BASE_BYTES + BYTES_PER_TERM * terms, CAP),
+        variables=variables,
+        terms=terms,
+    )

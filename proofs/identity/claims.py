@@ -22,7 +22,9 @@ import proofs.simulator.encoder  # noqa: F401
 import proofs.simulator.encoder_norm  # noqa: F401
 import proofs.simulator.multihead  # noqa: F401
 import proofs.simulator.universal  # noqa: F401
+from proofs import cost as costs
 from proofs import references
+from proofs.cost import Cost
 from proofs.certify import certificate
 from proofs.checkers.identity import check_identity
 from proofs.identity.prove import SymbolicTask, identity_sections, prove_symbolic
@@ -99,9 +101,14 @@ class IdentityClaim:
             result={**sections["result"], "statement": self.statement()},
         )
 
+    def cost(self, **params: Any) -> Cost:
+        """The symbolic proof's variables, terms and memory (proofs/cost.py), on the one-input claim's sequence."""
+        own = registered(self.base).cost
+        return costs.identity(self.base, own(**params).positions if own else 0, **params)
+
     def claim(self) -> Claim:
         base = registered(self.base)
-        return Claim(self.name, self.statement(), self.prove, self.params(), check=check_identity, build=base.build, cost=base.cost)
+        return Claim(self.name, self.statement(), self.prove, self.params(), check=check_identity, build=base.build, cost=self.cost)
 
 
 #: The encoder layer's sizes (its layer norm's other parameter, delta, reaches the reference).

@@ -11,6 +11,7 @@ its scores read. The forward pass is then evaluated once over the symbolic field
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from constructions.compiler.model import model_to_json
@@ -18,7 +19,10 @@ from exact.errors import AttncertError
 from proofs import references
 from proofs.certify import certificate
 from proofs.checkers.identity_compiled import check_compiled_identity
-from proofs.compiled import LANGUAGES, canonical_sizes, compile_construction, cost, parse_sizes
+from proofs import cost as costs
+from proofs.compiled import LANGUAGES, canonical_sizes, compile_construction, parse_sizes
+from proofs.compiled import cost as compiled_cost
+from proofs.cost import Cost
 from proofs.identity.claims import STATEMENTS
 from proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
 from proofs.registry import Claim, Param, register
@@ -79,6 +83,15 @@ def prove(of: str = "universal", sizes: str = "") -> dict[str, Any]:
         {"function": STATEMENTS[of][1]},
         {**sections["result"], "statement": STATEMENT},
     )
+
+
+def cost(of: str = "universal", sizes: str = "", **_: Any) -> Cost:
+    """The construction's symbolic proof (proofs/cost.py), with the compiled forward pass scoring every pair of positions."""
+    if of not in STATEMENTS:
+        return compiled_cost(of, sizes)
+    kw = parse_sizes(of, sizes)
+    own = compiled_cost(of, sizes)
+    return replace(costs.identity(of, own.positions, **kw), pairs=own.pairs)
 
 
 register(

@@ -92,7 +92,7 @@ register(
         prove,
         (size_param("N", 8, "rows of the big U"), size_param("D", 4, "width of the big U"), size_param("Dv", 4, "value width of the big U")),
         check=check_hierarchy_identity,
-        cost=cost.hierarchy,
+        cost=cost.hierarchy_identity,
         build=lambda N=8, D=4, Dv=4: universal(N, D, Dv),
     )
 )
