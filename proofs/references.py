@@ -179,24 +179,6 @@ def inverse_over(m: Rows, domain: Domain) -> Rows:
     return [[domain.div((-1) ** (i + j) * minor(j, i), det) for j in range(3)] for i in range(3)]
 
 
-#: The reference of each matrix claim over any exact field (the for-all-inputs claims).
-OVER_ANY_FIELD: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
-    "transpose": lambda m, dom: transpose(m["M"]),
-    "matmul": lambda m, dom: matmul(m["A"], m["B"], dom),
-    "softmax": lambda m, dom: softmax(m["S"], dom),
-    "relu": lambda m, dom: relu(m["x"], dom),
-    "maxmin": lambda m, dom: maxmin(m["x"], dom),
-    "inverse3": lambda m, dom: inverse_over(m["M"], dom),
-    "universal": lambda m, dom: attention_over(m["X"], m["A"], m["V"], dom),
-    "multihead": lambda m, dom: multihead_over(m["X"], _heads(m), m["WO"], dom),
-    "encoder_layer": lambda m, dom: encoder_layer_over(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], dom),
-    "encoder_layer_norm": lambda m, dom, delta: layer_norm_over(
-        encoder_layer_over(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], dom), m["gamma"], m["beta"],
-        parse_rational(delta), dom,
-    ),
-}
-
-
 #: The reference of each matrix claim, on its named input matrices: one home for prover, verifier and compiler checks.
 BY_CLAIM: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
     "transpose": lambda m, dom: transpose(m["M"]),
@@ -208,6 +190,22 @@ BY_CLAIM: dict[str, Callable[[Mapping[str, Rows], Domain], Rows]] = {
     "universal": lambda m, dom: attention(m["X"], m["A"], m["V"]),
     "multihead": lambda m, dom: multihead(m["X"], _heads(m), m["WO"]),
     "encoder_layer": lambda m, dom: encoder_layer(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"]),
+}
+
+
+def _encoder_layer_over(m: Mapping[str, Rows], domain: Domain) -> Rows:
+    return encoder_layer_over(m["X"], _heads(m), m["WO"], m["W1"], m["b1"], m["W2"], m["b2"], domain)
+
+
+#: The reference of each matrix claim over any exact field (the for-all-inputs claims): BY_CLAIM's where it
+#: computes with the field's own operations, the field-generic forms where BY_CLAIM's work in QQ or EE.
+OVER_ANY_FIELD: dict[str, Callable[..., Rows]] = {
+    **{name: BY_CLAIM[name] for name in ("transpose", "matmul", "softmax", "relu", "maxmin")},
+    "inverse3": lambda m, dom: inverse_over(m["M"], dom),
+    "universal": lambda m, dom: attention_over(m["X"], m["A"], m["V"], dom),
+    "multihead": lambda m, dom: multihead_over(m["X"], _heads(m), m["WO"], dom),
+    "encoder_layer": _encoder_layer_over,
+    "encoder_layer_norm": lambda m, dom, delta: layer_norm_over(_encoder_layer_over(m, dom), m["gamma"], m["beta"], parse_rational(delta), dom),
 }
 
 

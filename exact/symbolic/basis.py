@@ -29,6 +29,7 @@ from math import lcm
 from typing import Any, Callable, Iterable
 
 from flint import fmpq, fmpq_mpoly, fmpz_mat
+from networkx.utils import UnionFind
 
 from exact.errors import AttncertError
 from exact.symbolic.terms import terms
@@ -164,26 +165,14 @@ def hermite_basis(vectors: list[Vector], order: Callable[[str], Any]) -> tuple[l
             k = keys[m] = order(m)
         return k
 
-    parent = list(range(len(vectors)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    linked = UnionFind(range(len(vectors)))
     owner: dict[str, int] = {}
     for i, v in enumerate(vectors):
         for m in v:
-            j = owner.setdefault(m, i)
-            if j != i:
-                parent[find(i)] = find(j)
-    blocks: dict[int, list[int]] = {}
-    for i in range(len(vectors)):
-        blocks.setdefault(find(i), []).append(i)
+            linked.union(i, owner.setdefault(m, i))
     rows: list[Vector] = []
     coords: list[Coordinates] = [()] * len(vectors)
-    for members in blocks.values():
+    for members in sorted(map(sorted, linked.to_sets())):  # blocks in order of their first vector
         first = len(rows)
         block = [vectors[i] for i in members]
         if len(block) == 1:

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from networkx.utils import UnionFind
+
 from constructions import rasp
 from constructions.layout import Construction
 from constructions.rasp.static import influences, static_selections
@@ -157,24 +159,11 @@ def _count(task: SymbolicTask) -> int:
 
 def _groups(task: SymbolicTask) -> list[frozenset[int]]:
     """Variables linked by some output position's influence (variable k sits at ``positions[k]``)."""
-    nvars = len(task.positions)
     at = {p: k for k, p in enumerate(task.positions)}
-    parent = list(range(nvars))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    linked = UnionFind(range(len(task.positions)))
     for s in influences(task.graph, task.length, task.graph.graph["outputs"]["output"]):
-        ks = [at[p] for p in s if p in at]
-        for k in ks[1:]:
-            parent[find(k)] = find(ks[0])
-    out: dict[int, set[int]] = {}
-    for i in range(nvars):
-        out.setdefault(find(i), set()).add(i)
-    return [frozenset(v) for v in out.values()]
+        linked.union(*(at[p] for p in s if p in at))
+    return [frozenset(v) for v in sorted(linked.to_sets(), key=min)]  # in order of their first variable
 
 
 def _entry_groups(task: SymbolicTask, groups: list[frozenset[int]]) -> list[int | None]:
