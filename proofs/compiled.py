@@ -172,16 +172,19 @@ def _with_forward_passes(own: Cost, runs: int) -> Cost:
     return Cost(own.positions, n * n, 2 * runs, 0, (1 + runs) * own.seconds + 1e-6 * n * n * runs, 4 * own.memory + 16 * n)
 
 
+#: What is compiled: a construction and its sizes (this claim's and compiled_identity's parameters).
+CONSTRUCTION_PARAMS = (
+    Param("of", str, "universal", "the construction to compile (a matrix claim: transpose ... encoder_layer)"),
+    Param("sizes", str, "", "its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)"),
+)
+
+
 register(
     Claim(
         NAME,
         STATEMENT,
         prove,
-        (
-            Param("of", str, "universal", "the construction to compile (a matrix claim: transpose ... encoder_layer)"),
-            Param("sizes", str, "", "its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)"),
-            SEED,
-        ),
+        CONSTRUCTION_PARAMS + (SEED,),
         check=check_compiled,
         cost=cost,
     )

@@ -20,12 +20,12 @@ from proofs import references
 from proofs.certify import certificate
 from proofs.checkers.identity_compiled import check_compiled_identity
 from proofs import cost as costs
-from proofs.compiled import LANGUAGES, canonical_sizes, compile_construction, parse_sizes
+from proofs.compiled import CONSTRUCTION_PARAMS, LANGUAGES, canonical_sizes, compile_construction, parse_sizes
 from proofs.compiled import cost as compiled_cost
 from proofs.cost import Cost
 from proofs.identity.claims import STATEMENTS
 from proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
-from proofs.registry import Claim, Param, register
+from proofs.registry import Claim, register
 
 NAME = "compiled_identity"
 STATEMENT = (
@@ -99,10 +99,7 @@ register(
         NAME,
         STATEMENT,
         prove,
-        (
-            Param("of", str, "universal", "the construction to compile (a matrix claim: transpose ... encoder_layer)"),
-            Param("sizes", str, "", "its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)"),
-        ),
+        CONSTRUCTION_PARAMS,
         check=check_compiled_identity,
         cost=cost,
     )
