@@ -25,14 +25,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from flint import fmpq
-
 from exact import Domain
 from exact.canonical import json_equal
 from exact.errors import ParseError
 from proofs.checkers.forward import check_model_size, forward
 from proofs.checkers.identity import Runner, decide, expected_result, guarded, layout_case, result_problems
-from proofs.checkers.identity_field import Field, IdentityFailure, Number, Quotient
+from proofs.checkers.identity_field import Field, IdentityFailure, Number, as_number
 from proofs.checkers.identity_graph import SignOracle
 from proofs.checkers.identity_references import CLAIMS
 from proofs.checkers.reading import obj
@@ -51,11 +49,10 @@ class FieldDomain(Domain):
         self.F, self.S = field, oracle
 
     def convert(self, x: object) -> Number:
-        if type(x) is fmpq or type(x) is Quotient:
-            return x
-        if isinstance(x, int) and not isinstance(x, bool):
-            return fmpq(x)
-        raise IdentityFailure(f"a value of the forward pass that is not a number of the field: {str(x)[:40]}")
+        q = as_number(x)
+        if q is None:
+            raise IdentityFailure(f"a value of the forward pass that is not a number of the field: {str(x)[:40]}")
+        return q
 
     def exp(self, x: Any) -> Number:
         return self.F.exp(x)

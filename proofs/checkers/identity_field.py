@@ -725,12 +725,20 @@ def rational_power(x: fmpq, y: fmpq) -> fmpq:
     return fmpq(a, b) ** int(y.p)
 
 
-def _q(x: Any) -> Number:
+def as_number(x: Any) -> Number | None:
+    """x as a number of the field (a rational or a Quotient as it is, an int as a rational); None if it is not one."""
     if type(x) is fmpq or type(x) is Quotient:
         return x
     if isinstance(x, int) and not isinstance(x, bool):
         return fmpq(x)
-    raise TypeError(f"not a number of the identity checker: {type(x).__name__}")
+    return None
+
+
+def _q(x: Any) -> Number:
+    q = as_number(x)
+    if q is None:
+        raise TypeError(f"not a number of the identity checker: {type(x).__name__}")
+    return q
 
 
 def solve_equalities(equalities: list[tuple[dict[int, fmpq], fmpq]]) -> dict[int, tuple[dict[int, fmpq], fmpq]]:
@@ -780,4 +788,4 @@ def _key_str(k: Key, r: int) -> str:
     return "*".join(parts) or "1"
 
 
-__all__ = ["Basis", "Field", "Quotient", "Number", "IdentityFailure", "monomial", "rational", "rational_power"]
+__all__ = ["Basis", "Field", "Quotient", "Number", "IdentityFailure", "as_number", "monomial", "rational", "rational_power"]
