@@ -16,24 +16,13 @@ import random
 import pytest
 from flint import fmpq
 
-from exact import QQ, ParseError
+from exact import QQ
 from proofs import references
 from proofs.checkers.forward import forward
 from proofs.checkers.identity_compiled import check_compiled_identity
 from proofs.checkers.identity_hierarchy import check_hierarchy_identity
 from proofs.verify import OK
-from tests.proofs.test_identity_checker import CLAIMS, mutated, scale_plus_one, status, wrong_at_a_rational_input
-
-
-def refused_by(check, doc: dict, match: str) -> list[str]:
-    """The check alone names the forgery, and verify says FAIL or BAD."""
-    try:
-        problems = check(doc)
-    except ParseError as e:
-        problems = [str(e)]
-    assert any(match in p for p in problems), problems
-    assert status(doc) != OK
-    return problems
+from tests.proofs.test_identity_checker import CLAIMS, mutated, refused, scale_plus_one, status, wrong_at_a_rational_input
 
 
 # -- hierarchy -------------------------------------------------------------------------------------
@@ -54,14 +43,14 @@ def test_a_hierarchy_missing_a_size_fails(hierarchy):
     for section in ("inputs", "outputs"):
         del doc[section]["cases"][1]  # (1, 2, 1)
     doc["result"]["cases_checked"] = 3
-    refused_by(check_hierarchy_identity, doc, "every (n, d, d_v)")
+    refused(doc, "every (n, d, d_v)", check_hierarchy_identity)
 
 
 def test_a_hierarchy_listing_a_size_twice_fails(hierarchy):
     doc = copy.deepcopy(hierarchy)
     for section in ("inputs", "outputs"):
         doc[section]["cases"][1] = copy.deepcopy(doc[section]["cases"][0])
-    refused_by(check_hierarchy_identity, doc, "every (n, d, d_v)")
+    refused(doc, "every (n, d, d_v)", check_hierarchy_identity)
 
 
 def test_a_hierarchy_of_a_changed_u_claimed_to_hold_fails(monkeypatch):
@@ -72,7 +61,7 @@ def test_a_hierarchy_of_a_changed_u_claimed_to_hold_fails(monkeypatch):
     monkeypatch.undo()
     assert doc["result"]["failures"] and check_hierarchy_identity(doc) == []  # recorded as failing: consistent
     doc["result"].update(holds=True, failures=[])
-    refused_by(check_hierarchy_identity, doc, "result.failures")
+    refused(doc, "result.failures", check_hierarchy_identity)
 
 
 # -- compiled weights ------------------------------------------------------------------------------
@@ -110,17 +99,17 @@ def test_a_head_scoring_the_input_fails(transpose):
             break
     else:
         pytest.fail("the changed weights transpose every input tried")
-    refused_by(check_compiled_identity, doc, "which is not a positional column")
+    refused(doc, "which is not a positional column", check_compiled_identity)
 
 
 def test_misrecorded_static_heads_fail(transpose):
     doc = copy.deepcopy(transpose)
     doc["construction"]["static_heads"][0]["reads"].pop()
-    refused_by(check_compiled_identity, doc, "static_heads")
+    refused(doc, "static_heads", check_compiled_identity)
 
 
 @pytest.mark.parametrize("sizes", ["r=2", "r=2,c=2", "c=2,r=02", "c=2,r=2,r=2", "c=2,r=0"])
 def test_malformed_sizes_are_bad(transpose, sizes):
     doc = copy.deepcopy(transpose)
     doc["params"]["sizes"] = sizes
-    refused_by(check_compiled_identity, doc, "params.sizes")
+    refused(doc, "params.sizes", check_compiled_identity)
