@@ -275,7 +275,7 @@ def _cmd_prove_all(args: argparse.Namespace) -> int:
     run = execute.local_pool(args.jobs)
     # Rows print in the claims' order, each as soon as it and every claim before it are done;
     # widths are fixed in advance (the sizes column is cut, not the table).
-    widths = [22, 44, 6, 9, 11, 5, 7]
+    widths = [max(22, *map(len, claims)), 44, 6, 9, 11, 5, 7]
     _print_row(_HEADER, widths)
     _print_row(["-" * w for w in widths], widths)
     rows: dict[str, list[str]] = {}

@@ -57,6 +57,10 @@ class SymbolicRing:
         self._point_exps: dict[tuple[int, int], arb] = {}
         #: The uninterpreted values formed, in order: (function name, argument); R_k is the k-th.
         self.uninterpreted_values: list[tuple[str, SymNumber]] = []
+        #: Those also formed while ``defining`` was set (by the reference: the definition of the claim).
+        self.defined: set[int] = set()
+        #: Set while the reference is computed: an uninterpreted value it forms is part of the definition.
+        self.defining = False
 
     # -- elements ------------------------------------------------------------------------
     def variable(self, name: str) -> SymNumber:
@@ -233,9 +237,20 @@ class SymbolicRing:
             if other_name != name or self._apart(x, y):
                 continue
             if (x - y).is_zero():
-                return self._uninterpreted_symbol(k)
+                return self._formed(k)
         self.uninterpreted_values.append((name, x))
-        return self._uninterpreted_symbol(len(self.uninterpreted_values) - 1)
+        return self._formed(len(self.uninterpreted_values) - 1)
+
+    def _formed(self, k: int) -> SymNumber:
+        if self.defining:
+            self.defined.add(k)
+        return self._uninterpreted_symbol(k)
+
+    def undefined_powers(self) -> list[int]:
+        """The uninterpreted powers x^y (y not an integer) that only the construction formed: x > 0 is not
+        established for them (the reference's, such as sigma^2 + delta with delta > 0, are positive by
+        definition), so the real function may be undefined where the identity is claimed."""
+        return [k for k, (name, _) in enumerate(self.uninterpreted_values) if name.startswith("power(") and k not in self.defined]
 
     def _apart(self, x: SymNumber, y: SymNumber) -> bool:
         """Whether x and y are proven different functions by their values at the ring's point (at 128

@@ -135,7 +135,15 @@ def _compare(task: SymbolicTask, basis: list, groups: list[frozenset[int]] | Non
         mats = {m: [[field.variable(v) for v in row] for row in rows] for m, rows in names.items()}
         tokens = task.encode(mats, field)
         seq = task.run(tokens, field) if task.run is not None else rasp.evaluate_graph(task.graph, tokens, field)["output"]
+        ring.defining = True
         ref = [x for row in task.reference(mats, field) for x in row]
+        ring.defining = False
+        if ring.undefined_powers():
+            k = ring.undefined_powers()[0]
+            raise NoSymbolicRule(
+                f"{task.name}: the construction takes {ring.uninterpreted_values[k][0]} of a value its reference never forms, "
+                "so that value's positivity (where the power is defined) is not established"
+            )
         reached = regions.end_pass() if regions is not None else {}
         for e, pos in checks:
             k = owner[pos] if owner is not None else None
