@@ -59,7 +59,9 @@ def _candidates(decisions):
         c = dict(f[0])
         a, b = (Fraction(int(c.get(i, fmpq(0)).p), int(c.get(i, fmpq(0)).q)) for i in (0, 1))
         k = Fraction(int(f[1].p), int(f[1].q))
-        for t in range(-6, 7):
+        # the parameter runs past every vertex on both sides, for a ray of the line beyond them all
+        ts = set(range(-6, 7)) | {1000, -1000} | {v[0 if b else 1] + d for v in vertices for d in (-1, 1)}
+        for t in ts:
             on_lines.append((t, -(k + a * t) / b) if b else (-k / a, t))
     pts.update(on_lines)
     for p, q in itertools.combinations(on_lines, 2):
