@@ -3,9 +3,9 @@
 This package knows nothing about RASP. See docs/design.md, "The number tower".
 """
 
-from exact.domains import EE, QQ, Ball, Domain, Float, domain_from_name
-from exact.eenumber import EENumber
-from exact.errors import (
+from attncert.exact.domains import EE, QQ, Ball, Domain, Float, domain_from_name
+from attncert.exact.eenumber import EENumber
+from attncert.exact.errors import (
     AttncertError,
     CertificateError,
     ExactZeroDivision,
@@ -14,7 +14,7 @@ from exact.errors import (
     ParseError,
     UndecidedError,
 )
-from exact.rationals import parse_rational
+from attncert.exact.rationals import parse_rational
 
 __all__ = [
     "QQ",

@@ -20,18 +20,18 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from exact.canonical import canonical_json
-from exact.certificate import atomic_write_bytes, certificate_bytes, check_folder, check_target, write_certificate
-from exact.errors import AttncertError, ParseError
-from exact.limits import Limits, limit_problem, limits
-from proofs.certify import package_version
-from proofs.cost import check as check_cost
-from proofs.cost import estimate, parsed, refuse_over_limits
-from proofs.params import positive_int
-from proofs.registry import Claim, load_claims
-from proofs.verify import OK, exit_code, verify_file
-from proofs import execute, workers
-from proofs.workers import Terminated, orderly_signals
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import atomic_write_bytes, certificate_bytes, check_folder, check_target, write_certificate
+from attncert.exact.errors import AttncertError, ParseError
+from attncert.exact.limits import Limits, limit_problem, limits
+from attncert.proofs.certify import package_version
+from attncert.proofs.cost import check as check_cost
+from attncert.proofs.cost import estimate, parsed, refuse_over_limits
+from attncert.proofs.params import positive_int
+from attncert.proofs.registry import Claim, load_claims
+from attncert.proofs.verify import OK, exit_code, verify_file
+from attncert.proofs import execute, workers
+from attncert.proofs.workers import Terminated, orderly_signals
 
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 #: The default output folders of prove-all and sweep, made in the working directory if missing (no other folder is made).
@@ -323,8 +323,8 @@ def _build_params(claim: Claim) -> list:
 
 
 def _cmd_graph(args: argparse.Namespace) -> int:
-    from constructions import rasp
-    from constructions.sinkhorn import graph as sinkhorn_graph
+    from attncert.constructions import rasp
+    from attncert.constructions.sinkhorn import graph as sinkhorn_graph
 
     claim: Claim = args.claim_obj
     if claim.build is None:
@@ -356,9 +356,9 @@ def _cmd_graph(args: argparse.Namespace) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from constructions.compiler.export import to_npz
-    from constructions.compiler.model import model_to_json
-    from proofs import compiled
+    from attncert.constructions.compiler.export import to_npz
+    from attncert.constructions.compiler.model import model_to_json
+    from attncert.proofs import compiled
 
     target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
     # Compiling builds the construction and its positional table, then checks the model: forward passes of every (query, key) pair.
@@ -379,9 +379,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _cmd_rasp(args: argparse.Namespace) -> int:
-    from constructions.rasp.language import session
-    from constructions.rasp.language.interpreter import read_e_literal
-    from constructions.rasp.language.sources import read_source
+    from attncert.constructions.rasp.language import session
+    from attncert.constructions.rasp.language.interpreter import read_e_literal
+    from attncert.constructions.rasp.language.sources import read_source
 
     e_literals = frozenset(read_e_literal(t) for t in args.e_literal)
     if args.decimals is not None and args.decimals > args.max_digits:  # mpmath would work at that many digits
@@ -407,13 +407,13 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
 
 
 #: Claims with a plot: name -> the module function giving PNG bytes from a certificate.
-PLOTS = {"lipschitz_rates": ("proofs.approximation.plot", "rates_png"), "sinkhorn_universality": ("proofs.sinkhorn.plot", "universality_png")}
+PLOTS = {"lipschitz_rates": ("attncert.proofs.approximation.plot", "rates_png"), "sinkhorn_universality": ("attncert.proofs.sinkhorn.plot", "universality_png")}
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
     import importlib
 
-    from exact.certificate import read_certificate
+    from attncert.exact.certificate import read_certificate
 
     claim: Claim = args.claim_obj
     target = _target(args.out, Path("plots") / f"{claim.name}.png")  # before the work
@@ -441,7 +441,7 @@ def _note(message: str) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from proofs import sweep
+    from attncert.proofs import sweep
 
     default = args.out_dir == SWEEP_FOLDER
     check_folder(args.out_dir, create=default)  # an existing file there is refused as "not a folder"

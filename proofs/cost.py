@@ -36,12 +36,12 @@ from typing import Any, Callable, Sequence
 import sympy
 from flint import ctx, fmpq
 
-from constructions.simulator import sequence_length
-from proofs import memory
-from exact.errors import LimitExceeded
-from exact.expressions import EnclosureError, compile_enclosures, interval
-from exact.expressions.enclose import MAX_MAGNITUDE_BITS, magnitude_bits
-from exact.limits import Limits, current as current_limits, limits
+from attncert.constructions.simulator import sequence_length
+from attncert.proofs import memory
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.expressions import EnclosureError, compile_enclosures, interval
+from attncert.exact.expressions.enclose import MAX_MAGNITUDE_BITS, magnitude_bits
+from attncert.exact.limits import Limits, current as current_limits, limits
 
 #: Seconds per evaluated position (U(256, 8, 8) proved, certificate written: about 20 s for 524 288 positions).
 SECONDS_PER_POSITION = 4.5e-5

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flint import fmpq
 
-from exact.errors import ParseError
-from exact.rationals import parse_rational
+from attncert.exact.errors import ParseError
+from attncert.exact.rationals import parse_rational
 
 
 def _int_at_least(s: str, low: int, what: str) -> int:

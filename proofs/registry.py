@@ -18,27 +18,27 @@ from typing import Any, Callable
 
 #: Modules that define claims. Importing them fills the registry.
 CLAIM_MODULES: tuple[str, ...] = (
-    "proofs.lemmas.transpose",
-    "proofs.lemmas.matmul",
-    "proofs.lemmas.softmax",
-    "proofs.lemmas.relu",
-    "proofs.lemmas.maxmin",
-    "proofs.lemmas.inverse3",
-    "proofs.simulator.universal",
-    "proofs.simulator.multihead",
-    "proofs.simulator.encoder",
-    "proofs.simulator.encoder_norm",
-    "proofs.simulator.hierarchy",
-    "proofs.simulator.languages",
-    "proofs.sinkhorn",
-    "proofs.compiled",
-    "proofs.compiled_softmax",
-    "proofs.rasp_program",
-    "proofs.approximation.approx",
-    "proofs.approximation.rates",
-    "proofs.identity.claims",
-    "proofs.identity.hierarchy",
-    "proofs.identity.compiled",
+    "attncert.proofs.lemmas.transpose",
+    "attncert.proofs.lemmas.matmul",
+    "attncert.proofs.lemmas.softmax",
+    "attncert.proofs.lemmas.relu",
+    "attncert.proofs.lemmas.maxmin",
+    "attncert.proofs.lemmas.inverse3",
+    "attncert.proofs.simulator.universal",
+    "attncert.proofs.simulator.multihead",
+    "attncert.proofs.simulator.encoder",
+    "attncert.proofs.simulator.encoder_norm",
+    "attncert.proofs.simulator.hierarchy",
+    "attncert.proofs.simulator.languages",
+    "attncert.proofs.sinkhorn",
+    "attncert.proofs.compiled",
+    "attncert.proofs.compiled_softmax",
+    "attncert.proofs.rasp_program",
+    "attncert.proofs.approximation.approx",
+    "attncert.proofs.approximation.rates",
+    "attncert.proofs.identity.claims",
+    "attncert.proofs.identity.hierarchy",
+    "attncert.proofs.identity.compiled",
 )
 
 
@@ -93,7 +93,7 @@ class Claim:
 
     def estimate(self, params: dict[str, Any]) -> Any:
         """The cost model at these parameters (defaults for the rest); a claim without one costs nothing."""
-        from proofs.cost import Cost
+        from attncert.proofs.cost import Cost
 
         return self.cost(**{**self.defaults(), **params}) if self.cost else Cost()
 

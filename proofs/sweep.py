@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from exact.canonical import json_equal
-from exact.certificate import read_certificate, write_certificate
-from exact.errors import AttncertError, LimitExceeded
-from exact.limits import Limits, limits
-from proofs import progress as _progress
-from proofs.execute import Runner
-from proofs.registry import Claim, load_claims
-from proofs.verify import BAD, EXIT, FAIL, OK, verify_file
+from attncert.exact.canonical import json_equal
+from attncert.exact.certificate import read_certificate, write_certificate
+from attncert.exact.errors import AttncertError, LimitExceeded
+from attncert.exact.limits import Limits, limits
+from attncert.proofs import progress as _progress
+from attncert.proofs.execute import Runner
+from attncert.proofs.registry import Claim, load_claims
+from attncert.proofs.verify import BAD, EXIT, FAIL, OK, verify_file
 
 #: Status of a task whose certificate already existed and still verifies.
 SKIPPED = "SKIPPED"

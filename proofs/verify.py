@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from exact.certificate import load_certificate_bytes, read_certificate
-from exact.errors import AttncertError, CertificateError, ParseError
-from exact.limits import Limits, current as current_limits, limits
-from proofs.cost import refuse_over_limits
-from proofs.rebuild import rebuilt_differences
-from proofs.registry import load_claims
+from attncert.exact.certificate import load_certificate_bytes, read_certificate
+from attncert.exact.errors import AttncertError, CertificateError, ParseError
+from attncert.exact.limits import Limits, current as current_limits, limits
+from attncert.proofs.cost import refuse_over_limits
+from attncert.proofs.rebuild import rebuilt_differences
+from attncert.proofs.registry import load_claims
 
 OK, FAIL, BAD = "OK", "FAIL", "BAD"
 EXIT = {OK: 0, FAIL: 1, BAD: 2}

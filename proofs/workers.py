@@ -32,7 +32,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from proofs import progress
+from attncert.proofs import progress
 
 #: Seconds terminated workers get to unwind before they are killed.
 GRACE = 2.0
