@@ -37,14 +37,47 @@ PROVE_ALL_FOLDER, SWEEP_FOLDER = "certificates", "sweeps"
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: `--see 3` is a typo to report, not `--seed 3`.
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        if len(message) > 200:  # the choices of "invalid choice" are every claim: the suggestion says more
+            message = re.sub(r" \(choose from .*\)$", "", message)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}{_suggestion(self, message)}\n")
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
         return super().parse_known_args(_glue_negative_values(sys.argv[1:] if args is None else list(args)), namespace)
 
 
 _NEGATIVE = re.compile(r"^-[0-9.]")
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (--?[^\s=]+)")
+
+
+def _options_on_path(parser: argparse.ArgumentParser, words: Sequence[str | None]) -> set[str]:
+    """The option strings of the parser and of the subparsers that ``words`` (verb, claim) choose:
+    what a mistyped option on this command line could have meant."""
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction) and words and words[0] in action.choices:
+            found |= _options_on_path(action.choices[words[0]], words[1:])
+    return found
+
+
+def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    """"; did you mean X?" for a misspelt verb, claim or option, else nothing."""
+    import difflib
+
+    if m := _INVALID_CHOICE.search(message):
+        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None) or ()
+        near = difflib.get_close_matches(m.group(1), list(choices), n=3)
+    elif m := _UNRECOGNIZED.search(message):
+        near = difflib.get_close_matches(m.group(1), sorted(_options_on_path(parser, getattr(parser, "words", ()))), n=3)
+    else:
+        near = []
+    return f"; did you mean {' or '.join(near)}?" if near else ""
 
 
 def _glue_negative_values(argv: list[str]) -> list[str]:
@@ -77,7 +110,7 @@ COST_LIMITS = (
     ("--max-pairs", "max_pairs", "selection pairs in one attention layer"),
     ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
     ("--max-precision", "max_precision", "arb precision of a Sinkhorn run or of a RASP-language run's balls, in bits"),
-    ("--max-memory", "max_memory", "bytes a run is predicted to need (docs/limits.md); the default is this machine's available memory"),
+    ("--max-memory", "max_memory", "bytes a run is predicted to need (docs/limits.md)"),
     ("--max-symbolic-terms", "max_symbolic_terms", "polynomial terms a for-all-inputs proof is estimated to hold (docs/identity.md)"),
 )
 DOCUMENT_LIMITS = (
@@ -125,11 +158,16 @@ def _limit(field: str) -> Callable[[str], int]:
     return _option(read)
 
 
+#: Defaults that depend on the machine, said in words so that --help reads the same on every call.
+_DEFAULT_SHOWN = {"max_memory": "this machine's available memory"}
+
+
 def _add_limits(sp: argparse.ArgumentParser, *groups: tuple[tuple[str, str, str], ...]) -> None:
     """The limit options of these groups (each once), defaults from Limits."""
     d = Limits()
     for flag, field, what in dict.fromkeys(o for g in groups for o in g):
-        sp.add_argument(flag, dest=field, type=_limit(field), action=_Once, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
+        shown = _DEFAULT_SHOWN.get(field, getattr(d, field))
+        sp.add_argument(flag, dest=field, type=_limit(field), action=_Once, default=getattr(d, field), help=f"{what} (default {shown})")
 
 
 def _limits(args: argparse.Namespace) -> Limits:
@@ -304,15 +342,35 @@ def _cmd_prove_all(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from attncert.proofs.verify import exit_code, verify_file
+    from attncert.proofs.verify import exit_code, verify_bytes, verify_file
 
     lim = _limits(args)
     outcomes = []
-    for path in args.files:
-        o = verify_file(path, lim)
+    for item in _verify_targets(args.files):
+        if item == "-":  # standard input: read at most one byte past the limit, which the reader then refuses
+            o = verify_bytes(sys.stdin.buffer.read(lim.max_bytes + 1), "-", lim)
+        else:
+            o = verify_file(item, lim)
         print(o.line(), flush=True)
         outcomes.append(o)
     return exit_code(outcomes)
+
+
+def _verify_targets(items: Sequence[str]) -> list[str]:
+    """The files to verify: a folder stands for every ``*.json`` file below it, in sorted order (none is
+    skipped for not looking like a certificate: verify says BAD), ``-`` for standard input once."""
+    out: list[str] = []
+    for item in items:
+        if item != "-" and Path(item).is_dir():
+            found = sorted(str(f) for f in Path(item).rglob("*.json") if f.is_file())
+            if not found:
+                raise ParseError(f"{item}: no .json file below this folder")
+            out += found
+        else:
+            out.append(item)
+    if out.count("-") > 1:
+        raise ParseError("standard input (-) can be verified once")
+    return out
 
 
 def _flags(name: str) -> list[str]:
@@ -523,6 +581,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser; the options of a claim are added for the claim named in ``argv`` only."""
     verb, chosen = _selected(argv)
     p = _Parser(prog="attncert", description="Exact-arithmetic proof checker for what transformers can express.")
+    p.words = (verb, chosen)  # type: ignore[attr-defined]  # for an error's suggestions (_suggestion)
     p.add_argument("-V", "--version", action="version", version=f"attncert {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -591,7 +650,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_plot)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
-    sp.add_argument("files", nargs="+", metavar="FILE")
+    sp.add_argument("files", nargs="+", metavar="FILE", help="a certificate, a folder (every .json file below it), or - (standard input)")
     _add_limits(sp, DOCUMENT_LIMITS, COST_LIMITS, RASP_LIMITS)
     sp.set_defaults(func=_cmd_verify)
 
@@ -621,8 +680,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the program (argv None), a second signal during the shutdown ends it at once, as quietly.
     with orderly_signals("attncert", keep_after_signal=argv is None) as stopped:
         try:
-            args = list(sys.argv[1:] if argv is None else argv)
-            args = build_parser(args).parse_args(args)
+            words = list(sys.argv[1:] if argv is None else argv)
+            args = build_parser(words).parse_args(words)
             code = args.func(args)
             sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush
             return code
