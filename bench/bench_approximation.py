@@ -10,16 +10,16 @@ from flint import fmpq
 
 from bench.groupsort import NetBounds, train
 from bench.timing import fmt_seconds
-from constructions.approximation.boxes import Pieces
-from constructions.approximation.branch_bound import search
-from constructions.approximation.grid import Grid, network_slope, samples
-from constructions.approximation.targets import target
-from exact import QQ
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from exact.expressions import compile_enclosure, variables
-from proofs.registry import load_claims
-from proofs.verify import verify_bytes
+from attncert.constructions.approximation.boxes import Pieces
+from attncert.constructions.approximation.branch_bound import search
+from attncert.constructions.approximation.grid import Grid, network_slope, samples
+from attncert.constructions.approximation.targets import target
+from attncert.exact import QQ
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.exact.expressions import compile_enclosure, variables
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import verify_bytes
 
 RATIO = fmpq(5, 4)
 

@@ -11,10 +11,10 @@ import time
 from flint import ctx, fmpq
 
 from bench.timing import best_of, fmt_seconds
-from constructions import rasp
-from constructions.compiler import compile_graph
-from constructions.simulator import universal
-from exact import EE, QQ, Ball
+from attncert.constructions import rasp
+from attncert.constructions.compiler import compile_graph
+from attncert.constructions.simulator import universal
+from attncert.exact import EE, QQ, Ball
 
 
 def _mats(U, seed: int = 0) -> dict:

@@ -10,8 +10,8 @@ import sympy
 from flint import fmpq, fmpq_mat
 
 from bench.timing import best_of, fmt_seconds
-from exact import EE, Float
-from exact.softmax import softmax_row
+from attncert.exact import EE, Float
+from attncert.exact.softmax import softmax_row
 
 
 def _random_rows(n: int, rng: random.Random) -> list[list[tuple[int, int]]]:

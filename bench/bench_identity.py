@@ -26,7 +26,7 @@ CASES = [
 _CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from proofs.registry import load_claims
+from attncert.proofs.registry import load_claims
 claims = load_claims()
 base, sizes = sys.argv[1], json.loads(sys.argv[2])
 identity = claims[base + "_identity"]

@@ -8,11 +8,11 @@ import time
 import numpy as np
 
 from bench.timing import best_of, fmt_seconds
-from constructions import rasp
-from exact import EE
-from proofs.cost import _power_sum
-from proofs.simulator import languages as L
-from proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
+from attncert.constructions import rasp
+from attncert.exact import EE
+from attncert.proofs.cost import _power_sum
+from attncert.proofs.simulator import languages as L
+from attncert.proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
 
 #: (label, layer spec, length, alphabet, ms a word before issue 15): Match2 at the length of the M <= 5
 #: certificate, k-PARITY at 12 and 16. The last figure is the language proof's own per-word loop on the

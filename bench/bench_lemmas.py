@@ -8,10 +8,10 @@ import sympy
 from flint import fmpq
 
 from bench.timing import best_of, fmt_seconds
-from constructions import activations, linalg
-from exact import EE, QQ
-from exact.matrices import to_fmpq_mat
-from exact.softmax import softmax_rows
+from attncert.constructions import activations, linalg
+from attncert.exact import EE, QQ
+from attncert.exact.matrices import to_fmpq_mat
+from attncert.exact.softmax import softmax_rows
 
 
 def _matrix(rng: random.Random, r: int, c: int) -> list[list[fmpq]]:

@@ -18,7 +18,7 @@ _VERIFIED = re.compile(r"^(\d+) of (\d+) certificates verified$", re.M)
 
 def _run(jobs: int | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        args = [sys.executable, "-m", "proofs.cli", "prove-all", "--out-dir", tmp] + ([] if jobs is None else ["--jobs", str(jobs)])
+        args = [sys.executable, "-m", "attncert", "prove-all", "--out-dir", tmp] + ([] if jobs is None else ["--jobs", str(jobs)])
         t0 = time.perf_counter()
         done = subprocess.run(args, capture_output=True, text=True, check=True)
         wall = time.perf_counter() - t0

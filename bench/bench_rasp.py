@@ -9,10 +9,10 @@ import numpy as np
 from flint import fmpq
 
 from bench.timing import best_of, fmt_seconds
-from constructions import classic as C
-from constructions import rasp
-from constructions.rasp import Comparison as Cmp
-from exact import QQ, Float
+from attncert.constructions import classic as C
+from attncert.constructions import rasp
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.exact import QQ, Float
 
 
 def _gather() -> rasp.SOp:

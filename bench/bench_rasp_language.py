@@ -10,11 +10,11 @@ from typing import Any, Callable
 from flint import fmpq
 
 from bench.timing import best_of, fmt_seconds
-from constructions import activations, linalg, rasp
-from constructions import classic as C
-from constructions.layout import Construction
-from constructions.rasp.language import parser, programs
-from exact import EE, QQ, Domain
+from attncert.constructions import activations, linalg, rasp
+from attncert.constructions import classic as C
+from attncert.constructions.layout import Construction
+from attncert.constructions.rasp.language import parser, programs
+from attncert.exact import EE, QQ, Domain
 
 E_LITERALS = frozenset({programs.E_LITERAL})
 

@@ -14,12 +14,12 @@ import numpy as np
 from flint import fmpq
 
 from bench.timing import best_of, fmt_seconds
-from constructions import rasp
-from constructions.rasp.size import schedule
-from constructions.simulator import universal
-from exact import EE, Float
-from proofs import references
-from proofs.registry import load_claims
+from attncert.constructions import rasp
+from attncert.constructions.rasp.size import schedule
+from attncert.constructions.simulator import universal
+from attncert.exact import EE, Float
+from attncert.proofs import references
+from attncert.proofs.registry import load_claims
 
 
 def _matrix(rng: random.Random, r: int, c: int) -> list[list[fmpq]]:
@@ -124,7 +124,7 @@ def layers(n: int = 64, d: int = 8, dv: int = 8, repeat: int = 3) -> dict:
 #: A fresh interpreter proving U through the command line, reporting its own peak RSS on exit.
 _CHILD = (
     "import resource, sys\n"
-    "from proofs.cli import main\n"
+    "from attncert.proofs.cli import main\n"
     "code = main(sys.argv[1:])\n"
     "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
     "sys.exit(code)\n"

@@ -10,11 +10,11 @@ import ot
 from flint import fmpq
 
 from bench.timing import best_of, best_of_each, fmt_seconds
-from constructions.sinkhorn import sinkhorn
-from constructions.sinkhorn.hilbert import projective_diameter
-from constructions.sinkhorn.problem import random_cost, random_marginal, random_plan, read_problem, uniform_marginal
-from constructions.sinkhorn.wasserstein import check, ground_distance, product_support, w1_exact
-from exact import EE, Ball, Float
+from attncert.constructions.sinkhorn import sinkhorn
+from attncert.constructions.sinkhorn.hilbert import projective_diameter
+from attncert.constructions.sinkhorn.problem import random_cost, random_marginal, random_plan, read_problem, uniform_marginal
+from attncert.constructions.sinkhorn.wasserstein import check, ground_distance, product_support, w1_exact
+from attncert.exact import EE, Ball, Float
 
 
 def _floats(C, a, b):

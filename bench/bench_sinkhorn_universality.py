@@ -10,15 +10,15 @@ import ot
 from flint import fmpq
 
 from bench.timing import fmt_seconds
-from constructions.sinkhorn.graph import SinkhornLayer
-from constructions.sinkhorn.systems import NAMES, target_plans
-from constructions.sinkhorn.texts import random_family
-from constructions.sinkhorn.universality import fit_weights, network
-from exact import QQ
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from proofs.registry import load_claims
-from proofs.verify import verify_bytes
+from attncert.constructions.sinkhorn.graph import SinkhornLayer
+from attncert.constructions.sinkhorn.systems import NAMES, target_plans
+from attncert.constructions.sinkhorn.texts import random_family
+from attncert.constructions.sinkhorn.universality import fit_weights, network
+from attncert.exact import QQ
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import verify_bytes
 
 #: The issue's family: 32 fit pairs (and 16 held out), texts of up to 6 points, widths up to 8.
 FAMILY = {"pairs": 32, "held_out": 16, "max_n": 6, "widths": "1,2,3,4,5,6,7,8"}

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 from flint import arb, arb_mat, fmpq
 
-from constructions.approximation.boxes import Box
+from attncert.constructions.approximation.boxes import Box
 
 WEIGHT_BITS = 20
 

@@ -38,10 +38,10 @@ from typing import Any, Iterator
 
 from flint import fmpq
 
-from constructions import rasp
-from constructions.rasp.language.interpreter import Interpreter, public
-from constructions.rasp.language.session import _goes_on, read_example
-from exact.errors import AttncertError
+from attncert.constructions import rasp
+from attncert.constructions.rasp.language.interpreter import Interpreter, public
+from attncert.constructions.rasp.language.session import _goes_on, read_example
+from attncert.exact.errors import AttncertError
 
 #: Each program (its path in the reference checkout, without .rasp) and the inputs its sequences run on.
 #: None: the program's own example strings (rover names them example0, example1, ...).

@@ -15,7 +15,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from exact.certificate import atomic_write_bytes
+from attncert.exact.certificate import atomic_write_bytes
 
 MODULES = ["bench.bench_prove_all", "bench.bench_exact", "bench.bench_rasp", "bench.bench_rasp_language", "bench.bench_lemmas", "bench.bench_simulator", "bench.bench_languages", "bench.bench_sinkhorn", "bench.bench_sinkhorn_universality", "bench.bench_identity", "bench.bench_compiler", "bench.bench_approximation"]
 RESULTS = Path(__file__).with_name("RESULTS.md")

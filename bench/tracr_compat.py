@@ -33,7 +33,7 @@ import sys
 import types
 from pathlib import Path
 
-from constructions import rasp as ours
+from attncert.constructions import rasp as ours
 
 CASES = [
     ("make_length", [], "abcde"),
@@ -72,8 +72,8 @@ def compile_cases(root: Path, floats: dict[str, list] | None = None) -> None:
     """tracr's compiler test cases through attncert's compiler: compiled and exact, or why not."""
     from collections import Counter
 
-    from constructions.compiler import NotCompilable, compile_graph
-    from exact import QQ
+    from attncert.constructions.compiler import NotCompilable, compile_graph
+    from attncert.exact import QQ
 
     sys.modules["tracr.compiler"] = types.ModuleType("tracr.compiler")
     sys.modules["tracr.compiler"].__path__ = []

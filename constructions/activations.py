@@ -7,10 +7,10 @@ rational scores is exact in EE because e^q is an element of EE.
 
 from __future__ import annotations
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from constructions.linalg import _check_sizes, gather, index_map
-from constructions.rasp import Comparison as Cmp
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.constructions.linalg import _check_sizes, gather, index_map
+from attncert.constructions.rasp import Comparison as Cmp
 
 
 def softmax_rows(r: int, c: int) -> Construction:

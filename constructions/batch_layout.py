@@ -13,10 +13,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from constructions.layout import Layout
-from constructions.rasp.batch_values import Numbers, Tokens
-from exact import Domain
-from exact.matrices import Rows, shape
+from attncert.constructions.layout import Layout
+from attncert.constructions.rasp.batch_values import Numbers, Tokens
+from attncert.exact import Domain
+from attncert.exact.matrices import Rows, shape
 
 
 def encode_batch(layout: Layout, mats: Sequence[Mapping[str, Rows]], domain: Domain) -> Tokens:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from constructions import rasp
-from constructions.rasp import Comparison as Cmp
+from attncert.constructions import rasp
+from attncert.constructions.rasp import Comparison as Cmp
 
 _TRUE = Cmp.TRUE
 

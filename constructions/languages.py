@@ -41,15 +41,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from flint import fmpq
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from constructions.linalg import gather, index_map
-from constructions.rasp import Comparison as Cmp
-from constructions.simulator import universal
-from exact import EE
-from exact.exparray import ExpArray, constant, fraction_sum
-from exact.matrices import Rows
-from exact.ratarray import RatArray
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.constructions.linalg import gather, index_map
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.constructions.simulator import universal
+from attncert.exact import EE
+from attncert.exact.exparray import ExpArray, constant, fraction_sum
+from attncert.exact.matrices import Rows
+from attncert.exact.ratarray import RatArray
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from typing import Any, Mapping, Sequence
 
 import networkx as nx
 
-from constructions import rasp
-from exact import Domain, ParseError
-from exact.matrices import Rows, shape
+from attncert.constructions import rasp
+from attncert.exact import Domain, ParseError
+from attncert.exact.matrices import Rows, shape
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ Existence of Universal Simulators of Attention"), for every size.
 
 from __future__ import annotations
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from constructions.rasp import Comparison as Cmp
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.constructions.rasp import Comparison as Cmp
 
 
 def index_map(radices: tuple[int, ...], coeffs: tuple[int, ...], const: int = 0, bound: int | None = None, other: int = -1) -> rasp.SOp:

@@ -42,12 +42,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from constructions.linalg import _check_sizes, gather, index_map
-from constructions.rasp import Comparison as Cmp
-from exact import Domain
-from exact.matrices import Rows
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.constructions.linalg import _check_sizes, gather, index_map
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.exact import Domain
+from attncert.exact.matrices import Rows
 
 
 def _mean_over_groups(group_key: rasp.SOp, values: rasp.SOp) -> rasp.SOp:

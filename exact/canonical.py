@@ -17,8 +17,8 @@ import hashlib
 import json
 from typing import Any
 
-from exact.errors import ParseError
-from exact.limits import current as current_limits
+from attncert.exact.errors import ParseError
+from attncert.exact.limits import current as current_limits
 
 
 #: Keys sorted, no whitespace, UTF-8 text as is, no NaN or infinities.

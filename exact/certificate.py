@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from exact.canonical import canonical_json, sha256_hex
-from exact.domains import EE, QQ
-from exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
-from exact.limits import current as current_limits
-from exact.matrices import matrix_from_json
+from attncert.exact.canonical import canonical_json, sha256_hex
+from attncert.exact.domains import EE, QQ
+from attncert.exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
+from attncert.exact.limits import current as current_limits
+from attncert.exact.matrices import matrix_from_json
 
 FORMAT = "attncert/1"
 REQUIRED_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result", "provenance")

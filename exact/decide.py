@@ -41,8 +41,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
-from exact.eenumber import EENumber
-from exact.errors import AttncertError, UndecidedError
+from attncert.exact.eenumber import EENumber
+from attncert.exact.errors import AttncertError, UndecidedError
 
 #: The comparison operators, by the spelling the RASP language and the registry use.
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {

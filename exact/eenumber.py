@@ -30,9 +30,9 @@ import mpmath
 import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
-from exact.errors import ExactZeroDivision, NotInFieldError
-from exact.expsum import E0, ONE, Q0, ZERO, ExpSum, add_into, format_expsum
-from exact.rationals import is_float, parse_rational, refuse_floats
+from attncert.exact.errors import ExactZeroDivision, NotInFieldError
+from attncert.exact.expsum import E0, ONE, Q0, ZERO, ExpSum, add_into, format_expsum
+from attncert.exact.rationals import is_float, parse_rational, refuse_floats
 
 _PLAIN = (int, fmpq, fmpz, Fraction)
 

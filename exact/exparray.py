@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from flint import fmpq
 
-from exact.expsum import E0, ExpSum, Exponent, exponent
-from exact.ratarray import Overflow, RatArray
+from attncert.exact.expsum import E0, ExpSum, Exponent, exponent
+from attncert.exact.ratarray import Overflow, RatArray
 
 #: Most distinct exponents an array built by :meth:`ExpArray.exp` or checked by :meth:`ExpArray.bounded`
 #: may hold (beyond this, the entries are better kept as objects).

@@ -34,7 +34,7 @@ from typing import Iterable, Mapping
 
 from flint import arb, ctx, fmpq
 
-from exact.errors import UndecidedError
+from attncert.exact.errors import UndecidedError
 
 Q0 = fmpq(0)
 Q1 = fmpq(1)

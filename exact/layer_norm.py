@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 from flint import arb, ctx, fmpq
 
-from exact.domains.ball import Ball
-from exact.errors import ParseError
+from attncert.exact.domains.ball import Ball
+from attncert.exact.errors import ParseError
 
 
 def layer_norm_rows(rows: Sequence[Sequence[Any]], gamma: Sequence[fmpq], beta: Sequence[fmpq], delta: fmpq, prec: int) -> list[list[arb]]:

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from exact.errors import ParseError
+from attncert.exact.errors import ParseError
 
 
 def machine_memory() -> int:

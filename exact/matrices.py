@@ -13,10 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 from flint import fmpq_mat
 
-from exact.domains.base import Domain
-from exact.errors import LimitExceeded, ParseError
-from exact.limits import current as current_limits
-from exact.rationals import refuse_float_array
+from attncert.exact.domains.base import Domain
+from attncert.exact.errors import LimitExceeded, ParseError
+from attncert.exact.limits import current as current_limits
+from attncert.exact.rationals import refuse_float_array
 
 Rows = list[list[Any]]
 

@@ -30,8 +30,8 @@ from typing import NoReturn
 import numpy as np
 from flint import fmpq, fmpz
 
-from exact.errors import FloatRefused, LimitExceeded, ParseError
-from exact.limits import current as current_limits
+from attncert.exact.errors import FloatRefused, LimitExceeded, ParseError
+from attncert.exact.limits import current as current_limits
 
 _CANONICAL = re.compile(r"-?(0|[1-9][0-9]*)(/[1-9][0-9]*)?")
 _FRACTION = re.compile(r"\s*([+-]?[0-9]+)\s*/\s*([+-]?[0-9]+)\s*")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from exact.domains.base import Domain
+from attncert.exact.domains.base import Domain
 
 
 def softmax_row(scores: Sequence[Any], domain: Domain) -> list[Any]:

@@ -14,8 +14,8 @@ import mpmath
 from flint import arb, fmpq
 from hypothesis import strategies as st
 
-from exact.eenumber import EENumber
-from exact.expsum import ExpSum
+from attncert.exact.eenumber import EENumber
+from attncert.exact.expsum import ExpSum
 
 
 def rationals(max_num: int = 50, max_den: int = 12) -> st.SearchStrategy[fmpq]:

@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from exact.canonical import json_equal
-from exact.certificate import FORMAT
+from attncert.exact.canonical import json_equal
+from attncert.exact.certificate import FORMAT
 
 RELATIONS = ("exact_equal", "identity", "enclosure", "bound", "agreement")
 

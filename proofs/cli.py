@@ -20,18 +20,16 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from exact.canonical import canonical_json
-from exact.certificate import atomic_write_bytes, certificate_bytes, check_folder, check_target, write_certificate
-from exact.errors import AttncertError, ParseError
-from exact.limits import Limits, limit_problem, limits
-from proofs.certify import package_version
-from proofs.cost import check as check_cost
-from proofs.cost import estimate, parsed, refuse_over_limits
-from proofs.params import positive_int
-from proofs.registry import Claim, load_claims
-from proofs.verify import OK, exit_code, verify_file
-from proofs import execute, workers
-from proofs.workers import Terminated, orderly_signals
+from attncert.exact.errors import AttncertError, ParseError
+from attncert.exact.limits import Limits, limit_problem, limits
+from attncert.proofs import workers
+from attncert.proofs.params import positive_int
+from attncert.proofs.registry import INDEX, Claim, claim_names, load_claim
+from attncert.proofs.workers import Terminated, orderly_signals
+
+# The command line imports only what a verb needs, inside the verb (FLINT, numpy, networkx, sympy and
+# the claims' modules each take a tenth of a second or more to load): `attncert --version`, `list` and
+# `--help` start at once, and `prove CLAIM` loads CLAIM's module only.
 
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 #: The default output folders of prove-all and sweep, made in the working directory if missing (no other folder is made).
@@ -39,14 +37,47 @@ PROVE_ALL_FOLDER, SWEEP_FOLDER = "certificates", "sweeps"
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: `--see 3` is a typo to report, not `--seed 3`.
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        if len(message) > 200:  # the choices of "invalid choice" are every claim: the suggestion says more
+            message = re.sub(r" \(choose from .*\)$", "", message)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}{_suggestion(self, message)}\n")
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
         return super().parse_known_args(_glue_negative_values(sys.argv[1:] if args is None else list(args)), namespace)
 
 
 _NEGATIVE = re.compile(r"^-[0-9.]")
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (--?[^\s=]+)")
+
+
+def _options_on_path(parser: argparse.ArgumentParser, words: Sequence[str | None]) -> set[str]:
+    """The option strings of the parser and of the subparsers that ``words`` (verb, claim) choose:
+    what a mistyped option on this command line could have meant."""
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction) and words and words[0] in action.choices:
+            found |= _options_on_path(action.choices[words[0]], words[1:])
+    return found
+
+
+def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    """"; did you mean X?" for a misspelt verb, claim or option, else nothing."""
+    import difflib
+
+    if m := _INVALID_CHOICE.search(message):
+        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None) or ()
+        near = difflib.get_close_matches(m.group(1), list(choices), n=3)
+    elif m := _UNRECOGNIZED.search(message):
+        near = difflib.get_close_matches(m.group(1), sorted(_options_on_path(parser, getattr(parser, "words", ()))), n=3)
+    else:
+        near = []
+    return f"; did you mean {' or '.join(near)}?" if near else ""
 
 
 def _glue_negative_values(argv: list[str]) -> list[str]:
@@ -79,7 +110,7 @@ COST_LIMITS = (
     ("--max-pairs", "max_pairs", "selection pairs in one attention layer"),
     ("--max-evaluations", "max_evaluations", "sequences (words, cases) or Sinkhorn runs in one claim"),
     ("--max-precision", "max_precision", "arb precision of a Sinkhorn run or of a RASP-language run's balls, in bits"),
-    ("--max-memory", "max_memory", "bytes a run is predicted to need (docs/limits.md); the default is this machine's available memory"),
+    ("--max-memory", "max_memory", "bytes a run is predicted to need (docs/limits.md)"),
     ("--max-symbolic-terms", "max_symbolic_terms", "polynomial terms a for-all-inputs proof is estimated to hold (docs/identity.md)"),
 )
 DOCUMENT_LIMITS = (
@@ -127,11 +158,16 @@ def _limit(field: str) -> Callable[[str], int]:
     return _option(read)
 
 
+#: Defaults that depend on the machine, said in words so that --help reads the same on every call.
+_DEFAULT_SHOWN = {"max_memory": "this machine's available memory"}
+
+
 def _add_limits(sp: argparse.ArgumentParser, *groups: tuple[tuple[str, str, str], ...]) -> None:
     """The limit options of these groups (each once), defaults from Limits."""
     d = Limits()
     for flag, field, what in dict.fromkeys(o for g in groups for o in g):
-        sp.add_argument(flag, dest=field, type=_limit(field), action=_Once, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
+        shown = _DEFAULT_SHOWN.get(field, getattr(d, field))
+        sp.add_argument(flag, dest=field, type=_limit(field), action=_Once, default=getattr(d, field), help=f"{what} (default {shown})")
 
 
 def _limits(args: argparse.Namespace) -> Limits:
@@ -139,17 +175,15 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    claims = load_claims()
-    if not claims:
-        print("no claims are registered yet")
-        return EXIT_HOLDS
-    width = max(map(len, claims))
-    for name, claim in sorted(claims.items()):
-        print(f"{name:<{width}}  {claim.statement}")
+    width = max(map(len, INDEX))
+    for name in sorted(INDEX):
+        print(f"{name:<{width}}  {INDEX[name].summary}")
     return EXIT_HOLDS
 
 
 def _run_claim(claim: Claim, params: dict, out: Path) -> tuple[dict, float]:
+    from attncert.exact.certificate import write_certificate
+
     t0 = time.perf_counter()
     doc = claim.prove(**params)
     elapsed = time.perf_counter() - t0
@@ -177,6 +211,8 @@ def _target(out: str | None, default: Path) -> Path | None:
 
     A path given must be in an existing folder; only the default's folder (``certificates/``,
     ``models/``, ``plots/`` in the working directory) is made, when the output is written."""
+    from attncert.exact.certificate import check_target
+
     if out == "-":
         return None
     path = Path(out) if out else default
@@ -187,6 +223,8 @@ def _target(out: str | None, default: Path) -> Path | None:
 def _emit(target: Path | None, data: bytes, create_folder: bool) -> str:
     """Write data to the target (atomically; ``create_folder``: a default output folder) or to standard output;
     say where it went."""
+    from attncert.exact.certificate import atomic_write_bytes
+
     if target is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
@@ -210,7 +248,10 @@ _HEADER = ["claim", "sizes", "layers", "max heads", "relation", "holds", "time"]
 
 
 def _cmd_prove(args: argparse.Namespace) -> int:
-    claim: Claim = args.claim_obj
+    from attncert.exact.certificate import certificate_bytes, check_folder
+    from attncert.proofs.cost import estimate, refuse_over_limits
+
+    claim = load_claim(args.claim)
     if getattr(args, "for_all", False):
         claim = _for_all(claim, args)
     params = {p.name: getattr(args, p.name) for p in claim.params}
@@ -247,7 +288,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
 def _for_all(claim: Claim, args: argparse.Namespace) -> Claim:
     """``prove CLAIM --for-all``: the claim CLAIM_identity (docs/identity.md); an option of CLAIM that the
     identity does not take (a seed, an input file: it has no inputs) is refused in one line."""
-    identity = load_claims()[f"{claim.name}_identity"]
+    identity = load_claim(f"{claim.name}_identity")
     kept = {p.name for p in identity.params}
     for p in claim.params:
         if p.name not in kept and getattr(args, p.name) != p.default:
@@ -258,13 +299,17 @@ def _for_all(claim: Claim, args: argparse.Namespace) -> Claim:
 def _prove_default(item: tuple[str, str]) -> tuple[str, list[str]]:
     """Prove one claim at its default parameters into ``path``: (name, its summary row). A task of prove-all."""
     name, path = item
-    claim = load_claims()[name]
+    claim = load_claim(name)
     doc, elapsed = _run_claim(claim, claim.defaults(), Path(path))
     return name, _summary_row(doc, elapsed)
 
 
 def _cmd_prove_all(args: argparse.Namespace) -> int:
-    claims = load_claims()
+    from attncert.exact.certificate import check_target
+    from attncert.proofs import execute
+    from attncert.proofs.verify import OK, exit_code, verify_file
+
+    claims = claim_names()
     out_dir = Path(args.out_dir)
     default = args.out_dir == PROVE_ALL_FOLDER
     for name in claims:
@@ -297,13 +342,35 @@ def _cmd_prove_all(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from attncert.proofs.verify import exit_code, verify_bytes, verify_file
+
     lim = _limits(args)
     outcomes = []
-    for path in args.files:
-        o = verify_file(path, lim)
+    for item in _verify_targets(args.files):
+        if item == "-":  # standard input: read at most one byte past the limit, which the reader then refuses
+            o = verify_bytes(sys.stdin.buffer.read(lim.max_bytes + 1), "-", lim)
+        else:
+            o = verify_file(item, lim)
         print(o.line(), flush=True)
         outcomes.append(o)
     return exit_code(outcomes)
+
+
+def _verify_targets(items: Sequence[str]) -> list[str]:
+    """The files to verify: a folder stands for every ``*.json`` file below it, in sorted order (none is
+    skipped for not looking like a certificate: verify says BAD), ``-`` for standard input once."""
+    out: list[str] = []
+    for item in items:
+        if item != "-" and Path(item).is_dir():
+            found = sorted(str(f) for f in Path(item).rglob("*.json") if f.is_file())
+            if not found:
+                raise ParseError(f"{item}: no .json file below this folder")
+            out += found
+        else:
+            out.append(item)
+    if out.count("-") > 1:
+        raise ParseError("standard input (-) can be verified once")
+    return out
 
 
 def _flags(name: str) -> list[str]:
@@ -323,10 +390,13 @@ def _build_params(claim: Claim) -> list:
 
 
 def _cmd_graph(args: argparse.Namespace) -> int:
-    from constructions import rasp
-    from constructions.sinkhorn import graph as sinkhorn_graph
+    from attncert.constructions import rasp
+    from attncert.constructions.sinkhorn import graph as sinkhorn_graph
+    from attncert.exact.canonical import canonical_json
+    from attncert.exact.certificate import atomic_write_bytes, check_target
+    from attncert.proofs.cost import refuse_over_limits
 
-    claim: Claim = args.claim_obj
+    claim = load_claim(args.claim)
     if claim.build is None:
         raise AttncertError(f"claim {claim.name} has no RASP construction to export")
     for target in (args.out, args.png):
@@ -356,9 +426,11 @@ def _cmd_graph(args: argparse.Namespace) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from constructions.compiler.export import to_npz
-    from constructions.compiler.model import model_to_json
-    from proofs import compiled
+    from attncert.constructions.compiler.export import to_npz
+    from attncert.constructions.compiler.model import model_to_json
+    from attncert.exact.canonical import canonical_json
+    from attncert.proofs import compiled
+    from attncert.proofs.cost import check as check_cost
 
     target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
     # Compiling builds the construction and its positional table, then checks the model: forward passes of every (query, key) pair.
@@ -379,9 +451,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _cmd_rasp(args: argparse.Namespace) -> int:
-    from constructions.rasp.language import session
-    from constructions.rasp.language.interpreter import read_e_literal
-    from constructions.rasp.language.sources import read_source
+    from attncert.constructions.rasp.language import session
+    from attncert.constructions.rasp.language.interpreter import read_e_literal
+    from attncert.constructions.rasp.language.sources import read_source
 
     e_literals = frozenset(read_e_literal(t) for t in args.e_literal)
     if args.decimals is not None and args.decimals > args.max_digits:  # mpmath would work at that many digits
@@ -407,15 +479,17 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
 
 
 #: Claims with a plot: name -> the module function giving PNG bytes from a certificate.
-PLOTS = {"lipschitz_rates": ("proofs.approximation.plot", "rates_png"), "sinkhorn_universality": ("proofs.sinkhorn.plot", "universality_png")}
+PLOTS = {"lipschitz_rates": ("attncert.proofs.approximation.plot", "rates_png"), "sinkhorn_universality": ("attncert.proofs.sinkhorn.plot", "universality_png")}
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
     import importlib
 
-    from exact.certificate import read_certificate
+    from attncert.exact.certificate import read_certificate
+    from attncert.proofs.cost import refuse_over_limits
+    from attncert.proofs.verify import OK, verify_file
 
-    claim: Claim = args.claim_obj
+    claim = load_claim(args.claim)
     target = _target(args.out, Path("plots") / f"{claim.name}.png")  # before the work
     lim = _limits(args)
     if args.certificate:
@@ -436,20 +510,31 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("attncert")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def _note(message: str) -> None:
     print(f"attncert: note: {message}", file=sys.stderr)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from proofs import sweep
+    from attncert.exact.certificate import check_folder
+    from attncert.proofs import execute, sweep
+    from attncert.proofs.cost import check as check_cost
+    from attncert.proofs.cost import estimate, parsed
 
     default = args.out_dir == SWEEP_FOLDER
     check_folder(args.out_dir, create=default)  # an existing file there is refused as "not a folder"
     lim = _limits(args)
     plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir, lim)
-    claims = load_claims()
     for task in plan.tasks:  # every task within the limits before any is run
-        claim = claims[task.claim]
+        claim = load_claim(task.claim)
         try:
             params = parsed(claim, dict(task.params))
         except AttncertError:
@@ -472,45 +557,66 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return sweep.exit_code(results)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _claim_options(cp: argparse.ArgumentParser, params: Sequence[Any]) -> None:
+    for prm in params:
+        cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+
+
+def _selected(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The verb and the claim named on the command line (the first two words that are not options:
+    no option of attncert or of prove, graph or plot comes before the claim, or takes a value)."""
+    words = [a for a in argv if not a.startswith("-")][:2]
+    return (words + [None, None])[0], (words + [None, None])[1]
+
+
+def _claim_parsers(sub: Any, names: Sequence[str], chosen: str | None, add: Callable[[argparse.ArgumentParser, Claim], None]) -> None:
+    """One subparser per claim, with its summary; only the chosen claim's module is loaded, for its options."""
+    for name in sorted(names):
+        cp = sub.add_parser(name, help=INDEX[name].summary, description=INDEX[name].summary)
+        if name == chosen:
+            add(cp, load_claim(name))
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser; the options of a claim are added for the claim named in ``argv`` only."""
+    verb, chosen = _selected(argv)
     p = _Parser(prog="attncert", description="Exact-arithmetic proof checker for what transformers can express.")
-    p.add_argument("--version", action="version", version=f"attncert {package_version()}")
+    p.words = (verb, chosen)  # type: ignore[attr-defined]  # for an error's suggestions (_suggestion)
+    p.add_argument("-V", "--version", action="version", version=f"attncert {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     sp = sub.add_parser("list", help="list the claims that can be proven")
     sp.set_defaults(func=_cmd_list)
 
+    def prove_options(cp: argparse.ArgumentParser, claim: Claim) -> None:
+        _claim_options(cp, claim.params)
+        cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
+        cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
+        if f"{claim.name}_identity" in INDEX:
+            cp.add_argument(
+                "--for-all", action="store_true",
+                help=f"prove it for all inputs of these sizes, exactly, as {claim.name}_identity (docs/identity.md)",
+            )  # fmt: skip
+        _add_limits(cp, COST_LIMITS, DOCUMENT_LIMITS, RASP_LIMITS if claim.interprets else ())
+
     sp = sub.add_parser("prove", help="prove one claim and write its certificate")
     claims_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
     claims_sub.required = True
-    for name, claim in sorted(load_claims().items()):
-        cp = claims_sub.add_parser(name, help=claim.statement)
-        for prm in claim.params:
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
-        cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
-        cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
-        if f"{name}_identity" in load_claims():
-            cp.add_argument(
-                "--for-all", action="store_true",
-                help=f"prove it for all inputs of these sizes, exactly, as {name}_identity (docs/identity.md)",
-            )  # fmt: skip
-        _add_limits(cp, COST_LIMITS, DOCUMENT_LIMITS, RASP_LIMITS if claim.interprets else ())
-        cp.set_defaults(func=_cmd_prove, claim_obj=claim)
+    _claim_parsers(claims_sub, list(INDEX), chosen if verb == "prove" else None, prove_options)
+    sp.set_defaults(func=_cmd_prove)
 
-    sp = sub.add_parser("graph", help="export a claim's RASP construction graph (dot, json, graphml, png)")
-    graph_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
-    graph_sub.required = True
-    for name, claim in sorted(load_claims().items()):
-        if claim.build is None:
-            continue
-        cp = graph_sub.add_parser(name, help=claim.statement)
-        for prm in _build_params(claim):
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+    def graph_options(cp: argparse.ArgumentParser, claim: Claim) -> None:
+        _claim_options(cp, _build_params(claim))
         cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", action=_Once, help="output format (default: dot)")
         cp.add_argument("--out", action=_Once, help="write to FILE instead of standard output")
         cp.add_argument("--png", metavar="FILE", action=_Once, help="also render a PNG with Graphviz's dot")
         _add_limits(cp, COST_LIMITS)
-        cp.set_defaults(func=_cmd_graph, claim_obj=claim)
+
+    sp = sub.add_parser("graph", help="export a claim's RASP construction graph (dot, json, graphml, png)")
+    graph_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
+    graph_sub.required = True
+    _claim_parsers(graph_sub, [n for n, e in INDEX.items() if e.graph], chosen if verb == "graph" else None, graph_options)
+    sp.set_defaults(func=_cmd_graph)
 
     sp = sub.add_parser("compile", help="compile a matrix construction to exact transformer weights (JSON, or float64 npz)")
     sp.add_argument("of", metavar="CLAIM", help="the construction: transpose, matmul, softmax, relu, maxmin, inverse3, universal, multihead, encoder_layer, or a language readout: match2, parity")
@@ -531,22 +637,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limits(sp, RASP_LIMITS)
     sp.set_defaults(func=_cmd_rasp)
 
-    sp = sub.add_parser("plot", help="plot a claim's table as a PNG (lipschitz_rates, sinkhorn_universality: certified error against width, log-log)")
-    plot_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
-    plot_sub.required = True
-    for name, claim in sorted(load_claims().items()):
-        if name not in PLOTS:
-            continue
-        cp = plot_sub.add_parser(name, help=claim.statement)
-        for prm in claim.params:
-            cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
+    def plot_options(cp: argparse.ArgumentParser, claim: Claim) -> None:
+        _claim_options(cp, claim.params)
         cp.add_argument("--certificate", metavar="FILE", action=_Once, help="plot this certificate (verified first) instead of proving")
         cp.add_argument("--out", action=_Once, help="PNG path, or - for standard output (default: plots/CLAIM.png)")
         _add_limits(cp, COST_LIMITS)
-        cp.set_defaults(func=_cmd_plot, claim_obj=claim)
+
+    sp = sub.add_parser("plot", help="plot a claim's table as a PNG (lipschitz_rates, sinkhorn_universality: certified error against width, log-log)")
+    plot_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
+    plot_sub.required = True
+    _claim_parsers(plot_sub, list(PLOTS), chosen if verb == "plot" else None, plot_options)
+    sp.set_defaults(func=_cmd_plot)
 
     sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
-    sp.add_argument("files", nargs="+", metavar="FILE")
+    sp.add_argument("files", nargs="+", metavar="FILE", help="a certificate, a folder (every .json file below it), or - (standard input)")
     _add_limits(sp, DOCUMENT_LIMITS, COST_LIMITS, RASP_LIMITS)
     sp.set_defaults(func=_cmd_verify)
 
@@ -576,8 +680,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the program (argv None), a second signal during the shutdown ends it at once, as quietly.
     with orderly_signals("attncert", keep_after_signal=argv is None) as stopped:
         try:
-            parser = build_parser()
-            args = parser.parse_args(argv)
+            words = list(sys.argv[1:] if argv is None else argv)
+            args = build_parser(words).parse_args(words)
             code = args.func(args)
             sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush
             return code

@@ -15,22 +15,22 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from constructions import rasp
-from constructions.compiler import MODEL_CLASS, compile_graph
-from constructions.compiler.check import NUMERIC_INPUTS, compare
-from constructions.compiler.model import model_to_json
-from constructions.languages import match2, match2_readout, parity, parity_readout
-from exact import EE, QQ, Domain, ParseError
-from exact.matrices import matrix_to_json
-from proofs import cost as costs
-from proofs import references
-from proofs.certify import certificate
-from proofs.checkers.compiled import check_compiled
-from proofs.cost import Cost
-from proofs.layout_claims import LAYOUT_CLAIMS, LayoutClaim
-from proofs.lemmas.common import SEED, exact_domain
-from proofs.params import positive_int
-from proofs.registry import Claim, Param, load_claims, register
+from attncert.constructions import rasp
+from attncert.constructions.compiler import MODEL_CLASS, compile_graph
+from attncert.constructions.compiler.check import NUMERIC_INPUTS, compare
+from attncert.constructions.compiler.model import model_to_json
+from attncert.constructions.languages import match2, match2_readout, parity, parity_readout
+from attncert.exact import EE, QQ, Domain, ParseError
+from attncert.exact.matrices import matrix_to_json
+from attncert.proofs import cost as costs
+from attncert.proofs import references
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.compiled import check_compiled
+from attncert.proofs.cost import Cost
+from attncert.proofs.layout_claims import LAYOUT_CLAIMS, LayoutClaim
+from attncert.proofs.lemmas.common import SEED, exact_domain
+from attncert.proofs.params import positive_int
+from attncert.proofs.registry import Claim, Param, load_claims, register
 
 NAME = "compiled"
 STATEMENT = (

@@ -21,19 +21,19 @@ from typing import Any
 
 from flint import ctx, fmpq
 
-from exact import QQ, Ball, Domain
-from exact.matrices import matrix_to_json
-from proofs.certify import certificate
-from proofs.checkers.compiled import check_compiled_softmax
-from proofs.compiled import canonical_sizes, compile_construction, instance, parse_sizes
-from proofs.compiled import cost as compiled_cost
-from proofs.cost import Cost
-from proofs.lemmas.common import SEED
-from proofs.params import positive_int, positive_rational, rational_list
-from proofs.registry import Claim, Param, register
-from constructions.compiler import MODEL_CLASS
-from constructions.compiler.check import NUMERIC_INPUTS
-from constructions.compiler.model import model_to_json
+from attncert.exact import QQ, Ball, Domain
+from attncert.exact.matrices import matrix_to_json
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.compiled import check_compiled_softmax
+from attncert.proofs.compiled import canonical_sizes, compile_construction, instance, parse_sizes
+from attncert.proofs.compiled import cost as compiled_cost
+from attncert.proofs.cost import Cost
+from attncert.proofs.lemmas.common import SEED
+from attncert.proofs.params import positive_int, positive_rational, rational_list
+from attncert.proofs.registry import Claim, Param, register
+from attncert.constructions.compiler import MODEL_CLASS
+from attncert.constructions.compiler.check import NUMERIC_INPUTS
+from attncert.constructions.compiler.model import model_to_json
 
 NAME = "compiled_softmax"
 TRACR_COLDNESS = 100

@@ -31,17 +31,17 @@ evaluate U on batches of words, have their own constant per position and word.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-import sympy
 from flint import ctx, fmpq
 
-from constructions.simulator import sequence_length
-from proofs import memory
-from exact.errors import LimitExceeded
-from exact.expressions import EnclosureError, compile_enclosures, interval
-from exact.expressions.enclose import MAX_MAGNITUDE_BITS, magnitude_bits
-from exact.limits import Limits, current as current_limits, limits
+from attncert.constructions.simulator import sequence_length
+from attncert.proofs import memory
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import Limits, current as current_limits, limits
+
+if TYPE_CHECKING:
+    import sympy
 
 #: Seconds per evaluated position (U(256, 8, 8) proved, certificate written: about 20 s for 524 288 positions).
 SECONDS_PER_POSITION = 4.5e-5
@@ -83,7 +83,7 @@ class Cost:
             f"arb precision, bits (est.)   {self.precision:,}",
             f"time (rough estimate)        {_seconds(self.seconds)}",
             f"memory (rough estimate)      {_bytes(self.memory)}",
-        ] + ([f"target magnitude, bits       {self.magnitude:,} (limit {MAX_MAGNITUDE_BITS:,})"] if self.magnitude else []) + (
+        ] + ([f"target magnitude, bits       {self.magnitude:,} (limit {_max_magnitude_bits():,})"] if self.magnitude else []) + (
             [f"input variables              {self.variables:,}", f"polynomial terms (estimate)  {self.terms:,}"] if self.variables else []
         ) + (
             [f"largest matrix, entries      {self.entries:,}"] if self.entries else []
@@ -222,12 +222,23 @@ def parity(max_k: int, max_length: int, **_: Any) -> Cost:
 # -- approximation targets -----------------------------------------------------------------------
 
 
+def _max_magnitude_bits() -> int:
+    from attncert.exact.expressions.enclose import MAX_MAGNITUDE_BITS
+
+    return MAX_MAGNITUDE_BITS
+
+
 def target_magnitude(claim: str, text: str, expr: sympy.Expr, symbols: Sequence[sympy.Symbol]) -> int:
     """The least k >= 1 with |e| < 2^k on [0, 1]^d for f and every subexpression e (interval enclosures on the
     whole cube at 64 bits, which hold every value on a smaller box): what the run's rationals are sized by.
 
     LimitExceeded (one line) when a subexpression reaches 2^MAX_MAGNITUDE_BITS, or has no finite enclosure on
     the cube, before any number the size of such a value is formed (arb keeps its exponent apart)."""
+    import sympy  # the expressions' modules load sympy, which a run without a target does not need
+
+    from attncert.exact.expressions import EnclosureError, compile_enclosures, interval
+    from attncert.exact.expressions.enclose import magnitude_bits
+
     nodes = list(dict.fromkeys(sympy.postorder_traversal(expr)))
     try:
         with ctx.workprec(64):

@@ -20,8 +20,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 from typing import Any, Callable, Iterator, Sequence
 
-from exact.errors import AttncertError
-from proofs import workers
+from attncert.exact.errors import AttncertError
+from attncert.proofs import workers
 
 #: ``run(fn, items)`` yields ``fn(item)`` for every item, in the order they finish.
 Runner = Callable[[Callable[[Any], Any], Sequence[Any]], Iterator[Any]]

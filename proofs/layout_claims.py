@@ -23,15 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from exact import Domain, EENumber, ParseError
-from exact.matrices import Rows, matrix_from_json
-from proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction
-from proofs import memory
-from proofs.cost import over_limits
-from proofs.certify import differing_fields
-from proofs.registry import Claim, Param
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.exact import Domain, EENumber, ParseError
+from attncert.exact.matrices import Rows, matrix_from_json
+from attncert.proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction
+from attncert.proofs import memory
+from attncert.proofs.cost import over_limits
+from attncert.proofs.certify import differing_fields
+from attncert.proofs.registry import Claim, Param
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from constructions.rasp.evaluate import held_values
+from attncert.constructions.rasp.evaluate import held_values
 
 #: The interpreter with attncert loaded, rounded up.
 BASE_BYTES = 64 << 20

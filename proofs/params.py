@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from flint import fmpq
+from typing import TYPE_CHECKING
 
-from exact.errors import ParseError
-from exact.rationals import parse_rational
+from attncert.exact.errors import ParseError
+
+if TYPE_CHECKING:
+    from flint import fmpq
 
 
 def _int_at_least(s: str, low: int, what: str) -> int:
@@ -44,6 +46,8 @@ def iteration_budget(s: str) -> int:
 
 def rational_list(s: str) -> list[fmpq]:
     """'1/5,1/20,0.001' -> exact rationals; ParseError on anything else (or on an empty list)."""
+    from attncert.exact.rationals import parse_rational  # FLINT loads with the first number, not when the command line starts
+
     items = [t for t in str(s).split(",") if t.strip()]
     if not items:
         raise ParseError(f"expected a comma-separated list of numbers, got {s!r}")
@@ -63,6 +67,8 @@ def int_list(s: str) -> list[int]:
 
 def positive_rational(s: object, name: str = "eps") -> fmpq:
     """An exact rational > 0 (a temperature, a target, a tolerance), or a one-line ParseError naming it."""
+    from attncert.exact.rationals import parse_rational
+
     v = parse_rational(s)
     if not v > 0:
         raise ParseError(f"{name} must be > 0, got {v}")

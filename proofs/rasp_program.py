@@ -34,19 +34,19 @@ from typing import Any
 
 from flint import arb, fmpq
 
-from constructions import rasp
-from constructions.rasp.language import session
-from constructions.rasp.language.interpreter import Builtin, Function, Interpreter, read_e_literal
-from constructions.rasp.language.programs import path as shipped_program
-from constructions.rasp.language.sources import DiskFiles, Files, RecordedFiles, read_source
-from constructions.rasp.values import encode_value
-from exact import Ball, EENumber, ParseError
-from exact.domains import ENCLOSURE_BITS
-from exact.errors import LimitExceeded, UndecidedError
-from exact.limits import current as current_limits
-from proofs import cost as costs
-from proofs.certify import certificate, differing_fields
-from proofs.registry import Claim, Param, register
+from attncert.constructions import rasp
+from attncert.constructions.rasp.language import session
+from attncert.constructions.rasp.language.interpreter import Builtin, Function, Interpreter, read_e_literal
+from attncert.constructions.rasp.language.programs import path as shipped_program
+from attncert.constructions.rasp.language.sources import DiskFiles, Files, RecordedFiles, read_source
+from attncert.constructions.rasp.values import encode_value
+from attncert.exact import Ball, EENumber, ParseError
+from attncert.exact.domains import ENCLOSURE_BITS
+from attncert.exact.errors import LimitExceeded, UndecidedError
+from attncert.exact.limits import current as current_limits
+from attncert.proofs import cost as costs
+from attncert.proofs.certify import certificate, differing_fields
+from attncert.proofs.registry import Claim, Param, register
 
 NAME = "rasp_program"
 STATEMENT = (

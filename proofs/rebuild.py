@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from exact import ParseError
-from proofs.certify import differing_fields
-from proofs.registry import Claim
+from attncert.exact import ParseError
+from attncert.proofs.certify import differing_fields
+from attncert.proofs.registry import Claim
 
 
 def recorded_params(claim: Claim, doc: dict[str, Any]) -> dict[str, Any]:

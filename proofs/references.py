@@ -11,10 +11,10 @@ from typing import Any, Callable, Mapping
 
 from flint import fmpq, fmpq_mat
 
-from exact import EE, QQ, AttncertError, Domain, parse_rational
-from exact.matrices import Rows, from_fmpq_mat, shape, to_fmpq_mat
-from exact.layer_norm import layer_norm_rows
-from exact.softmax import softmax_rows
+from attncert.exact import EE, QQ, AttncertError, Domain, parse_rational
+from attncert.exact.matrices import Rows, from_fmpq_mat, shape, to_fmpq_mat
+from attncert.exact.layer_norm import layer_norm_rows
+from attncert.exact.softmax import softmax_rows
 
 
 class SingularMatrix(AttncertError):

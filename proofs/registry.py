@@ -1,8 +1,8 @@
 """The registry of claims: every provable claim plugs in here, and only here.
 
 The command line (``attncert list``, ``prove``, ``prove-all``) and the verifier
-find claims through :func:`load_claims`. A claim module calls :func:`register`
-at import time; add the module's name to :data:`CLAIM_MODULES`.
+find claims through :data:`INDEX` and :func:`load_claim`. A claim module calls
+:func:`register` at import time; add the claim to :data:`INDEX`.
 
 A claim's ``prove(**params)`` builds its construction, evaluates it, computes an
 independent reference and returns an *unsealed* certificate document (see
@@ -16,30 +16,53 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: Modules that define claims. Importing them fills the registry.
-CLAIM_MODULES: tuple[str, ...] = (
-    "proofs.lemmas.transpose",
-    "proofs.lemmas.matmul",
-    "proofs.lemmas.softmax",
-    "proofs.lemmas.relu",
-    "proofs.lemmas.maxmin",
-    "proofs.lemmas.inverse3",
-    "proofs.simulator.universal",
-    "proofs.simulator.multihead",
-    "proofs.simulator.encoder",
-    "proofs.simulator.encoder_norm",
-    "proofs.simulator.hierarchy",
-    "proofs.simulator.languages",
-    "proofs.sinkhorn",
-    "proofs.compiled",
-    "proofs.compiled_softmax",
-    "proofs.rasp_program",
-    "proofs.approximation.approx",
-    "proofs.approximation.rates",
-    "proofs.identity.claims",
-    "proofs.identity.hierarchy",
-    "proofs.identity.compiled",
-)
+@dataclass(frozen=True)
+class Entry:
+    """What the command line knows of a claim before loading it: the module that registers it, a
+    one-line summary (``attncert list``; the certificate's statement is the claim's own), and whether
+    it has a construction for ``attncert graph``. tests/proofs/test_registry.py holds it to the claims."""
+
+    module: str
+    summary: str
+    graph: bool = True
+
+
+_L, _S, _P = "attncert.proofs.lemmas.", "attncert.proofs.simulator.", "attncert.proofs."
+_SINKHORN, _IDENTITY = "attncert.proofs.sinkhorn", "attncert.proofs.identity."
+
+#: Every claim, in the order prove-all runs them. Loading a claim imports its module only, so that
+#: ``attncert list``, ``--help`` and a proof of one claim do not import every construction.
+INDEX: dict[str, Entry] = {
+    "transpose": Entry(_L + "transpose", "transpose(r, c) maps M to M^T, exactly, on the recorded input"),
+    "matmul": Entry(_L + "matmul", "matmul(r, k, c) maps A, B to AB, exactly, on the recorded inputs"),
+    "softmax": Entry(_L + "softmax", "softmax_rows(r, c) maps S to softmax(S) row by row, exactly in EE, on the recorded input"),
+    "relu": Entry(_L + "relu", "relu(n) maps x to max(x, 0), exactly, on the recorded input"),
+    "maxmin": Entry(_L + "maxmin", "maxmin(n) sorts each pair in decreasing order, exactly, on the recorded input"),
+    "inverse3": Entry(_L + "inverse3", "inverse3 maps an invertible 3 x 3 matrix to its inverse, exactly, on the recorded input"),
+    "universal": Entry(_S + "universal", "U(n, d, d_v) computes softmax(X A X^T) X V, exactly in EE, on the recorded inputs"),
+    "multihead": Entry(_S + "multihead", "multihead(n, d, d_v, h, d_o) computes multi-head attention, exactly in EE, on the recorded inputs"),
+    "encoder_layer": Entry(_S + "encoder", "encoder_layer(n, d, d_v, h, f) computes an encoder layer, exactly in EE, on the recorded inputs"),
+    "encoder_layer_norm": Entry(_S + "encoder_norm", "the encoder layer exactly, then its layer norm in certified balls, on the recorded inputs"),
+    "hierarchy": Entry(_S + "hierarchy", "U(N, D, D_v), built once, computes every smaller attention layer exactly, on recorded inputs"),
+    "match2": Entry(_S + "languages", "U's exact readout of T_Match2 is Match2 on every word up to the given length"),
+    "parity": Entry(_S + "languages", "U's exact readout of T_PARITY is k-PARITY on every bit string up to the given length"),
+    "sinkhorn_convergence": Entry(_SINKHORN, "the Sinkhorn plan of a cost, enclosed to a certified bound at each eps", graph=False),
+    "sinkhorn_fixed_point": Entry(_SINKHORN, "a positive rational coupling is exactly its own Sinkhorn plan (decided in QQ)", graph=False),
+    "sinkhorn_limit": Entry(_SINKHORN, "a coupling with a zero entry is the W1 limit of exact positive Sinkhorn plans", graph=False),
+    "sinkhorn_transformer": Entry(_SINKHORN, "a Sinkhorn Transformer's coupling, enclosed to a certified bound"),
+    "sinkhorn_universality": Entry(_SINKHORN, "Sinkhorn Transformers of growing width: certified W1 bounds on fit and held-out texts", graph=False),
+    "compiled": Entry(_P + "compiled", "the compiled exact weights compute the construction exactly, SOp by SOp", graph=False),
+    "compiled_softmax": Entry(_P + "compiled_softmax", "softmax attention at inverse temperature beta stays within a certified B(beta) of the compiled model", graph=False),
+    "rasp_program": Entry(_P + "rasp_program", "a RASP-language program's output, exact (or in certified balls where it leaves the exact fields)"),
+    "lipschitz_approx": Entry(_P + "approximation.approx", "the McShane RASP network is within a certified eps of a Lipschitz or Hölder target", graph=False),
+    "lipschitz_rates": Entry(_P + "approximation.rates", "certified McShane errors as the grid step shrinks, against the theory's rates", graph=False),
+    **{
+        f"{base}_identity": Entry(_IDENTITY + "claims", f"{base}: the claim for ALL real inputs of its sizes, decided exactly")
+        for base in ("transpose", "matmul", "softmax", "relu", "maxmin", "inverse3", "universal", "multihead", "encoder_layer", "encoder_layer_norm")
+    },
+    "hierarchy_identity": Entry(_IDENTITY + "hierarchy", "hierarchy: U(N, D, D_v) computes every smaller layer for ALL real inputs, decided exactly"),
+    "compiled_identity": Entry(_IDENTITY + "compiled", "compiled: the exact weights compute the construction for ALL real inputs, decided exactly", graph=False),
+}
 
 
 @dataclass(frozen=True)
@@ -93,7 +116,7 @@ class Claim:
 
     def estimate(self, params: dict[str, Any]) -> Any:
         """The cost model at these parameters (defaults for the rest); a claim without one costs nothing."""
-        from proofs.cost import Cost
+        from attncert.proofs.cost import Cost
 
         return self.cost(**{**self.defaults(), **params}) if self.cost else Cost()
 
@@ -113,7 +136,29 @@ def registered(name: str) -> Claim:
     return _CLAIMS[name]
 
 
+def claim_names() -> list[str]:
+    """Every claim's name, in prove-all's order, without loading any."""
+    return list(INDEX)
+
+
+def unknown_claim(name: str) -> str:
+    """The line for a name that is not a claim, with the nearest names."""
+    import difflib
+
+    near = difflib.get_close_matches(name, INDEX, n=3)
+    hint = f"; did you mean {' or '.join(near)}?" if near else " (attncert list shows the claims)"
+    return f"unknown claim {name!r:.40}{hint}"
+
+
+def load_claim(name: str) -> Claim:
+    """The claim ``name``, importing its module (KeyError if there is no such claim)."""
+    entry = INDEX[name]
+    importlib.import_module(entry.module)
+    return _CLAIMS[name]
+
+
 def load_claims() -> dict[str, Claim]:
-    for mod in CLAIM_MODULES:
-        importlib.import_module(mod)
-    return dict(_CLAIMS)
+    """Every claim, in prove-all's order (each module imported)."""
+    for module in dict.fromkeys(e.module for e in INDEX.values()):
+        importlib.import_module(module)
+    return {name: _CLAIMS[name] for name in INDEX}

@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from exact.canonical import json_equal
-from exact.certificate import read_certificate, write_certificate
-from exact.errors import AttncertError, LimitExceeded
-from exact.limits import Limits, limits
-from proofs import progress as _progress
-from proofs.execute import Runner
-from proofs.registry import Claim, load_claims
-from proofs.verify import BAD, EXIT, FAIL, OK, verify_file
+from attncert.exact.canonical import json_equal
+from attncert.exact.certificate import read_certificate, write_certificate
+from attncert.exact.errors import AttncertError, LimitExceeded
+from attncert.exact.limits import Limits, limits
+from attncert.proofs import progress as _progress
+from attncert.proofs.execute import Runner
+from attncert.proofs.registry import INDEX, Claim, load_claim, unknown_claim
+from attncert.proofs.verify import BAD, EXIT, FAIL, OK, verify_file
 
 #: Status of a task whose certificate already existed and still verifies.
 SKIPPED = "SKIPPED"
@@ -145,11 +145,10 @@ def plan(claim_names: Sequence[str], seeds: str | None, size_specs: Sequence[str
     """
     lim = lim or Limits()
     max_tasks = lim.max_tasks
-    registry = load_claims()
-    unknown = [n for n in claim_names if n not in registry]
+    unknown = [n for n in claim_names if n not in INDEX]
     if unknown:
-        raise AttncertError(f"unknown claim {unknown[0]!r:.40} (attncert list shows the claims)")
-    claims = [registry[n] for n in dict.fromkeys(claim_names)]
+        raise AttncertError(unknown_claim(unknown[0]))
+    claims = [load_claim(n) for n in dict.fromkeys(claim_names)]
     sizes = parse_sizes(size_specs)
     seed_ranges = parse_seeds(seeds) if seeds is not None else None
     declared = {p.name for c in claims for p in c.params}
@@ -223,7 +222,7 @@ def run_task(task: Task) -> Result:
 def _attempt(task: Task) -> tuple[str, str]:
     path = Path(task.path)
     try:
-        claim = load_claims()[task.claim]
+        claim = load_claim(task.claim)
         params = _typed(claim, task.params)
         if _already_verified(path, claim.name, params, task.limits):
             return SKIPPED, ""

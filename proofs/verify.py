@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from exact.certificate import load_certificate_bytes, read_certificate
-from exact.errors import AttncertError, CertificateError, ParseError
-from exact.limits import Limits, current as current_limits, limits
-from proofs.cost import refuse_over_limits
-from proofs.rebuild import rebuilt_differences
-from proofs.registry import load_claims
+from attncert.exact.certificate import load_certificate_bytes, read_certificate
+from attncert.exact.errors import AttncertError, CertificateError, ParseError
+from attncert.exact.limits import Limits, current as current_limits, limits
+from attncert.proofs.cost import refuse_over_limits
+from attncert.proofs.rebuild import rebuilt_differences
+from attncert.proofs.registry import INDEX, load_claim
 
 OK, FAIL, BAD = "OK", "FAIL", "BAD"
 EXIT = {OK: 0, FAIL: 1, BAD: 2}
@@ -47,8 +47,7 @@ class Outcome:
 
 def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     """(status, reason) for a hash-checked document."""
-    claims = load_claims()
-    claim = claims.get(doc.get("claim")) if isinstance(doc.get("claim"), str) else None
+    claim = load_claim(doc["claim"]) if isinstance(doc.get("claim"), str) and doc["claim"] in INDEX else None
     if claim is None:
         return BAD, f"unknown claim {doc.get('claim')!r:.40}"
     params = doc.get("params")

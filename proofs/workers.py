@@ -32,7 +32,6 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from proofs import progress
 
 #: Seconds terminated workers get to unwind before they are killed.
 GRACE = 2.0
@@ -135,6 +134,8 @@ def _init_worker(parent: int) -> None:
     if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork (see _Pool)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     die_with_parent(parent)
+    from attncert.proofs import progress  # tqdm loads in a worker, not when the command line starts
+
     progress.disable()
 
 

@@ -1,5 +1,6 @@
 """The README stays true: its example runs, and CI runs its test command verbatim."""
 
+import importlib
 import re
 from pathlib import Path
 
@@ -12,7 +13,7 @@ def test_readme_examples_run():
     assert len(blocks) == 2
     exec(compile(blocks[0], "README.md", "exec"), {})
     # The second block uses the user's own functions; run its assertion line.
-    exec(compile(blocks[1].splitlines()[-1], "README.md", "exec"), {"assert_exact_equal": __import__("exact.testing").testing.assert_exact_equal, "EE": __import__("exact").EE})
+    exec(compile(blocks[1].splitlines()[-1], "README.md", "exec"), {"assert_exact_equal": importlib.import_module("attncert.exact.testing").assert_exact_equal, "EE": importlib.import_module("attncert.exact").EE})
 
 
 def test_ci_runs_the_readme_test_command_exactly():

@@ -31,9 +31,9 @@ from typing import Protocol, Sequence
 
 from flint import ctx, fmpq
 
-from constructions.approximation.boxes import UNIT, Box
-from exact.expressions import Interval, interval, point
-from exact.expressions.enclose import Enclosure, endpoints
+from attncert.constructions.approximation.boxes import UNIT, Box
+from attncert.exact.expressions import Interval, interval, point
+from attncert.exact.expressions.enclose import Enclosure, endpoints
 
 #: Boxes split per vectorised step.
 BATCH = 64

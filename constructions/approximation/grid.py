@@ -21,10 +21,10 @@ import numpy as np
 from flint import ctx, fmpq
 from sympy import integer_nthroot
 
-from constructions.approximation.targets import Target
-from exact.errors import AttncertError
-from exact.expressions import compile_enclosure, point, variables
-from exact.expressions.enclose import display, endpoints
+from attncert.constructions.approximation.targets import Target
+from attncert.exact.errors import AttncertError
+from attncert.exact.expressions import compile_enclosure, point, variables
+from attncert.exact.expressions.enclose import display, endpoints
 
 #: Fractional bits of the Hölder slope when m^(1 - alpha) is irrational.
 SLOPE_BITS = 16

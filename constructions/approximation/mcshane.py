@@ -40,10 +40,10 @@ from typing import Sequence
 
 from flint import fmpq
 
-from constructions import rasp
-from constructions.approximation.grid import Grid
-from constructions.layout import Construction, Layout
-from constructions.linalg import gather, index_map
+from attncert.constructions import rasp
+from attncert.constructions.approximation.grid import Grid
+from attncert.constructions.layout import Construction, Layout
+from attncert.constructions.linalg import gather, index_map
 
 
 def power_of_two(n: int) -> int:

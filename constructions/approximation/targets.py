@@ -40,9 +40,9 @@ from typing import Callable
 import sympy
 from flint import fmpq
 
-from exact.errors import ParseError
-from exact.expressions import parse_function
-from exact.rationals import parse_rational
+from attncert.exact.errors import ParseError
+from attncert.exact.expressions import parse_function
+from attncert.exact.rationals import parse_rational
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ The model class, its exact forward pass (a code path separate from the RASP
 evaluator) and its JSON form are in :mod:`.model`.
 """
 
-from constructions.compiler.assemble import compile_graph
-from constructions.compiler.check import CheckFailed, CheckReport
-from constructions.compiler.model import MODEL_CLASS, Model
-from constructions.compiler.values import NotCompilable
+from attncert.constructions.compiler.assemble import compile_graph
+from attncert.constructions.compiler.check import CheckFailed, CheckReport
+from attncert.constructions.compiler.model import MODEL_CLASS, Model
+from attncert.constructions.compiler.values import NotCompilable
 
 __all__ = ["compile_graph", "CheckFailed", "CheckReport", "Model", "MODEL_CLASS", "NotCompilable"]

@@ -16,15 +16,15 @@ from typing import Any
 import networkx as nx
 from flint import fmpq
 
-from constructions.compiler.basis import Basis, columns
-from constructions.compiler.blocks import ONE, Block, aff, affine_block, map_block, maxmin_pick_block
-from constructions.compiler.check import check_model
-from constructions.compiler.layers import allocate
-from constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
-from constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric, numeric_mean_of_one_hot, symbols, tabulate
-from constructions.rasp.graph import arguments, decode_params
-from exact import EE, QQ, AttncertError, EENumber
-from exact.limits import current as current_limits
+from attncert.constructions.compiler.basis import Basis, columns
+from attncert.constructions.compiler.blocks import ONE, Block, aff, affine_block, map_block, maxmin_pick_block
+from attncert.constructions.compiler.check import check_model
+from attncert.constructions.compiler.layers import allocate
+from attncert.constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
+from attncert.constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric, numeric_mean_of_one_hot, symbols, tabulate
+from attncert.constructions.rasp.graph import arguments, decode_params
+from attncert.exact import EE, QQ, AttncertError, EENumber
+from attncert.exact.limits import current as current_limits
 
 
 def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab: Any = None, check: bool = True) -> Model:

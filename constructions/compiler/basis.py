@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from exact.errors import LimitExceeded
+from attncert.exact.errors import LimitExceeded
 
 
 @dataclass

@@ -31,8 +31,8 @@ from typing import Any, Callable
 
 from flint import fmpq
 
-from constructions.compiler.model import Affine, Unit
-from constructions.compiler.values import NotCompilable
+from attncert.constructions.compiler.model import Affine, Unit
+from attncert.constructions.compiler.values import NotCompilable
 
 ZERO = fmpq(0)
 

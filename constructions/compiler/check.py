@@ -42,12 +42,12 @@ from typing import Any, Iterator, Sequence
 import networkx as nx
 from flint import fmpq
 
-from constructions.compiler.model import Model
-from constructions.compiler.values import NotCompilable
-from constructions.rasp.evaluate import EvaluationError, trace_graph
-from exact import EE, QQ, Domain
-from exact.errors import AttncertError, ExactZeroDivision, LimitExceeded, NotInFieldError, NotRealError
-from exact.limits import current as current_limits
+from attncert.constructions.compiler.model import Model
+from attncert.constructions.compiler.values import NotCompilable
+from attncert.constructions.rasp.evaluate import EvaluationError, trace_graph
+from attncert.exact import EE, QQ, Domain
+from attncert.exact.errors import AttncertError, ExactZeroDivision, LimitExceeded, NotInFieldError, NotRealError
+from attncert.exact.limits import current as current_limits
 
 MAX_INPUTS = 64
 MIN_RANDOM = 8

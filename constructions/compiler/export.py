@@ -29,8 +29,8 @@ import io
 
 import numpy as np
 
-from constructions.compiler.model import UNITS, Affine, Model
-from exact.errors import AttncertError
+from attncert.constructions.compiler.model import UNITS, Affine, Model
+from attncert.exact.errors import AttncertError
 
 
 def _dense(triples, rows: int, cols: int) -> np.ndarray:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import networkx as nx
 
-from constructions.compiler.values import NodeInfo
-from constructions.rasp.size import schedule, size
+from attncert.constructions.compiler.values import NodeInfo
+from attncert.constructions.rasp.size import schedule, size
 
 
 def allocate(g: nx.MultiDiGraph, info: dict[int, NodeInfo]) -> tuple[int, list[list[int]], list[list[int]], dict[int, int], frozenset[int]]:

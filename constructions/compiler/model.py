@@ -32,9 +32,9 @@ from typing import Any, Sequence
 import numpy as np
 from flint import fmpq
 
-from constructions.rasp.values import decode_value, encode_value
-from exact import QQ, Domain
-from exact.errors import ParseError
+from attncert.constructions.rasp.values import decode_value, encode_value
+from attncert.exact import QQ, Domain
+from attncert.exact.errors import ParseError
 
 MODEL_FORMAT = "attncert-model/1"
 

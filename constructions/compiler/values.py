@@ -27,10 +27,10 @@ from typing import Any
 import networkx as nx
 from flint import fmpq
 
-from constructions.rasp.evaluate import trace_graph
-from constructions.rasp.graph import arguments, decode_params
-from exact import QQ
-from exact.errors import AttncertError
+from attncert.constructions.rasp.evaluate import trace_graph
+from attncert.constructions.rasp.graph import arguments, decode_params
+from attncert.exact import QQ
+from attncert.exact.errors import AttncertError
 
 #: Token layouts: a plain number per position, a pair (value, tag), or a symbol of a vocabulary (one-hot).
 TOKEN_WIDTH = {"scalar": 1, "pair": 2}

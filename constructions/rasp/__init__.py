@@ -1,12 +1,12 @@
-"""RASP, source-compatible with tracr: ``from constructions import rasp``.
+"""RASP, source-compatible with tracr: ``from attncert.constructions import rasp``.
 
 The builder (:mod:`.expr`), graphs (:mod:`.graph`), the exact evaluator
 (:mod:`.evaluate`), size accounting (:mod:`.size`) and the function registry
 (:mod:`.functions`). See docs/design.md, "RASP as computation graphs".
 """
 
-from constructions.rasp.evaluate import EvaluationError, evaluate, evaluate_graph, trace_graph
-from constructions.rasp.expr import (
+from attncert.constructions.rasp.evaluate import EvaluationError, evaluate, evaluate_graph, trace_graph
+from attncert.constructions.rasp.expr import (
     Aggregate,
     Comparison,
     ConstantSelector,
@@ -42,10 +42,10 @@ from constructions.rasp.expr import (
     sop_not,
     tokens,
 )
-from constructions.rasp.functions import NamedFn, fn, register_function
-from constructions.rasp.graph import graph_from_json, graph_to_dot, graph_to_graphml, graph_to_json, to_graph
-from constructions.rasp.size import Size, size
-import constructions.rasp.language.functions  # noqa: E402,F401  (registers the RASP language's operators, so its graphs load anywhere)
+from attncert.constructions.rasp.functions import NamedFn, fn, register_function
+from attncert.constructions.rasp.graph import graph_from_json, graph_to_dot, graph_to_graphml, graph_to_json, to_graph
+from attncert.constructions.rasp.size import Size, size
+import attncert.constructions.rasp.language.functions  # noqa: E402,F401  (registers the RASP language's operators, so its graphs load anywhere)
 
 __all__ = [
     "Aggregate", "Comparison", "ConstantSelector", "ConstantSOp", "Encoding", "Full", "LinearSequenceMap",

@@ -35,17 +35,17 @@ from typing import Any, Sequence
 import networkx as nx
 import numpy as np
 
-from constructions.rasp import batch_maps
-from constructions.rasp import expr as E
-from constructions.rasp.batch_values import Numbers, Tokens
-from constructions.rasp.evaluate import _default_domain, _Evaluator, _plan, evaluate_graph
-from constructions.rasp.graph import decode_params
-from constructions.rasp.selection import Selection
-from exact import EE, QQ, Domain
-from exact.errors import AttncertError
-from exact.exparray import ExpArray
-from exact.limits import current as current_limits
-from exact.ratarray import Overflow, RatArray
+from attncert.constructions.rasp import batch_maps
+from attncert.constructions.rasp import expr as E
+from attncert.constructions.rasp.batch_values import Numbers, Tokens
+from attncert.constructions.rasp.evaluate import _default_domain, _Evaluator, _plan, evaluate_graph
+from attncert.constructions.rasp.graph import decode_params
+from attncert.constructions.rasp.selection import Selection
+from attncert.exact import EE, QQ, Domain
+from attncert.exact.errors import AttncertError
+from attncert.exact.exparray import ExpArray
+from attncert.exact.limits import current as current_limits
+from attncert.exact.ratarray import Overflow, RatArray
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ from typing import Any, Callable
 import numpy as np
 from flint import fmpq
 
-from constructions.rasp.batch_values import Numbers
-from constructions.rasp.functions import _c
-from exact import EE, Domain
-from exact.errors import ExactZeroDivision
-from exact.exparray import ExpArray
-from exact.ratarray import RatArray
+from attncert.constructions.rasp.batch_values import Numbers
+from attncert.constructions.rasp.functions import _c
+from attncert.exact import EE, Domain
+from attncert.exact.errors import ExactZeroDivision
+from attncert.exact.exparray import ExpArray
+from attncert.exact.ratarray import RatArray
 
 Form = Callable[..., "Numbers | None"]
 FORMS: dict[str, Form] = {}

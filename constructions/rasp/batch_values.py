@@ -24,10 +24,10 @@ from typing import Any, Sequence
 import numpy as np
 from flint import fmpq
 
-from exact import EENumber
-from exact.expsum import E0, ONE
-from exact.exparray import MAX_EXPONENTS, ExpArray
-from exact.ratarray import RatArray
+from attncert.exact import EENumber
+from attncert.exact.expsum import E0, ONE
+from attncert.exact.exparray import MAX_EXPONENTS, ExpArray
+from attncert.exact.ratarray import RatArray
 
 
 @dataclass(frozen=True)

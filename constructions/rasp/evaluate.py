@@ -52,15 +52,15 @@ import networkx as nx
 import numpy as np
 from flint import arb, fmpq, fmpz
 
-from constructions.rasp import expr as E
-from constructions.rasp.graph import arguments, decode_params, to_graph
-from constructions.rasp.selection import Selection
-from exact import EE, QQ, Ball, Domain, EENumber, Float, decide
-from exact.canonical import canonical_json
-from exact.domains import BallField
-from exact.errors import AttncertError, NotInFieldError, UndecidedError
-from exact.groups import take
-from exact.limits import current as current_limits
+from attncert.constructions.rasp import expr as E
+from attncert.constructions.rasp.graph import arguments, decode_params, to_graph
+from attncert.constructions.rasp.selection import Selection
+from attncert.exact import EE, QQ, Ball, Domain, EENumber, Float, decide
+from attncert.exact.canonical import canonical_json
+from attncert.exact.domains import BallField
+from attncert.exact.errors import AttncertError, NotInFieldError, UndecidedError
+from attncert.exact.groups import take
+from attncert.exact.limits import current as current_limits
 
 
 
@@ -78,6 +78,9 @@ def evaluate(program: E.RASPExpr, xs: Sequence[Any], domain: Domain | None = Non
     g = to_graph(program)
     out = evaluate_graph(g, xs, domain)["output"]
     return out.to_dense().tolist() if isinstance(out, Selection) else out
+
+
+E.install_evaluator(evaluate)
 
 
 def _default_domain(xs: Sequence[Any]) -> Domain:

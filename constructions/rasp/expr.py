@@ -4,7 +4,7 @@ Names, argument order and semantics follow tracr (Lindner et al., "Tracr:
 Compiled Transformers as a Laboratory for Interpretability", 2023), which in
 turn follows RASP (Weiss, Goldberg, Yahav, "Thinking Like Transformers", ICML
 2021). A program written for tracr runs here after changing its import to
-``from constructions import rasp``.
+``from attncert.constructions import rasp``.
 
 Differences, all on the side of exactness or serialisability:
 
@@ -29,7 +29,17 @@ import enum
 import itertools
 from typing import Any, Callable, Sequence
 
-from constructions.rasp.functions import NamedFn, fn
+from attncert.constructions.rasp.functions import NamedFn, fn
+
+#: ``evaluate(expr, xs)``, installed by :func:`install_evaluator`.
+_evaluator: Callable[[Any, Sequence[Any]], Any] | None = None
+
+
+def install_evaluator(evaluate: Callable[[Any, Sequence[Any]], Any]) -> None:
+    """Make ``expr(xs)`` evaluate with ``evaluate`` (called once, by :mod:`.evaluate`)."""
+    global _evaluator
+    _evaluator = evaluate
+
 
 # Type names tracr exports, so that annotated tracr programs import unchanged.
 Value = Any
@@ -90,9 +100,11 @@ class RASPExpr:
         return annotate(self, **annotations)
 
     def __call__(self, xs: Sequence[Value]) -> Any:
-        from constructions.rasp.evaluate import evaluate
-
-        return evaluate(self, xs)
+        """tracr's ``program(xs)``: the value on input xs, by the evaluator that :mod:`.evaluate`
+        installs when it loads (this module builds expressions and never imports the evaluator)."""
+        if _evaluator is None:
+            raise RuntimeError("no RASP evaluator is loaded: import attncert.constructions.rasp")
+        return _evaluator(self, xs)
 
 
 def annotate(expr: RASPExpr, **annotations: Any) -> RASPExpr:

@@ -32,10 +32,10 @@ from typing import Any, Callable
 import numpy as np
 from flint import fmpq
 
-from exact import Domain, ParseError, decide
-from exact.domains import domain_of
-from exact.errors import NotInFieldError
-from constructions.rasp.values import decode_value, encode_value
+from attncert.exact import Domain, ParseError, decide
+from attncert.exact.domains import domain_of
+from attncert.exact.errors import NotInFieldError
+from attncert.constructions.rasp.values import decode_value, encode_value
 
 
 @dataclass(frozen=True)

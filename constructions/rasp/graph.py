@@ -30,13 +30,13 @@ from typing import Any, Mapping
 
 import networkx as nx
 
-from constructions.rasp import expr as E
-from constructions.rasp.functions import NamedFn
-from constructions.rasp.values import decode_value, encode_value
-from exact import ParseError
-from exact.errors import LimitExceeded
-from exact.limits import current as current_limits
-from exact.canonical import canonical_json
+from attncert.constructions.rasp import expr as E
+from attncert.constructions.rasp.functions import NamedFn
+from attncert.constructions.rasp.values import decode_value, encode_value
+from attncert.exact import ParseError
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import current as current_limits
+from attncert.exact.canonical import canonical_json
 
 GRAPH_FORMAT = "attncert-rasp/1"
 

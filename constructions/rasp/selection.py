@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from exact.groups import grouping
-from exact.limits import current as current_limits
+from attncert.exact.groups import grouping
+from attncert.exact.limits import current as current_limits
 
 
 class SelectionTooLarge(ValueError):

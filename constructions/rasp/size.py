@@ -32,8 +32,8 @@ from typing import Any
 
 import networkx as nx
 
-from constructions.rasp.expr import RASPExpr
-from constructions.rasp.graph import ATTENTION_OPS, MLP_OPS, arguments, to_graph
+from attncert.constructions.rasp.expr import RASPExpr
+from attncert.constructions.rasp.graph import ATTENTION_OPS, MLP_OPS, arguments, to_graph
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from typing import Any
 
 import networkx as nx
 
-from constructions.rasp.evaluate import trace_graph
-from constructions.rasp.graph import arguments
-from exact import QQ
-from exact.errors import AttncertError
+from attncert.constructions.rasp.evaluate import trace_graph
+from attncert.constructions.rasp.graph import arguments
+from attncert.exact import QQ
+from attncert.exact.errors import AttncertError
 
 #: Nodes whose value depends on the input (or cannot be seen by the graph).
 _INPUT_OPS = frozenset({"tokens"})

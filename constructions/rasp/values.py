@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from exact import EE, EENumber, ParseError, parse_rational
-from exact.rationals import is_float, rational_from_json, rational_to_json, refuse_float
+from attncert.exact import EE, EENumber, ParseError, parse_rational
+from attncert.exact.rationals import is_float, rational_from_json, rational_to_json, refuse_float
 
 
 def encode_value(v: Any) -> Any:

@@ -12,7 +12,7 @@ model as one graph), :mod:`transformer` (the model), :mod:`systems` (coupling
 systems) and :mod:`universality` (one network per width for a family).
 """
 
-from constructions.sinkhorn.operator import SinkhornResult, sinkhorn
-from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
+from attncert.constructions.sinkhorn.operator import SinkhornResult, sinkhorn
+from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 
 __all__ = ["sinkhorn", "SinkhornResult", "Problem", "SinkhornInputError", "read_problem"]

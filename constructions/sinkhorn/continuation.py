@@ -44,8 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 from flint import fmpq
 
-from constructions.sinkhorn.logdomain import log_sinkhorn, semidual_newton
-from constructions.sinkhorn.problem import Problem
+from attncert.constructions.sinkhorn.logdomain import log_sinkhorn, semidual_newton
+from attncert.constructions.sinkhorn.problem import Problem
 
 #: Projective diameter Delta(K) of the first stage's problem.
 START_DELTA = 40

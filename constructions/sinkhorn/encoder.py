@@ -32,13 +32,13 @@ from typing import Any, Sequence, Union
 
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn.rowforms import row_form, times_form
-from exact.domains.ball import Ball
-from exact.domains.ee import EE
-from exact.eenumber import EENumber
-from exact.layer_norm import layer_norm_rows
-from exact.matrices import Rows, from_fmpq_mat, to_fmpq_mat
-from exact.softmax import softmax_rows
+from attncert.constructions.sinkhorn.rowforms import row_form, times_form
+from attncert.exact.domains.ball import Ball
+from attncert.exact.domains.ee import EE
+from attncert.exact.eenumber import EENumber
+from attncert.exact.layer_norm import layer_norm_rows
+from attncert.exact.matrices import Rows, from_fmpq_mat, to_fmpq_mat
+from attncert.exact.softmax import softmax_rows
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from typing import Sequence
 
 from flint import fmpq
 
-from constructions.sinkhorn.problem import SinkhornInputError, read_marginal
-from exact.domains.qq import QQ
-from exact.matrices import Rows, convert_rows
+from attncert.constructions.sinkhorn.problem import SinkhornInputError, read_marginal
+from attncert.exact.domains.qq import QQ
+from attncert.exact.matrices import Rows, convert_rows
 
 #: How the cost is recorded: symbolic, never rounded.
 COST_RULE = "C_ij = -eps * log(pi_ij)"

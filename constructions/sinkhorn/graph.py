@@ -34,11 +34,11 @@ from typing import Any
 import networkx as nx
 from flint import fmpq
 
-from constructions.sinkhorn.encoder import MLP, Attention, Encoder, Layer, LayerNorm
-from exact.canonical import canonical_json
-from exact.domains.qq import QQ
-from exact.errors import ParseError
-from exact.matrices import Rows, matrix_from_json, matrix_to_json
+from attncert.constructions.sinkhorn.encoder import MLP, Attention, Encoder, Layer, LayerNorm
+from attncert.exact.canonical import canonical_json
+from attncert.exact.domains.qq import QQ
+from attncert.exact.errors import ParseError
+from attncert.exact.matrices import Rows, matrix_from_json, matrix_to_json
 
 GRAPH_FORMAT = "attncert-sinkhorn-transformer/1"
 

@@ -65,7 +65,7 @@ from typing import Sequence
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn.problem import Problem
+from attncert.constructions.sinkhorn.problem import Problem
 
 
 def projective_diameter(p: Problem) -> fmpq:

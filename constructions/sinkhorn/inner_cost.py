@@ -19,10 +19,10 @@ from typing import Callable
 
 from flint import arb, ctx
 
-from constructions.sinkhorn.encoder import to_balls
-from constructions.sinkhorn.problem import SinkhornInputError
-from constructions.sinkhorn.rowforms import minus_inner, row_form
-from exact.matrices import Rows
+from attncert.constructions.sinkhorn.encoder import to_balls
+from attncert.constructions.sinkhorn.problem import SinkhornInputError
+from attncert.constructions.sinkhorn.rowforms import minus_inner, row_form
+from attncert.exact.matrices import Rows
 
 
 def inner_cost(Q: Rows, K: Rows, prec: int) -> Rows:

@@ -16,10 +16,10 @@ from operator import mul
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
-from exact.domains.ee import EE
-from exact.eenumber import EENumber
-from constructions.sinkhorn.problem import Problem
-from exact.matrices import Rows
+from attncert.exact.domains.ee import EE
+from attncert.exact.eenumber import EENumber
+from attncert.constructions.sinkhorn.problem import Problem
+from attncert.exact.matrices import Rows
 
 
 def ee_kernel(C: Rows, eps: fmpq) -> list[list[EENumber]]:

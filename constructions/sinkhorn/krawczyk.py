@@ -44,9 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 from flint import arb, arb_mat, ctx
 
-from constructions.sinkhorn.kernel import ball_kernel
-from constructions.sinkhorn.newton import capped_newton
-from constructions.sinkhorn.problem import Problem
+from attncert.constructions.sinkhorn.kernel import ball_kernel
+from attncert.constructions.sinkhorn.newton import capped_newton
+from attncert.constructions.sinkhorn.problem import Problem
 
 #: Inflations of the candidate box tried before giving up at one precision.
 INFLATIONS = 6

@@ -43,19 +43,19 @@ from typing import Any
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
-from constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
-from constructions.sinkhorn.kernel import ee_kernel, kernel_entries
-from constructions.sinkhorn.continuation import continuation_start
-from constructions.sinkhorn.krawczyk import certify_dual
-from constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
-from constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
-from constructions.sinkhorn.scaled import ScaledKernel
-from exact.domains.ball import Ball, BallField
-from exact.domains.base import Domain
-from exact.domains.ee import EE
-from exact.domains.floats import Float
-from exact.matrices import Rows
-from exact.rationals import parse_rational
+from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
+from attncert.constructions.sinkhorn.kernel import ee_kernel, kernel_entries
+from attncert.constructions.sinkhorn.continuation import continuation_start
+from attncert.constructions.sinkhorn.krawczyk import certify_dual
+from attncert.constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
+from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
+from attncert.constructions.sinkhorn.scaled import ScaledKernel
+from attncert.exact.domains.ball import Ball, BallField
+from attncert.exact.domains.base import Domain
+from attncert.exact.domains.ee import EE
+from attncert.exact.domains.floats import Float
+from attncert.exact.matrices import Rows
+from attncert.exact.rationals import parse_rational
 
 #: ``method="auto"`` uses the Hilbert bound up to this projective diameter
 #: (then 1/(1 - lambda) <= (e^20 + 1)/2, about 2.4e8) and Krawczyk beyond.

@@ -27,10 +27,10 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 from flint import arb, fmpq
 
-from exact.domains.qq import QQ
-from exact.errors import ParseError
-from exact.matrices import Rows, convert_rows, to_fmpq_mat
-from exact.rationals import dyadic_rational, is_float, parse_rational
+from attncert.exact.domains.qq import QQ
+from attncert.exact.errors import ParseError
+from attncert.exact.matrices import Rows, convert_rows, to_fmpq_mat
+from attncert.exact.rationals import dyadic_rational, is_float, parse_rational
 
 
 class SinkhornInputError(ParseError):

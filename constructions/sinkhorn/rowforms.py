@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from flint import fmpq, fmpq_mat
 
-from exact.eenumber import EENumber
-from exact.expsum import ONE, ExpSum, Exponent
-from exact.matrices import Rows, to_fmpq_mat
+from attncert.exact.eenumber import EENumber
+from attncert.exact.expsum import ONE, ExpSum, Exponent
+from attncert.exact.matrices import Rows, to_fmpq_mat
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from flint import arb, ctx
 
-from constructions.sinkhorn.kernel import ball_array
+from attncert.constructions.sinkhorn.kernel import ball_array
 
 
 class ScaledKernel(Sequence):

@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn.operator import SinkhornResult, sinkhorn
-from constructions.sinkhorn.texts import Text
-from exact.domains.ball import Ball
-from exact.matrices import Rows
+from attncert.constructions.sinkhorn.operator import SinkhornResult, sinkhorn
+from attncert.constructions.sinkhorn.texts import Text
+from attncert.exact.domains.ball import Ball
+from attncert.exact.matrices import Rows
 
 NAMES = ("independent", "entropic", "mixture")
 

@@ -18,10 +18,10 @@ from typing import Any, Sequence
 
 from flint import fmpq
 
-from constructions.sinkhorn.problem import SinkhornInputError, read_vector
-from exact.errors import ParseError
-from exact.matrices import Rows
-from exact.rationals import parse_rational
+from attncert.constructions.sinkhorn.problem import SinkhornInputError, read_vector
+from attncert.exact.errors import ParseError
+from attncert.exact.matrices import Rows
+from attncert.exact.rationals import parse_rational
 
 #: The declared domain of support points, per coordinate.
 DOMAIN = (fmpq(-1), fmpq(1))

@@ -24,13 +24,13 @@ from typing import Any
 
 import networkx as nx
 
-from constructions.sinkhorn.encoder import Encoder, Features, apply_layer, embed, times
-from constructions.sinkhorn.graph import SinkhornLayer, argument, decode, graph_from_json, graph_to_json, model_graph
-from constructions.sinkhorn.inner_cost import EnclosedCost, ExactCost, inner_cost
-from constructions.sinkhorn.operator import SinkhornResult, sinkhorn
-from constructions.sinkhorn.problem import CostEnclosure
-from constructions.sinkhorn.texts import Text
-from exact.domains.ball import Ball
+from attncert.constructions.sinkhorn.encoder import Encoder, Features, apply_layer, embed, times
+from attncert.constructions.sinkhorn.graph import SinkhornLayer, argument, decode, graph_from_json, graph_to_json, model_graph
+from attncert.constructions.sinkhorn.inner_cost import EnclosedCost, ExactCost, inner_cost
+from attncert.constructions.sinkhorn.operator import SinkhornResult, sinkhorn
+from attncert.constructions.sinkhorn.problem import CostEnclosure
+from attncert.constructions.sinkhorn.texts import Text
+from attncert.exact.domains.ball import Ball
 
 
 @dataclass(frozen=True)

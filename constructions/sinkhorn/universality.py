@@ -36,14 +36,14 @@ from typing import Callable, Sequence
 import numpy as np
 from flint import fmpq
 
-from constructions.sinkhorn.encoder import MLP, Attention, Encoder, forward_balls
-from constructions.sinkhorn.graph import SinkhornLayer
-from constructions.sinkhorn.systems import TargetPlan
-from constructions.sinkhorn.texts import Text
-from constructions.sinkhorn.transformer import ModelRun, SinkhornTransformer
-from constructions.sinkhorn.wasserstein import W1Enclosure, w1_enclosure
-from exact.errors import UndecidedError
-from exact.matrices import Rows, from_fmpq_mat, to_fmpq_mat
+from attncert.constructions.sinkhorn.encoder import MLP, Attention, Encoder, forward_balls
+from attncert.constructions.sinkhorn.graph import SinkhornLayer
+from attncert.constructions.sinkhorn.systems import TargetPlan
+from attncert.constructions.sinkhorn.texts import Text
+from attncert.constructions.sinkhorn.transformer import ModelRun, SinkhornTransformer
+from attncert.constructions.sinkhorn.wasserstein import W1Enclosure, w1_enclosure
+from attncert.exact.errors import UndecidedError
+from attncert.exact.matrices import Rows, from_fmpq_mat, to_fmpq_mat
 
 #: Fitted weights are rounded to multiples of 2^-FIT_BITS.
 FIT_BITS = 24

@@ -34,8 +34,8 @@ from typing import Sequence
 import networkx as nx
 from flint import arb, fmpq
 
-from constructions.sinkhorn.problem import SinkhornInputError
-from exact.matrices import Rows
+from attncert.constructions.sinkhorn.problem import SinkhornInputError
+from attncert.exact.matrices import Rows
 
 Point = Sequence[fmpq]
 

@@ -2,12 +2,12 @@
 
 from typing import Callable, Iterable, TypeVar
 
-from exact.domains.ball import Ball, BallField
-from exact.domains.base import Domain
-from exact.domains.ee import EE, ExpField
-from exact.domains.floats import Float, FloatField
-from exact.domains.qq import QQ, RationalField
-from exact.errors import NotInFieldError, ParseError
+from attncert.exact.domains.ball import Ball, BallField
+from attncert.exact.domains.base import Domain
+from attncert.exact.domains.ee import EE, ExpField
+from attncert.exact.domains.floats import Float, FloatField
+from attncert.exact.domains.qq import QQ, RationalField
+from attncert.exact.errors import NotInFieldError, ParseError
 
 #: Working precision of the enclosures made when a value leaves the exact fields.
 ENCLOSURE_BITS = 128
@@ -28,8 +28,8 @@ def domain_of(x: object) -> Domain:
     """The smallest domain whose native type x has (ints and rationals are QQ)."""
     from flint import arb
 
-    from exact.eenumber import EENumber
-    from exact.rationals import is_float
+    from attncert.exact.eenumber import EENumber
+    from attncert.exact.rationals import is_float
 
     if isinstance(x, EENumber):
         return EE

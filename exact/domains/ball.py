@@ -23,12 +23,12 @@ from typing import Any, ContextManager
 
 from flint import arb, ctx, fmpq
 
-from exact import decide
-from exact.domains.base import Domain
-from exact.eenumber import EENumber
-from exact.errors import LimitExceeded, NotRealError, ParseError, UndecidedError
-from exact.limits import current as current_limits
-from exact.rationals import parse_rational, rational_from_json, rational_to_json
+from attncert.exact import decide
+from attncert.exact.domains.base import Domain
+from attncert.exact.eenumber import EENumber
+from attncert.exact.errors import LimitExceeded, NotRealError, ParseError, UndecidedError
+from attncert.exact.limits import current as current_limits
+from attncert.exact.rationals import parse_rational, rational_from_json, rational_to_json
 
 
 class BallField(Domain):

@@ -16,8 +16,8 @@ from typing import Any, Callable, ContextManager, Iterable, Sequence
 import numpy as np
 from flint import arb, fmpq, fmpz
 
-from exact.errors import ExactZeroDivision, LimitExceeded, NotInFieldError, NotRealError
-from exact.groups import grouping, take
+from attncert.exact.errors import ExactZeroDivision, LimitExceeded, NotInFieldError, NotRealError
+from attncert.exact.groups import grouping, take
 
 
 class Domain(ABC):
@@ -180,7 +180,7 @@ def _exact_root(x: fmpq, q: int) -> fmpq | None:
 
 def _refuse_huge_power(x: fmpq, k: int) -> None:
     """Refuse x^k before computing it when its numerator or denominator would pass the digit limit."""
-    from exact.limits import current
+    from attncert.exact.limits import current
 
     bits = max(int(x.p).bit_length(), int(x.q).bit_length()) - 1  # x^k has at least bits*|k| bits
     digits = bits * abs(k) * 30103 // 100000  # log10(2) = 0.30103

@@ -22,12 +22,12 @@ from typing import Any, Callable, Iterable, Sequence
 
 from flint import arb, fmpq
 
-from exact.domains.base import Domain
-from exact.eenumber import EENumber, ee_sum
-from exact.errors import ExactZeroDivision, LimitExceeded, ParseError
-from exact.limits import current as current_limits
-from exact.expsum import Exponent, ExpSum, exponent
-from exact.rationals import parse_rational, rational_from_json, rational_to_json, refuse_floats
+from attncert.exact.domains.base import Domain
+from attncert.exact.eenumber import EENumber, ee_sum
+from attncert.exact.errors import ExactZeroDivision, LimitExceeded, ParseError
+from attncert.exact.limits import current as current_limits
+from attncert.exact.expsum import Exponent, ExpSum, exponent
+from attncert.exact.rationals import parse_rational, rational_from_json, rational_to_json, refuse_floats
 
 
 class ExpField(Domain):

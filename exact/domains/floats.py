@@ -15,10 +15,10 @@ import numpy as np
 
 from flint import arb, ctx
 
-from exact.domains.base import Domain
-from exact.eenumber import EENumber
-from exact.errors import NotRealError, ParseError
-from exact.rationals import dyadic_rational, parse_rational, rational_from_json, rational_to_json
+from attncert.exact.domains.base import Domain
+from attncert.exact.eenumber import EENumber
+from attncert.exact.errors import NotRealError, ParseError
+from attncert.exact.rationals import dyadic_rational, parse_rational, rational_from_json, rational_to_json
 
 
 class FloatField(Domain):

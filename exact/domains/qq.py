@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 from flint import arb, ctx, fmpq
 
-from exact.domains.base import Domain
-from exact.errors import NotInFieldError
-from exact.rationals import parse_rational, rational_from_json, rational_to_json, refuse_floats
+from attncert.exact.domains.base import Domain
+from attncert.exact.errors import NotInFieldError
+from attncert.exact.rationals import parse_rational, rational_from_json, rational_to_json, refuse_floats
 
 
 class RationalField(Domain):

@@ -21,11 +21,11 @@ from typing import Any, Iterable, Sequence
 
 from flint import arb, fmpq, fmpq_mpoly
 
-from exact.domains.base import Domain
-from exact.errors import ExactZeroDivision, NotInFieldError
-from exact.rationals import parse_rational
-from exact.symbolic.number import SymNumber
-from exact.symbolic.ring import SymbolicRing
+from attncert.exact.domains.base import Domain
+from attncert.exact.errors import ExactZeroDivision, NotInFieldError
+from attncert.exact.rationals import parse_rational
+from attncert.exact.symbolic.number import SymNumber
+from attncert.exact.symbolic.ring import SymbolicRing
 
 _SERIAL = itertools.count()
 

@@ -11,7 +11,7 @@ constructions and their independent checkers both read targets through these
 modules.
 """
 
-from exact.expressions.enclose import EnclosureError, Interval, compile_enclosure, compile_enclosures, endpoints, interval, point, rational
-from exact.expressions.parse import ExpressionError, parse_function, variables
+from attncert.exact.expressions.enclose import EnclosureError, Interval, compile_enclosure, compile_enclosures, endpoints, interval, point, rational
+from attncert.exact.expressions.parse import ExpressionError, parse_function, variables
 
 __all__ = ["EnclosureError", "ExpressionError", "Interval", "compile_enclosure", "compile_enclosures", "endpoints", "interval", "parse_function", "point", "rational", "variables"]

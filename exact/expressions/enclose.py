@@ -45,7 +45,7 @@ import mpmath
 import sympy
 from flint import arb, fmpq
 
-from exact.errors import AttncertError
+from attncert.exact.errors import AttncertError
 
 #: A closed interval [lo, hi] with exact arb endpoints.
 Interval = tuple[arb, arb]

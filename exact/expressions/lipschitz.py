@@ -29,7 +29,7 @@ from typing import Sequence
 import sympy
 from flint import arb, ctx, fmpq
 
-from exact.expressions.enclose import EnclosureError, Interval, compile_enclosures, interval, power, rational
+from attncert.exact.expressions.enclose import EnclosureError, Interval, compile_enclosures, interval, power, rational
 
 
 def _sup_abs(x: Interval) -> arb:

@@ -23,8 +23,8 @@ from typing import Callable
 
 import sympy
 
-from exact.errors import ParseError
-from exact.rationals import parse_rational
+from attncert.exact.errors import ParseError
+from attncert.exact.rationals import parse_rational
 
 #: Longest expression text and most syntax nodes accepted.
 MAX_CHARS = 4000

@@ -31,8 +31,8 @@ from typing import Any, Callable, Iterable
 from flint import fmpq, fmpq_mpoly, fmpz_mat
 from networkx.utils import UnionFind
 
-from exact.errors import AttncertError
-from exact.symbolic.terms import terms
+from attncert.exact.errors import AttncertError
+from attncert.exact.symbolic.terms import terms
 
 #: A sparse vector of Q[x]: monomial (as FLINT prints it) -> nonzero rational coefficient.
 Vector = dict[str, fmpq]

@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from flint import fmpq, fmpz
 
-from exact.decide import register_self_deciding
-from exact.errors import ExactZeroDivision
-from exact.symbolic.polyexp import ONE, PolyExp, key_inverse
+from attncert.exact.decide import register_self_deciding
+from attncert.exact.errors import ExactZeroDivision
+from attncert.exact.symbolic.polyexp import ONE, PolyExp, key_inverse
 
 if TYPE_CHECKING:
-    from exact.symbolic.ring import SymbolicRing
+    from attncert.exact.symbolic.ring import SymbolicRing
 
 _PLAIN = (int, fmpq, fmpz, Fraction)
 #: One part n/d of a number; d is None for the polynomial part, else monic and not 1.

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from flint import fmpq, fmpq_mpoly
 
 if TYPE_CHECKING:
-    from exact.symbolic.ring import SymbolicRing
+    from attncert.exact.symbolic.ring import SymbolicRing
 
 #: (basis coordinates a, numerator and denominator of the constant exponent c).
 Key = tuple[tuple[tuple[int, int], ...], int, int]

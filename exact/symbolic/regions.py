@@ -32,8 +32,8 @@ from typing import Any, Mapping
 
 from flint import fmpq, fmpq_mpoly
 
-from exact.errors import AttncertError
-from exact.symbolic.terms import terms
+from attncert.exact.errors import AttncertError
+from attncert.exact.symbolic.terms import terms
 
 #: An affine form: coefficient by variable index (nonzero), and the constant.
 Affine = tuple[tuple[tuple[int, fmpq], ...], fmpq]
@@ -256,7 +256,7 @@ class GroupSearch:
 
 
 def _q(v: fmpq) -> str:
-    from exact.rationals import rational_to_json
+    from attncert.exact.rationals import rational_to_json
 
     return rational_to_json(v)
 

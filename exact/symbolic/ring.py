@@ -20,13 +20,13 @@ import random
 
 from flint import arb, ctx, fmpq, fmpq_mpoly, fmpq_mpoly_ctx
 
-from exact.errors import NotInFieldError
-from exact.expsum import ExpSum
-from exact.symbolic.basis import Coordinates, ExpBasis, split_constant, vector_key
-from exact.symbolic.number import SymNumber
-from exact.symbolic.polyexp import ONE, Key, PolyExp
-from exact.symbolic.regions import Affine, Regions, affine_form
-from exact.symbolic.terms import terms
+from attncert.exact.errors import NotInFieldError
+from attncert.exact.expsum import ExpSum
+from attncert.exact.symbolic.basis import Coordinates, ExpBasis, split_constant, vector_key
+from attncert.exact.symbolic.number import SymNumber
+from attncert.exact.symbolic.polyexp import ONE, Key, PolyExp
+from attncert.exact.symbolic.regions import Affine, Regions, affine_form
+from attncert.exact.symbolic.terms import terms
 
 
 class InputDependentSign(NotInFieldError):

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from flint import fmpq, fmpq_mpoly
 
-from exact.rationals import rational_to_json
+from attncert.exact.rationals import rational_to_json
 
 _TERM_SEP = re.compile(r" [+-] ")
 _NUMBER = re.compile(r"[0-9]+(/[0-9]+)?")

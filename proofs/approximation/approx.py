@@ -14,12 +14,12 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions import rasp
-from constructions.approximation.targets import target as make_target
-from constructions.compiler import compile_graph
-from exact import QQ
-from exact.expressions.enclose import display
-from proofs.approximation.common import (
+from attncert.constructions import rasp
+from attncert.constructions.approximation.targets import target as make_target
+from attncert.constructions.compiler import compile_graph
+from attncert.exact import QQ
+from attncert.exact.expressions.enclose import display
+from attncert.proofs.approximation.common import (
     ALPHA,
     BITS,
     EXPR,
@@ -39,13 +39,13 @@ from proofs.approximation.common import (
     target_json,
     modulus_proven,
 )
-from proofs.certify import certificate
-from proofs.checkers.approximation_claims import check_lipschitz_approx
-from proofs.checkers.modulus import decision_text
-from proofs.cost import Cost
-from proofs.params import positive_int
-from proofs.rebuild import recorded_params
-from proofs.registry import Claim, Param, register
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.approximation_claims import check_lipschitz_approx
+from attncert.proofs.checkers.modulus import decision_text
+from attncert.proofs.cost import Cost
+from attncert.proofs.params import positive_int
+from attncert.proofs.rebuild import recorded_params
+from attncert.proofs.registry import Claim, Param, register
 
 NAME = "lipschitz_approx"
 STATEMENT = (

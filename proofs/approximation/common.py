@@ -22,21 +22,21 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions.approximation.boxes import Box, Pieces
-from constructions.approximation.branch_bound import Certified, search, stopped_by
-from constructions.approximation.grid import Grid, network_slope, samples
-from constructions.approximation.mcshane import McShane, sequence_length
-from constructions.approximation.targets import LIBRARY, Target
-from exact import QQ, ParseError
-from exact.expressions import compile_enclosure, variables
-from exact.rationals import parse_rational
-from proofs.checkers.closed_form import ClosedForm, closed_form
-from proofs.checkers.mcshane import Interpolant
-from proofs.checkers.modulus import decide, decision_json
-from proofs.checkers.subgrid import RESOLUTION, SubgridBound, subgrid_bound
-from proofs.cost import CAP, SECONDS_PER_POSITION, Cost, target_magnitude
-from proofs.params import positive_int
-from proofs.registry import Param
+from attncert.constructions.approximation.boxes import Box, Pieces
+from attncert.constructions.approximation.branch_bound import Certified, search, stopped_by
+from attncert.constructions.approximation.grid import Grid, network_slope, samples
+from attncert.constructions.approximation.mcshane import McShane, sequence_length
+from attncert.constructions.approximation.targets import LIBRARY, Target
+from attncert.exact import QQ, ParseError
+from attncert.exact.expressions import compile_enclosure, variables
+from attncert.exact.rationals import parse_rational
+from attncert.proofs.checkers.closed_form import ClosedForm, closed_form
+from attncert.proofs.checkers.mcshane import Interpolant
+from attncert.proofs.checkers.modulus import decide, decision_json
+from attncert.proofs.checkers.subgrid import RESOLUTION, SubgridBound, subgrid_bound
+from attncert.proofs.cost import CAP, SECONDS_PER_POSITION, Cost, target_magnitude
+from attncert.proofs.params import positive_int
+from attncert.proofs.registry import Param
 
 #: Largest dimension (the grid has (m + 1)^d points; the cost model computes that number first).
 MAX_D = 16

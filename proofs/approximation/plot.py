@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from exact import QQ
+from attncert.exact import QQ
 
 
 def rates_png(doc: dict[str, Any]) -> bytes:

@@ -17,17 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from constructions import rasp
-from constructions.approximation.mcshane import sequence_length
-from constructions.approximation.targets import LIBRARY, target as make_target
-from exact import QQ, ParseError
-from proofs.approximation.common import BITS, MAX_PREC, PREC, RATIO, bounded, instance_cost, instance_json, modulus_proven, prove_instance, stop_ratio, target_json
-from proofs.certify import certificate
-from proofs.checkers.approximation_claims import check_lipschitz_rates
-from proofs.cost import Cost
-from proofs.params import int_list, positive_int
-from proofs.rebuild import recorded_params
-from proofs.registry import Claim, Param, register
+from attncert.constructions import rasp
+from attncert.constructions.approximation.mcshane import sequence_length
+from attncert.constructions.approximation.targets import LIBRARY, target as make_target
+from attncert.exact import QQ, ParseError
+from attncert.proofs.approximation.common import BITS, MAX_PREC, PREC, RATIO, bounded, instance_cost, instance_json, modulus_proven, prove_instance, stop_ratio, target_json
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.approximation_claims import check_lipschitz_rates
+from attncert.proofs.cost import Cost
+from attncert.proofs.params import int_list, positive_int
+from attncert.proofs.rebuild import recorded_params
+from attncert.proofs.registry import Claim, Param, register
 
 NAME = "lipschitz_rates"
 STATEMENT = (

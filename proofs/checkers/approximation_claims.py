@@ -36,17 +36,17 @@ from typing import Any
 import sympy
 from flint import ctx, fmpq
 
-from exact import QQ, ParseError
-from exact.expressions import compile_enclosure, endpoints, interval, parse_function, point, variables
-from exact.rationals import parse_rational
-from proofs.checkers.closed_form import closed_form
-from proofs.checkers.mcshane import Interpolant, piece_tables
-from proofs.checkers.modulus import decide, decision_json, decision_text
-from proofs.checkers.partition import read_leaves, sides, tiling_problem
-from proofs.checkers.reading import integer, items, obj, qvector, rational
-from proofs.checkers.sinkhorn_claims import conclude
-from proofs.checkers.subgrid import subgrid_bound
-from proofs.params import int_list
+from attncert.exact import QQ, ParseError
+from attncert.exact.expressions import compile_enclosure, endpoints, interval, parse_function, point, variables
+from attncert.exact.rationals import parse_rational
+from attncert.proofs.checkers.closed_form import closed_form
+from attncert.proofs.checkers.mcshane import Interpolant, piece_tables
+from attncert.proofs.checkers.modulus import decide, decision_json, decision_text
+from attncert.proofs.checkers.partition import read_leaves, sides, tiling_problem
+from attncert.proofs.checkers.reading import integer, items, obj, qvector, rational
+from attncert.proofs.checkers.sinkhorn_claims import conclude
+from attncert.proofs.checkers.subgrid import subgrid_bound
+from attncert.proofs.params import int_list
 
 MAX_D = 16
 #: Bounds on the stated modulus C ||x - y||^alpha (its thresholds are q-th roots of C^q times powers of 2).

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import sympy
 from flint import arb, ctx, fmpq
 
-from exact.expressions import variables
-from exact.expressions.enclose import rational
-from exact.expressions.lipschitz import lipschitz_bound
-from proofs.checkers.subgrid import holder_power
+from attncert.exact.expressions import variables
+from attncert.exact.expressions.enclose import rational
+from attncert.exact.expressions.lipschitz import lipschitz_bound
+from attncert.proofs.checkers.subgrid import holder_power
 
 PREC = 64
 

@@ -13,14 +13,14 @@ from typing import Any
 
 from flint import ctx, fmpq
 
-from exact import QQ, Ball, EENumber, ParseError, domain_from_name
-from exact.limits import current as current_limits
-from exact.matrices import matrix_from_json
-from proofs.checkers.forward import check_model_size, forward
-from proofs.checkers.reading import integer, items, obj
-from proofs.checkers.sinkhorn_claims import conclude
-from proofs.params import positive_rational, rational_list
-from proofs.references import BY_CLAIM, language_instance
+from attncert.exact import QQ, Ball, EENumber, ParseError, domain_from_name
+from attncert.exact.limits import current as current_limits
+from attncert.exact.matrices import matrix_from_json
+from attncert.proofs.checkers.forward import check_model_size, forward
+from attncert.proofs.checkers.reading import integer, items, obj
+from attncert.proofs.checkers.sinkhorn_claims import conclude
+from attncert.proofs.params import positive_rational, rational_list
+from attncert.proofs.references import BY_CLAIM, language_instance
 
 
 def check_compiled(doc: dict[str, Any]) -> list[str]:

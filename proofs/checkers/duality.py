@@ -20,10 +20,10 @@ from typing import Any, Sequence
 
 from flint import fmpq
 
-from exact import ParseError
-from exact.matrices import Rows
-from proofs.checkers.problem import HypothesisError
-from proofs.checkers.reading import rational
+from attncert.exact import ParseError
+from attncert.exact.matrices import Rows
+from attncert.proofs.checkers.problem import HypothesisError
+from attncert.proofs.checkers.reading import rational
 
 
 def l1(p: Sequence[fmpq], q: Sequence[fmpq]) -> fmpq:

@@ -17,9 +17,9 @@ from typing import Any, Sequence
 
 from flint import fmpq
 
-from exact import QQ, Domain, EENumber, LimitExceeded, ParseError
-from exact.limits import current as current_limits
-from proofs.checkers.reading import integer, items, obj, whole
+from attncert.exact import QQ, Domain, EENumber, LimitExceeded, ParseError
+from attncert.exact.limits import current as current_limits
+from attncert.proofs.checkers.reading import integer, items, obj, whole
 
 
 def check_model_size(model: dict[str, Any], length: int) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from flint import arb, ctx, fmpq
 
-from proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel, projective_diameter
+from attncert.proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel, projective_diameter
 
 
 def hilbert_enclosure(p: Problem, u: list[fmpq], prec: int) -> PlanEnclosure:

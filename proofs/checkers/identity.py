@@ -51,15 +51,15 @@ from typing import Any, Callable
 
 from flint import fmpq
 
-from exact.canonical import json_equal
-from exact.errors import LimitExceeded, ParseError
-from exact.limits import current as current_limits
-from exact.rationals import parse_rational, rational_from_json
-from proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Vector
-from proofs.checkers.identity_graph import OPS, Evaluator, Graph, SignOracle, influences, read_graph, static_selections
-from proofs.checkers.identity_references import CLAIMS, Reference
-from proofs.checkers.identity_regions import RegionOracle, read_regions
-from proofs.checkers.reading import flag, obj
+from attncert.exact.canonical import json_equal
+from attncert.exact.errors import LimitExceeded, ParseError
+from attncert.exact.limits import current as current_limits
+from attncert.exact.rationals import parse_rational, rational_from_json
+from attncert.proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Vector
+from attncert.proofs.checkers.identity_graph import OPS, Evaluator, Graph, SignOracle, influences, read_graph, static_selections
+from attncert.proofs.checkers.identity_references import CLAIMS, Reference
+from attncert.proofs.checkers.identity_regions import RegionOracle, read_regions
+from attncert.proofs.checkers.reading import flag, obj
 
 SUFFIX = "_identity"
 #: How many mismatching entries a certificate lists.

@@ -25,15 +25,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from exact import Domain
-from exact.canonical import json_equal
-from exact.errors import ParseError
-from proofs.checkers.forward import check_model_size, forward
-from proofs.checkers.identity import Runner, decide, expected_result, guarded, layout_case, result_problems
-from proofs.checkers.identity_field import Field, IdentityFailure, Number, as_number
-from proofs.checkers.identity_graph import SignOracle
-from proofs.checkers.identity_references import CLAIMS
-from proofs.checkers.reading import obj
+from attncert.exact import Domain
+from attncert.exact.canonical import json_equal
+from attncert.exact.errors import ParseError
+from attncert.proofs.checkers.forward import check_model_size, forward
+from attncert.proofs.checkers.identity import Runner, decide, expected_result, guarded, layout_case, result_problems
+from attncert.proofs.checkers.identity_field import Field, IdentityFailure, Number, as_number
+from attncert.proofs.checkers.identity_graph import SignOracle
+from attncert.proofs.checkers.identity_references import CLAIMS
+from attncert.proofs.checkers.reading import obj
 
 NAME = "compiled_identity"
 

@@ -82,8 +82,8 @@ from sympy import integer_nthroot
 from sympy.polys.domains import QQ as SYMPY_QQ
 from sympy.polys.rings import PolyElement, ring
 
-from exact.errors import AttncertError, LimitExceeded
-from exact.limits import current as current_limits
+from attncert.exact.errors import AttncertError, LimitExceeded
+from attncert.exact.limits import current as current_limits
 
 #: A Laurent monomial E^a T^t R^u as (a_1, ..., a_r, t, u_1, ..., u_j), u without trailing zeros.
 Key = tuple[int, ...]

@@ -52,10 +52,10 @@ from typing import Any, Callable
 
 from flint import fmpq
 
-from exact.errors import ParseError
-from exact.limits import current as current_limits
-from exact.rationals import rational_from_json
-from proofs.checkers.identity_field import Field, IdentityFailure, Quotient
+from attncert.exact.errors import ParseError
+from attncert.exact.limits import current as current_limits
+from attncert.exact.rationals import rational_from_json
+from attncert.proofs.checkers.identity_field import Field, IdentityFailure, Quotient
 
 GRAPH_FORMAT = "attncert-rasp/1"
 

@@ -23,8 +23,8 @@ from typing import Any, Callable
 
 from flint import fmpq
 
-from exact.errors import ParseError
-from proofs.checkers.identity import (
+from attncert.exact.errors import ParseError
+from attncert.proofs.checkers.identity import (
     SHOWN_MISMATCHES,
     Case,
     Rows,
@@ -37,9 +37,9 @@ from proofs.checkers.identity import (
     read_static_graph,
     result_problems,
 )
-from proofs.checkers.identity_field import IdentityFailure
-from proofs.checkers.identity_references import CLAIMS
-from proofs.checkers.reading import obj
+from attncert.proofs.checkers.identity_field import IdentityFailure
+from attncert.proofs.checkers.identity_references import CLAIMS
+from attncert.proofs.checkers.reading import obj
 
 NAME = "hierarchy_identity"
 

@@ -33,8 +33,8 @@ from typing import Any, Callable, Mapping
 
 from flint import fmpq
 
-from proofs.checkers.identity_field import Field, Number
-from proofs.checkers.identity_graph import SignOracle
+from attncert.proofs.checkers.identity_field import Field, Number
+from attncert.proofs.checkers.identity_graph import SignOracle
 
 Rows = list[list[Any]]
 

@@ -42,9 +42,9 @@ from typing import Any, Union
 
 from flint import fmpq
 
-from exact.errors import ParseError
-from proofs.checkers.identity_field import IdentityFailure
-from proofs.checkers.identity_graph import SignOracle
+from attncert.exact.errors import ParseError
+from attncert.proofs.checkers.identity_field import IdentityFailure
+from attncert.proofs.checkers.identity_graph import SignOracle
 
 #: A normalised affine form: (variable, coefficient) pairs by increasing variable, the first coefficient 1; the constant.
 Form = tuple[tuple[tuple[int, fmpq], ...], fmpq]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from flint import arb, arb_mat, ctx, fmpq
 
-from proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel
+from attncert.proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel
 
 
 def krawczyk_enclosure(p: Problem, x: list[fmpq], y: list[fmpq], rho: fmpq, prec: int) -> PlanEnclosure:

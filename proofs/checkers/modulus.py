@@ -45,10 +45,10 @@ import numpy as np
 import sympy
 from flint import ctx, fmpq, fmpz
 
-from exact import QQ
-from exact.expressions import compile_enclosure, point, variables
-from exact.expressions.enclose import MAX_PRECISION, endpoints, rational
-from exact.expressions.radicals import Radical, Value, compare, compile_exact, radical
+from attncert.exact import QQ
+from attncert.exact.expressions import compile_enclosure, point, variables
+from attncert.exact.expressions.enclose import MAX_PRECISION, endpoints, rational
+from attncert.exact.expressions.radicals import Radical, Value, compare, compile_exact, radical
 
 INT64_LIMIT = 1 << 62
 #: Precision multipliers of the enclosures tried on pairs left undecided.

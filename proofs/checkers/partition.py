@@ -22,7 +22,7 @@ from typing import Any
 
 from flint import fmpq
 
-from exact import ParseError
+from attncert.exact import ParseError
 
 #: Deepest level of one side (boxes narrower than 2^-60 are refused as malformed).
 MAX_LEVEL = 60

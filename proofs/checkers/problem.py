@@ -24,7 +24,7 @@ from typing import Callable
 
 from flint import arb, ctx, fmpq
 
-from exact.matrices import Rows
+from attncert.exact.matrices import Rows
 
 
 class HypothesisError(Exception):

@@ -6,8 +6,8 @@ from typing import Any
 
 from flint import fmpq
 
-from exact import QQ, ParseError
-from exact.matrices import Rows, matrix_from_json
+from attncert.exact import QQ, ParseError
+from attncert.exact.matrices import Rows, matrix_from_json
 
 
 def obj(parent: Any, key: str) -> dict[str, Any]:

@@ -19,12 +19,12 @@ from typing import Any
 
 from flint import arb
 
-from exact import Ball, ParseError
-from exact.matrices import matrix_from_json
-from proofs.checkers.hilbert import hilbert_enclosure
-from proofs.checkers.krawczyk import krawczyk_enclosure
-from proofs.checkers.problem import HypothesisError, Problem
-from proofs.checkers.reading import flag, integer, obj, qvector, rational
+from attncert.exact import Ball, ParseError
+from attncert.exact.matrices import matrix_from_json
+from attncert.proofs.checkers.hilbert import hilbert_enclosure
+from attncert.proofs.checkers.krawczyk import krawczyk_enclosure
+from attncert.proofs.checkers.problem import HypothesisError, Problem
+from attncert.proofs.checkers.reading import flag, integer, obj, qvector, rational
 
 EXTRA_BITS = 64
 MAX_PREC = 1 << 16

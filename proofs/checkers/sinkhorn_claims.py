@@ -16,17 +16,17 @@ from typing import Any
 
 from flint import arb, ctx, fmpq
 
-from exact import EE, ParseError
-from exact.matrices import Rows, matrix_from_json
-from exact.rationals import parse_rational
-from proofs.checkers.duality import w1_value
-from proofs.checkers.fixed_point import is_sinkhorn_plan
-from proofs.checkers.problem import HypothesisError, Problem, sinkhorn_problem
-from proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
-from proofs.checkers.runs import EXTRA_BITS, check_run, read_plan, run_precision
-from proofs.checkers.sinkhorn_model import RecordedModel
-from proofs.checkers.texts import text
-from proofs.params import rational_list
+from attncert.exact import EE, ParseError
+from attncert.exact.matrices import Rows, matrix_from_json
+from attncert.exact.rationals import parse_rational
+from attncert.proofs.checkers.duality import w1_value
+from attncert.proofs.checkers.fixed_point import is_sinkhorn_plan
+from attncert.proofs.checkers.problem import HypothesisError, Problem, sinkhorn_problem
+from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
+from attncert.proofs.checkers.runs import EXTRA_BITS, check_run, read_plan, run_precision
+from attncert.proofs.checkers.sinkhorn_model import RecordedModel
+from attncert.proofs.checkers.texts import text
+from attncert.proofs.params import rational_list
 
 MAX_SIZE = 1 << 12
 

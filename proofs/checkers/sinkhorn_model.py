@@ -25,10 +25,10 @@ from typing import Any
 
 from flint import arb, ctx, fmpq
 
-from exact import ParseError
-from exact.matrices import Rows
-from proofs.checkers.problem import BallCost
-from proofs.checkers.reading import qmatrix, rational, whole
+from attncert.exact import ParseError
+from attncert.exact.matrices import Rows
+from attncert.proofs.checkers.problem import BallCost
+from attncert.proofs.checkers.reading import qmatrix, rational, whole
 
 FORMAT = "attncert-sinkhorn-transformer/1"
 ARITY = {"text": 0, "embed": 1, "attention": 1, "mlp": 1, "layer_norm": 1, "readout": 1, "cost": 2, "sinkhorn": 3}

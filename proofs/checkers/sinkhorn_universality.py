@@ -30,17 +30,17 @@ from typing import Any
 
 from flint import fmpq
 
-from exact import ParseError
-from exact.matrices import Rows
-from exact.rationals import parse_rational
-from proofs.checkers.duality import diameter, w1_value
-from proofs.checkers.problem import HypothesisError
-from proofs.checkers.reading import flag, integer, items, obj, qmatrix, rational, shape_is
-from proofs.checkers.runs import check_run
-from proofs.checkers.sinkhorn_claims import conclude, problem_or_reason, same_eps
-from proofs.checkers.sinkhorn_model import RecordedModel
-from proofs.checkers.texts import key, text
-from proofs.params import int_list
+from attncert.exact import ParseError
+from attncert.exact.matrices import Rows
+from attncert.exact.rationals import parse_rational
+from attncert.proofs.checkers.duality import diameter, w1_value
+from attncert.proofs.checkers.problem import HypothesisError
+from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, rational, shape_is
+from attncert.proofs.checkers.runs import check_run
+from attncert.proofs.checkers.sinkhorn_claims import conclude, problem_or_reason, same_eps
+from attncert.proofs.checkers.sinkhorn_model import RecordedModel
+from attncert.proofs.checkers.texts import key, text
+from attncert.proofs.params import int_list
 
 SYSTEMS = ("independent", "entropic", "mixture")
 MAX_WIDTH = 16

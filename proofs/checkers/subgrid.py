@@ -34,8 +34,8 @@ from typing import Callable, Sequence
 import sympy
 from flint import arb, ctx, fmpq
 
-from exact.expressions import EnclosureError, Interval, compile_enclosure, compile_enclosures, endpoints, interval, point, rational, variables
-from proofs.checkers.mcshane import Interpolant
+from attncert.exact.expressions import EnclosureError, Interval, compile_enclosure, compile_enclosures, endpoints, interval, point, rational, variables
+from attncert.proofs.checkers.mcshane import Interpolant
 
 #: Cells per grid step and side.
 RESOLUTION = 2

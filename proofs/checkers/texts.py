@@ -12,10 +12,10 @@ from typing import Any
 
 from flint import fmpq
 
-from exact import ParseError
-from exact.matrices import Rows
-from proofs.checkers.problem import HypothesisError
-from proofs.checkers.reading import obj, qmatrix, qvector
+from attncert.exact import ParseError
+from attncert.exact.matrices import Rows
+from attncert.proofs.checkers.problem import HypothesisError
+from attncert.proofs.checkers.reading import obj, qmatrix, qvector
 
 DOMAIN = (fmpq(-1), fmpq(1))
 

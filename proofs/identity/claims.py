@@ -12,24 +12,24 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-import proofs.lemmas.inverse3  # noqa: F401  (the construction claims generalised here register themselves)
-import proofs.lemmas.matmul  # noqa: F401
-import proofs.lemmas.maxmin  # noqa: F401
-import proofs.lemmas.relu  # noqa: F401
-import proofs.lemmas.softmax  # noqa: F401
-import proofs.lemmas.transpose  # noqa: F401
-import proofs.simulator.encoder  # noqa: F401
-import proofs.simulator.encoder_norm  # noqa: F401
-import proofs.simulator.multihead  # noqa: F401
-import proofs.simulator.universal  # noqa: F401
-from proofs import cost as costs
-from proofs import references
-from proofs.cost import Cost
-from proofs.certify import certificate
-from proofs.checkers.identity import check_identity
-from proofs.identity.prove import SymbolicTask, identity_sections, prove_symbolic
-from proofs.layout_claims import LAYOUT_CLAIMS
-from proofs.registry import Claim, Param, register, registered
+import attncert.proofs.lemmas.inverse3  # noqa: F401  (the construction claims generalised here register themselves)
+import attncert.proofs.lemmas.matmul  # noqa: F401
+import attncert.proofs.lemmas.maxmin  # noqa: F401
+import attncert.proofs.lemmas.relu  # noqa: F401
+import attncert.proofs.lemmas.softmax  # noqa: F401
+import attncert.proofs.lemmas.transpose  # noqa: F401
+import attncert.proofs.simulator.encoder  # noqa: F401
+import attncert.proofs.simulator.encoder_norm  # noqa: F401
+import attncert.proofs.simulator.multihead  # noqa: F401
+import attncert.proofs.simulator.universal  # noqa: F401
+from attncert.proofs import cost as costs
+from attncert.proofs import references
+from attncert.proofs.cost import Cost
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.identity import check_identity
+from attncert.proofs.identity.prove import SymbolicTask, identity_sections, prove_symbolic
+from attncert.proofs.layout_claims import LAYOUT_CLAIMS
+from attncert.proofs.registry import Claim, Param, register, registered
 
 #: claim -> (what its inputs are, what it maps them to, the hypotheses in words).
 STATEMENTS: dict[str, tuple[str, str, str]] = {

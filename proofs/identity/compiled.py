@@ -14,18 +14,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from constructions.compiler.model import model_to_json
-from exact.errors import AttncertError
-from proofs import references
-from proofs.certify import certificate
-from proofs.checkers.identity_compiled import check_compiled_identity
-from proofs import cost as costs
-from proofs.compiled import CONSTRUCTION_PARAMS, LANGUAGES, canonical_sizes, compile_construction, parse_sizes
-from proofs.compiled import cost as compiled_cost
-from proofs.cost import Cost
-from proofs.identity.claims import STATEMENTS
-from proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
-from proofs.registry import Claim, register
+from attncert.constructions.compiler.model import model_to_json
+from attncert.exact.errors import AttncertError
+from attncert.proofs import references
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.identity_compiled import check_compiled_identity
+from attncert.proofs import cost as costs
+from attncert.proofs.compiled import CONSTRUCTION_PARAMS, LANGUAGES, canonical_sizes, compile_construction, parse_sizes
+from attncert.proofs.compiled import cost as compiled_cost
+from attncert.proofs.cost import Cost
+from attncert.proofs.identity.claims import STATEMENTS
+from attncert.proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
+from attncert.proofs.registry import Claim, register
 
 NAME = "compiled_identity"
 STATEMENT = (

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from constructions import rasp
-from constructions.rasp.static import static_selections
-from constructions.simulator import pad_for, universal
-from proofs import cost, progress, references
-from proofs.certify import certificate
-from proofs.checkers.identity_hierarchy import check_hierarchy_identity
-from proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
-from proofs.lemmas.common import size_param
-from proofs.registry import Claim, register
+from attncert.constructions import rasp
+from attncert.constructions.rasp.static import static_selections
+from attncert.constructions.simulator import pad_for, universal
+from attncert.proofs import cost, progress, references
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
+from attncert.proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import Claim, register
 
 NAME = "hierarchy_identity"
 STATEMENT = (

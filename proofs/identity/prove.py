@@ -22,16 +22,16 @@ from typing import Any, Callable, Mapping
 
 from networkx.utils import UnionFind
 
-from constructions import rasp
-from constructions.layout import Construction
-from constructions.rasp.static import influences, static_selections
-from exact.domains.symbolic import Sym, SymbolicField
-from exact.errors import AttncertError
-from exact.matrices import Rows
-from exact.symbolic.basis import RefineBasis
-from exact.symbolic.regions import MixedGroups, Regions
-from exact.symbolic.ring import InputDependentSign
-from proofs.identity.witness import Witness
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction
+from attncert.constructions.rasp.static import influences, static_selections
+from attncert.exact.domains.symbolic import Sym, SymbolicField
+from attncert.exact.errors import AttncertError
+from attncert.exact.matrices import Rows
+from attncert.exact.symbolic.basis import RefineBasis
+from attncert.exact.symbolic.regions import MixedGroups, Regions
+from attncert.exact.symbolic.ring import InputDependentSign
+from attncert.proofs.identity.witness import Witness
 
 #: Evaluations from ever finer exponential bases, or coarser variable groups, before giving up.
 MAX_RESTARTS = 16

@@ -23,11 +23,11 @@ from typing import Any
 
 from flint import fmpq
 
-from exact.rationals import rational_to_json
-from exact.symbolic.basis import Coordinates, Vector, hermite_basis, split_constant
-from exact.symbolic.polyexp import PolyExp
-from exact.symbolic.ring import SymbolicRing
-from exact.symbolic.terms import monomial_pairs, terms
+from attncert.exact.rationals import rational_to_json
+from attncert.exact.symbolic.basis import Coordinates, Vector, hermite_basis, split_constant
+from attncert.exact.symbolic.polyexp import PolyExp
+from attncert.exact.symbolic.ring import SymbolicRing
+from attncert.exact.symbolic.terms import monomial_pairs, terms
 
 
 class Witness:

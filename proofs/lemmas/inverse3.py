@@ -6,11 +6,11 @@ a clear error: its determinant is exactly 0.
 
 from __future__ import annotations
 
-from constructions.linalg import inverse3
-from exact.matrices import to_fmpq_mat
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.registry import register
+from attncert.constructions.linalg import inverse3
+from attncert.exact.matrices import to_fmpq_mat
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
     "inverse3",

@@ -5,11 +5,11 @@ A certificate checks it exactly in QQ, on one recorded input, against FLINT's fm
 
 from __future__ import annotations
 
-from constructions.linalg import matmul
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.lemmas.common import size_param
-from proofs.registry import register
+from attncert.constructions.linalg import matmul
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
     "matmul",

@@ -5,11 +5,11 @@ An odd last element is passed through. Comparisons are exact in QQ and EE; a cer
 
 from __future__ import annotations
 
-from constructions.activations import maxmin
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.lemmas.common import size_param
-from proofs.registry import register
+from attncert.constructions.activations import maxmin
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
     "maxmin",

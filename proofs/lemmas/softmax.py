@@ -6,11 +6,11 @@ decided by Lindemann–Weierstrass, not by precision.
 
 from __future__ import annotations
 
-from constructions.activations import softmax_rows
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.lemmas.common import size_param
-from proofs.registry import register
+from attncert.constructions.activations import softmax_rows
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
     "softmax",

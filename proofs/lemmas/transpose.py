@@ -5,11 +5,11 @@ A certificate checks it exactly in QQ on one recorded input (given, or random fr
 
 from __future__ import annotations
 
-from constructions.linalg import transpose
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.lemmas.common import size_param
-from proofs.registry import register
+from attncert.constructions.linalg import transpose
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
     "transpose",

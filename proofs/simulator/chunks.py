@@ -29,9 +29,9 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from exact.canonical import canonical_json, json_equal, sha256_hex
-from exact.certificate import atomic_write_bytes
-from exact.errors import AttncertError
+from attncert.exact.canonical import canonical_json, json_equal, sha256_hex
+from attncert.exact.certificate import atomic_write_bytes
+from attncert.exact.errors import AttncertError
 
 FORMAT = "attncert-chunk/1"
 

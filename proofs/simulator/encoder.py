@@ -4,11 +4,11 @@ square root, which leaves EE."""
 
 from __future__ import annotations
 
-from constructions.simulator import encoder_layer
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.lemmas.common import size_param
-from proofs.registry import register
+from attncert.constructions.simulator import encoder_layer
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
     "encoder_layer",

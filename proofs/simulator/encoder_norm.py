@@ -28,20 +28,20 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions import rasp
-from constructions.layout import Construction
-from constructions.simulator import encoder_layer, encoder_layer_norm
-from exact import EE, QQ, ParseError
-from exact.domains import Ball
-from exact.domains.ball import exact_dyadic
-from exact.matrices import Rows, matrix_to_json
-from exact.rationals import rational_to_json
-from proofs import cost, references
-from proofs.certify import certificate, differing_fields
-from proofs.layout_claims import recorded_matrices, recorded_origin, recorded_sizes
-from proofs.lemmas.common import INPUTS, SEED, inputs_for, size_param
-from proofs.params import positive_rational
-from proofs.registry import Claim, Param, register
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction
+from attncert.constructions.simulator import encoder_layer, encoder_layer_norm
+from attncert.exact import EE, QQ, ParseError
+from attncert.exact.domains import Ball
+from attncert.exact.domains.ball import exact_dyadic
+from attncert.exact.matrices import Rows, matrix_to_json
+from attncert.exact.rationals import rational_to_json
+from attncert.proofs import cost, references
+from attncert.proofs.certify import certificate, differing_fields
+from attncert.proofs.layout_claims import recorded_matrices, recorded_origin, recorded_sizes
+from attncert.proofs.lemmas.common import INPUTS, SEED, inputs_for, size_param
+from attncert.proofs.params import positive_rational
+from attncert.proofs.registry import Claim, Param, register
 
 NAME = "encoder_layer_norm"
 STATEMENT = (

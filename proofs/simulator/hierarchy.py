@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import random
 
-from constructions import rasp
-from constructions.rasp import batch
-from constructions.simulator import pad_for, read_output, universal
-from exact import EE, QQ, ParseError
-from exact.matrices import matrix_from_json, matrix_to_json
-from proofs import cost, progress, references
-from proofs.certify import certificate, differing_fields
-from proofs.lemmas.common import SEED, random_matrix, size_param
-from proofs.registry import Claim, register
+from attncert.constructions import rasp
+from attncert.constructions.rasp import batch
+from attncert.constructions.simulator import pad_for, read_output, universal
+from attncert.exact import EE, QQ, ParseError
+from attncert.exact.matrices import matrix_from_json, matrix_to_json
+from attncert.proofs import cost, progress, references
+from attncert.proofs.certify import certificate, differing_fields
+from attncert.proofs.lemmas.common import SEED, random_matrix, size_param
+from attncert.proofs.registry import Claim, register
 
 #: Cases per batched evaluation (one step of the progress bar).
 BATCH = 16

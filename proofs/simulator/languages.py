@@ -35,21 +35,21 @@ from typing import Any
 
 import numpy as np
 
-from constructions import rasp
-from constructions.batch_layout import encode_batch
-from constructions.languages import LanguageLayer, decide_match2_readout, least_beta_above, match2, parity
-from constructions.rasp import batch
-from constructions.rasp.batch_values import Numbers
-from constructions.simulator import universal
-from exact import EE, ParseError
-from exact.matrices import matrix_to_json
-from exact.ratarray import Overflow
-from proofs import cost
-from proofs import execute, progress, references
-from proofs.certify import certificate, differing_fields, package_version
-from proofs.lemmas.common import positive_int
-from proofs.registry import Claim, Param, register
-from proofs.simulator.chunks import ChunkStore, digest
+from attncert.constructions import rasp
+from attncert.constructions.batch_layout import encode_batch
+from attncert.constructions.languages import LanguageLayer, decide_match2_readout, least_beta_above, match2, parity
+from attncert.constructions.rasp import batch
+from attncert.constructions.rasp.batch_values import Numbers
+from attncert.constructions.simulator import universal
+from attncert.exact import EE, ParseError
+from attncert.exact.matrices import matrix_to_json
+from attncert.exact.ratarray import Overflow
+from attncert.proofs import cost
+from attncert.proofs import execute, progress, references
+from attncert.proofs.certify import certificate, differing_fields, package_version
+from attncert.proofs.lemmas.common import positive_int
+from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.simulator.chunks import ChunkStore, digest
 
 #: Words per chunk: one batched evaluation, one task when it runs in several processes or on a
 #: cluster, one chunk file when the run is resumable, one step of the progress bar.

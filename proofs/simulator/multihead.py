@@ -3,11 +3,11 @@ exactly, from vec(X) ++ vec(A_1..A_h) ++ vec(V_1..V_h) ++ vec(W_O). Decided in E
 
 from __future__ import annotations
 
-from constructions.simulator import multihead
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.lemmas.common import size_param
-from proofs.registry import register
+from attncert.constructions.simulator import multihead
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import register
 
 
 CLAIM = LayoutClaim(

@@ -8,11 +8,11 @@ directly from X, A, V (FLINT products, EE softmax). Equality is decided in EE.
 
 from __future__ import annotations
 
-from constructions.simulator import universal
-from proofs import cost, references
-from proofs.layout_claims import LayoutClaim
-from proofs.lemmas.common import size_param
-from proofs.registry import register
+from attncert.constructions.simulator import universal
+from attncert.proofs import cost, references
+from attncert.proofs.layout_claims import LayoutClaim
+from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
     "universal",

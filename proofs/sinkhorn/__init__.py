@@ -4,4 +4,4 @@ sinkhorn_fixed_point, sinkhorn_limit, sinkhorn_convergence,
 sinkhorn_transformer and sinkhorn_universality; one module each.
 """
 
-from proofs.sinkhorn import convergence, fixed_point, limit, transformer, universality  # noqa: F401
+from attncert.proofs.sinkhorn import convergence, fixed_point, limit, transformer, universality  # noqa: F401

@@ -17,14 +17,14 @@ import mpmath
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn import SinkhornResult
-from constructions.sinkhorn.wasserstein import W1Certificate
-from exact import Ball, Float, QQ
-from exact.errors import LimitExceeded
-from exact.matrices import Rows, matrix_to_json
-from proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
-from proofs.params import int_list, positive_int, positive_rational, rational_list
-from proofs.registry import Param
+from attncert.constructions.sinkhorn import SinkhornResult
+from attncert.constructions.sinkhorn.wasserstein import W1Certificate
+from attncert.exact import Ball, Float, QQ
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.matrices import Rows, matrix_to_json
+from attncert.proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
+from attncert.proofs.params import int_list, positive_int, positive_rational, rational_list
+from attncert.proofs.registry import Param
 
 
 SEED = Param("seed", int, 0, "seed of the random rational data")

@@ -3,13 +3,13 @@ eps, down to eps where float64 Sinkhorn (POT) underflows or stops early."""
 
 from __future__ import annotations
 
-from constructions.sinkhorn import sinkhorn
-from constructions.sinkhorn.problem import random_cost, random_marginal
-from exact import Ball, QQ
-from proofs import progress
-from proofs.certify import certificate
-from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import (
+from attncert.constructions.sinkhorn import sinkhorn
+from attncert.constructions.sinkhorn.problem import random_cost, random_marginal
+from attncert.exact import Ball, QQ
+from attncert.proofs import progress
+from attncert.proofs.certify import certificate
+from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.sinkhorn.common import (
     convergence_cost,
     PREC,
     SEED,
@@ -28,8 +28,8 @@ from proofs.sinkhorn.common import (
     qvec,
     run_json,
 )
-from proofs.checkers.sinkhorn_claims import check_convergence
-from proofs.params import MAX_ITERATIONS, iteration_budget, positive_int, positive_rational, rational_list
+from attncert.proofs.checkers.sinkhorn_claims import check_convergence
+from attncert.proofs.params import MAX_ITERATIONS, iteration_budget, positive_int, positive_rational, rational_list
 
 NAME = "sinkhorn_convergence"
 STATEMENT = (

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from constructions.sinkhorn.fixed_point import COST_RULE, fixed_point
-from constructions.sinkhorn.problem import random_marginal, random_plan
-from exact import QQ
+from attncert.constructions.sinkhorn.fixed_point import COST_RULE, fixed_point
+from attncert.constructions.sinkhorn.problem import random_marginal, random_plan
+from attncert.exact import QQ
 
-from proofs.certify import certificate
-from proofs.cost import Cost
-from proofs.registry import Claim, register
-from proofs.sinkhorn.common import plan_params, qmat, qvec
-from proofs.checkers.sinkhorn_claims import check_fixed_point
-from proofs.params import positive_rational
+from attncert.proofs.certify import certificate
+from attncert.proofs.cost import Cost
+from attncert.proofs.registry import Claim, register
+from attncert.proofs.sinkhorn.common import plan_params, qmat, qvec
+from attncert.proofs.checkers.sinkhorn_claims import check_fixed_point
+from attncert.proofs.params import positive_rational
 
 NAME = "sinkhorn_fixed_point"
 STATEMENT = (

@@ -8,17 +8,17 @@ import random
 import numpy as np
 from flint import fmpq
 
-from constructions.sinkhorn.fixed_point import fixed_point, interpolate
-from constructions.sinkhorn.problem import northwest_corner, random_marginal
-from constructions.sinkhorn.wasserstein import check, ground_distance, product_support, w1_exact
-from exact import QQ, Float
+from attncert.constructions.sinkhorn.fixed_point import fixed_point, interpolate
+from attncert.constructions.sinkhorn.problem import northwest_corner, random_marginal
+from attncert.constructions.sinkhorn.wasserstein import check, ground_distance, product_support, w1_exact
+from attncert.exact import QQ, Float
 
-from proofs.certify import certificate
-from proofs.registry import Claim, Param, register
-from proofs.checkers.sinkhorn_claims import check_limit
-from proofs.cost import Cost
-from proofs.params import positive_rational, rational_list
-from proofs.sinkhorn.common import float_note, plan_params, pot_side_notes, pot_version, qmat, qvec, w1_json
+from attncert.proofs.certify import certificate
+from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.checkers.sinkhorn_claims import check_limit
+from attncert.proofs.cost import Cost
+from attncert.proofs.params import positive_rational, rational_list
+from attncert.proofs.sinkhorn.common import float_note, plan_params, pot_side_notes, pot_version, qmat, qvec, w1_json
 
 NAME = "sinkhorn_limit"
 STATEMENT = (

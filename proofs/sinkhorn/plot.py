@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from exact import QQ
+from attncert.exact import QQ
 
 #: Maxima below this are enclosure slack, not approximation error.
 SLACK = 1e-12

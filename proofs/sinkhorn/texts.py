@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from constructions.sinkhorn.texts import Family, Text, read_text
-from exact import QQ, AttncertError, ParseError
-from exact.certificate import parse_json, read_bounded
-from exact.matrices import matrix_to_json
+from attncert.constructions.sinkhorn.texts import Family, Text, read_text
+from attncert.exact import QQ, AttncertError, ParseError
+from attncert.exact.certificate import parse_json, read_bounded
+from attncert.exact.matrices import matrix_to_json
 
 
 def text_json(t: Text) -> dict[str, Any]:

@@ -10,23 +10,23 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions.sinkhorn.encoder import MLP, Attention, Encoder, LayerNorm, forward_balls
-from constructions.sinkhorn.inner_cost import inner_cost
-from constructions.sinkhorn.graph import SinkhornLayer
-from constructions.sinkhorn.inner_cost import ExactCost
-from constructions.sinkhorn.texts import Text
-from constructions.sinkhorn.transformer import SinkhornTransformer
-from exact import EE, QQ, ParseError
-from exact.matrices import Rows, from_fmpq_mat, matrix_to_json, to_fmpq_mat
-from proofs import references
-from proofs.certify import certificate
-from proofs.checkers.sinkhorn_claims import check_transformer
-from proofs.params import positive_int, positive_rational
-from proofs.rebuild import recorded_params
-from proofs.registry import Claim, Param, register
-from proofs.cost import Cost, krawczyk_bits, over_limits, sinkhorn_cost
-from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_json
-from proofs.sinkhorn.texts import read_file, text_from, text_json
+from attncert.constructions.sinkhorn.encoder import MLP, Attention, Encoder, LayerNorm, forward_balls
+from attncert.constructions.sinkhorn.inner_cost import inner_cost
+from attncert.constructions.sinkhorn.graph import SinkhornLayer
+from attncert.constructions.sinkhorn.inner_cost import ExactCost
+from attncert.constructions.sinkhorn.texts import Text
+from attncert.constructions.sinkhorn.transformer import SinkhornTransformer
+from attncert.exact import EE, QQ, ParseError
+from attncert.exact.matrices import Rows, from_fmpq_mat, matrix_to_json, to_fmpq_mat
+from attncert.proofs import references
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.sinkhorn_claims import check_transformer
+from attncert.proofs.params import positive_int, positive_rational
+from attncert.proofs.rebuild import recorded_params
+from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.cost import Cost, krawczyk_bits, over_limits, sinkhorn_cost
+from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_json
+from attncert.proofs.sinkhorn.texts import read_file, text_from, text_json
 
 NAME = "sinkhorn_transformer"
 STATEMENT = (

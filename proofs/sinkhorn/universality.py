@@ -8,21 +8,21 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions.sinkhorn.graph import SinkhornLayer
-from constructions.sinkhorn.systems import NAMES, target_plans
-from constructions.sinkhorn.texts import DOMAIN, Family, random_family
-from constructions.sinkhorn.universality import BETA, FIT_BITS, FIT_WEIGHT_POWER, PairBound, fit_weights, width_row
-from constructions.sinkhorn.wasserstein import representative
-from exact import QQ, ParseError
-from proofs import progress
-from proofs.certify import certificate
-from proofs.checkers.reading import obj, qmatrix
-from proofs.checkers.sinkhorn_universality import check_universality
-from proofs.params import int_list, nonnegative_int, positive_int, positive_rational
-from proofs.rebuild import recorded_params
-from proofs.registry import Claim, Param, register
-from proofs.sinkhorn.common import PREC, SEED, TOL, bmat, qmat, run_json, universality_cost, w1_json
-from proofs.sinkhorn.texts import family_from, family_json, read_file
+from attncert.constructions.sinkhorn.graph import SinkhornLayer
+from attncert.constructions.sinkhorn.systems import NAMES, target_plans
+from attncert.constructions.sinkhorn.texts import DOMAIN, Family, random_family
+from attncert.constructions.sinkhorn.universality import BETA, FIT_BITS, FIT_WEIGHT_POWER, PairBound, fit_weights, width_row
+from attncert.constructions.sinkhorn.wasserstein import representative
+from attncert.exact import QQ, ParseError
+from attncert.proofs import progress
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.reading import obj, qmatrix
+from attncert.proofs.checkers.sinkhorn_universality import check_universality
+from attncert.proofs.params import int_list, nonnegative_int, positive_int, positive_rational
+from attncert.proofs.rebuild import recorded_params
+from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, qmat, run_json, universality_cost, w1_json
+from attncert.proofs.sinkhorn.texts import family_from, family_json, read_file
 
 NAME = "sinkhorn_universality"
 #: Widths above this are refused (the fit's w^2 unknowns, and the check).

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from proofs.certify import certificate
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.proofs.certify import certificate
 
 ROOT = os.geteuid() == 0
 LONG = "x" * 300 + ".json"
@@ -159,7 +159,7 @@ def test_hostile_invocation_is_refused_cleanly(args: list[str], scratch: Path) -
     before = snapshot(scratch)
     t0 = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "proofs.cli", *args], cwd=scratch, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", "attncert", *args], cwd=scratch, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
         preexec_fn=memory_cap,
     )
     elapsed = time.monotonic() - t0

@@ -7,10 +7,10 @@ import io
 
 import pytest
 
-from exact.certificate import write_certificate
-from proofs import progress
-from proofs.cli import main
-from proofs.simulator.languages import prove_parity
+from attncert.exact.certificate import write_certificate
+from attncert.proofs import progress
+from attncert.proofs.cli import main
+from attncert.proofs.simulator.languages import prove_parity
 
 
 class Terminal(io.StringIO):

@@ -22,7 +22,7 @@ import pytest
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc to find the workers")
 
 _SCRIPT = Path(sys.executable).with_name("attncert")
-ATTNCERT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "proofs.cli"]
+ATTNCERT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "attncert"]
 
 #: A run of tens of seconds with two worker processes (match2 on every word up to length 7, 123,032 words).
 SLOW_PROVE = ["prove", "match2", "--max-length", "7", "--jobs", "2"]

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from proofs import execute, sweep, workers
-from proofs.simulator import languages
-from proofs.simulator.languages import prove_parity
+from attncert.proofs import execute, sweep, workers
+from attncert.proofs.simulator import languages
+from attncert.proofs.simulator.languages import prove_parity
 
 
 def test_cap():

@@ -13,15 +13,15 @@ import random
 import pytest
 from flint import ctx, fmpq
 
-from constructions import rasp
-from constructions.approximation.boxes import UNIT, Box, Pieces
-from constructions.approximation.branch_bound import search
-from constructions.approximation.grid import Grid, network_slope, samples
-from constructions.approximation.mcshane import McShane, sequence_length
-from constructions.approximation.targets import LIBRARY, target
-from constructions.compiler import compile_graph
-from exact import QQ, ParseError
-from exact.expressions import compile_enclosure, point, variables
+from attncert.constructions import rasp
+from attncert.constructions.approximation.boxes import UNIT, Box, Pieces
+from attncert.constructions.approximation.branch_bound import search
+from attncert.constructions.approximation.grid import Grid, network_slope, samples
+from attncert.constructions.approximation.mcshane import McShane, sequence_length
+from attncert.constructions.approximation.targets import LIBRARY, target
+from attncert.constructions.compiler import compile_graph
+from attncert.exact import QQ, ParseError
+from attncert.exact.expressions import compile_enclosure, point, variables
 
 
 def mcshane(name: str, d: int, m: int, bits: int = 24) -> McShane:

@@ -12,13 +12,13 @@ from flint import fmpq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.languages import match2
-from constructions.rasp import Comparison as Cmp
-from constructions.rasp.batch import evaluate_batch
-from constructions.rasp.selection import Selection
-from constructions.simulator import pad_for, universal
-from exact import EE, QQ, EENumber
+from attncert.constructions import rasp
+from attncert.constructions.languages import match2
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.constructions.rasp.batch import evaluate_batch
+from attncert.constructions.rasp.selection import Selection
+from attncert.constructions.simulator import pad_for, universal
+from attncert.exact import EE, QQ, EENumber
 
 
 def assert_identical(want, got):

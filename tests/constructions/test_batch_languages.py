@@ -12,17 +12,17 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.batch_layout import encode_batch
-from constructions.languages import match2, parity
-from constructions.rasp.batch import rows, run_batch
-from constructions.simulator import universal
-from exact import EE, QQ, EENumber
-from exact.expsum import ExpSum, exponent
-from exact.exparray import ExpArray
-from exact.ratarray import RatArray
-from proofs import references
-from proofs.simulator.languages import parity_set
+from attncert.constructions import rasp
+from attncert.constructions.batch_layout import encode_batch
+from attncert.constructions.languages import match2, parity
+from attncert.constructions.rasp.batch import rows, run_batch
+from attncert.constructions.simulator import universal
+from attncert.exact import EE, QQ, EENumber
+from attncert.exact.expsum import ExpSum, exponent
+from attncert.exact.exparray import ExpArray
+from attncert.exact.ratarray import RatArray
+from attncert.proofs import references
+from attncert.proofs.simulator.languages import parity_set
 
 
 def _u_batch(layer, n, words):

@@ -9,9 +9,9 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import classic as C
-from constructions import rasp
-from exact.testing import rationals
+from attncert.constructions import classic as C
+from attncert.constructions import rasp
+from attncert.exact.testing import rationals
 
 words = st.lists(st.sampled_from("abcde"), min_size=1, max_size=12)
 SETTINGS = settings(max_examples=40, deadline=None)

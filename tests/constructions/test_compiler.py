@@ -12,20 +12,20 @@ from flint import fmpq
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.activations import maxmin, relu, softmax_rows
-from constructions.compiler import NotCompilable, compile_graph
-from constructions.compiler.basis import Basis, columns
-from constructions.compiler.export import to_npz
-from constructions.compiler.layers import allocate
-from constructions.compiler.model import model_from_json, model_to_json
-from constructions.compiler.values import infer
-from constructions.linalg import gather, index_map, inverse3, matmul, transpose
-from constructions.simulator import encoder_layer, multihead, universal
-from exact import EE, QQ, Ball, Float, ParseError
-from exact.testing import rationals
-from proofs.checkers.forward import forward as independent_forward
-from proofs.lemmas.common import random_matrix
+from attncert.constructions import rasp
+from attncert.constructions.activations import maxmin, relu, softmax_rows
+from attncert.constructions.compiler import NotCompilable, compile_graph
+from attncert.constructions.compiler.basis import Basis, columns
+from attncert.constructions.compiler.export import to_npz
+from attncert.constructions.compiler.layers import allocate
+from attncert.constructions.compiler.model import model_from_json, model_to_json
+from attncert.constructions.compiler.values import infer
+from attncert.constructions.linalg import gather, index_map, inverse3, matmul, transpose
+from attncert.constructions.simulator import encoder_layer, multihead, universal
+from attncert.exact import EE, QQ, Ball, Float, ParseError
+from attncert.exact.testing import rationals
+from attncert.proofs.checkers.forward import forward as independent_forward
+from attncert.proofs.lemmas.common import random_matrix
 
 CONSTRUCTIONS = {
     "transpose": lambda: transpose(2, 3),
@@ -303,7 +303,7 @@ def test_categorical_refusals_name_the_node():
 def test_language_readouts_through_u_on_every_word():
     import itertools
 
-    from constructions.languages import match2, match2_readout, parity, parity_readout
+    from attncert.constructions.languages import match2, match2_readout, parity, parity_readout
 
     for layer, cons, n, letters in [(match2(3, 3), match2_readout(3, 3), 3, 3), (parity(4, [0, 2]), parity_readout(4, 2), 4, 2)]:
         g = cons.graph()
@@ -316,8 +316,8 @@ def test_language_readouts_through_u_on_every_word():
 
 
 def test_a_basis_that_would_outgrow_the_pair_limit_is_refused_while_compiling():
-    from exact.errors import LimitExceeded
-    from exact.limits import Limits, limits
+    from attncert.exact.errors import LimitExceeded
+    from attncert.exact.limits import Limits, limits
 
     prefix = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.numerical(rasp.Map(rasp.fn("identity"), rasp.tokens)), default=0))
     assert compile_graph(_program(prefix), 100, "scalar").width() == 106  # a value table: one column per position
@@ -378,8 +378,8 @@ def test_a_program_that_never_reads_its_tokens_compiles_with_categorical_tokens(
 
 
 def test_the_default_check_refuses_a_miscompiled_map(monkeypatch):
-    import constructions.compiler.assemble as assemble
-    from constructions.compiler import CheckFailed
+    import attncert.constructions.compiler.assemble as assemble
+    from attncert.constructions.compiler import CheckFailed
 
     real = assemble.map_block
     monkeypatch.setattr(assemble, "map_block", lambda name, *a: real("identity" if name == "neg" else name, *a))
@@ -391,8 +391,8 @@ def test_the_default_check_refuses_a_miscompiled_map(monkeypatch):
 
 
 def test_the_default_check_refuses_a_miscompiled_table(monkeypatch):
-    import constructions.compiler.assemble as assemble
-    from constructions.compiler import CheckFailed
+    import attncert.constructions.compiler.assemble as assemble
+    from attncert.constructions.compiler import CheckFailed
 
     real = assemble.tabulate
 
@@ -408,7 +408,7 @@ def test_the_default_check_refuses_a_miscompiled_table(monkeypatch):
 
 def test_a_categorical_mean_of_different_numbers_is_refused_by_the_check():
     # RASP averages 1, 1, 2 to 4/3; the one-hot columns move as (2/3, 1/3, 0), which would decode as None
-    from constructions.compiler import CheckFailed
+    from attncert.constructions.compiler import CheckFailed
 
     mean = rasp.categorical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE), rasp.tokens)).named("mean")
     with pytest.raises(CheckFailed, match=r"node 'mean': .* on input \[1, 1, 2\] at position 0 RASP gives 4/3, the model columns \(2/3, 1/3, 0\), not one-hot"):
@@ -436,7 +436,7 @@ def test_inputs_outside_the_programs_domain_are_skipped_and_a_program_with_none_
 
 
 def test_a_large_vocabulary_is_swept_and_a_bad_one_refused():
-    from exact.errors import AttncertError
+    from attncert.exact.errors import AttncertError
 
     g = _program(rasp.categorical(rasp.Map(lambda t: t, rasp.tokens)).named("same"))
     # 100 symbols over 10 positions: 10 words of consecutive symbols hold every one
@@ -450,8 +450,8 @@ def test_a_large_vocabulary_is_swept_and_a_bad_one_refused():
 
 
 def test_a_check_over_the_pair_limit_is_refused_with_the_way_out():
-    from exact.errors import LimitExceeded
-    from exact.limits import Limits, limits
+    from attncert.exact.errors import LimitExceeded
+    from attncert.exact.limits import Limits, limits
 
     g = _program(rasp.numerical(rasp.Map(rasp.fn("neg"), rasp.tokens)))
     with limits(Limits(max_pairs=100)):
@@ -480,7 +480,7 @@ def test_float_forward_passes_report_an_exp_overflow_instead_of_nan(tmp_path):
 
 
 def test_npz_refuses_a_categorical_model():
-    from exact.errors import AttncertError
+    from attncert.exact.errors import AttncertError
 
     with pytest.raises(AttncertError, match="does not record a vocabulary"):
         to_npz(compile_graph(_program(_reverse_letters()), 3, "categorical", ["a", "b"]))
@@ -489,7 +489,7 @@ def test_npz_refuses_a_categorical_model():
 def test_the_documented_categorical_format_decodes_the_outputs():
     # docs/compiler.md, "Categorical tokens": token column k is 1 where the token is vocab[k]; an output is the
     # value of output_values whose column holds exactly 1, None if none does. Read from the JSON alone.
-    from constructions.rasp.values import encode_value
+    from attncert.constructions.rasp.values import encode_value
 
     shift = rasp.Aggregate(rasp.Select(rasp.indices, rasp.numerical(rasp.Map(rasp.fn("sub_const", c=1), rasp.indices)), rasp.Comparison.EQ), rasp.tokens)
     g = _program(shift)  # query i selects the key i - 1: out[i] = tokens[i - 1], None at position 0

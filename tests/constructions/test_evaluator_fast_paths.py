@@ -12,9 +12,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from exact import EE, QQ, EENumber, ExactZeroDivision
-from exact.testing import ee_numbers, rationals
+from attncert.constructions import rasp
+from attncert.exact import EE, QQ, EENumber, ExactZeroDivision
+from attncert.exact.testing import ee_numbers, rationals
 
 
 def test_a_repeated_node_is_computed_once_and_shares_its_value():

@@ -14,9 +14,9 @@ from flint import arb, fmpq, fmpz
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.rasp import Comparison as Cmp
-from exact import EE, QQ, Ball, Float, EENumber
+from attncert.constructions import rasp
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.exact import EE, QQ, Ball, Float, EENumber
 
 DOMAINS = [QQ, EE, Ball(64), Float]
 prefix = rasp.Select(rasp.indices, rasp.indices, Cmp.LEQ)  # query i averages keys 0..i

@@ -2,7 +2,7 @@
 
 import pytest
 
-from constructions import activations, linalg, rasp
+from attncert.constructions import activations, linalg, rasp
 
 CASES = {
     "transpose": ([linalg.transpose(r, c) for r, c in [(1, 1), (1, 7), (7, 1), (5, 3), (16, 16)]], 2, [0, 1]),

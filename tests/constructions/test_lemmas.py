@@ -16,9 +16,9 @@ from flint import fmpq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructions import activations, linalg, rasp
-from exact import EE, QQ, Float
-from exact.testing import ee_numbers, rationals
+from attncert.constructions import activations, linalg, rasp
+from attncert.exact import EE, QQ, Float
+from attncert.exact.testing import ee_numbers, rationals
 
 MANY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 sizes = st.integers(1, 16)

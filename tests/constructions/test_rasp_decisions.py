@@ -13,13 +13,13 @@ import mpmath
 import pytest
 from flint import arb, ctx, fmpq
 
-from constructions import rasp
-from constructions.rasp import Comparison as Cmp
-from constructions.rasp.batch import evaluate_batch
-from constructions.rasp.language import session
-from constructions.rasp.language.interpreter import Interpreter, Undecided
-from exact import Ball, decide
-from exact.errors import UndecidedError
+from attncert.constructions import rasp
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.constructions.rasp.batch import evaluate_batch
+from attncert.constructions.rasp.language import session
+from attncert.constructions.rasp.language.interpreter import Interpreter, Undecided
+from attncert.exact import Ball, decide
+from attncert.exact.errors import UndecidedError
 
 SQRT2 = "r = 2 ^ (1/2);"
 

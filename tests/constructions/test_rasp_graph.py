@@ -5,11 +5,11 @@ import json
 import networkx as nx
 import pytest
 
-from constructions import classic as C
-from constructions import rasp
-from constructions.rasp import Comparison as Cmp
-from exact import ParseError
-from exact.canonical import canonical_json
+from attncert.constructions import classic as C
+from attncert.constructions import rasp
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.exact import ParseError
+from attncert.exact.canonical import canonical_json
 
 PROGRAMS = {
     "reverse": lambda: C.make_reverse(rasp.tokens),
@@ -109,8 +109,8 @@ def test_size_schedule():
 def test_graph_nodes_are_bounded_by_the_limit_in_force():
     from dataclasses import replace
 
-    from exact.errors import LimitExceeded
-    from exact.limits import Limits, limits
+    from attncert.exact.errors import LimitExceeded
+    from attncert.exact.limits import Limits, limits
 
     doc = rasp.graph_to_json(rasp.to_graph(rasp.SequenceMap(rasp.fn("add"), rasp.tokens, rasp.indices)))
     n = len(doc["nodes"])

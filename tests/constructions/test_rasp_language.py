@@ -8,9 +8,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.rasp.language.interpreter import Interpreter, RaspError
-from constructions.rasp.language.parser import RaspSyntaxError, parse
+from attncert.constructions import rasp
+from attncert.constructions.rasp.language.interpreter import Interpreter, RaspError
+from attncert.constructions.rasp.language.parser import RaspSyntaxError, parse
 
 
 
@@ -124,8 +124,8 @@ def test_errors_are_one_line_with_the_position(src, match):
 
 import io  # noqa: E402
 
-from constructions.rasp.language import session  # noqa: E402
-from proofs.cli import main  # noqa: E402
+from attncert.constructions.rasp.language import session  # noqa: E402
+from attncert.proofs.cli import main  # noqa: E402
 
 
 def test_attncert_rasp_file_eval_and_input(tmp_path, capsys):

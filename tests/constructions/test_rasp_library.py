@@ -10,8 +10,8 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.rasp.language.interpreter import Interpreter
+from attncert.constructions import rasp
+from attncert.constructions.rasp.language.interpreter import Interpreter
 
 WORDS = st.text(alphabet="abc", min_size=1, max_size=8)
 NUMBERS = st.lists(st.integers(-3, 3), min_size=1, max_size=8)

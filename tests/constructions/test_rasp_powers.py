@@ -13,13 +13,13 @@ from flint import arb, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from proofs.cli import main
-from constructions.rasp.language.interpreter import Interpreter, read_e_literal
-from constructions.rasp.language.session import evaluate, labels, relation
-from exact import EE, QQ, EENumber
-from exact.domains import Ball
-from exact.errors import AttncertError, LimitExceeded, NotInFieldError, NotRealError, ParseError
+from attncert.constructions import rasp
+from attncert.proofs.cli import main
+from attncert.constructions.rasp.language.interpreter import Interpreter, read_e_literal
+from attncert.constructions.rasp.language.session import evaluate, labels, relation
+from attncert.exact import EE, QQ, EENumber
+from attncert.exact.domains import Ball
+from attncert.exact.errors import AttncertError, LimitExceeded, NotInFieldError, NotRealError, ParseError
 
 SETTINGS = settings(max_examples=40, deadline=None)
 small = st.fractions(min_value=Fraction(-20), max_value=Fraction(20), max_denominator=12)

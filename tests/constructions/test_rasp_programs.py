@@ -15,12 +15,12 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import activations, linalg
-from constructions import classic as C
-from constructions import rasp
-from constructions.rasp.language import programs
-from exact import EE, QQ, Domain
-from exact.testing import rational_matrices, rationals
+from attncert.constructions import activations, linalg
+from attncert.constructions import classic as C
+from attncert.constructions import rasp
+from attncert.constructions.rasp.language import programs
+from attncert.exact import EE, QQ, Domain
+from attncert.exact.testing import rational_matrices, rationals
 from tests.constructions.test_classic_programs import (
     _dyck_words,
     ref_double_histogram,
@@ -164,7 +164,7 @@ def test_softmax_rows_with_the_e_literal(data, r, c):
 
 
 def test_attncert_graph_exports_a_rasp_program_that_evaluates_as_the_python_api(tmp_path):
-    from proofs.cli import main
+    from attncert.proofs.cli import main
 
     out = tmp_path / "hist.json"
     args = ["graph", "rasp_program", "--file", str(programs.path("classic")), "--expr", "make_histogram(tokens)", "--format", "json", "--out", str(out)]
@@ -180,7 +180,7 @@ def test_attncert_graph_exports_a_rasp_program_that_evaluates_as_the_python_api(
 @settings(max_examples=8, deadline=None)
 @given(st.lists(st.sampled_from("abc"), min_size=1, max_size=5))
 def test_a_rasp_program_compiles_to_weights_that_compute_it(word):
-    from constructions.compiler import compile_graph
+    from attncert.constructions.compiler import compile_graph
 
     model = compile_graph(rasp.to_graph(classic("make_histogram(tokens)")), len(word), "categorical", vocab=("a", "b", "c"))
     out = model.forward(word, QQ)[0]["output"]

@@ -10,9 +10,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.rasp.language.interpreter import Interpreter, RaspError
-from exact.errors import AttncertError
+from attncert.constructions import rasp
+from attncert.constructions.rasp.language.interpreter import Interpreter, RaspError
+from attncert.exact.errors import AttncertError
 
 WORDS = st.text(alphabet="abc", min_size=1, max_size=8)
 
@@ -123,7 +123,7 @@ def test_an_aggregate_passes_a_single_boolean_through(word):
 def test_the_repl_reads_a_statement_over_several_lines_and_sets_an_example_by_name():
     import io
 
-    from constructions.rasp.language import session
+    from attncert.constructions.rasp.language import session
 
     lines = iter(["total = 0;", "for i in range(4) {", "  total = total + i;", "}", "word = \"abc\";", "set example word", "def twice(x) {", "return x * 2; }", "twice(indices", ");", "total;", "exit"])
     out = io.StringIO()
@@ -205,7 +205,7 @@ def test_token_str_writes_terminating_rationals_in_decimals():
 
 
 def test_input_json_strings_stay_strings_and_numbers_are_exact():
-    from constructions.rasp.language.session import read_input
+    from attncert.constructions.rasp.language.session import read_input
 
     assert read_input('[0.1, "0.1", 7, "7", true]') == [fmpq(1, 10), "0.1", 7, "7", True]
     assert [type(x) for x in read_input('[0.1, "0.1"]')] == [fmpq, str]

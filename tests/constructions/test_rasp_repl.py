@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from constructions.rasp.language import programs, session
-from constructions.rasp.language.interpreter import read_e_literal
+from attncert.constructions.rasp.language import programs, session
+from attncert.constructions.rasp.language.interpreter import read_e_literal
 
 TRANSCRIPTS = sorted(Path(__file__).with_name("repl").glob("*.txt"))
 

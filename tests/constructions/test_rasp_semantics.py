@@ -5,9 +5,9 @@ import math
 import pytest
 from flint import fmpq
 
-from constructions import rasp
-from constructions.rasp import Comparison as Cmp
-from exact import EE, QQ, Ball, Float
+from attncert.constructions import rasp
+from attncert.constructions.rasp import Comparison as Cmp
+from attncert.exact import EE, QQ, Ball, Float
 
 prefix = rasp.Select(rasp.indices, rasp.indices, Cmp.LEQ)
 

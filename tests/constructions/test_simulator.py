@@ -9,9 +9,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.simulator import pad_for, read_output, universal
-from exact import EE, Float
+from attncert.constructions import rasp
+from attncert.constructions.simulator import pad_for, read_output, universal
+from attncert.exact import EE, Float
 
 
 def rand_matrix(rng, r, c, height=9, den=7):
@@ -130,7 +130,7 @@ def _matmul_here(a, b):
 @settings(max_examples=12, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 3), st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(0, 2**32))
 def test_multihead_is_exact(n, d, dv, h, do, seed):
-    from constructions.simulator import multihead
+    from attncert.constructions.simulator import multihead
 
     rng = random.Random(seed)
     X = rand_matrix(rng, n, d)
@@ -148,7 +148,7 @@ def test_multihead_is_exact(n, d, dv, h, do, seed):
 @settings(max_examples=8, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 3), st.integers(0, 2**32))
 def test_encoder_layer_is_exact(n, d, dv, h, f, seed):
-    from constructions.simulator import encoder_layer
+    from attncert.constructions.simulator import encoder_layer
 
     rng = random.Random(seed)
     X = rand_matrix(rng, n, d)
@@ -171,14 +171,14 @@ def test_encoder_layer_is_exact(n, d, dv, h, f, seed):
 
 
 def test_multihead_and_encoder_depth_is_constant():
-    from constructions.simulator import encoder_layer, multihead
+    from attncert.constructions.simulator import encoder_layer, multihead
 
     assert {rasp.size(multihead(n, 2, 2, 2, 2).graph()).layers for n in (1, 5, 12)} == {9}
     assert {rasp.size(encoder_layer(n, 2, 2, 2, 3).graph()).layers for n in (1, 5, 12)} == {13}
 
 
 def test_heads_do_not_grow_with_the_number_of_attention_heads():
-    from constructions.simulator import encoder_layer, multihead
+    from attncert.constructions.simulator import encoder_layer, multihead
 
     assert {tuple(rasp.size(multihead(3, 2, 2, h, 3).graph()).heads) for h in (1, 2, 4)} == {(0, 7, 2, 2, 1, 2, 1, 1, 1)}
     assert {tuple(rasp.size(encoder_layer(3, 2, 2, h, 3).graph()).heads) for h in (1, 3)} == {(0, 12, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1)}

@@ -5,16 +5,16 @@ import numpy as np
 import pytest
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn import sinkhorn
-from constructions.sinkhorn.continuation import RATIO, START_DELTA, continuation_start, schedule
-from constructions.sinkhorn.hilbert import projective_diameter
-from constructions.sinkhorn.kernel import ball_kernel
-from constructions.sinkhorn.logdomain import log_sinkhorn, scaled_sinkhorn, semidual_newton
-from constructions.sinkhorn.problem import random_cost, random_marginal, read_problem, uniform_marginal
-from exact import Ball
-from proofs.checkers.hilbert import hilbert_enclosure
-from proofs.checkers.krawczyk import krawczyk_enclosure
-from proofs.checkers.problem import HypothesisError, sinkhorn_problem
+from attncert.constructions.sinkhorn import sinkhorn
+from attncert.constructions.sinkhorn.continuation import RATIO, START_DELTA, continuation_start, schedule
+from attncert.constructions.sinkhorn.hilbert import projective_diameter
+from attncert.constructions.sinkhorn.kernel import ball_kernel
+from attncert.constructions.sinkhorn.logdomain import log_sinkhorn, scaled_sinkhorn, semidual_newton
+from attncert.constructions.sinkhorn.problem import random_cost, random_marginal, read_problem, uniform_marginal
+from attncert.exact import Ball
+from attncert.proofs.checkers.hilbert import hilbert_enclosure
+from attncert.proofs.checkers.krawczyk import krawczyk_enclosure
+from attncert.proofs.checkers.problem import HypothesisError, sinkhorn_problem
 
 
 def _problem(seed, n=8):

@@ -7,9 +7,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions.sinkhorn import SinkhornInputError
-from constructions.sinkhorn.fixed_point import fixed_point, interpolate
-from constructions.sinkhorn.problem import northwest_corner, random_marginal, random_plan
+from attncert.constructions.sinkhorn import SinkhornInputError
+from attncert.constructions.sinkhorn.fixed_point import fixed_point, interpolate
+from attncert.constructions.sinkhorn.problem import northwest_corner, random_marginal, random_plan
 
 positive_plans = st.tuples(st.integers(1, 5), st.integers(1, 5)).flatmap(
     lambda s: st.lists(st.lists(st.integers(1, 50), min_size=s[1], max_size=s[1]), min_size=s[0], max_size=s[0])

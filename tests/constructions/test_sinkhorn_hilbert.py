@@ -10,9 +10,9 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions.sinkhorn.hilbert import contraction, hilbert_distance_upper, inverse_gap, projective_diameter
-from constructions.sinkhorn.problem import read_problem
-from exact.testing import rational_matrices
+from attncert.constructions.sinkhorn.hilbert import contraction, hilbert_distance_upper, inverse_gap, projective_diameter
+from attncert.constructions.sinkhorn.problem import read_problem
+from attncert.exact.testing import rational_matrices
 
 shapes = st.tuples(st.integers(1, 4), st.integers(1, 4))
 
@@ -61,7 +61,7 @@ def test_hilbert_distance_upper_bounds_points_in_the_balls():
 @pytest.mark.parametrize("scale", [1, 2**40, 2**70])  # int32, int64, and Python integers (too large for int64)
 def test_projective_diameter_in_blocks_and_with_python_integers(monkeypatch, scale):
     """Several broadcast blocks, in every integer type the cost's size calls for, give the brute-force Delta."""
-    import constructions.sinkhorn.hilbert as hilbert
+    import attncert.constructions.sinkhorn.hilbert as hilbert
 
     monkeypatch.setattr(hilbert, "DIAMETER_BLOCK", 20)  # 5x4 entries: one row i per block
     C = [[fmpq(((7 * i + 3 * j * j) % 11) * scale + i * j, 13) for j in range(4)] for i in range(5)]

@@ -5,8 +5,8 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions.sinkhorn.kernel import ball_kernel, kernel_entries
-from constructions.sinkhorn.problem import read_problem
+from attncert.constructions.sinkhorn.kernel import ball_kernel, kernel_entries
+from attncert.constructions.sinkhorn.problem import read_problem
 
 #: Costs k / den with k of either sign, repeated values among them (shared powers), and huge k (Python integers).
 costs = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 50), st.sampled_from([1, 10, 2**70])).flatmap(

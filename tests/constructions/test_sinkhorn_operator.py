@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn import SinkhornInputError, sinkhorn
-from constructions.sinkhorn.problem import random_cost, random_marginal, uniform_marginal
-from exact import EE, Ball, Float, QQ
-from proofs.sinkhorn.common import exact_arb, mp_sinkhorn
+from attncert.constructions.sinkhorn import SinkhornInputError, sinkhorn
+from attncert.constructions.sinkhorn.problem import random_cost, random_marginal, uniform_marginal
+from attncert.exact import EE, Ball, Float, QQ
+from attncert.proofs.sinkhorn.common import exact_arb, mp_sinkhorn
 
 C2 = [["0", "1/2"], ["1", "1/4"]]
 
@@ -125,7 +125,7 @@ def test_auto_picks_krawczyk_for_small_eps_and_certifies_where_pot_underflows():
 
 
 def test_hilbert_stall_is_reported_not_hidden(monkeypatch):
-    import constructions.sinkhorn.operator as op
+    import attncert.constructions.sinkhorn.operator as op
 
     monkeypatch.setattr(op, "hilbert_precision", lambda prec, delta, tol, terms: prec)  # no automatic extra bits
     C = random_cost(3, 3, 1)

@@ -4,8 +4,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from constructions.sinkhorn import logdomain
-from constructions.sinkhorn.logdomain import row_correction
+from attncert.constructions.sinkhorn import logdomain
+from attncert.constructions.sinkhorn.logdomain import row_correction
 
 
 def _log_row_sums(L, lb, x):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn.kernel import ball_array
-from constructions.sinkhorn.scaled import ScaledKernel
+from attncert.constructions.sinkhorn.kernel import ball_array
+from attncert.constructions.sinkhorn.scaled import ScaledKernel
 
 
 def _factors(n=3, m=4):

@@ -6,18 +6,18 @@ import mpmath
 import pytest
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn import SinkhornInputError, sinkhorn
-from constructions.sinkhorn.encoder import MLP, Attention, Encoder, LayerNorm
-from constructions.sinkhorn.graph import SinkhornLayer, graph_from_json
-from constructions.sinkhorn.hilbert import projective_diameter
-from constructions.sinkhorn.inner_cost import ExactCost, inner_cost
-from constructions.sinkhorn.problem import read_problem
-from constructions.sinkhorn.systems import target_plans
-from constructions.sinkhorn.texts import Text, random_family, read_text
-from constructions.sinkhorn.transformer import SinkhornTransformer
-from constructions.sinkhorn.universality import fit_weights, width_row
-from exact import EE, ParseError
-from proofs import references
+from attncert.constructions.sinkhorn import SinkhornInputError, sinkhorn
+from attncert.constructions.sinkhorn.encoder import MLP, Attention, Encoder, LayerNorm
+from attncert.constructions.sinkhorn.graph import SinkhornLayer, graph_from_json
+from attncert.constructions.sinkhorn.hilbert import projective_diameter
+from attncert.constructions.sinkhorn.inner_cost import ExactCost, inner_cost
+from attncert.constructions.sinkhorn.problem import read_problem
+from attncert.constructions.sinkhorn.systems import target_plans
+from attncert.constructions.sinkhorn.texts import Text, random_family, read_text
+from attncert.constructions.sinkhorn.transformer import SinkhornTransformer
+from attncert.constructions.sinkhorn.universality import fit_weights, width_row
+from attncert.exact import EE, ParseError
+from attncert.proofs import references
 
 
 def _rand(rng, r, c, den=10):

@@ -8,8 +8,8 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions.sinkhorn.problem import random_marginal, random_plan
-from constructions.sinkhorn.wasserstein import W1Certificate, check, ground_distance, product_support, w1_enclosure, w1_exact
+from attncert.constructions.sinkhorn.problem import random_marginal, random_plan
+from attncert.constructions.sinkhorn.wasserstein import W1Certificate, check, ground_distance, product_support, w1_enclosure, w1_exact
 
 
 def _problem(seed, n, m):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exact.certificate import (
+from attncert.exact.certificate import (
     FORMAT,
     check_document,
     check_target,
@@ -16,9 +16,9 @@ from exact.certificate import (
     seal,
     write_certificate,
 )
-from exact.canonical import canonical_json
-from exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
-from exact.limits import Limits, limits
+from attncert.exact.canonical import canonical_json
+from attncert.exact.errors import CertificateError, LimitExceeded, OutputError, ParseError
+from attncert.exact.limits import Limits, limits
 
 
 def _doc():
@@ -154,7 +154,7 @@ def _depth_by_hand(data: bytes) -> int:
 
 @given(st.text(alphabet='[]{}"\\ab', max_size=300), st.integers(1, 17))
 def test_the_chunked_nesting_scan_agrees_with_a_character_loop(text, chunk):
-    import exact.certificate as cert
+    import attncert.exact.certificate as cert
 
     old = cert.SCAN_CHUNK
     cert.SCAN_CHUNK = chunk  # tiny chunks exercise the state carried across chunk borders

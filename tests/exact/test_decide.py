@@ -15,8 +15,8 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact import EE, Ball, decide
-from exact.errors import UndecidedError
+from attncert.exact import EE, Ball, decide
+from attncert.exact.errors import UndecidedError
 
 SETTINGS = settings(max_examples=60, deadline=None)
 fractions = st.fractions(min_value=Fraction(-50), max_value=Fraction(50), max_denominator=40)

@@ -5,8 +5,8 @@ import math
 import pytest
 from flint import arb, ctx, fmpq
 
-from exact import EE, QQ, Ball, Float, NotInFieldError, ParseError, UndecidedError
-from exact.matrices import convert_rows, from_fmpq_mat, to_fmpq_mat
+from attncert.exact import EE, QQ, Ball, Float, NotInFieldError, ParseError, UndecidedError
+from attncert.exact.matrices import convert_rows, from_fmpq_mat, to_fmpq_mat
 
 DOMAINS = [QQ, EE, Ball(128), Float]
 

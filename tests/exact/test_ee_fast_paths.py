@@ -10,10 +10,10 @@ from flint import fmpq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exact import EE
-from exact.eenumber import EENumber
-from exact.expsum import ExpSum
-from exact.testing import exp_sums, nonzero_rationals, rationals
+from attncert.exact import EE
+from attncert.exact.eenumber import EENumber
+from attncert.exact.expsum import ExpSum
+from attncert.exact.testing import exp_sums, nonzero_rationals, rationals
 
 
 @given(exp_sums(4).filter(lambda s: not s.is_zero()), exp_sums(4), st.data())

@@ -6,9 +6,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact import EE, EENumber, ExactZeroDivision, NotInFieldError
-from exact.softmax import softmax_row
-from exact.testing import ee_numbers, rationals
+from attncert.exact import EE, EENumber, ExactZeroDivision, NotInFieldError
+from attncert.exact.softmax import softmax_row
+from attncert.exact.testing import ee_numbers, rationals
 
 e = EE.exp(1)
 
@@ -128,7 +128,7 @@ def test_hash_is_defined_on_rationals_only():
 
 def test_exponent_keys_hash_by_value():
     """Exponents are dictionary keys: equal values hash equally, distinct ones spread out."""
-    from exact.expsum import Exponent
+    from attncert.exact.expsum import Exponent
 
     qs = [fmpq(p, q) for p in range(-20, 21) for q in range(1, 8)]
     keys = [Exponent(q) for q in qs]

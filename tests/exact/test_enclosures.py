@@ -4,8 +4,8 @@ import mpmath
 from flint import arb, ctx
 from hypothesis import given, settings
 
-from exact import QQ, Ball, Float
-from exact.testing import ee_numbers, rationals
+from attncert.exact import QQ, Ball, Float
+from attncert.exact.testing import ee_numbers, rationals
 
 DPS = 100
 

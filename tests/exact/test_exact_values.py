@@ -15,9 +15,9 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact.expressions import EnclosureError, compile_enclosure, parse_function, point, rational, variables
-from exact.expressions.lipschitz import lipschitz_bound
-from exact.expressions.radicals import Radical, compile_exact
+from attncert.exact.expressions import EnclosureError, compile_enclosure, parse_function, point, rational, variables
+from attncert.exact.expressions.lipschitz import lipschitz_bound
+from attncert.exact.expressions.radicals import Radical, compile_exact
 
 EXPRESSIONS = [
     "Max(1 - 3*(Abs(x1 - 1/3) + Abs(x2 - 2/7)), 0, x1*x2 - 1/5)",

@@ -13,7 +13,7 @@ from flint import ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact.expressions import EnclosureError, ExpressionError, compile_enclosure, compile_enclosures, interval, parse_function, point, variables
+from attncert.exact.expressions import EnclosureError, ExpressionError, compile_enclosure, compile_enclosures, interval, parse_function, point, variables
 
 TARGETS = [
     "Max(0, 1 - 3*(Abs(x1 - 1/3) + Abs(x2 - 2/7)), 1/2 - Abs(x2 - 0.9))",

@@ -14,12 +14,12 @@ from flint import arb, fmpq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from constructions import rasp
-from exact import EE, QQ, Ball, Float, ParseError
-from exact.domains import domain_of
-from exact.errors import AttncertError, FloatRefused
-from exact.matrices import convert_rows
-from exact.rationals import parse_rational
+from attncert.constructions import rasp
+from attncert.exact import EE, QQ, Ball, Float, ParseError
+from attncert.exact.domains import domain_of
+from attncert.exact.errors import AttncertError, FloatRefused
+from attncert.exact.matrices import convert_rows
+from attncert.exact.rationals import parse_rational
 
 # (the float, how its message names it)
 FLOATS = [

@@ -7,9 +7,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact import EE, QQ
-from exact.groups import grouping, take
-from exact.testing import ee_numbers, rationals
+from attncert.exact import EE, QQ
+from attncert.exact.groups import grouping, take
+from attncert.exact.testing import ee_numbers, rationals
 
 
 @st.composite

@@ -5,8 +5,8 @@ from flint import fmpq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exact.errors import FloatRefused, LimitExceeded, ParseError
-from exact.rationals import parse_rational, rational_from_json, rational_to_json
+from attncert.exact.errors import FloatRefused, LimitExceeded, ParseError
+from attncert.exact.rationals import parse_rational, rational_from_json, rational_to_json
 
 
 @pytest.mark.parametrize(

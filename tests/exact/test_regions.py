@@ -12,7 +12,7 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact.symbolic.regions import GroupSearch, farkas, farkas_holds, normal
+from attncert.exact.symbolic.regions import GroupSearch, farkas, farkas_holds, normal
 
 
 def form(a: int, b: int, c: int):

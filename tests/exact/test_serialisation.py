@@ -6,10 +6,10 @@ import pytest
 from flint import fmpq
 from hypothesis import given, settings
 
-from exact import EE, QQ, Ball, Float, ParseError, domain_from_name
-from exact.canonical import canonical_json, sha256_hex
-from exact.matrices import matrix_from_json, matrix_to_json
-from exact.testing import ee_numbers, rational_matrices, rationals
+from attncert.exact import EE, QQ, Ball, Float, ParseError, domain_from_name
+from attncert.exact.canonical import canonical_json, sha256_hex
+from attncert.exact.matrices import matrix_from_json, matrix_to_json
+from attncert.exact.testing import ee_numbers, rational_matrices, rationals
 
 
 @settings(max_examples=100, deadline=None)

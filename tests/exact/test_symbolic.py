@@ -10,10 +10,10 @@ from flint import arb, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact import EE, ExactZeroDivision, NotInFieldError
-from exact.domains.symbolic import Sym
-from exact.symbolic.basis import ExpBasis, RefineBasis, split_constant
-from exact.symbolic.ring import InputDependentSign
+from attncert.exact import EE, ExactZeroDivision, NotInFieldError
+from attncert.exact.domains.symbolic import Sym
+from attncert.exact.symbolic.basis import ExpBasis, RefineBasis, split_constant
+from attncert.exact.symbolic.ring import InputDependentSign
 
 
 @pytest.fixture

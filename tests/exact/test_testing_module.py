@@ -4,9 +4,9 @@ import pytest
 from flint import fmpq
 from hypothesis import given
 
-from exact import EE
-from exact.eenumber import EENumber
-from exact.testing import assert_exact_equal, ee_numbers, rational_matrices
+from attncert.exact import EE
+from attncert.exact.eenumber import EENumber
+from attncert.exact.testing import assert_exact_equal, ee_numbers, rational_matrices
 
 
 @given(rational_matrices(2, 3))

@@ -13,12 +13,12 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact import ParseError
-from exact.canonical import canonical_json
-from exact.certificate import FORMAT, certificate_bytes, seal
-from exact.expsum import ExpSum
-from exact.limits import Limits, limits
-from exact.rationals import _CANONICAL, rational_from_json, rational_to_json
+from attncert.exact import ParseError
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import FORMAT, certificate_bytes, seal
+from attncert.exact.expsum import ExpSum
+from attncert.exact.limits import Limits, limits
+from attncert.exact.rationals import _CANONICAL, rational_from_json, rational_to_json
 
 big = st.integers(-(10**3000), 10**3000)
 

@@ -19,14 +19,14 @@ import numpy as np
 import pytest
 from flint import fmpq
 
-import proofs.approximation.common as common
-from proofs.checkers.closed_form import ClosedForm
-from exact import QQ, ParseError
-from exact.canonical import canonical_json
-from exact.certificate import seal, write_certificate
-from proofs.cli import main
-from proofs.registry import load_claims
-from proofs.verify import BAD, FAIL, OK, verify_bytes
+import attncert.proofs.approximation.common as common
+from attncert.proofs.checkers.closed_form import ClosedForm
+from attncert.exact import QQ, ParseError
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal, write_certificate
+from attncert.proofs.cli import main
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
 APPROX, RATES = CLAIMS["lipschitz_approx"], CLAIMS["lipschitz_rates"]
@@ -226,7 +226,7 @@ def capped(*args: str) -> subprocess.CompletedProcess:
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
-    return subprocess.run([sys.executable, "-m", "proofs.cli", *args], capture_output=True, text=True, preexec_fn=limit, timeout=300)
+    return subprocess.run([sys.executable, "-m", "attncert", *args], capture_output=True, text=True, preexec_fn=limit, timeout=300)
 
 
 @pytest.mark.parametrize(
@@ -307,9 +307,9 @@ def test_forgery_samples_that_are_not_f(monkeypatch):
 
 
 def test_forgery_a_wrong_lipschitz_constant_of_the_network(small):
-    from proofs.checkers.mcshane import Interpolant
-    from proofs.checkers.subgrid import subgrid_bound
-    from exact.expressions import parse_function
+    from attncert.proofs.checkers.mcshane import Interpolant
+    from attncert.proofs.checkers.subgrid import subgrid_bound
+    from attncert.exact.expressions import parse_function
 
     bad = copy.deepcopy(small)
     half = QQ.from_json(bad["construction"]["slope"]) / 2

@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from proofs.cli import main
+from attncert.proofs.cli import main
 
 
 def test_version(capsys):
@@ -13,7 +13,7 @@ def test_version(capsys):
 
 
 def test_unknown_command_is_one_line_and_exit_2():
-    r = subprocess.run([sys.executable, "-m", "proofs.cli", "frobnicate"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "attncert", "frobnicate"], capture_output=True, text=True)
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1
     assert "Traceback" not in r.stderr

@@ -9,15 +9,15 @@ import sys
 import numpy as np
 import pytest
 
-from constructions.compiler.model import model_from_json
-from exact import EE, QQ
-from exact.canonical import canonical_json
-from exact.certificate import seal, write_certificate
-from exact.matrices import matrix_to_json
-from proofs.checkers.compiled import check_compiled
-from proofs.cli import main
-from proofs.registry import load_claims
-from proofs.verify import FAIL, OK, verify_bytes
+from attncert.constructions.compiler.model import model_from_json
+from attncert.exact import EE, QQ
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal, write_certificate
+from attncert.exact.matrices import matrix_to_json
+from attncert.proofs.checkers.compiled import check_compiled
+from attncert.proofs.cli import main
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["compiled"]
 
@@ -79,7 +79,7 @@ def test_attncert_compile_writes_exact_json_and_float_npz(tmp_path, capsys):
     assert main(["compile", "universal", "--sizes", "n=2,d=2,dv=1", "--format", "npz", "--out", str(tmp_path / "u.npz")]) == 0
     z = np.load(tmp_path / "u.npz")
     assert z["embedding"].shape == (11, 62) and int(z["layers"]) == 7
-    out = subprocess.run([sys.executable, "-m", "proofs.cli", "compile", "relu", "--out", "-"], capture_output=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "attncert", "compile", "relu", "--out", "-"], capture_output=True, check=True)
     assert json.loads(out.stdout)["format"] == "attncert-model/1" and b"written to standard output" in out.stderr
     assert b"checked: equal to the RASP evaluation, 2 SOps compared at every position (QQ), on 3 inputs" in out.stderr
 
@@ -117,7 +117,7 @@ def test_softmax_bounds_fall_with_beta_and_verify(soft_doc, tmp_path, capsys):
 def test_softmax_bound_is_a_real_bound_on_the_distance(soft_doc):
     # independently of the claim's code: the softmax output at beta = 10 is visibly not the AHAT output,
     # and the recorded bound covers the difference seen in the balls' midpoints
-    from exact import Ball
+    from attncert.exact import Ball
 
     row = soft_doc["outputs"]["softmax"][0]
     ahat = [EE.from_json(v) for v in soft_doc["outputs"]["ahat"]]
@@ -170,7 +170,7 @@ def test_a_word_that_its_matrices_do_not_encode_fails():
 @pytest.fixture
 def relu_compiled_as_identity(monkeypatch):
     """A miscompiling stage: the relu map's MLP block replaced by the identity's."""
-    import constructions.compiler.assemble as assemble
+    import attncert.constructions.compiler.assemble as assemble
 
     real = assemble.map_block
     monkeypatch.setattr(assemble, "map_block", lambda name, *a: real("identity" if name == "relu" else name, *a))
@@ -206,7 +206,7 @@ def _forge_block_bounds(doc, bounds):
 
 
 def test_output_block_bounds_below_the_distance_fail(soft_doc):
-    from proofs.checkers.compiled import check_compiled_softmax
+    from attncert.proofs.checkers.compiled import check_compiled_softmax
 
     # beta = 10: the softmax model is visibly off on the block, so a bound of 0 there is false
     doc = _forge_block_bounds(soft_doc, ["0"] + [r["bound_output_block"] for r in soft_doc["outputs"]["softmax"][1:]])
@@ -222,7 +222,7 @@ def test_output_block_bounds_below_the_distance_fail(soft_doc):
 
 
 def test_a_wrong_least_beta_on_the_output_block_fails(soft_doc):
-    from proofs.checkers.compiled import check_compiled_softmax
+    from attncert.proofs.checkers.compiled import check_compiled_softmax
 
     doc = json.loads(json.dumps(soft_doc))
     doc["result"]["least_beta_within_tol_output_block"] = "10"

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-import constructions.rasp as rasp
-from constructions.rasp import batch
-from proofs.cost import CAP, Cost, check, krawczyk_bits
-from proofs.registry import load_claims
-from exact.errors import LimitExceeded
-from exact.limits import Limits
+import attncert.constructions.rasp as rasp
+from attncert.constructions.rasp import batch
+from attncert.proofs.cost import CAP, Cost, check, krawczyk_bits
+from attncert.proofs.registry import load_claims
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import Limits
 from flint import fmpq
 
 RASP_CASES: list[tuple[str, dict[str, Any]]] = [

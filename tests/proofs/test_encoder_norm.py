@@ -8,15 +8,15 @@ import mpmath
 import pytest
 from flint import fmpq
 
-from constructions.simulator import encoder_layer_norm
-from exact import EE, NotInFieldError, QQ
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from exact.domains import Ball
-from proofs import references
-from proofs.cli import main
-from proofs.simulator import encoder_norm
-from proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.constructions.simulator import encoder_layer_norm
+from attncert.exact import EE, NotInFieldError, QQ
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.exact.domains import Ball
+from attncert.proofs import references
+from attncert.proofs.cli import main
+from attncert.proofs.simulator import encoder_norm
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 
 def _verify(doc: dict) -> str:

@@ -21,12 +21,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from constructions.rasp.language.programs import path as shipped_program
-from proofs.certify import CLAIM_FIELDS
-from proofs.registry import load_claims
-from proofs.verify import OK, verify_bytes
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.constructions.rasp.language.programs import path as shipped_program
+from attncert.proofs.certify import CLAIM_FIELDS
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import OK, verify_bytes
 
 SMALL: dict[str, dict[str, Any]] = {
     "transpose": {"r": 2, "c": 1},

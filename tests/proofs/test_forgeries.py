@@ -11,21 +11,21 @@ import mpmath
 import pytest
 from flint import arb, ctx, fmpq
 
-from constructions.sinkhorn import sinkhorn
-from constructions.sinkhorn.graph import SinkhornLayer
-from constructions.sinkhorn.inner_cost import ExactCost
-from constructions.sinkhorn.systems import target_plans
-from constructions.sinkhorn.universality import certify_pair, network
-from constructions.sinkhorn.wasserstein import w1_exact
-from exact import EE, Ball, ParseError, QQ
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from exact.matrices import matrix_from_json, matrix_to_json
-from proofs.registry import load_claims
-from proofs.sinkhorn.common import bmat, run_json, w1_json
-from proofs.sinkhorn.texts import family_from
-from proofs.sinkhorn.universality import pair_json
-from proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.constructions.sinkhorn import sinkhorn
+from attncert.constructions.sinkhorn.graph import SinkhornLayer
+from attncert.constructions.sinkhorn.inner_cost import ExactCost
+from attncert.constructions.sinkhorn.systems import target_plans
+from attncert.constructions.sinkhorn.universality import certify_pair, network
+from attncert.constructions.sinkhorn.wasserstein import w1_exact
+from attncert.exact import EE, Ball, ParseError, QQ
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.exact.matrices import matrix_from_json, matrix_to_json
+from attncert.proofs.registry import load_claims
+from attncert.proofs.sinkhorn.common import bmat, run_json, w1_json
+from attncert.proofs.sinkhorn.texts import family_from
+from attncert.proofs.sinkhorn.universality import pair_json
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
 

@@ -6,8 +6,8 @@ import shutil
 import networkx as nx
 import pytest
 
-from constructions import rasp
-from proofs.cli import main
+from attncert.constructions import rasp
+from attncert.proofs.cli import main
 
 
 def test_dot_to_stdout(capsys):

@@ -25,20 +25,20 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from exact import EE, LimitExceeded, ParseError
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from exact.limits import Limits, limits
-from proofs import references
-from proofs.checkers.identity import check_identity, sign_certificate
-from proofs.checkers.identity_field import Basis, Field, IdentityFailure, Quotient
-from proofs.checkers.identity_graph import Evaluator, SignOracle, read_graph
-from proofs.layout_claims import LAYOUT_CLAIMS
-from proofs import registry
-from proofs.registry import load_claims
-from proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.exact import EE, LimitExceeded, ParseError
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.exact.limits import Limits, limits
+from attncert.proofs import references
+from attncert.proofs.checkers.identity import check_identity, sign_certificate
+from attncert.proofs.checkers.identity_field import Basis, Field, IdentityFailure, Quotient
+from attncert.proofs.checkers.identity_graph import Evaluator, SignOracle, read_graph
+from attncert.proofs.layout_claims import LAYOUT_CLAIMS
+from attncert.proofs import registry
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
 
@@ -88,7 +88,7 @@ def test_the_checker_is_the_registered_check():
 
 
 def run_cli(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "proofs.cli", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "attncert", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_the_command_line_verifies_an_identity_certificate_and_fails_a_forgery(tmp_path):

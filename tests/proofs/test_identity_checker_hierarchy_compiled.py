@@ -16,12 +16,12 @@ import random
 import pytest
 from flint import fmpq
 
-from exact import QQ
-from proofs import references
-from proofs.checkers.forward import forward
-from proofs.checkers.identity_compiled import check_compiled_identity
-from proofs.checkers.identity_hierarchy import check_hierarchy_identity
-from proofs.verify import OK
+from attncert.exact import QQ
+from attncert.proofs import references
+from attncert.proofs.checkers.forward import forward
+from attncert.proofs.checkers.identity_compiled import check_compiled_identity
+from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
+from attncert.proofs.verify import OK
 from tests.proofs.test_identity_checker import CLAIMS, mutated, refused, scale_plus_one, status, wrong_at_a_rational_input
 
 
@@ -56,7 +56,7 @@ def test_a_hierarchy_listing_a_size_twice_fails(hierarchy):
 def test_a_hierarchy_of_a_changed_u_claimed_to_hold_fails(monkeypatch):
     cons, g = mutated("universal", {"n": 2, "d": 2, "dv": 1}, "mul_scaled", scale_plus_one)
     assert wrong_at_a_rational_input("universal", cons, g)  # U(2, 2, 1) itself, the largest size
-    monkeypatch.setattr("proofs.identity.hierarchy.universal", lambda N, D, Dv: cons)
+    monkeypatch.setattr("attncert.proofs.identity.hierarchy.universal", lambda N, D, Dv: cons)
     doc = CLAIMS["hierarchy_identity"].prove(N=2, D=2, Dv=1)
     monkeypatch.undo()
     assert doc["result"]["failures"] and check_hierarchy_identity(doc) == []  # recorded as failing: consistent

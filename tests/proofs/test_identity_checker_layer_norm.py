@@ -20,17 +20,17 @@ import mpmath
 import pytest
 from flint import fmpq
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from constructions.linalg import gather, index_map
-from constructions.simulator import _encoder_inputs, _encoder_z, _mean_over_groups, _mul, _offsets, _total, encoder_layer_norm, sequence_length
-from exact import ParseError
-from exact.domains import Ball
-from proofs.checkers.identity import check_identity
-from proofs.checkers.identity_field import Basis, Field, IdentityFailure, rational_power
-from proofs.checkers.identity_graph import RULES, SignOracle
-from proofs.checkers.identity_references import CLAIMS as REFERENCES, layer_norm
-from proofs.verify import BAD, OK
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.constructions.linalg import gather, index_map
+from attncert.constructions.simulator import _encoder_inputs, _encoder_z, _mean_over_groups, _mul, _offsets, _total, encoder_layer_norm, sequence_length
+from attncert.exact import ParseError
+from attncert.exact.domains import Ball
+from attncert.proofs.checkers.identity import check_identity
+from attncert.proofs.checkers.identity_field import Basis, Field, IdentityFailure, rational_power
+from attncert.proofs.checkers.identity_graph import RULES, SignOracle
+from attncert.proofs.checkers.identity_references import CLAIMS as REFERENCES, layer_norm
+from attncert.proofs.verify import BAD, OK
 from tests.proofs.test_encoder_norm import ball_mp, layer_norm_mp
 from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
@@ -151,8 +151,8 @@ def test_the_honest_construction_agrees_with_mpmath():
 def prove_without_the_positivity_rule(monkeypatch, cons: Construction) -> dict:
     """The certificate of a changed construction whose (.)^(-1/2) arguments the reference never forms:
     the prover refuses it (their positivity is not established), so it is made with that rule off."""
-    from exact.symbolic.ring import SymbolicRing
-    from proofs.identity.prove import NoSymbolicRule
+    from attncert.exact.symbolic.ring import SymbolicRing
+    from attncert.proofs.identity.prove import NoSymbolicRule
 
     with pytest.raises(NoSymbolicRule, match="positivity"):
         prove_changed(monkeypatch, BASE, {**SIZES, "delta": DELTA}, cons)

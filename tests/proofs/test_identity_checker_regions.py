@@ -20,12 +20,12 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions import rasp
-from constructions.layout import Construction, Layout
-from exact import EE, QQ
-from proofs.checkers.identity import check_identity
-from proofs.checkers.identity_regions import motzkin_holds
-from proofs.verify import OK
+from attncert.constructions import rasp
+from attncert.constructions.layout import Construction, Layout
+from attncert.exact import EE, QQ
+from attncert.proofs.checkers.identity import check_identity
+from attncert.proofs.checkers.identity_regions import motzkin_holds
+from attncert.proofs.verify import OK
 from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
 # -- honest certificates -------------------------------------------------------------------------
@@ -48,8 +48,8 @@ def test_honest_piecewise_certificates_verify(base, sizes):
 
 
 def test_every_identity_claim_has_an_independent_check():
-    from proofs.checkers.identity_compiled import check_compiled_identity
-    from proofs.checkers.identity_hierarchy import check_hierarchy_identity
+    from attncert.proofs.checkers.identity_compiled import check_compiled_identity
+    from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
 
     for name, claim in CLAIMS.items():
         if name.endswith("_identity"):

@@ -8,17 +8,17 @@ broken decision procedure.
 import pytest
 from flint import fmpq
 
-from constructions import rasp
-from constructions.activations import relu
-from constructions.layout import Construction, Layout
-from constructions.linalg import matmul
-from constructions.rasp.static import ValueDependentSelect, influences, static_selections
-from constructions.simulator import universal
-from proofs import references
-from proofs.identity.claims import IdentityClaim
-from proofs.identity.compiled import prove as prove_compiled
-from proofs.identity.hierarchy import prove as prove_hierarchy
-from proofs.identity.prove import NoSymbolicRule, SymbolicTask, prove_symbolic
+from attncert.constructions import rasp
+from attncert.constructions.activations import relu
+from attncert.constructions.layout import Construction, Layout
+from attncert.constructions.linalg import matmul
+from attncert.constructions.rasp.static import ValueDependentSelect, influences, static_selections
+from attncert.constructions.simulator import universal
+from attncert.proofs import references
+from attncert.proofs.identity.claims import IdentityClaim
+from attncert.proofs.identity.compiled import prove as prove_compiled
+from attncert.proofs.identity.hierarchy import prove as prove_hierarchy
+from attncert.proofs.identity.prove import NoSymbolicRule, SymbolicTask, prove_symbolic
 
 
 @pytest.mark.parametrize(
@@ -132,7 +132,7 @@ def test_a_division_by_an_uninterpreted_value_is_a_divisor():
     proof = prove_symbolic(_task(cons, lambda m, dom: [[dom.relu(m["x"][0][0])]]))
     assert proof.mismatches == []
     assert len(proof.field.ring.divisors()) == 1  # relu(x^2): a hypothesis of the statement
-    from proofs.identity.witness import Witness
+    from attncert.proofs.identity.witness import Witness
 
     (divisor,) = Witness(proof.field.ring).divisors_json()
     assert divisor["sign"] == "hypothesis"
@@ -142,7 +142,7 @@ def test_prove_for_all_on_the_command_line(tmp_path):
     import subprocess
     import sys
 
-    cli = [sys.executable, "-m", "proofs.cli"]
+    cli = [sys.executable, "-m", "attncert"]
     out = tmp_path / "u.json"
     done = subprocess.run(cli + ["prove", "universal", "--for-all", "--n", "2", "--d", "2", "--dv", "1", "--out", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -162,11 +162,11 @@ def test_a_for_all_proof_over_its_terms_is_refused_up_front(tmp_path):
     import subprocess
     import sys
 
-    from proofs.cost import identity_terms
+    from attncert.proofs.cost import identity_terms
 
     assert identity_terms("multihead", {"n": 3, "d": 2, "dv": 2, "h": 2, "do": 3}) == (3 * 2 + 2 * 4 + 2 * 4 + 2 * 2 * 3, 720)
     out = tmp_path / "m.json"
-    cmd = [sys.executable, "-m", "proofs.cli", "prove", "multihead", "--for-all", "--max-symbolic-terms", "719", "--out", str(out)]
+    cmd = [sys.executable, "-m", "attncert", "prove", "multihead", "--for-all", "--max-symbolic-terms", "719", "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 2 and not out.exists()
     (line,) = done.stderr.strip().splitlines()

@@ -19,10 +19,10 @@ import sys
 
 import pytest
 
-import proofs.checkers
-from proofs.registry import load_claims
+import attncert.proofs.checkers
+from attncert.proofs.registry import load_claims
 
-CHECKER_MODULES = sorted(f"proofs.checkers.{m.name}" for m in pkgutil.iter_modules(proofs.checkers.__path__))
+CHECKER_MODULES = sorted(f"attncert.proofs.checkers.{m.name}" for m in pkgutil.iter_modules(attncert.proofs.checkers.__path__))
 #: Claims whose verification re-evaluates the construction by design (docs/certificate.md says so).
 REBUILD_BY_DESIGN = {
     "transpose", "matmul", "softmax", "relu", "maxmin", "inverse3",
@@ -37,27 +37,27 @@ def loaded_by(module: str) -> list[str]:
     return json.loads(out)
 
 
-@pytest.mark.parametrize("module", CHECKER_MODULES + ["proofs.references", "proofs.params"])
+@pytest.mark.parametrize("module", CHECKER_MODULES + ["attncert.proofs.references", "attncert.proofs.params"])
 def test_checkers_and_references_load_no_construction(module):
     mods = loaded_by(module)
     assert module in mods
-    assert not [m for m in mods if m == "constructions" or m.startswith("constructions.")]
+    assert not [m for m in mods if m == "attncert.constructions" or m.startswith("attncert.constructions.")]
 
 
-IDENTITY_CHECKER = [m for m in CHECKER_MODULES if m.startswith("proofs.checkers.identity")]
+IDENTITY_CHECKER = [m for m in CHECKER_MODULES if m.startswith("attncert.proofs.checkers.identity")]
 
 
 @pytest.mark.parametrize("module", IDENTITY_CHECKER)
 def test_the_identity_checker_loads_neither_the_prover_nor_its_symbolic_field(module):
     # docs/identity.md: the checker has its own reader, evaluator, references and arithmetic (sympy's rings)
     mods = loaded_by(module)
-    prover = ("constructions", "exact.symbolic", "exact.domains.symbolic", "proofs.identity")
+    prover = ("attncert.constructions", "attncert.exact.symbolic", "attncert.exact.domains.symbolic", "attncert.proofs.identity")
     assert not [m for m in mods if any(m == p or m.startswith(p + ".") for p in prover)]
     assert "sympy.polys.rings" in mods
 
 
 def test_the_identity_checker_has_its_modules():
-    assert {"proofs.checkers.identity", "proofs.checkers.identity_field", "proofs.checkers.identity_graph"} <= set(IDENTITY_CHECKER)
+    assert {"attncert.proofs.checkers.identity", "attncert.proofs.checkers.identity_field", "attncert.proofs.checkers.identity_graph"} <= set(IDENTITY_CHECKER)
 
 
 def test_every_claim_is_checked_independently_or_rebuilt_by_design():

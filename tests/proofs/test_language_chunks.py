@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from exact.canonical import canonical_json
-from proofs.certify import CLAIM_FIELDS
-from proofs.cli import main
-from proofs.simulator import languages
-from proofs.simulator.chunks import digest
-from proofs.simulator.languages import prove_match2, prove_parity
+from attncert.exact.canonical import canonical_json
+from attncert.proofs.certify import CLAIM_FIELDS
+from attncert.proofs.cli import main
+from attncert.proofs.simulator import languages
+from attncert.proofs.simulator.chunks import digest
+from attncert.proofs.simulator.languages import prove_match2, prove_parity
 
 
 def claim_fields(doc: dict) -> dict:

@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from constructions.languages import match2, parity
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from proofs import references
-from proofs.simulator import languages
-from proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
-from proofs.verify import FAIL, OK, verify_bytes
+from attncert.constructions.languages import match2, parity
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.proofs import references
+from attncert.proofs.simulator import languages
+from attncert.proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
+from attncert.proofs.verify import FAIL, OK, verify_bytes
 
 
 def ref_match2(word, M):
@@ -78,7 +78,7 @@ def test_u_recognises_match2_on_every_word_up_to_8_as_recorded():
     """The full run again (batched, a few minutes): the certificate recorded from the single-input evaluator."""
     from pathlib import Path
 
-    from exact.certificate import read_certificate
+    from attncert.exact.certificate import read_certificate
 
     doc = prove_match2(max_M=5, max_length=8, jobs=2)
     recorded = read_certificate(Path(__file__).parents[2] / "docs" / "evidence" / "match2-M5-L8.json")
@@ -92,7 +92,7 @@ def test_recorded_evidence_for_match2_up_to_length_8():
     """The committed certificate of the full run: hash, coverage and outcome (the slow test above runs it again)."""
     from pathlib import Path
 
-    from exact.certificate import read_certificate
+    from attncert.exact.certificate import read_certificate
 
     doc = read_certificate(Path(__file__).parents[2] / "docs" / "evidence" / "match2-M5-L8.json")
     assert doc["params"] == {"max_M": 5, "max_length": 8, "beta": 3}

@@ -6,11 +6,11 @@ import sys
 
 import pytest
 
-from exact.canonical import canonical_json
-from exact.certificate import read_certificate, seal
-from proofs.cli import main
-from proofs.registry import load_claims
-from proofs.verify import FAIL, OK, verify_bytes
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import read_certificate, seal
+from attncert.proofs.cli import main
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import FAIL, OK, verify_bytes
 
 LEMMAS = ["transpose", "matmul", "softmax", "relu", "maxmin", "inverse3"]
 #: Claims whose certificate checks the recorded inputs only (hierarchy: one input for each listed size).
@@ -18,7 +18,7 @@ ON_RECORDED_INPUTS = LEMMAS + ["universal", "multihead", "encoder_layer", "encod
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "proofs.cli", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "attncert", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_every_lemma_is_registered():
@@ -102,7 +102,7 @@ def test_prove_all_writes_every_certificate(tmp_path):
         assert read_certificate(tmp_path / "certs" / f"{claim}.json")["result"]["holds"]
         assert claim in r.stdout
     # Proven side by side (one process per core), the rows still come in the claims' order, then the verdicts.
-    fresh = "import json; from proofs.registry import load_claims; print(json.dumps(list(load_claims())))"
+    fresh = "import json; from attncert.proofs.registry import load_claims; print(json.dumps(list(load_claims())))"
     names = json.loads(subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, check=True).stdout)
     rows = [line.split()[0] for line in r.stdout.splitlines() if line.split() and line.split()[0] in names]
     verdicts = [line.split()[1] for line in r.stdout.splitlines() if line.startswith("OK ")]

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from exact.errors import ParseError, UndecidedError
-from exact.limits import Limits
-from proofs.registry import load_claims
-from proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.exact.errors import ParseError, UndecidedError
+from attncert.exact.limits import Limits
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["rasp_program"]
 ROOTS = "r = 2 ^ (1/2);\n"
@@ -141,7 +141,7 @@ def test_the_recorded_precision_is_checked(roots: Path):
 
 def cli(args: list[str], cwd: Path) -> tuple[int, list[str]]:
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "proofs.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "attncert", *args], cwd=cwd, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
     assert time.monotonic() - t0 < 120
     out = done.stdout + done.stderr
     assert "Traceback" not in out, out[-2000:]

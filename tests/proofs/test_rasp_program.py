@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from exact.errors import LimitExceeded
-from exact.limits import Limits
-from proofs.cli import main
-from proofs.registry import load_claims
-from proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import Limits
+from attncert.proofs.cli import main
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["rasp_program"]
 
@@ -131,7 +131,7 @@ def test_plain_values_and_the_default_example(program: Path):
 def test_the_cost_model_counts_the_input_and_refuses_a_long_one():
     assert CLAIM.estimate({"input": "[1, 2, 3]"}).positions == 3
     assert CLAIM.estimate({"input": "hello"}).positions == 5
-    from proofs.cost import refuse_over_limits
+    from attncert.proofs.cost import refuse_over_limits
 
     with pytest.raises(LimitExceeded, match="--max-positions"):
         refuse_over_limits(CLAIM, {"input": "a" * 40_000}, Limits())
@@ -247,7 +247,7 @@ HOSTILE = {
 
 def cli(args: list[str], cwd: Path) -> tuple[int, str]:
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "proofs.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "attncert", *args], cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert time.monotonic() - t0 < 30
     out = done.stdout + done.stderr
     assert "Traceback" not in out, out[-2000:]

@@ -2,9 +2,9 @@
 
 import json
 
-from exact.certificate import read_certificate
-from proofs.cli import main
-from proofs.simulator.hierarchy import prove as prove_hierarchy
+from attncert.exact.certificate import read_certificate
+from attncert.proofs.cli import main
+from attncert.proofs.simulator.hierarchy import prove as prove_hierarchy
 
 
 def test_universal_with_inputs_file(tmp_path):

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from exact.certificate import read_certificate, write_certificate
-from proofs.cli import main
-from proofs.registry import load_claims
+from attncert.exact.certificate import read_certificate, write_certificate
+from attncert.proofs.cli import main
+from attncert.proofs.registry import load_claims
 
 SMALL = {
     "sinkhorn_fixed_point": {"n": 2, "m": 3},
@@ -78,7 +78,7 @@ def test_cli_prove_writes_a_certificate(tmp_path, capsys):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "proofs.cli", "prove", *args, "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "attncert", "prove", *args, "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
     assert r.returncode == 2, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 

@@ -21,12 +21,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from exact.canonical import canonical_json
-from exact.certificate import read_certificate, seal
-from exact.rationals import rational_from_json
-from proofs.certify import CLAIM_FIELDS
-from proofs.cli import main
-from proofs.verify import FAIL, verify_bytes
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import read_certificate, seal
+from attncert.exact.rationals import rational_from_json
+from attncert.proofs.certify import CLAIM_FIELDS
+from attncert.proofs.cli import main
+from attncert.proofs.verify import FAIL, verify_bytes
 
 ot = pytest.importorskip("ot")
 
@@ -43,8 +43,8 @@ class NoPOT(MetaPathFinder):
 
 
 sys.meta_path.insert(0, NoPOT())
-from proofs.cli import main
-from proofs.verify import FAIL, verify_bytes
+from attncert.proofs.cli import main
+from attncert.proofs.verify import FAIL, verify_bytes
 
 sys.exit(main(sys.argv[1:]))
 '''

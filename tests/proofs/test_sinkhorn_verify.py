@@ -5,13 +5,13 @@ import copy
 import pytest
 from flint import fmpq
 
-from exact.canonical import canonical_json
-from exact.certificate import seal, write_certificate
-from proofs.cli import main
-from proofs.registry import load_claims
-from proofs.checkers.duality import w1_value
-from proofs.checkers.problem import HypothesisError, projective_diameter, sinkhorn_problem
-from proofs.verify import verify_bytes, verify_document
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal, write_certificate
+from attncert.proofs.cli import main
+from attncert.proofs.registry import load_claims
+from attncert.proofs.checkers.duality import w1_value
+from attncert.proofs.checkers.problem import HypothesisError, projective_diameter, sinkhorn_problem
+from attncert.proofs.verify import verify_bytes, verify_document
 
 SMALL = {
     "sinkhorn_fixed_point": {"n": 3, "m": 2},

@@ -5,16 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from constructions import rasp
-from constructions.simulator import universal
-from exact import QQ
-from exact.errors import LimitExceeded
-from exact.limits import Limits, limits
-from constructions.rasp.evaluate import held_values
-from proofs import memory
-from proofs.cli import main
-from proofs.cost import refuse_over_limits
-from proofs.registry import load_claims
+from attncert.constructions import rasp
+from attncert.constructions.simulator import universal
+from attncert.exact import QQ
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import Limits, limits
+from attncert.constructions.rasp.evaluate import held_values
+from attncert.proofs import memory
+from attncert.proofs.cli import main
+from attncert.proofs.cost import refuse_over_limits
+from attncert.proofs.registry import load_claims
 
 # U(182, 1, 1) needs 182^2 = 33,124 positions, just over the default limit of 32,768.
 OVER = {"n": 182, "d": 1, "dv": 1}

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exact.canonical import canonical_json
-from exact.certificate import seal
-from proofs.certify import CLAIM_FIELDS
-from proofs.registry import load_claims
-from proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.proofs.certify import CLAIM_FIELDS
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 
 def make(claim, **params):
@@ -117,7 +117,7 @@ HOSTILE = {
 def test_hostile_bytes_exit_2_with_one_line(certs, tmp_path, name):
     f = tmp_path / "c.json"
     f.write_bytes(HOSTILE[name](canonical_json(certs["relu"])))
-    r = subprocess.run([sys.executable, "-m", "proofs.cli", "verify", str(f)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "attncert", "verify", str(f)], capture_output=True, text=True)
     assert r.returncode == 2, (name, r.stdout, r.stderr)
     assert len(r.stdout.strip().splitlines()) == 1 and "Traceback" not in r.stdout + r.stderr
 
@@ -151,7 +151,7 @@ def test_cli_verify_exit_codes(certs, tmp_path):
     wrong = copy.deepcopy(certs["transpose"])
     wrong["outputs"]["output"][0][0] = bump(wrong["outputs"]["output"][0][0])
     bad.write_bytes(canonical_json(seal(wrong)))
-    run = lambda *f: subprocess.run([sys.executable, "-m", "proofs.cli", "verify", *map(str, f)], capture_output=True, text=True)  # noqa: E731
+    run = lambda *f: subprocess.run([sys.executable, "-m", "attncert", "verify", *map(str, f)], capture_output=True, text=True)  # noqa: E731
     assert run(good).returncode == 0
     r = run(good, bad)
     assert r.returncode == 1 and r.stdout.count("\n") == 2 and "FAIL" in r.stdout

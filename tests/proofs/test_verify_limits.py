@@ -12,13 +12,13 @@ import pytest
 
 from flint import fmpq
 
-from exact import QQ
-from exact.canonical import canonical_json
-from exact.certificate import certificate_bytes, load_certificate_bytes, seal
-from exact.errors import LimitExceeded
-from exact.limits import Limits, limits
-from proofs.certify import certificate
-from proofs.verify import BAD, verify_bytes
+from attncert.exact import QQ
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import certificate_bytes, load_certificate_bytes, seal
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import Limits, limits
+from attncert.proofs.certify import certificate
+from attncert.proofs.verify import BAD, verify_bytes
 
 
 def document(**outputs) -> dict:
@@ -103,7 +103,7 @@ def memory_capped():
 def test_sinkhorn_at_a_small_eps_is_refused_by_prove_as_verify_refuses_it(tmp_path: Path, memory_capped):
     # The example: at eps = 1/40000 a Sinkhorn bound has ~19,600 digits; verify refuses it at its default
     # 10,000. prove now refuses it too, with verify's line, and writes nothing; with --max-digits 20000 both accept.
-    args = [sys.executable, "-m", "proofs.cli", "prove", "sinkhorn_convergence", "--n", "3", "--eps", "1/40000"]
+    args = [sys.executable, "-m", "attncert", "prove", "sinkhorn_convergence", "--n", "3", "--eps", "1/40000"]
     refused = subprocess.run([*args, "--out", "c.json"], cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=memory_capped)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     (line,) = refused.stderr.strip().splitlines()
@@ -111,7 +111,7 @@ def test_sinkhorn_at_a_small_eps_is_refused_by_prove_as_verify_refuses_it(tmp_pa
     assert not (tmp_path / "c.json").exists()
     raised = subprocess.run([*args, "--out", "c.json", "--max-digits", "20000"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert raised.returncode == 0, raised.stderr
-    verify = [sys.executable, "-m", "proofs.cli", "verify", "c.json"]
+    verify = [sys.executable, "-m", "attncert", "verify", "c.json"]
     at_default = subprocess.run(verify, cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=memory_capped)
     assert at_default.returncode == 2 and at_default.stdout.startswith("BAD")
     assert at_default.stdout.strip().endswith(line.removeprefix("attncert: error: "))  # the same refusal

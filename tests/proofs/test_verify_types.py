@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact.canonical import canonical_json, json_equal
-from exact.certificate import seal
-from exact.errors import ParseError
-from proofs.certify import CLAIM_FIELDS, differing_fields
-from proofs.registry import load_claims
-from proofs.verify import OK, verify_bytes
+from attncert.exact.canonical import canonical_json, json_equal
+from attncert.exact.certificate import seal
+from attncert.exact.errors import ParseError
+from attncert.proofs.certify import CLAIM_FIELDS, differing_fields
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import OK, verify_bytes
 from tests.proofs.test_every_leaf import SMALL as EVERY_LEAF_SIZES, leaves
 
 CLAIMS = load_claims()
@@ -156,7 +156,7 @@ def test_the_reported_forgery_fails_in_one_line(tmp_path: Path):
     heads[1] = True
     path = tmp_path / "heads.json"
     path.write_bytes(canonical_json(seal(doc)) + b"\n")
-    done = subprocess.run([sys.executable, "-m", "proofs.cli", "verify", str(path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "attncert", "verify", str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.startswith("FAIL") and done.stdout.count("\n") == 1 and "construction" in done.stdout
     assert "Traceback" not in done.stderr
@@ -164,7 +164,7 @@ def test_the_reported_forgery_fails_in_one_line(tmp_path: Path):
 
 def test_readers_of_node_ids_take_no_boolean_for_an_integer():
     # True is the dict key 1: a reader that looks a node up by a recorded id must ask for an int first.
-    from constructions.rasp.graph import graph_from_json
+    from attncert.constructions.rasp.graph import graph_from_json
 
     doc = CLAIMS["transpose"].prove(**CLAIMS["transpose"].defaults())
     graph = doc["construction"]["graph"]

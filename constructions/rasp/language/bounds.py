@@ -34,11 +34,11 @@ from typing import Any, Iterator, Sequence
 
 from flint import fmpq
 
-from constructions import rasp
-from exact import EENumber
-from exact.domains import ENCLOSURE_BITS, in_smallest_domain, least_domain
-from exact.errors import LimitExceeded
-from exact.limits import Limits, current
+from attncert.constructions import rasp
+from attncert.exact import EENumber
+from attncert.exact.domains import ENCLOSURE_BITS, in_smallest_domain, least_domain
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import Limits, current
 
 #: Kinds of expression whose value already existed (a name, an element, an operand handed on): not built again.
 HANDED_ON = frozenset({"var", "index", "call", "pos", "ternary", "and_", "or_"})

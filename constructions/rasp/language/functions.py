@@ -14,8 +14,8 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions.rasp.functions import register_function, registered
-from exact import QQ, Domain, decide
+from attncert.constructions.rasp.functions import register_function, registered
+from attncert.exact import QQ, Domain, decide
 
 
 def _is_number(v: Any) -> bool:

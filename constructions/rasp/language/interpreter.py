@@ -26,15 +26,15 @@ from typing import Any
 from flint import arb, ctx, fmpq
 from lark import Token, Tree
 
-from constructions import rasp
-from constructions.rasp.expr import RASPExpr
-from constructions.rasp.language.bounds import Budget, OverBudget, brief
-from constructions.rasp.language.parser import parse
-from constructions.rasp.language.sources import DiskFiles, Files
-from exact import EE, QQ, EENumber, decide
-from exact.domains import ENCLOSURE_BITS, in_smallest_domain, least_domain
-from exact.errors import AttncertError, UndecidedError
-from exact.limits import Limits
+from attncert.constructions import rasp
+from attncert.constructions.rasp.expr import RASPExpr
+from attncert.constructions.rasp.language.bounds import Budget, OverBudget, brief
+from attncert.constructions.rasp.language.parser import parse
+from attncert.constructions.rasp.language.sources import DiskFiles, Files
+from attncert.exact import EE, QQ, EENumber, decide
+from attncert.exact.domains import ENCLOSURE_BITS, in_smallest_domain, least_domain
+from attncert.exact.errors import AttncertError, UndecidedError
+from attncert.exact.limits import Limits
 
 #: The constant e, which an --e-literal stands for.
 E = EE.exp(fmpq(1))
@@ -660,7 +660,7 @@ def read_e_literal(text: str) -> fmpq:
     Reading it as e is a choice the user makes explicitly and that every output records;
     a literal far from e (``3.0``) is refused, since reading it as e would change the program.
     """
-    from exact.errors import ParseError
+    from attncert.exact.errors import ParseError
 
     if "." not in text:
         raise ParseError(f"--e-literal {text!r}: expected a decimal literal such as 2.718281828459045")

@@ -15,7 +15,7 @@ from pathlib import Path
 from lark import Lark, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from exact.errors import ParseError
+from attncert.exact.errors import ParseError
 
 
 class RaspSyntaxError(ParseError):

@@ -14,15 +14,15 @@ from typing import Any, Callable, TextIO, TypeVar
 import mpmath
 from flint import arb, fmpq
 
-from constructions import rasp
-from constructions.rasp.language.bounds import Budget
-from constructions.rasp.language.interpreter import Interpreter
-from constructions.rasp.language.parser import RaspSyntaxError, parse
-from constructions.rasp.language.sources import Files
-from exact import QQ, EENumber, decide
-from exact.domains import ENCLOSURE_BITS
-from exact.errors import AttncertError, ParseError, UndecidedError
-from exact.limits import current as current_limits
+from attncert.constructions import rasp
+from attncert.constructions.rasp.language.bounds import Budget
+from attncert.constructions.rasp.language.interpreter import Interpreter
+from attncert.constructions.rasp.language.parser import RaspSyntaxError, parse
+from attncert.constructions.rasp.language.sources import Files
+from attncert.exact import QQ, EENumber, decide
+from attncert.exact.domains import ENCLOSURE_BITS
+from attncert.exact.errors import AttncertError, ParseError, UndecidedError
+from attncert.exact.limits import current as current_limits
 
 
 #: Significant digits shown of an enclosure's midpoint (its radius is always shown).

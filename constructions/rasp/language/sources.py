@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 
-from exact.certificate import read_bounded
-from exact.errors import ParseError
+from attncert.exact.certificate import read_bounded
+from attncert.exact.errors import ParseError
 
 
 def read_source(path: str) -> str:

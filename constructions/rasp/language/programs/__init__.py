@@ -15,7 +15,7 @@ from typing import Any
 
 from flint import fmpq
 
-from constructions.rasp.language.interpreter import Interpreter, read_e_literal
+from attncert.constructions.rasp.language.interpreter import Interpreter, read_e_literal
 
 DIRECTORY = Path(__file__).parent
 #: The literal softmax.rasp writes for e (run it with this --e-literal).
