@@ -123,10 +123,11 @@ def layers(n: int = 64, d: int = 8, dv: int = 8, repeat: int = 3) -> dict:
 
 #: A fresh interpreter proving U through the command line, reporting its own peak RSS on exit.
 _CHILD = (
-    "import resource, sys\n"
+    "import sys\n"
     "from attncert.proofs.cli import main\n"
+    "from bench.timing import peak_rss\n"
     "code = main(sys.argv[1:])\n"
-    "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "print('peak', peak_rss(), file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
@@ -141,7 +142,7 @@ def largest(n: int = 256, d: int = 8, dv: int = 8) -> dict:
         done = subprocess.run([sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, check=True)
         wall = time.perf_counter() - t0
         size = out.stat().st_size
-    peak = int(done.stderr.split("peak")[-1]) * 1024  # ru_maxrss is in KiB on Linux
+    peak = int(done.stderr.split("peak")[-1])
     predicted = load_claims()["universal"].estimate({"n": n, "d": d, "dv": dv}).memory
     return {
         "title": f"The largest U: attncert prove universal at U({n}, {d}, {dv}) (evaluation, direct T(X), exact comparison, certificate written)",

@@ -24,15 +24,17 @@ or numpy float (``EE.exp(0.1)``, ``x + 0.5``, ``x == 1.0``) raises
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import mpmath
 import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
 from attncert.exact.errors import ExactZeroDivision, NotInFieldError
 from attncert.exact.expsum import E0, ONE, Q0, ZERO, ExpSum, add_into, format_expsum
 from attncert.exact.rationals import is_float, parse_rational, refuse_floats
+
+if TYPE_CHECKING:
+    import mpmath
 
 _PLAIN = (int, fmpq, fmpz, Fraction)
 
@@ -235,6 +237,8 @@ class EENumber:
 
     def to_mpmath(self, dps: int = 30) -> mpmath.mpf:
         """An mpmath number for display, correct to about ``dps`` digits (not a certificate)."""
+        import mpmath  # for display only: a proof does not load it
+
         b = self.enclose(int(dps * 3.33) + 8)
         m, e = b.mid().man_exp()
         with mpmath.workdps(dps + 5):  # mpf keeps the precision it was made with
