@@ -43,7 +43,8 @@ from attncert.constructions.rasp.expr import (
     tokens,
 )
 from attncert.constructions.rasp.functions import NamedFn, fn, register_function
-from attncert.constructions.rasp.graph import graph_from_json, graph_to_dot, graph_to_graphml, graph_to_json, to_graph
+from attncert.constructions.rasp.graph import graph_from_json, graph_to_graphml, graph_to_json, to_graph
+from attncert.constructions.rasp.dot import graph_to_dot
 from attncert.constructions.rasp.size import Size, size
 import attncert.constructions.rasp.language.functions  # noqa: E402,F401  (registers the RASP language's operators, so its graphs load anywhere)
 

@@ -308,31 +308,6 @@ def decode_params(op: str, params: dict[str, Any]) -> dict[str, Any]:
 # --- other formats -------------------------------------------------------------------------
 
 
-def graph_to_dot(g: nx.MultiDiGraph) -> str:
-    """Graphviz DOT: one box per node (label, op, function), edges labelled by argument."""
-    data = graph_to_json(g)
-    outs = set(data["outputs"].values())
-    lines = ["digraph rasp {", "  rankdir=BT;", '  node [shape=box, fontname="Helvetica"];']
-    for n in data["nodes"]:
-        parts = [n["label"], n["op"]]
-        if n["params"].get("fn"):
-            parts.append(n["params"]["fn"]["name"])
-        if n["op"] == "select":
-            parts.append(str(n["params"]["predicate"]))
-        style = ', style=filled, fillcolor="#ffe9a8"' if n["op"] in ATTENTION_OPS else ""
-        style += ", peripheries=2" if n["id"] in outs else ""
-        text = "\\n".join(_dot_escape(p) for p in parts)
-        lines.append(f'  n{n["id"]} [label="{text}"{style}];')
-    for e in data["edges"]:
-        lines.append(f'  n{e["source"]} -> n{e["target"]} [label="{e["arg"]}"];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _dot_escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"')
-
-
 def graph_to_graphml(g: nx.MultiDiGraph) -> str:
     """GraphML via networkx; params are stored as canonical JSON strings."""
     data = graph_to_json(g)

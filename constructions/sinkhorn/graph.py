@@ -28,12 +28,14 @@ eps > 0, tol > 0) and executes nothing.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
 from flint import fmpq
 
+from attncert.constructions.drawing import Node, dot_document
 from attncert.constructions.sinkhorn.encoder import MLP, Attention, Encoder, Layer, LayerNorm
 from attncert.exact.canonical import canonical_json
 from attncert.exact.domains.qq import QQ
@@ -111,20 +113,39 @@ def graph_to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
     return {"format": GRAPH_FORMAT, "outputs": dict(g.graph["outputs"]), "nodes": nodes, "edges": edges}
 
 
+#: Fill colour of each op, in the legend's order (as the RASP drawings: inputs green, attention orange, MLPs blue).
+PALETTE = {
+    "text": "#b8e0b0",
+    "embed": "#d4edc9",
+    "attention": "#f6b26b",
+    "mlp": "#a9cdf0",
+    "layer_norm": "#d9c3e9",
+    "readout": "#cfe2f7",
+    "cost": "#e0e0e0",
+    "sinkhorn": "#ea9999",
+}
+
+
 def graph_to_dot(g: nx.MultiDiGraph) -> str:
-    """Graphviz DOT: one box per node (label, op, shapes or Sinkhorn parameters), edges labelled by argument."""
-    lines = ["digraph sinkhorn_transformer {", "  rankdir=BT;", '  node [shape=box, fontname="Helvetica"];']
+    """Graphviz DOT (:mod:`constructions.drawing`): one box per node (label, op, shapes or Sinkhorn parameters),
+    coloured by op; the layers are the nodes' depths (the longest path from a text), so that the two encoders'
+    k-th sublayers stand side by side; edges labelled by argument."""
     outs = set(g.graph["outputs"].values())
+    nodes = [Node(v, (g.nodes[v]["label"], g.nodes[v]["op"], _summary(g.nodes[v]["op"], g.nodes[v]["params"])), g.nodes[v]["op"], v in outs) for v in sorted(g.nodes)]
+    depth: dict[int, int] = {}
+    for v in nx.topological_sort(g):
+        depth[v] = max((depth[u] + 1 for u in g.predecessors(v)), default=0)
+    members: dict[int, list[int]] = {}
     for v in sorted(g.nodes):
-        d = g.nodes[v]
-        parts = [d["label"], d["op"], _summary(d["op"], d["params"])]
-        style = ', style=filled, fillcolor="#ffe9a8"' if d["op"] in ("attention", "sinkhorn") else ""
-        style += ", peripheries=2" if v in outs else ""
-        text = "\\n".join(p.replace("\\", "\\\\").replace('"', '\\"') for p in parts if p)
-        lines.append(f'  n{v} [label="{text}"{style}];')
-    for u, v, a in sorted(g.edges(data="arg"), key=lambda e: (e[1], e[2])):
-        lines.append(f'  n{u} -> n{v} [label="{a}"];')
-    return "\n".join(lines + ["}"]) + "\n"
+        members.setdefault(depth[v], []).append(v)
+    titles = [" / ".join(dict.fromkeys(g.nodes[v]["op"] for v in members[k])) for k in sorted(members)]
+    seen: Counter = Counter()
+    numbered = []
+    for t in titles:  # an encoder's k-th attention, MLP or layer norm: numbered when its op recurs
+        seen[t] += 1
+        numbered.append(f"{t} {seen[t]}" if titles.count(t) > 1 else t)
+    edges = sorted(g.edges(data="arg"), key=lambda e: (e[1], e[2]))
+    return dot_document("sinkhorn_transformer", nodes, edges, list(zip(numbered, (members[k] for k in sorted(members)))), PALETTE)
 
 
 def _summary(op: str, params: dict[str, Any]) -> str:

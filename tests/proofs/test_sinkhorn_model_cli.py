@@ -13,7 +13,7 @@ from attncert.proofs.registry import load_claims
 def test_the_model_graph_is_drawn_and_exported_like_every_construction(tmp_path, capsys):
     assert main(["graph", "sinkhorn_transformer", "--layers", "2", "--layer_norm", "1"]) == 0
     dot = capsys.readouterr().out
-    assert dot.startswith("digraph sinkhorn_transformer {") and dot.count("\\nattention\\n") == 4 and "sinkhorn\\nsinkhorn\\neps 1/2" in dot
+    assert dot.startswith("digraph sinkhorn_transformer {") and dot.count("\\nattention\\n") == 4 and '"sinkhorn\\neps 1/2' in dot
     f = tmp_path / "m.json"
     assert main(["graph", "sinkhorn_transformer", "--format", "json", "--out", str(f)]) == 0
     g = graph_from_json(json.loads(f.read_text()))
