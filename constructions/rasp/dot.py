@@ -17,22 +17,23 @@ from attncert.constructions.drawing import Node, dot_document
 from attncert.constructions.rasp.graph import OPS, graph_to_json
 from attncert.constructions.rasp.size import schedule
 
-#: Fill colour of each op, in the legend's order: inputs green, MLP sublayers blue, attention orange, selectors yellow.
+#: Fill colour of each op, in the legend's order: inputs in greens, MLP sublayers in blues, attention in oranges,
+#: selectors in yellow (select) and other hues (their combinations), each op its own colour.
 PALETTE = {
-    "tokens": "#b8e0b0",
-    "indices": "#d4edc9",
-    "length": "#9fd39a",
-    "full": "#e8f5e0",
-    "constant_sop": "#c9e6bd",
-    "map": "#a9cdf0",
-    "sequence_map": "#cfe2f7",
+    "tokens": "#93c47d",
+    "indices": "#c5e3b5",
+    "length": "#6aa84f",
+    "full": "#e2f0d9",
+    "constant_sop": "#b6d7a8",
+    "map": "#9fc5e8",
+    "sequence_map": "#cfe2f3",
     "aggregate": "#f6b26b",
-    "selector_width": "#f9cb9c",
-    "select": "#fff2a8",
-    "constant_selector": "#fff8d0",
-    "selector_and": "#f1e08a",
-    "selector_or": "#e9d56e",
-    "selector_not": "#f7ecb5",
+    "selector_width": "#e69138",
+    "select": "#ffe599",
+    "constant_selector": "#fff2cc",
+    "selector_and": "#d5c4ec",
+    "selector_or": "#b7e4dc",
+    "selector_not": "#f4cccc",
 }
 
 

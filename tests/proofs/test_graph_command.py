@@ -42,3 +42,26 @@ def test_png_with_graphviz(tmp_path):
     f = tmp_path / "t.png"
     assert main(["graph", "transpose", "--png", str(f)]) == 0
     assert_picture(f, 400, 300)
+
+
+def test_a_rasp_programs_graph_keeps_its_variable_names(tmp_path, capsys):
+    """A .rasp program's assignments name the operations they build (the outermost assignment names a function's
+    result); tokens, and a value assigned again, keep their names; an unassigned operation is named by its op."""
+    program = tmp_path / "names.rasp"
+    program.write_text(
+        'def shifted(s) { inner = s + 1; return inner; }\n'
+        "earlier = select(indices, indices, <);\n"
+        "counted = selector_width(earlier);\n"
+        "again = counted;\n"
+        "bumped = shifted(again);\n"
+        "total = bumped + length;\n"
+        "mine = tokens;\n"
+    )
+    assert main(["graph", "rasp_program", "--file", str(program), "--expr", "aggregate(select(indices, total, ==), mine)", "--format", "json"]) == 0
+    nodes = json.loads(capsys.readouterr().out)["nodes"]
+    assert sorted((n["name"], n["op"]) for n in nodes) == [
+        ("aggregate", "aggregate"), ("bumped", "map"), ("counted", "selector_width"), ("earlier", "select"), ("indices", "indices"),
+        ("length", "length"), ("select", "select"), ("tokens", "tokens"), ("total", "sequence_map"),
+    ]  # fmt: skip
+    assert main(["graph", "rasp_program", "--file", str(program), "--expr", "total"]) == 0
+    assert '"total\\nsequence_map\\nadd"' in capsys.readouterr().out

@@ -230,6 +230,7 @@ class Interpreter:
             return [("out", value)]
         if kind == "assign":
             names = [t.value for t in st.children[0].children]
+            first = next(RASPExpr._ids)  # operations numbered after this one are built by this statement
             vals = self.exprs(st.children[1], env)
             env.values["out"] = vals[-1]
             if len(vals) == 1 and len(names) > 1 and isinstance(vals[0], (tuple, list)):
@@ -238,6 +239,11 @@ class Interpreter:
                 raise self.error(st, f"{len(names)} names but {len(vals)} values")
             for n, v in zip(names, vals):
                 self._assign(env, n, v, st)
+                if isinstance(v, RASPExpr) and v.unique_id > first:
+                    # tracr's .named(n), in place, so that graphs, drawings and evaluation errors show the program's
+                    # names: the outermost assignment that built an operation names it (a function's result takes
+                    # the caller's name); one built before (tokens, a value assigned again) keeps its own
+                    v._annotations["name"] = n
             return list(zip(names, vals))
         if kind == "funcdef":
             name = st.children[0].value
