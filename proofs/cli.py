@@ -552,8 +552,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _print_table(sweep.SUMMARY_HEADER, sweep.summary(results, [t.claim for t in plan.tasks]))
     for line in sweep.problems(results):
         print(line)
-    held = sum(r.status in (sweep.OK, sweep.SKIPPED) for r in results)
-    print(f"{held} of {len(results)} certificates hold; wall time {time.perf_counter() - t0:.2f}s")
+    print(f"{sweep.closing_line(results)}; wall time {time.perf_counter() - t0:.2f}s")
     return sweep.exit_code(results)
 
 

@@ -310,6 +310,15 @@ def _row(name: str, results: list[Result]) -> list[str]:
     return [name, str(len(results)), *(str(counts[s]) for s in _COLUMNS), f"{seconds:.2f}s"]
 
 
+def closing_line(results: Sequence[Result]) -> str:
+    """One line on the whole sweep: the certificates written now, those already proven (skipped), the
+    combinations refused (bad), and how many of all hold (a skipped certificate verified again: it holds)."""
+    n = Counter(r.status for r in results)
+    parts = [f"{n[OK] + n[FAIL]} proven now", f"{n[SKIPPED]} already proven (skipped)", f"{n[BAD]} refused (bad)"]
+    shown = [part for part, count in zip(parts, (n[OK] + n[FAIL], n[SKIPPED], n[BAD])) if count]
+    return ", ".join(shown + [f"{n[OK] + n[SKIPPED]} of {len(results)} hold"])
+
+
 def problems(results: Iterable[Result]) -> list[str]:
     """One line per task that did not hold; a FAIL names its certificate, which is there to inspect."""
     return [

@@ -123,7 +123,7 @@ def test_a_certificate_that_does_not_verify_fails_the_sweep(tmp_path, capsys, mo
         "transpose": Claim("transpose", real.statement, wrong_prove, real.params),
         "matmul": Claim("matmul", "", broken_prove, load_claims()["matmul"].params),
     }
-    monkeypatch.setattr(sweep, "load_claims", lambda: fake)
+    monkeypatch.setattr(sweep, "load_claim", fake.__getitem__)
     code, out, _ = run(capsys, tmp_path, "transpose", "matmul", "--seeds", "0-1", "--jobs", "1")
     assert code == 2  # BAD (the broken claim) outranks FAIL, as in attncert verify
     rows = table(out)
