@@ -54,7 +54,7 @@ INDEX: dict[str, Entry] = {
     "compiled": Entry(_P + "compiled", "the compiled exact weights compute the construction exactly, SOp by SOp", graph=False),
     "compiled_softmax": Entry(_P + "compiled_softmax", "softmax attention at inverse temperature beta stays within a certified B(beta) of the compiled model", graph=False),
     "rasp_program": Entry(_P + "rasp_program", "a RASP-language program's output, exact (or in certified balls where it leaves the exact fields)"),
-    "lipschitz_approx": Entry(_P + "approximation.approx", "the McShane RASP network is within a certified eps of a Lipschitz or Hölder target", graph=False),
+    "lipschitz_approx": Entry(_P + "approximation.approx", "the McShane RASP network is within a certified eps of a Lipschitz or Hölder target"),
     "lipschitz_rates": Entry(_P + "approximation.rates", "certified McShane errors as the grid step shrinks, against the theory's rates", graph=False),
     **{
         f"{base}_identity": Entry(_IDENTITY + "claims", f"{base}: the claim for ALL real inputs of its sizes, decided exactly")

@@ -17,6 +17,7 @@ from flint import fmpq
 from attncert.constructions import rasp
 from attncert.constructions.approximation.targets import target as make_target
 from attncert.constructions.compiler import compile_graph
+from attncert.constructions.layout import Construction
 from attncert.exact import QQ
 from attncert.exact.expressions.enclose import display
 from attncert.proofs.approximation.common import (
@@ -34,6 +35,7 @@ from attncert.proofs.approximation.common import (
     grid_steps,
     instance_cost,
     instance_json,
+    mcshane_network,
     prove_instance,
     stop_ratio,
     target_json,
@@ -63,6 +65,12 @@ RASP_SAMPLES = 3
 def prove(target: str = "three_cones", expr: str = "", d: int = 2, h: str = "1/8", L: str = "", alpha: str = "", ratio: str = "5/4",
           max_leaves: int = 100_000, bits: int = 24, prec: int = 64) -> dict:  # fmt: skip
     return _prove(dict(target=target, expr=expr, d=d, h=h, L=L, alpha=alpha, ratio=ratio, max_leaves=max_leaves, bits=bits, prec=prec), None)
+
+
+def build(target: str = "three_cones", expr: str = "", d: int = 2, h: str = "1/8", L: str = "", alpha: str = "", bits: int = 24, prec: int = 64) -> Construction:
+    """The claim's McShane network, one RASP program over the target's samples on the grid, for ``attncert graph``."""
+    t = make_target(target, bounded("d", d, 1, MAX_D), expr, L, alpha)
+    return mcshane_network(t, grid_steps(h)[1], bounded("bits", bits, 4, 64), bounded("prec", prec, 32, MAX_PREC)).construction()
 
 
 def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
@@ -196,5 +204,6 @@ CLAIM = register(
         check=check_lipschitz_approx,
         cost=cost,
         rebuild=rebuild,
+        build=build,
     )
 )

@@ -114,13 +114,18 @@ class Instance:
         return self.certified.eps if self.closed.bound is None else min(self.certified.eps, self.closed.bound)
 
 
-def prove_instance(t: Target, m: int, bits: int, prec: int, ratio: fmpq, max_leaves: int, witness: dict[str, Any] | None = None) -> Instance:
+def mcshane_network(t: Target, m: int, bits: int, prec: int) -> McShane:
+    """The McShane network of t's samples (``bits`` fractional bits) on the grid of m steps per side."""
     grid = Grid(t.d, m)
-    Y = tuple(samples(t, grid, bits, prec))
-    ms = McShane(grid, Y, bits, network_slope(t, m))
+    return McShane(grid, tuple(samples(t, grid, bits, prec)), bits, network_slope(t, m))
+
+
+def prove_instance(t: Target, m: int, bits: int, prec: int, ratio: fmpq, max_leaves: int, witness: dict[str, Any] | None = None) -> Instance:
+    ms = mcshane_network(t, m, bits, prec)
+    grid = ms.grid
     closed = closed_form(t.expr, t.d, m, t.constant, t.alpha, ms.slope, bits)
     if witness is None:
-        pieces = Pieces(grid.points(), m, Y, bits, ms.slope)
+        pieces = Pieces(grid.points(), m, ms.Y, bits, ms.slope)
         cert = search(compile_enclosure(t.expr, variables(t.d)), pieces, t.d, ratio, max_leaves, prec, closed.bound)
         sub = subgrid_bound(t.expr, t.d, Interpolant(t.d, m, [ms.y(i) for i in range(grid.size)], ms.slope), ms.lipschitz(), prec)
         modulus = decision_json(decide(t.expr, t.d, m, t.constant, t.alpha, prec), t.constant, t.alpha, t.d, m)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 import resource
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 from flint import fmpq
 
 import attncert.proofs.approximation.common as common
+from attncert.constructions import rasp
 from attncert.proofs.checkers.closed_form import ClosedForm
 from attncert.exact import QQ, ParseError
 from attncert.exact.canonical import canonical_json
@@ -440,3 +442,13 @@ def test_plot_writes_a_png_and_refuses_a_certificate_that_does_not_verify(tmp_pa
     write_certificate(tmp_path / "bad.json", seal(doc))
     assert main(["plot", "lipschitz_rates", "--certificate", str(tmp_path / "bad.json"), "--out", str(tmp_path / "b.png")]) == 2
     assert "does not verify" in capsys.readouterr().err and not (tmp_path / "b.png").exists()
+
+
+def test_the_graph_is_the_recorded_rasp_program(small, capsys):
+    """attncert graph lipschitz_approx draws the one RASP program the certificate records: the same graph (JSON),
+    of depth 2 + log2 N, N = 128 positions for d = 2, h = 1/4 (25 grid points padded to 32 groups of 2d = 4 pieces)."""
+    assert main(["graph", "lipschitz_approx", "--d", "2", "--h", "1/4", "--format", "json"]) == 0
+    drawn = json.loads(capsys.readouterr().out)
+    assert drawn == small["construction"]["graph"]
+    assert small["result"]["width"] == 128 and small["result"]["depth"] == 2 + 7
+    assert rasp.size(rasp.graph_from_json(drawn)).layers == 2 + 7
