@@ -16,9 +16,14 @@ the *same* denominator object and addition merges numerators only.
 Signs are exact: the sign of num/den is sign(num)*sign(den), each decided by
 :meth:`ExpSum.sign`. So <, max and ReLU on EE are exact.
 
-Floats never enter: constructing from, computing with or comparing with a Python
-or numpy float (``EE.exp(0.1)``, ``x + 0.5``, ``x == 1.0``) raises
+Floats never enter: constructing from, computing with or ordering against a Python
+or numpy float (``EE.exp(0.1)``, ``x + 0.5``, ``x < 1.0``) raises
 :class:`exact.errors.FloatRefused`; write decimals as strings (``EE.exp("0.1")``).
+Equality never raises: ``x == 1.0`` is False (and ``!=`` True) for every float, as
+FLINT's ``fmpq(1) == 1.0`` is, since an exact value is never equal to a binary
+approximation; :func:`exact.rationals.float_equality_message` (and
+``attncert.exact.testing.why_unequal``) says why. ``x == Fraction(3, 2)`` and
+``x == 3`` compare exactly, and a rational x hashes as that Fraction or int does.
 """
 
 from __future__ import annotations
@@ -182,9 +187,16 @@ class EENumber:
 
     # -- exact comparisons --------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        o = _coerce(other)
-        if o is NotImplemented:
-            return NotImplemented
+        if type(other) is EENumber:
+            o = other
+        elif is_float(other):  # unequal, not refused: == must not raise (float_equality_message says why)
+            return False
+        elif isinstance(other, np.ndarray):
+            return NotImplemented  # numpy compares entry by entry
+        else:
+            o = _coerce(other)
+            if o is NotImplemented:
+                return NotImplemented
         if self.den is o.den or self.den == o.den:
             return self.num == o.num
         return self.num * o.den == o.num * self.den
@@ -270,9 +282,8 @@ def _ratio(num: ExpSum, den: ExpSum) -> fmpq | None:
 def _coerce(x: object) -> EENumber:
     """x as an EENumber for arithmetic and comparison; NotImplemented for foreign types.
 
-    Floats raise :class:`FloatRefused` instead: ``EE(1) == 1.0`` would otherwise be
-    False (Python's fallback for NotImplemented), a silent answer about a binary
-    approximation rather than a refusal.
+    Floats raise :class:`FloatRefused` instead: ``x + 0.5`` or ``x < 0.5`` would otherwise
+    compute with, or order against, a binary approximation (``==`` answers before coercing).
     """
     if isinstance(x, EENumber):
         return x

@@ -16,6 +16,18 @@ with a :class:`ParseError`.
 Certificates store rationals as strings ``"p/q"`` in lowest terms with q > 0,
 or ``"p"`` when q = 1 (see docs/design.md, "Certificates"). :func:`rational_from_json`
 accepts only that canonical spelling, so one value has one spelling.
+
+Loading this module declares FLINT's ``fmpz`` an integer and ``fmpq`` a rational to
+Python's numeric tower (``numbers.Integral``, ``numbers.Rational``), as gmpy2 does for
+its own types. Python's ``Fraction`` compares with any ``numbers.Rational`` through
+its numerator and denominator, so every rational attncert returns is then equal to
+the same ``Fraction``, in either order (``fmpq(3, 2) == Fraction(3, 2)``), and
+``Fraction(q)`` converts one. FLINT hashes both types as Python hashes ints and
+Fractions, so equal values hash alike, as the tower requires. Nothing else changes:
+FLINT's own operators are untouched, so exact arithmetic costs what it did.
+An exact value compared with a float is unequal (FLINT's ``fmpq == 1.5`` is False;
+:class:`~attncert.exact.eenumber.EENumber` does the same); :func:`float_equality_message`
+says why.
 """
 
 from __future__ import annotations
@@ -32,6 +44,9 @@ from flint import fmpq, fmpz
 
 from attncert.exact.errors import FloatRefused, LimitExceeded, ParseError
 from attncert.exact.limits import current as current_limits
+
+Integral.register(fmpz)
+Rational.register(fmpq)
 
 _CANONICAL = re.compile(r"-?(0|[1-9][0-9]*)(/[1-9][0-9]*)?")
 _FRACTION = re.compile(r"\s*([+-]?[0-9]+)\s*/\s*([+-]?[0-9]+)\s*")
@@ -117,18 +132,40 @@ def refuse_float_array(a: np.ndarray, where: str = "exact arithmetic") -> None:
 
 def float_message(x: object, where: str = "exact arithmetic", *, strings: bool = True) -> str:
     """One line naming the float x, the binary value it stores, and its exact decimal spelling."""
-    name = repr(x)
-    generic = (
-        'write decimals as strings ("0.1" is exactly 1/10)'
-        if strings
-        else "write the number exactly, e.g. Fraction(1, 10) or fmpq(1, 10) for 1/10 (a string here is a token, not a number)"
-    )
+    why, decimal, text = _float_reading(x)
+    if decimal is None:
+        how = (
+            'write decimals as strings ("0.1" is exactly 1/10)'
+            if strings
+            else "write the number exactly, e.g. Fraction(1, 10) or fmpq(1, 10) for 1/10 (a string here is a token, not a number)"
+        )
+    elif strings:
+        how = f'write decimals as strings ("{text}" is exactly {decimal})'
+    else:
+        how = f"write the number exactly: Fraction({decimal.p}, {decimal.q}) or fmpq({decimal.p}, {decimal.q}) is {text} (a string here is a token, not a number)"
+    return f"float {x!r} refused in {where}: {why}; {how}"
+
+
+def float_equality_message(x: object) -> str:
+    """One line saying why an exact value is unequal to the float x, and what to compare with instead.
+
+    ``==`` between an exact value and a float is False rather than an error (a comparison
+    must not raise inside ``==``), even when the float stores the same dyadic number:
+    a float is never read as an exact number, so it is never equal to one.
+    """
+    why, decimal, text = _float_reading(x)
+    how = f"compare with Fraction({decimal.p}, {decimal.q}), which is {text} exactly" if decimal is not None else "compare with an exact number (an int or a Fraction)"
+    return f"an exact value is never equal to a float, so == {x!r} is False: {why}; {how}"
+
+
+def _float_reading(x: object) -> tuple[str, fmpq | None, str]:
+    """Why the float x is not an exact number, the decimal it prints as (None if not a short finite one), and that text."""
     try:
         finite = math.isfinite(x)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         finite = False
     if not finite:
-        return f"float {name} refused in {where}: it is a binary float, and not a finite number; {generic}"
+        return "it is a binary float, and not a finite number", None, str(x)
     stored = dyadic_rational(x)  # type: ignore[arg-type]
     text = str(x)  # numpy and Python print the shortest decimal that reads back as x
     try:
@@ -138,16 +175,8 @@ def float_message(x: object, where: str = "exact arithmetic", *, strings: bool =
     if decimal is not None and len(decimal.str()) > 60:
         decimal = None
     if decimal is not None and decimal != stored and len(stored.str()) <= 60:
-        why = f"a float is a binary approximation (this one is {stored}, not {decimal})"
-    else:
-        why = "floats are binary approximations (the float 0.1 is not 1/10)"
-    if decimal is None:
-        how = generic
-    elif strings:
-        how = f'write decimals as strings ("{text}" is exactly {decimal})'
-    else:
-        how = f"write the number exactly: Fraction({decimal.p}, {decimal.q}) or fmpq({decimal.p}, {decimal.q}) is {text} (a string here is a token, not a number)"
-    return f"float {name} refused in {where}: {why}; {how}"
+        return f"a float is a binary approximation (this one is {stored}, not {decimal})", decimal, text
+    return "floats are binary approximations (the float 0.1 is not 1/10)", decimal, text
 
 
 def _one_line(x: object, n: int = 60) -> str:

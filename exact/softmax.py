@@ -15,6 +15,8 @@ from attncert.exact.domains.base import Domain
 
 
 def softmax_row(scores: Sequence[Any], domain: Domain) -> list[Any]:
+    """softmax(s)_j = e^{s_j} / sum_k e^{s_k} in ``domain``. A score is a number, so a string is read as
+    the number it spells (``"1/3"``, ``"0.1"`` exactly; docs/rasp.md, "Numbers and strings")."""
     exps = [domain.exp(domain.convert(s)) for s in scores]
     total = domain.sum(exps)
     return [domain.div(e, total) for e in exps]

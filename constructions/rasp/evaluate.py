@@ -4,8 +4,9 @@ Semantics (docs/design.md, "RASP as computation graphs"; RASP, Weiss et al. 2021
 tracr's evaluator):
 
 * ``tokens`` are the input; numeric tokens are converted exactly into the
-  domain, other hashable tokens (strings, bools) are kept. ``indices`` are
-  0..n-1 and ``length`` is n, both as domain numbers.
+  domain, other hashable tokens (strings, bools) are kept: a string is a token,
+  never read as a number, even ``"1/3"`` (docs/rasp.md, "Numbers and strings").
+  ``indices`` are 0..n-1 and ``length`` is n, both as domain numbers.
 * ``Select(keys, queries, p)`` is the boolean matrix M[q][k] = p(key_k, query_q),
   stored sparsely (:mod:`constructions.rasp.selection`). For Comparison
   predicates it is built vectorised: keys and queries are replaced by integer
@@ -61,6 +62,7 @@ from attncert.exact.domains import BallField
 from attncert.exact.errors import AttncertError, NotInFieldError, UndecidedError
 from attncert.exact.groups import take
 from attncert.exact.limits import current as current_limits
+from attncert.exact.rationals import parse_rational
 
 
 
@@ -174,7 +176,7 @@ def _run(
                     if isinstance(e, EvaluationError) and str(e).startswith("at node"):
                         raise
                     written = f", written at {d['source']}" if "source" in d else ""
-                    where = f"at node {d['label']!r} ({d['op']}{written}): {e}"
+                    where = f"at node {d['label']!r} ({d['op']}{written}): {e}{_string_token_hint(e, [values[u] for u in args])}"
                     if isinstance(e, NotInFieldError):  # kept apart: the caller may move up the tower (QQ, EE, Ball)
                         raise NotInFieldError(where) from e
                     if isinstance(e, UndecidedError):  # kept apart: the caller may evaluate at a higher precision
@@ -193,6 +195,25 @@ def _run(
                     del values[u]
     out = {u: ev.as_list(values[u]) if isinstance(values[u], np.ndarray) else values[u] for u in keep if u in values}
     return {v: out[plan.same.get(v, v)] for v in kept if plan.same.get(v, v) in out}
+
+
+def _string_token_hint(e: Exception, args: list[Any]) -> str:
+    """Where a type error or a non-numeric aggregate meets a string that reads as a number (``"1/3"``):
+    the rule that made it a token (docs/rasp.md, "Numbers and strings"); else nothing."""
+    if not isinstance(e, (TypeError, EvaluationError)):
+        return ""
+    for xs in args:
+        for x in xs if isinstance(xs, list) else ():
+            if type(x) is str:
+                try:
+                    parse_rational(x)
+                except AttncertError:
+                    continue
+                return (
+                    f" (the string {x!r} is a token: in a RASP program a string is never read as a number; "
+                    f"give numbers as int, Fraction or fmpq)"
+                )
+    return ""
 
 
 @contextlib.contextmanager

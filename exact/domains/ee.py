@@ -12,7 +12,8 @@ this light normal form, so that changing any number of a written element either
 changes its value or makes the document malformed.
 
 Floats are refused (:class:`exact.errors.FloatRefused`) by conversion, exp,
-sign, comparisons and EENumber arithmetic: write decimals as strings.
+sign, the domain's comparisons and the arithmetic and ordering of EENumbers:
+write decimals as strings. ``==`` with a float is False (never an error).
 """
 
 from __future__ import annotations

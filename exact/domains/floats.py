@@ -36,8 +36,8 @@ class FloatField(Domain):
         q = parse_rational(x)
         return int(q.p) / int(q.q)  # correctly rounded (Python's int true division)
 
-    def exp(self, x: float) -> float:
-        return math.exp(x)
+    def exp(self, x: Any) -> float:
+        return math.exp(x if type(x) is float else self.convert(x))
 
     def real_power(self, x: Any, y: Any) -> float:
         if x < 0:

@@ -1,9 +1,12 @@
 """QQ: the rationals, on FLINT's ``fmpq`` (exact).
 
 Floats are refused (:class:`exact.errors.FloatRefused`) by :meth:`convert`,
-:meth:`exp`, :meth:`sign` and the comparisons :meth:`eq` and :meth:`lt`. FLINT's
-own ``fmpq == float`` is False rather than an error, and cannot be changed here:
-compare through the domain (``QQ.eq``) when a float might be present.
+:meth:`exp`, :meth:`sign` and the comparisons :meth:`eq` and :meth:`lt`. The
+operator ``fmpq == float`` is FLINT's and answers False, the rule for ``==``
+between any exact value and a float (:func:`exact.rationals.float_equality_message`
+says why); compare through the domain (``QQ.eq``) to have a float refused instead.
+``fmpq == Fraction`` compares exactly (:mod:`exact.rationals` declares ``fmpq`` a
+``numbers.Rational``).
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ class RationalField(Domain):
 
     def exp(self, x: Any) -> fmpq:
         # Lindemann: e^q is transcendental for rational q != 0, so it is not in QQ.
-        refuse_floats(x, where="QQ")
-        if x == 0:
+        q = self.convert(x)  # a number given as a string is that number ("0"), a float is refused
+        if q == 0:
             return fmpq(1)
-        raise NotInFieldError(f"exp({x}) is not rational; evaluate in EE for exact exponentials")
+        raise NotInFieldError(f"exp({q}) is not rational; evaluate in EE for exact exponentials")
 
     def sign(self, x: fmpq) -> int:
         if type(x) is not fmpq:
