@@ -108,7 +108,7 @@ def test_every_claim_is_walked():
 SLOW = {
     "encoder_layer", "encoder_layer_identity", "encoder_layer_norm", "encoder_layer_norm_identity", "match2", "multihead",
     "multihead_identity", "parity",
-    "sinkhorn_transformer", "sinkhorn_universality",
+    "sinkhorn_transformer", "sinkhorn_universality", "lipschitz_rates",
 }  # fmt: skip
 # The default run walks at most this many leaves per claim, evenly spaced through the document
 # (every leaf of the small claims); the slow run walks every leaf of every claim.

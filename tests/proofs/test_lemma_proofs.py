@@ -94,6 +94,7 @@ def test_bad_parameters_exit_2(args, tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow  # the README's main job, every claim proven and verified: about a minute on 2 cores (bench_prove_all)
 def test_prove_all_writes_every_certificate(tmp_path):
     (tmp_path / "certs").mkdir()  # an --out-dir must exist (only the default certificates/ is made)
     r = run_cli("prove-all", "--out-dir", str(tmp_path / "certs"), cwd=tmp_path)
