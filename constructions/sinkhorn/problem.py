@@ -112,7 +112,8 @@ class Problem:
         return np.array([float(x) for x in self.a]), np.array([float(x) for x in self.b])
 
 
-def _as_lists(x: Any) -> Any:
+def as_lists(x: Any) -> Any:
+    """A numpy array (or anything with ``tolist``) as nested lists of Python numbers; anything else unchanged."""
     return x.tolist() if hasattr(x, "tolist") else x
 
 
@@ -129,7 +130,7 @@ def read_vector(x: Any, name: str, dyadic_floats: bool = False) -> list[fmpq]:
 
     Floats are refused unless ``dyadic_floats`` (then each is its exact binary value).
     """
-    x = _as_lists(x)
+    x = as_lists(x)
     if not isinstance(x, Sequence) or isinstance(x, (str, bytes)) or not x:
         raise SinkhornInputError(f"marginal {name} must be a non-empty list of numbers")
     return [parse_rational(v, dyadic_floats=dyadic_floats) for v in x]
@@ -157,11 +158,16 @@ def read_problem(
     """
     if isinstance(C, CostEnclosure):
         return Problem(C, *_marginals_and_eps(C.shape, a, b, eps, total_rtol, dyadic_floats))
-    C = _as_lists(C)
+    C = as_lists(C)
+    if isinstance(C, list) and C and not isinstance(C[0], (list, tuple)):
+        raise SinkhornInputError(
+            "the cost must be a matrix (a list of rows), this is the order sinkhorn(C, a, b, eps); "
+            "for POT's order sinkhorn(a, b, M, reg) use attncert.sinkhorn"
+        )
     rows = _rational_rows(C)
-    if rows is None and dyadic_floats and isinstance(C, list):
-        C = [[dyadic_rational(x) if is_float(x) else x for x in r] if isinstance(r, list) else r for r in C]
     try:
+        if rows is None and dyadic_floats and isinstance(C, list):
+            C = [[dyadic_rational(x) if is_float(x) else x for x in r] if isinstance(r, list) else r for r in C]
         rows = rows or convert_rows(C, QQ)
     except ParseError as e:
         raise SinkhornInputError(f"cost matrix: {e}") from None

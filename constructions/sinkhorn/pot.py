@@ -1,0 +1,109 @@
+r"""POT's argument order, ``sinkhorn(a, b, M, reg)``: the plan as a numpy array, and a certified bound on its error.
+
+Code written against POT's ``ot.sinkhorn`` switches in one line (``attncert.sinkhorn`` is this function)::
+
+    G = ot.sinkhorn(a, b, M, reg)                # POT: float64 iterations until its stopThr
+    G, bound = attncert.sinkhorn(a, b, M, reg)   # the same plan, and a proof of how close it is
+
+**The plan** is POT's: the entropic plan P* = diag(u) K diag(v), K = exp(-M/reg), with row sums a
+and column sums b, which is S_reg(M; a, b) of :func:`constructions.sinkhorn.operator.sinkhorn`, here
+certified in ``Ball(prec)`` (Hilbert's bound or Krawczyk's test, docs/sinkhorn.md). ``G`` is a float64
+array: each entry is the double at the centre of its ball around P*_ij, and
+
+    bound >= max_ij |G_ij - P*_ij|,
+
+a :class:`fractions.Fraction`: an exact rational upper bound, proven in ball arithmetic (the ball's radius
+plus the distance from the double to the ball, rounded up). It covers the rounding to float64, so it is
+never below about half a unit in the last place of the largest entry.
+
+**Numbers** are read exactly. A float is its exact binary value: ``reg=0.01`` is the double
+0.01000000000000000020816681711721685..., and P* is the plan at that temperature (pass ``"1/100"`` or
+``Fraction(1, 100)`` for exactly 1/100); strings ``"p/q"`` or decimals, ints and Fractions are the
+rationals they spell. An empty ``a`` or ``b`` (POT's default ``[]``) is uniform, 1/n exactly.
+
+**Totals.** POT does not check them; here sum(a) = sum(b) must hold exactly. Where ``a`` or ``b`` holds
+binary floats and their exact totals differ by a relative :data:`FLOAT_TOTAL_RTOL` or less (the floats of
+``np.ones(3) / 3`` do not sum to exactly 1), ``b`` is scaled by sum(a)/sum(b), exactly: the plan then has
+POT's total mass, sum(a). ``full=True`` returns the run, whose ``problem.b`` is the ``b`` used.
+
+POT's options that only tune its float iterations (``method``, ``numItermax``, ``stopThr``, ``verbose``,
+``warn``, ``warmstart``) are accepted and change nothing: the run goes on until the plan is certified.
+``log=True`` is refused (POT's log has no meaning here; ``full=True`` returns the whole run).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from flint import arb, ctx, fmpq
+
+from attncert.constructions.sinkhorn.operator import SinkhornResult
+from attncert.constructions.sinkhorn.operator import sinkhorn as certified_sinkhorn
+from attncert.constructions.sinkhorn.problem import SinkhornInputError, as_lists, read_marginal, uniform_marginal
+from attncert.exact.domains.ball import Ball
+from attncert.exact.errors import AttncertError
+from attncert.exact.rationals import is_float
+
+#: The relative difference of the exact totals of float marginals that is taken for their rounding (as in the
+#: Float path of the operator): b is scaled to sum(a) within it, and refused beyond it.
+FLOAT_TOTAL_RTOL = fmpq(1, 10**12)
+#: POT's options that tune its float iterations; they have no meaning for a certified run.
+POT_TUNING = frozenset({"method", "numItermax", "stopThr", "verbose", "warn", "warmstart"})
+
+
+class NotCertified(AttncertError):
+    """The run found no enclosure of the plan (Krawczyk's test failed at every precision it tried)."""
+
+
+def sinkhorn(
+    a: Any, b: Any, M: Any, reg: Any, *, tol: Any = "1e-30", prec: int = 128, full: bool = False, log: bool = False, **pot_options: Any
+) -> tuple[np.ndarray, Fraction] | tuple[np.ndarray, Fraction, SinkhornResult]:
+    """(G, bound): the entropic plan of (a, b, M, reg) as float64 and an exact bound >= max |G - P*| (module docstring).
+
+    ``tol``: the certified bound on max |log P^ - log P*| the run reaches for its own plan P^ before ``G``
+    is read from it (default 1e-30); ``prec``: the starting precision in bits. ``full=True`` also returns the
+    :class:`SinkhornResult` (the enclosure ``plan``, its ``bound``, ``status``, ``problem``). Raises
+    SinkhornInputError (a ParseError) on bad input and NotCertified when no enclosure was found.
+    """
+    unknown = sorted(set(pot_options) - POT_TUNING)
+    if unknown:
+        raise TypeError(f"sinkhorn() got an unexpected keyword argument {unknown[0]!r}")
+    if log:
+        raise SinkhornInputError("log=True is POT's float log, which has no meaning here; full=True returns the certified run")
+    M = as_lists(M)
+    if not isinstance(M, list) or not M or not isinstance(M[0], list):
+        raise SinkhornInputError("M must be a cost matrix (n x m): sinkhorn(a, b, M, reg) takes POT's order")
+    av, bv = _marginal(a, len(M), "a"), _marginal(b, len(M[0]), "b")
+    sa, sb = sum(av, fmpq(0)), sum(bv, fmpq(0))
+    if sa != sb and _holds_floats(a, b) and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
+        bv = [x * sa / sb for x in bv]
+    r = certified_sinkhorn(M, av, bv, reg, Ball(prec), tol=tol)
+    if r.plan is None:
+        raise NotCertified(f"no enclosure of the Sinkhorn plan: {r.status}")
+    G, bound = float_plan(r.plan, r.details.get("prec", prec))
+    return (G, bound, r) if full else (G, bound)
+
+
+def float_plan(plan: Any, prec: int) -> tuple[np.ndarray, Fraction]:
+    """The doubles at the centres of the balls of ``plan`` and an exact bound on their distance to any matrix in them."""
+    G = np.array([[float(x.mid()) for x in row] for row in plan], dtype=np.float64)
+    worst = fmpq(0)
+    with ctx.workprec(prec):
+        for g_row, row in zip(G.tolist(), plan):
+            for g, x in zip(g_row, row):
+                worst = max(worst, (arb(g) - x).abs_upper().fmpq())
+    return G, Fraction(int(worst.p), int(worst.q))
+
+
+def _marginal(x: Any, size: int, name: str) -> list[fmpq]:
+    """A marginal read exactly (floats as their binary values); None or empty is uniform over ``size`` points."""
+    x = as_lists(x)
+    if x is None or (isinstance(x, list) and not x):
+        return uniform_marginal(size)
+    return read_marginal(x, name, dyadic_floats=True)
+
+
+def _holds_floats(*xs: Any) -> bool:
+    return any(isinstance(v, list) and any(is_float(t) for t in v) for v in map(as_lists, xs))
