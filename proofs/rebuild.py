@@ -15,15 +15,18 @@ independent checks do not (:mod:`proofs.checkers`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Collection
 
 from attncert.exact import ParseError
 from attncert.proofs.certify import differing_fields
 from attncert.proofs.registry import Claim
 
 
-def recorded_params(claim: Claim, doc: dict[str, Any]) -> dict[str, Any]:
-    """The claim's keyword arguments, read from the certificate's params with the declared parsers."""
+def recorded_params(claim: Claim, doc: dict[str, Any], optional: Collection[str] = ()) -> dict[str, Any]:
+    """The claim's keyword arguments, read from the certificate's params with the declared parsers.
+
+    A parameter named in ``optional``, which its prover records only where it applies, takes its default
+    when absent: the whole-document comparison that follows sees any parameter the proof records anew."""
     params = doc.get("params")
     if not isinstance(params, dict):
         raise ParseError('certificate field "params" must be an object')
@@ -34,7 +37,10 @@ def recorded_params(claim: Claim, doc: dict[str, Any]) -> dict[str, Any]:
     kwargs = {}
     for name, p in declared.items():
         if name not in params:
-            raise ParseError(f"the certificate lacks the parameter {name!r} of claim {claim.name}")
+            if name not in optional:
+                raise ParseError(f"the certificate lacks the parameter {name!r} of claim {claim.name}")
+            kwargs[name] = p.default
+            continue
         v = params[name]
         if isinstance(v, bool) or not isinstance(v, (int, str)):
             raise ParseError(f"parameter {name} must be an integer or a string")

@@ -18,6 +18,7 @@ from flint import arb, ctx, fmpq
 
 from attncert.exact import EE, ParseError
 from attncert.exact.matrices import Rows, matrix_from_json
+from attncert.exact.numberfiles import FORMATS, is_double
 from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.duality import w1_value
 from attncert.proofs.checkers.fixed_point import is_sinkhorn_plan
@@ -159,11 +160,12 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
     are informational side notes (``side_notes``): nothing here reads them."""
     params, inp, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "outputs")
     n = integer(params, "n", 1, MAX_SIZE)
+    m = integer(params, "m", 1, MAX_SIZE) if "m" in params else n
     C, a, b = qmatrix(inp.get("C")), qvector(inp.get("a")), qvector(inp.get("b"))
-    shape_is(C, n, n, "C")
+    shape_is(C, n, m, "C")
     eps_list, tol = rational_list(params.get("eps")), parse_rational(params.get("tol"))
     runs = items(out, "runs")
-    problems: list[str] = []
+    problems: list[str] = _read_from_files(params, {"C": C, "a": [a], "b": [b]})
     if [rational(r.get("eps")) if isinstance(r, dict) else None for r in runs] != eps_list:
         problems.append("the runs are not exactly one per eps of the parameters")
     for run in runs:
@@ -181,6 +183,28 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
             if flag(run, "plan_marginals_contain_a_b") is not marg or not marg:
                 problems.append(f"{label}: the plan's marginals contain a, b: {marg}")
     return conclude(doc, "enclosure", problems)
+
+
+#: The parameters that name the formats of the files a problem was read from, and the inputs they hold.
+FILE_PARAMS = {"cost": "C", "a": "a", "b": "b"}
+
+
+def _read_from_files(params: dict[str, Any], inputs: dict[str, Rows]) -> list[str]:
+    """A problem read from files records each file's format (all three or none); an input read from a .npy file of
+    floats must hold only values of binary64 floats, as the certificate says it does."""
+    tags = {k: params[k] for k in FILE_PARAMS if k in params}
+    if not tags:
+        return []
+    if len(tags) != len(FILE_PARAMS) or any(t not in FORMATS for t in tags.values()) or "seed" in params:
+        raise ParseError(f"a problem read from files records the formats of cost, a and b (among {', '.join(FORMATS)}), and no seed")
+    problems = []
+    for key, tag in tags.items():
+        name = FILE_PARAMS[key]
+        bad = next(((i, j) for i, row in enumerate(inputs[name]) for j, x in enumerate(row) if not is_double(x)), None) if tag == "npy-float" else None
+        if bad is not None:
+            where = f"{name}[{bad[0]}][{bad[1]}]" if name == "C" else f"{name}[{bad[1]}]"
+            problems.append(f"{name} is recorded as read from a .npy file of floats, but {where} is not the value of a binary64 float")
+    return problems
 
 
 # -- sinkhorn_transformer ---------------------------------------------------------------------

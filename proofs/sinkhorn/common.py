@@ -22,6 +22,7 @@ from attncert.constructions.sinkhorn.wasserstein import W1Certificate
 from attncert.exact import Ball, Float, QQ
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.matrices import Rows, matrix_to_json
+from attncert.exact.numberfiles import FORMATS, read_matrix
 from attncert.proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
 from attncert.proofs.params import int_list, positive_int, positive_rational, rational_list
 from attncert.proofs.registry import Param
@@ -37,10 +38,20 @@ PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits
 TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
 
 
-def convergence_cost(n: int, eps: str, prec: int, **_: Any) -> Cost:
-    """Random costs lie in [0, 1]; one run per eps, the hardest sets the precision."""
+def convergence_cost(n: int, eps: str, prec: int, m: int | None = None, cost: str | None = None, **_: Any) -> Cost:
+    """One run per eps, the hardest sets the precision, which grows with the cost's range (max - min) over eps.
+
+    Random costs lie in [0, 1]. A cost file (``cost`` a path) is read for its shape and range. In a
+    certificate ``cost`` is the recorded file's format, not a path: the recorded n x m stands for its
+    shape and the range of a random cost for its range (the checker bounds each run's recorded precision).
+    """
     eps_list = [positive_rational(e) for e in rational_list(eps)]
-    return sinkhorn_cost(n, n, len(eps_list), max(krawczyk_bits(fmpq(1), e, prec) for e in eps_list))
+    cols, spread = n if m is None else m, fmpq(1)
+    if cost is not None and cost not in FORMATS:
+        C, _ = read_matrix(cost)
+        n, cols = len(C), len(C[0])
+        spread = max(map(max, C)) - min(map(min, C))
+    return sinkhorn_cost(n, cols, len(eps_list), max(krawczyk_bits(spread, e, prec) for e in eps_list))
 
 
 def universality_cost(pairs: int, held_out: int, max_n: int, widths: str, eps: str, prec: int, **_: Any) -> Cost:

@@ -1,11 +1,19 @@
-"""Claim sinkhorn_convergence: certified enclosures of the Sinkhorn plan of a random cost at several
-eps, down to eps where float64 Sinkhorn (POT) underflows or stops early."""
+"""Claim sinkhorn_convergence: certified enclosures of the Sinkhorn plan of a cost at several eps, down to
+eps where float64 Sinkhorn (POT) underflows or stops early. The cost and marginals are random from a
+seed, or a user's own from three files (``--cost FILE --a FILE --b FILE``: JSON, CSV or .npy, read
+exactly by :mod:`exact.numberfiles`), which the certificate records so that verify re-checks from them."""
 
 from __future__ import annotations
 
-from attncert.constructions.sinkhorn import sinkhorn
+from typing import Any
+
+from flint import fmpq
+
+from attncert.constructions.sinkhorn import read_problem, sinkhorn
 from attncert.constructions.sinkhorn.problem import random_cost, random_marginal
-from attncert.exact import Ball, QQ
+from attncert.exact import Ball, ParseError, QQ
+from attncert.exact.matrices import Rows
+from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
 from attncert.proofs import progress
 from attncert.proofs.certify import certificate
 from attncert.proofs.registry import Claim, Param, register
@@ -28,16 +36,24 @@ from attncert.proofs.sinkhorn.common import (
     qvec,
     run_json,
 )
-from attncert.proofs.checkers.sinkhorn_claims import check_convergence
+from attncert.proofs.checkers.reading import qmatrix, qvector
+from attncert.proofs.checkers.sinkhorn_claims import MAX_SIZE, check_convergence
 from attncert.proofs.params import MAX_ITERATIONS, iteration_budget, positive_int, positive_rational, rational_list
+from attncert.proofs.rebuild import recorded_params
 
 NAME = "sinkhorn_convergence"
 STATEMENT = (
-    "the Sinkhorn plan of a random cost is enclosed to a certified bound at every eps; "
+    "the Sinkhorn plan of the recorded cost and marginals (random from the seed, or read exactly from the user's files) is enclosed to a certified bound at every eps; "
     "where POT is installed, its float64 Sinkhorn on the same problem is recorded in side_notes as float agreement, "
     "information that is not part of the claim"
 )
 REFERENCE_DPS = 60
+
+
+#: The options that give the problem from files (docs/sinkhorn.md, "Your own cost"): all three, or none.
+FILES = ("cost", "a", "b")
+#: The options that choose the random problem, which do not apply with files.
+RANDOM = ("n", "m", "seed")
 
 
 def prove(
@@ -48,12 +64,36 @@ def prove(
     prec: int = 128,
     ref_iter: int = 2000,
     pot_iter: int = 10000,
+    m: int | None = None,
+    cost: str | None = None,
+    a: str | None = None,
+    b: str | None = None,
 ) -> dict:
-    eps_list = rational_list(eps)
+    """The certificate on a random n x m cost from the seed, or on the cost and marginals of three files."""
+    runs = {"eps": eps, "tol": tol, "prec": prec, "ref_iter": ref_iter, "pot_iter": pot_iter}
+    if cost is None and a is None and b is None:
+        cols = n if m is None else m
+        C, av, bv = random_cost(n, cols, seed), random_marginal(n, seed + 1), random_marginal(cols, seed + 2)
+        return _prove(C, av, bv, {"n": n, "seed": seed, **({} if m is None else {"m": m})}, runs, None)
+    if None in (cost, a, b):
+        raise ParseError("--cost, --a and --b go together: the cost matrix and both marginals, each from a file")
+    given = [f"--{k}" for k, v in (("n", n), ("m", m), ("seed", seed)) if v != CLAIM.defaults()[k]]
+    if given:
+        raise ParseError(f"{' and '.join(given)}: only for the random cost (with --cost, the sizes and the data are the files')")
+    C, tag_c = read_matrix(cost)
+    (av, tag_a), (bv, tag_b) = read_vector(a), read_vector(b)
+    read_problem(C, av, bv, rational_list(eps)[0])  # the hypotheses, one line each: positive, balanced, shapes
+    if max(len(C), len(C[0])) > MAX_SIZE:
+        raise ParseError(f"the cost is {len(C)}x{len(C[0])}; at most {MAX_SIZE:,} rows and columns")
+    return _prove(C, av, bv, {"n": len(C), "m": len(C[0])}, runs, {"C": tag_c, "a": tag_a, "b": tag_b})
+
+
+def _prove(C: Rows, a: list[fmpq], b: list[fmpq], origin: dict[str, Any], run_params: dict[str, Any], read: dict[str, str] | None) -> dict:
+    """The certificate on this problem; ``origin`` its recorded sizes and seed, ``read`` the formats of its files."""
+    eps_list = rational_list(run_params["eps"])
     for e in eps_list:
         positive_rational(e)
-    C = random_cost(n, n, seed)
-    a, b = random_marginal(n, seed + 1), random_marginal(n, seed + 2)
+    tol, prec, ref_iter, pot_iter = run_params["tol"], run_params["prec"], run_params["ref_iter"], run_params["pot_iter"]
     version = pot_version()
     runs, refs, pot_runs, holds, iters = [], [], [], True, 0
     with progress.bar(len(eps_list), "eps", desc=NAME) as bar:
@@ -90,13 +130,17 @@ def prove(
                 )
             refs.append(entry)
             bar.update()
+    files = {} if read is None else {"cost": read["C"], "a": read["a"], "b": read["b"]}
+    inputs = {"C": qmat(C), "a": qvec(a), "b": qvec(b)}
+    if read is not None:
+        inputs["read_from"] = {k: FORMATS[tag] for k, tag in read.items()}
     return certificate(
         NAME,
-        {"n": n, "seed": seed, "eps": eps, "tol": tol, "prec": prec, "ref_iter": ref_iter, "pot_iter": pot_iter},
-        {"C": qmat(C), "a": qvec(a), "b": qvec(b)},
+        {**origin, **files, "eps": run_params["eps"], "tol": tol, "prec": prec, "ref_iter": ref_iter, "pot_iter": pot_iter},
+        inputs,
         {
             "operator": "S_eps(C; a, b) = diag(u) exp(-C/eps) diag(v); Ball: Hilbert a-posteriori bound (Delta <= 40) or Krawczyk on the dual",
-            "size": {"iterations": iters, "n": n, "m": n},
+            "size": {"iterations": iters, "n": len(a), "m": len(b)},
         },
         {"runs": runs},
         {"references": refs},
@@ -115,21 +159,40 @@ def prove(
     )
 
 
-register(
+def rebuild(doc: dict[str, Any]) -> dict:
+    """Prove again from the recorded parameters; a problem read from files is taken from the certificate's inputs."""
+    kw = recorded_params(CLAIM, doc, optional=RANDOM + FILES)
+    tags = {k: kw.pop(k) for k in FILES}
+    if all(t is None for t in tags.values()):
+        return prove(**kw)
+    if any(t not in FORMATS for t in tags.values()):
+        raise ParseError(f"the files' formats must be among {', '.join(FORMATS)}")
+    inputs = doc.get("inputs") if isinstance(doc.get("inputs"), dict) else {}
+    C, a, b = qmatrix(inputs.get("C")), qvector(inputs.get("a")), qvector(inputs.get("b"))
+    runs = {k: kw[k] for k in ("eps", "tol", "prec", "ref_iter", "pot_iter")}
+    return _prove(C, a, b, {"n": len(C), "m": len(C[0])}, runs, {"C": tags["cost"], "a": tags["a"], "b": tags["b"]})
+
+
+CLAIM = register(
     Claim(
         NAME,
         STATEMENT,
         prove,
         (
-            Param("n", positive_int, 8, "size of the n x n cost"),
+            Param("n", positive_int, 8, "rows of the random cost"),
             SEED,
             Param("eps", str, "1/5,1/20,1/100,1/1000,1/10000", "temperatures, comma-separated"),
             TOL,
             PREC,
             Param("ref_iter", iteration_budget, 2000, f"iteration budget of the mpmath reference (at most {MAX_ITERATIONS:,})"),
             Param("pot_iter", iteration_budget, 10000, f"numItermax of POT's float Sinkhorn (if POT is installed; at most {MAX_ITERATIONS:,})"),
+            Param("m", positive_int, None, "columns of the random cost (n when not given)"),
+            Param("cost", str, None, "the cost matrix from FILE (.json, .csv or .npy, read exactly), with --a and --b instead of random data"),
+            Param("a", str, None, "the row marginal from FILE (positive masses), with --cost"),
+            Param("b", str, None, "the column marginal from FILE (positive masses, sum b = sum a exactly), with --cost"),
         ),
         check=check_convergence,
         cost=convergence_cost,
+        rebuild=rebuild,
     )
 )
