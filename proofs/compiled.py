@@ -13,23 +13,24 @@ and compares the whole document.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
 from attncert.constructions import rasp
 from attncert.constructions.compiler import MODEL_CLASS, compile_graph
 from attncert.constructions.compiler.check import NUMERIC_INPUTS, compare
-from attncert.constructions.compiler.model import model_to_json
+from attncert.constructions.compiler.model import Model, model_to_json, model_weights, read_model_file
 from attncert.constructions.languages import match2, match2_readout, parity, parity_readout
 from attncert.exact import EE, QQ, Domain, ParseError
 from attncert.exact.matrices import matrix_to_json
 from attncert.proofs import cost as costs
 from attncert.proofs import references
 from attncert.proofs.certify import certificate
-from attncert.proofs.checkers.compiled import check_compiled
+from attncert.proofs.checkers.compiled import check_compiled, model_sha256
 from attncert.proofs.cost import Cost
 from attncert.proofs.layout_claims import LAYOUT_CLAIMS, LayoutClaim
 from attncert.proofs.lemmas.common import SEED, exact_domain
 from attncert.proofs.params import positive_int
+from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, load_claims, register
 
 NAME = "compiled"
@@ -104,10 +105,47 @@ def instance(of: str, size_kw: dict[str, int], seed: int, cons: Any) -> tuple[Do
     return EE, mats, [[QQ.convert(b) for b in bits]], {"word": word}
 
 
-def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
+def prove(of: str = "universal", sizes: str = "", seed: int = 0, model: str | None = None) -> dict:
+    """The certificate for the construction compiled here, or for the weights of the model file ``model``."""
+    return _certify(of, sizes, seed, None if model is None else (model, lambda: read_model_file(model)))
+
+
+def rebuild(doc: dict[str, Any]) -> dict:
+    """Prove again from the recorded parameters; weights that came from a file are the ones the certificate records."""
+    kw = recorded_params(CLAIM, doc, optional=("model",))
+    source = kw.pop("model")
+    if source is None:
+        return prove(**kw)
+    if source != "file":
+        raise ParseError('the parameter model records where the weights came from: "file", or nothing')
+    recorded = doc["construction"].get("model") if isinstance(doc.get("construction"), dict) else None
+    return _certify(kw["of"], kw["sizes"], kw["seed"], ("the recorded model", lambda: model_weights(recorded, "the recorded model")))
+
+
+def _certify(of: str, sizes: str, seed: int, given: tuple[str, Callable[[], Model]] | None) -> dict:
+    """The certificate for the construction's own compile, or for ``given`` = (where the weights are, their reader)."""
     size_kw = parse_sizes(of, sizes)
     # The compiler's check runs on its own inputs; this claim runs the same comparison on the seed's input.
-    cons, model = compile_construction(of, size_kw, check=False)
+    cons, compiled = compile_construction(of, size_kw, check=False)
+    if given is None:
+        return _prove(of, size_kw, seed, cons, compiled, given=False)
+    where, read = given
+    return _prove(of, size_kw, seed, cons, _fits(read(), compiled, of, size_kw, where), given=True)
+
+
+def _fits(weights: Model, compiled: Model, of: str, size_kw: dict[str, int], where: str) -> Model:
+    """Weights given for the construction: the same sequence length, tokens and SOps as its compile (the weights
+    themselves are what the claim is about), so that every SOp's value is compared; ParseError otherwise."""
+    what = f"{of}({canonical_sizes(size_kw)})"
+    if weights.length != compiled.length:
+        raise ParseError(f"{where} is compiled for sequence length {weights.length}, {what} has length {compiled.length}: give the --of and --sizes it was compiled from")
+    if weights.tokens != compiled.tokens or set(weights.nodes) != set(compiled.nodes):
+        raise ParseError(f"{where} does not compile {what}: its tokens or SOps differ from the construction's; give the --of and --sizes it was compiled from")
+    return weights
+
+
+def _prove(of: str, size_kw: dict[str, int], seed: int, cons: Any, model: Model, given: bool) -> dict:
+    """The certificate that ``model`` computes the construction ``cons`` on the seed's input (``given``: from a file)."""
     dom, mats, ref, extra = instance(of, size_kw, seed, cons)
     g = cons.graph()
     xs = cons.layout.encode(mats, dom)
@@ -118,13 +156,15 @@ def prove(of: str = "universal", sizes: str = "", seed: int = 0) -> dict:
     rasp_out = cons.layout.decode(found.rasp[g.graph["outputs"]["output"]])
     equal_ref, equal_rasp = _same(dom, out, ref), _same(dom, out, rasp_out)
     rest_zero = all(dom.sign(v) == 0 for v in rest)
+    weights = model_to_json(model)
     return certificate(
         NAME,
-        {"of": of, "sizes": canonical_sizes(size_kw), "seed": seed},
+        {"of": of, "sizes": canonical_sizes(size_kw), "seed": seed, **({"model": "file"} if given else {})},
         {**extra, **{name: matrix_to_json(m, dom) for name, m in mats.items()}},
         {
             "model_class": MODEL_CLASS,
-            "model": model_to_json(model),
+            "model": weights,
+            "model_sha256": model_sha256(weights),
             "layout": cons.layout.to_json(),
             "rasp_size": rasp.size(g).to_json(length=cons.layout.length),
         },
@@ -179,13 +219,18 @@ CONSTRUCTION_PARAMS = (
 )
 
 
-register(
+CLAIM = register(
     Claim(
         NAME,
         STATEMENT,
         prove,
-        CONSTRUCTION_PARAMS + (SEED,),
+        CONSTRUCTION_PARAMS
+        + (
+            SEED,
+            Param("model", str, None, "certify the model FILE that attncert compile wrote (its exact JSON weights) instead of compiling"),
+        ),
         check=check_compiled,
         cost=cost,
+        rebuild=rebuild,
     )
 )

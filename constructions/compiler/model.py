@@ -451,5 +451,42 @@ def model_from_json(obj: Any) -> Model:
         raise ParseError(f"malformed model: {type(e).__name__}: {str(e)[:80]}") from None
 
 
+def model_weights(obj: Any, where: str) -> Model:
+    """The model of a JSON value that is exactly a model as :func:`model_to_json` writes it (every field, the
+    summary included, is what the weights it reads give); ParseError naming ``where`` otherwise."""
+    if not isinstance(obj, dict):
+        raise ParseError(f"{where}: a model is a JSON object")
+    m = model_from_json(obj)
+    written = model_to_json(m)
+    differing = sorted(k for k in set(written) | set(obj) if written.get(k) != obj.get(k))
+    if differing:
+        raise ParseError(f"{where}: not a model as attncert compile writes it: its {differing[0]!r:.40} is not what its weights give")
+    return m
+
+
+#: The first bytes of a zip archive, which an npz file is.
+_ZIP = b"PK\x03\x04"
+
+
+def read_model_file(path: str) -> Model:
+    """The model of a model file written by ``attncert compile`` (format attncert-model/1), read within the
+    limits in force. The npz export is refused: its weights are float64, not the exact rationals a proof needs."""
+    from attncert.exact.certificate import parse_json, read_bounded
+
+    data = read_bounded(path)
+    if data.startswith(_ZIP) or str(path).lower().endswith(".npz"):
+        raise ParseError(f"{path}: an npz model holds float64 weights, which are not exact; certify the JSON weights (attncert compile ... --format json)")
+    try:
+        obj = parse_json(data)
+    except ParseError as e:
+        raise ParseError(f"{path}: {e}") from None
+    if not isinstance(obj, dict) or obj.get("format") != MODEL_FORMAT:
+        raise ParseError(f"{path}: not a model of format {MODEL_FORMAT} (attncert compile writes one)")
+    try:
+        return model_weights(obj, str(path))
+    except ParseError as e:
+        raise ParseError(str(e) if str(e).startswith(str(path)) else f"{path}: {e}") from None
+
+
 def _bad(what: str) -> Any:
     raise ParseError(f"malformed model: bad {what}")

@@ -9,11 +9,13 @@ output is read at positions 1..r c (row-major) with zeros after it.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from flint import ctx, fmpq
 
 from attncert.exact import QQ, Ball, EENumber, ParseError, domain_from_name
+from attncert.exact.canonical import canonical_json
 from attncert.exact.limits import current as current_limits
 from attncert.exact.matrices import matrix_from_json
 from attncert.proofs.checkers.forward import check_model_size, forward
@@ -40,6 +42,8 @@ def check_compiled(doc: dict[str, Any]) -> list[str]:
     r, c = integer(obj(layout, "output"), "rows", 1, length), integer(obj(layout, "output"), "cols", 1, length)
     block = [seq[i * c : (i + 1) * c] for i in range(r)]
     problems = []
+    if obj(doc, "construction").get("model_sha256") != model_sha256(model):
+        problems.append("the recorded model_sha256 is not the sha256 of the recorded model's JSON")
     if of in LANGUAGES:
         word, sizes = _word(doc, of, params), _sizes(params, LANGUAGES[of])
         expected, bits = language_instance(of, sizes, word)
@@ -58,6 +62,11 @@ def check_compiled(doc: dict[str, Any]) -> list[str]:
     if not same(matrix_from_json(obj(doc, "reference").get("output"), dom), ref):
         problems.append("the recorded reference differs from the reference recomputed from the inputs")
     return conclude(doc, "exact_equal", problems)
+
+
+def model_sha256(model: dict[str, Any]) -> str:
+    """The sha256 of a model's file as ``attncert compile`` writes it: its canonical JSON and a newline."""
+    return hashlib.sha256(canonical_json(model) + b"\n").hexdigest()
 
 
 #: The language readouts and the names of their sizes.

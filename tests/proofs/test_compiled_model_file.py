@@ -1,0 +1,190 @@
+"""prove compiled --model FILE: the certificate is about the weights of the file attncert compile wrote.
+
+It records them and their file's sha256; verify re-checks them with its own forward pass and never reads the
+file. A file whose weights compute something else makes prove exit 1 (or is refused); self-consistent
+forgeries of such certificates FAIL; a malformed file, or the float npz export, is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import read_certificate, seal
+from attncert.proofs import compiled
+from attncert.proofs.checkers.compiled import check_compiled
+from attncert.proofs.cli import main
+from attncert.proofs.registry import load_claims
+from attncert.proofs.verify import FAIL, OK, verify_bytes
+
+CLAIM = load_claims()["compiled"]
+
+
+def status(doc: dict) -> str:
+    return verify_bytes(canonical_json(seal(doc))).status
+
+
+def compile_to(tmp_path, of: str, sizes: str, name: str = "m.json", fmt: str = "json"):
+    path = tmp_path / name
+    assert main(["compile", of, "--sizes", sizes, "--format", fmt, "--out", str(path)]) == 0
+    return path
+
+
+def write_model(path, model: dict) -> None:
+    path.write_bytes(canonical_json(model) + b"\n")  # as attncert compile writes it
+
+
+def prove_file(path, of: str, sizes: str, seed: int = 0) -> dict:
+    return CLAIM.prove(of=of, sizes=sizes, seed=seed, model=str(path))
+
+
+def first_ov(model: dict) -> list:
+    return next(h for layer in model["layers"] for h in layer["heads"])["ov"][0]
+
+
+def test_the_certificate_records_the_files_weights_and_its_sha256(tmp_path, capsys):
+    path = compile_to(tmp_path, "universal", "n=2,d=2,dv=1")
+    data = path.read_bytes()
+    out = tmp_path / "c.json"
+    assert main(["prove", "compiled", "--sizes", "n=2,d=2,dv=1", "--model", str(path), "--out", str(out)]) == 0
+    doc = read_certificate(out)
+    assert doc["params"] == {"of": "universal", "sizes": "d=2,dv=1,n=2", "seed": 0, "model": "file"}
+    assert doc["construction"]["model"] == json.loads(data)
+    assert doc["construction"]["model_sha256"] == hashlib.sha256(data).hexdigest()  # sha256sum of the file
+    assert doc["result"]["holds"] and doc["result"]["sops_differing"] == []
+    path.unlink()  # verify checks the recorded weights, never the file
+    assert main(["verify", str(out)]) == 0, capsys.readouterr().out
+
+
+def test_a_compiled_certificate_records_the_sha256_of_its_model_too():
+    doc = CLAIM.prove(of="relu", sizes="n=2", seed=0)
+    assert "model" not in doc["params"]
+    assert doc["construction"]["model_sha256"] == hashlib.sha256(canonical_json(doc["construction"]["model"]) + b"\n").hexdigest()
+
+
+def test_weights_altered_to_compute_something_else_make_prove_exit_1_and_verify_fail(tmp_path, capsys):
+    path = compile_to(tmp_path, "transpose", "r=2,c=3")
+    model = json.loads(path.read_text())
+    first_ov(model)[2] = "2"  # one W_OV weight doubled: the model now moves twice the value
+    write_model(path, model)
+    out = tmp_path / "c.json"
+    assert main(["prove", "compiled", "--of", "transpose", "--sizes", "r=2,c=3", "--model", str(path), "--out", str(out)]) == 1
+    doc = read_certificate(out)
+    assert not doc["result"]["holds"] and not doc["result"]["equals_reference"]
+    assert main(["verify", str(out)]) == 1
+
+
+@pytest.fixture
+def altered(tmp_path):
+    """A genuine certificate (holds: false) of a transpose model file with one W_OV weight doubled."""
+    path = compile_to(tmp_path, "transpose", "r=2,c=3")
+    model = json.loads(path.read_text())
+    first_ov(model)[2] = "2"
+    write_model(path, model)
+    doc = prove_file(path, "transpose", "r=2,c=3")
+    assert not doc["result"]["holds"] and status(doc) == FAIL
+    return doc
+
+
+def test_forgery_a_false_claim_recorded_as_holding(altered):
+    forged = copy.deepcopy(altered)
+    forged["result"].update(holds=True, equals_reference=True, equals_rasp=True, sops_differing=[])
+    assert "the compiled weights do not map the inputs to the reference" in check_compiled(forged)
+    assert status(forged) == FAIL
+
+
+def test_forgery_the_reference_replaced_by_what_the_altered_weights_compute(altered):
+    # Everything the altered weights compute, recorded as the reference and the RASP output, holds set: only the
+    # claim (the reference is the transpose of the input) is false.
+    forged = copy.deepcopy(altered)
+    forged["reference"]["output"] = forged["reference"]["rasp_output"] = forged["outputs"]["output"]
+    forged["result"].update(holds=True, equals_reference=True, equals_rasp=True, sops_differing=[])
+    problems = check_compiled(forged)
+    assert "the recorded reference differs from the reference recomputed from the inputs" in problems
+    assert status(forged) == FAIL
+
+
+def test_forgery_a_sha256_of_another_file(tmp_path):
+    path = compile_to(tmp_path, "relu", "n=3")
+    doc = prove_file(path, "relu", "n=3")
+    assert status(doc) == OK
+    forged = copy.deepcopy(doc)
+    forged["construction"]["model_sha256"] = hashlib.sha256(b"another file\n").hexdigest()
+    assert "the recorded model_sha256 is not the sha256 of the recorded model's JSON" in check_compiled(forged)
+    assert status(forged) == FAIL
+
+
+def test_forgery_weights_that_give_the_output_but_not_every_sop(tmp_path):
+    # The file says one SOp is ready a layer before the weights compute it: the output is still right (the
+    # independent forward pass is satisfied), but the SOp-by-SOp comparison, which the rebuild runs, is not.
+    path = compile_to(tmp_path, "transpose", "r=2,c=3")
+    model = json.loads(path.read_text())
+    label, node = next((k, v) for k, v in model["nodes"].items() if v["slot"] >= 1)
+    node["slot"] -= 1
+    write_model(path, model)
+    doc = prove_file(path, "transpose", "r=2,c=3")
+    assert doc["result"]["equals_reference"] and label in doc["result"]["sops_differing"] and not doc["result"]["holds"]
+    forged = copy.deepcopy(doc)
+    forged["result"].update(holds=True, sops_differing=[])
+    assert check_compiled(forged) == []  # the output alone cannot show it...
+    assert status(forged) == FAIL  # ...the rebuild's comparison of every SOp does
+
+
+def test_a_model_file_compiled_as_the_identity_fails(tmp_path, monkeypatch):
+    # A miscompiling stage (relu's MLP block replaced by the identity's), written without the compiler's check.
+    import attncert.constructions.compiler.assemble as assemble
+    from attncert.constructions.compiler.model import model_to_json
+
+    real = assemble.map_block
+    with monkeypatch.context() as m:
+        m.setattr(assemble, "map_block", lambda name, *a: real("identity" if name == "relu" else name, *a))
+        _, wrong = compiled.compile_construction("relu", {"n": 4}, check=False)
+    write_model(tmp_path / "r.json", model_to_json(wrong))
+    doc = prove_file(tmp_path / "r.json", "relu", "n=4")  # seed 0 draws a negative entry
+    assert not doc["result"]["holds"] and doc["result"]["sops_differing"] == ["relu"]
+
+
+TRANSPOSE = ["--of", "transpose", "--sizes", "r=2,c=3"]
+
+
+@pytest.mark.parametrize(
+    "make, options, match",
+    [
+        (lambda p: p.write_text("{not json"), TRANSPOSE, "malformed JSON"),
+        (lambda p: p.write_text('{"format": "attncert-model/1", "length": 3}'), TRANSPOSE, "malformed model"),
+        (lambda p: p.write_text('{"format": "other"}'), TRANSPOSE, "not a model of format attncert-model/1"),
+        (lambda p: p.write_text("[1, 2]"), TRANSPOSE, "not a model of format"),
+        (lambda p: p.write_bytes(b"PK\x03\x04 zipped"), TRANSPOSE, "npz model holds float64 weights"),
+        ("summary", TRANSPOSE, "its 'summary' is not what its weights give"),
+        ("as_is", ["--of", "transpose", "--sizes", "r=3,c=3"], "is compiled for sequence length 6, transpose(c=3,r=3) has length 9"),
+        ("as_is", ["--of", "relu", "--sizes", "n=6"], "does not compile relu(n=6)"),
+        ("as_is", TRANSPOSE + ["--for-all"], "--model does not apply with --for-all"),
+    ],
+)
+def test_a_bad_model_file_is_one_line_and_exit_2(tmp_path, capsys, make, options, match):
+    path = compile_to(tmp_path, "transpose", "r=2,c=3")
+    capsys.readouterr()
+    if make == "summary":
+        model = json.loads(path.read_text())
+        model["summary"]["width"] += 1
+        write_model(path, model)
+    elif make != "as_is":
+        make(path)
+    assert main(["prove", "compiled", *options, "--model", str(path), "--out", str(tmp_path / "c.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and len(err.splitlines()) == 1 and err.startswith("attncert: error: "), err
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_the_npz_export_is_refused_from_the_command_line(tmp_path):
+    path = compile_to(tmp_path, "relu", "n=3", "m.npz", "npz")
+    done = subprocess.run([sys.executable, "-m", "attncert", "prove", "compiled", "--of", "relu", "--sizes", "n=3", "--model", str(path)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "float64 weights, which are not exact; certify the JSON weights" in done.stderr
+
