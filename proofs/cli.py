@@ -249,7 +249,7 @@ _HEADER = ["claim", "sizes", "layers", "max heads", "relation", "holds", "time"]
 
 def _cmd_prove(args: argparse.Namespace) -> int:
     from attncert.exact.certificate import certificate_bytes, check_folder
-    from attncert.proofs.cost import estimate, refuse_over_limits
+    from attncert.proofs.cost import refuse_over_limits
 
     claim = load_claim(args.claim)
     if getattr(args, "for_all", False):
@@ -257,10 +257,7 @@ def _cmd_prove(args: argparse.Namespace) -> int:
     params = {p.name: getattr(args, p.name) for p in claim.params}
     lim = _limits(args)
     if args.estimate:
-        print(f"{claim.name}: estimate at " + (", ".join(f"{k}={v}" for k, v in params.items() if v is not None) or "its parameters"))
-        for line in estimate(claim, params, lim).lines():
-            print(f"  {line}")
-        return EXIT_HOLDS
+        return _print_estimate(claim, params, lim)
     target = _target(args.out, Path("certificates") / f"{claim.name}.json")  # before the work
     refuse_over_limits(claim, params, lim)
     # An exhaustive claim keeps one resumable file per chunk beside its certificate while it runs
@@ -283,6 +280,28 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         _print_table(_HEADER, [_summary_row(doc, elapsed)])
         print(f"certificate: {where}")
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
+
+
+def _print_estimate(claim: Claim, params: dict[str, Any], lim: Limits) -> int:
+    """``prove --estimate``: the cost model's figures, then whether a run at these limits would go ahead or be
+    refused, and by which limits (every one it is over, each with the option that raises it)."""
+    from attncert.exact.errors import LimitExceeded
+    from attncert.proofs.cost import estimate, refusals
+
+    print(f"{claim.name}: estimate at " + (", ".join(f"{k}={v}" for k, v in params.items() if v is not None) or "its parameters"))
+    try:
+        cost = estimate(claim, params, lim)
+    except LimitExceeded as e:  # a cost model that refuses while it estimates (a target's magnitude, a family's size)
+        over = [str(e)]
+    else:
+        for line in cost.lines():
+            print(f"  {line}")
+        over = refusals(claim.name, params, cost, lim)
+    for line in over:
+        print(f"  would be refused: {line}")
+    if not over:
+        print("  within the limits: the run would go ahead")
+    return EXIT_HOLDS
 
 
 def _for_all(claim: Claim, args: argparse.Namespace) -> Claim:

@@ -104,15 +104,24 @@ CHECKED = (
 
 def check(claim: str, params: dict[str, Any], cost: Cost, lim: Limits) -> None:
     """LimitExceeded (one line: claim, parameters, size, limit, option) if the cost is over a limit."""
+    over = refusals(claim, params, cost, lim)
+    if over:
+        raise LimitExceeded(over[0])
+
+
+def refusals(claim: str, params: dict[str, Any], cost: Cost, lim: Limits) -> list[str]:
+    """One line for each limit the cost is over (claim, parameters, size, limit, option), in CHECKED's order."""
+    shown = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("seed", "inputs", "jobs", "domain", "scheduler", "chunks"))
+    lines = []
     for limit_field, cost_field, what, option in CHECKED:
         size, limit = getattr(cost, cost_field), getattr(lim, limit_field)
         if size > limit:
-            shown = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("seed", "inputs", "jobs", "domain", "scheduler", "chunks"))
             amount = what.format(size) if size < CAP else what.replace("{:,}", "more than 10^18").replace("about ", "")
-            raise LimitExceeded(
+            lines.append(
                 f"{claim} with {shown or 'these parameters'} needs {amount}, over the limit of {limit:,} "
                 f"(raise it with {option} if you mean it)"
             )
+    return lines
 
 
 def _seconds(s: float) -> str:
