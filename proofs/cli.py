@@ -24,7 +24,7 @@ from attncert.exact.errors import AttncertError, ParseError
 from attncert.exact.limits import Limits, limit_problem, limits
 from attncert.proofs import workers
 from attncert.proofs.params import positive_int
-from attncert.proofs.registry import INDEX, Claim, claim_names, load_claim
+from attncert.proofs.registry import INDEX, Claim, claim_names, load_claim, load_claims
 from attncert.proofs.workers import Terminated, orderly_signals
 
 # The command line imports only what a verb needs, inside the verb (FLINT, numpy, networkx, sympy and
@@ -336,6 +336,10 @@ def _cmd_prove_all(args: argparse.Namespace) -> int:
     paths = {name: out_dir / f"{name}.json" for name in claims}
     if default:
         out_dir.mkdir(exist_ok=True)
+    # The worker processes fork from this one: loaded here, the claims are imported once, not once per worker.
+    # The heaviest (by their cost models) go first, so that no long proof starts last and runs alone.
+    loaded = load_claims()
+    heavy_first = sorted(claims, key=lambda n: -loaded[n].estimate({}).seconds)
     run = execute.local_pool(args.jobs)
     # Rows print in the claims' order, each as soon as it and every claim before it are done;
     # widths are fixed in advance (the sizes column is cut, not the table).
@@ -345,13 +349,13 @@ def _cmd_prove_all(args: argparse.Namespace) -> int:
     rows: dict[str, list[str]] = {}
     order = iter(claims)
     waiting = next(order, None)
-    for name, row in run(_prove_default, [(n, str(p)) for n, p in paths.items()]):
+    for name, row in run(_prove_default, [(n, str(paths[n])) for n in heavy_first]):
         rows[name] = row
         while waiting in rows:
             _print_row(rows[waiting], widths)
             waiting = next(order, None)
     print(f"{len(paths)} claims proven at default sizes, certificates in {out_dir}/; verifying them independently:", flush=True)
-    done = {o.path: o for o in run(verify_file, [str(p) for p in paths.values()])}
+    done = {o.path: o for o in run(verify_file, [str(paths[n]) for n in heavy_first])}
     outcomes = [done[str(p)] for p in paths.values()]
     for o in outcomes:
         print(o.line())
