@@ -37,8 +37,8 @@ from flint import arb, fmpq
 from attncert.constructions import rasp
 from attncert.constructions.rasp.language import session
 from attncert.constructions.rasp.language.interpreter import Builtin, Function, Interpreter, read_e_literal
-from attncert.constructions.rasp.language.programs import path as shipped_program
-from attncert.constructions.rasp.language.sources import DiskFiles, Files, RecordedFiles, read_source
+from attncert.constructions.rasp.language.programs import portable as shipped_program
+from attncert.constructions.rasp.language.sources import DiskFiles, Files, RecordedFiles, portable_name, read_source
 from attncert.constructions.rasp.values import encode_value
 from attncert.exact import Ball, EENumber, ParseError
 from attncert.exact.domains import ENCLOSURE_BITS
@@ -56,7 +56,7 @@ STATEMENT = (
     "the output equals it"
 )
 PARAMS = (
-    Param("file", str, str(shipped_program("classic")), "the .rasp program (the default is attncert's classic programs)"),
+    Param("file", str, shipped_program("classic"), "the .rasp program (<attncert>/NAME.rasp: attncert's own, e.g. the default)"),
     Param("expr", str, "make_histogram(tokens)", "the expression whose value is certified, evaluated after the program"),
     Param("input", str, "hello", "the input: a JSON list (numbers read exactly) or a string of tokens"),
     Param("expect", str, None, "the expected value, a RASP expression such as [1, 1/2, \"a\"]; the claim holds iff the output equals it"),
@@ -67,8 +67,10 @@ REQUIRED = ("file", "expr")
 
 
 def prove(file: str, expr: str, input: str | None, expect: str | None, e_literal: str | None) -> dict:
-    """Run ``file`` from the disk (loads too) and certify the value of ``expr`` on ``input``."""
-    return certify(file, read_source(file), DiskFiles(), expr, input, expect, e_literal)
+    """Run ``file`` from the disk (loads too) and certify the value of ``expr`` on ``input``; the program
+    is recorded under its portable name (attncert's own programs as ``<attncert>/NAME.rasp``)."""
+    name = portable_name(file)
+    return certify(name, read_source(name), DiskFiles(), expr, input, expect, e_literal)
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,8 @@ class Program:
 def build(file: str, expr: str, e_literal: str | None = None) -> Program:
     """The graph of ``expr`` after running ``file`` (loads from the disk): the same graph the Python API
     builds, so ``attncert graph`` draws and exports .rasp programs like every construction."""
-    program = session.program_value(read_source(file), file, expr, e_literals(e_literal), DiskFiles())
+    name = portable_name(file)
+    program = session.program_value(read_source(name), name, expr, e_literals(e_literal), DiskFiles())
     if not isinstance(program, (rasp.SOp, rasp.Selector)):
         raise ParseError(f"{expr!r} is {kind(program)!s:.20}, not a sequence or selector: it has no graph")
     return Program(program)

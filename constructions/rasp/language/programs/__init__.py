@@ -16,8 +16,9 @@ from typing import Any
 from flint import fmpq
 
 from attncert.constructions.rasp.language.interpreter import Interpreter, read_e_literal
+from attncert.constructions.rasp.language.sources import BUNDLED, BUNDLED_DIRECTORY
 
-DIRECTORY = Path(__file__).parent
+DIRECTORY = BUNDLED_DIRECTORY
 #: The literal softmax.rasp writes for e (run it with this --e-literal).
 E_LITERAL: fmpq = read_e_literal("2.718281828459045")
 
@@ -25,6 +26,11 @@ E_LITERAL: fmpq = read_e_literal("2.718281828459045")
 def path(name: str) -> Path:
     """The shipped program ``name`` (e.g. "classic", "matmul")."""
     return DIRECTORY / f"{name}.rasp"
+
+
+def portable(name: str) -> str:
+    """The shipped program ``name`` as a run names it on every machine (``<attncert>/classic.rasp``)."""
+    return f"{BUNDLED}/{name}.rasp"
 
 
 def build(name: str, expr: str, e_literals: frozenset[fmpq] = frozenset()) -> Any:
