@@ -482,14 +482,14 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
     if args.decimals is not None and args.decimals > args.max_digits:  # mpmath would work at that many digits
         raise ParseError(f"--decimals {args.decimals:,}: more than the digit limit of {args.max_digits:,} (raise it with --max-digits)")
     if args.file is None and args.eval is None:
-        import readline  # noqa: F401  (line editing and history for input())
+        from attncert.constructions.rasp.language import terminal
+        from attncert.proofs.plots.selection import patterns_png
 
-        print("attncert RASP (exact); 'set example \"hello\"' to see sequences, 'exit' to leave", file=sys.stderr)
-        for line in session.labels([], tuple(args.e_literal)):
-            print(line, file=sys.stderr)
         with limits(_limits(args)):
             # fractions with a decimal view beside them, unless --decimals chose the digits
-            session.repl(input, sys.stdout, args.decimals or session.REPL_DECIMALS, e_literals)
+            failed = terminal.run(sys.stdout, sys.stderr, args.decimals or session.REPL_DECIMALS, e_literals, session.labels([], tuple(args.e_literal)), patterns_png)
+        if failed and not terminal.interactive():  # piped statements that failed fail the run
+            raise AttncertError(f"{failed} statement{'s' if failed != 1 else ''} of the input failed (above)")
         return EXIT_HOLDS
     with limits(_limits(args)):
         source = read_source(args.file) if args.file else ""

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import time
 import weakref
 from collections import Counter
@@ -301,6 +302,48 @@ _NON_NUMERIC = {str, tuple, type(None)}
 #: Stands for "no argument yet" (None is a value a sequence may hold).
 _NOTHING = object()
 
+#: Registered functions that are the operators of RASP programs: name -> (the operator, or None for the
+#: comparison in the parameter op; where its two operands come from: x, y the arguments, others parameters).
+_OPERATORS: dict[str, tuple[str | None, tuple[str, str]]] = {
+    **{name: (symbol, ("x", "y")) for name, symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"), ("power", "^"), ("mod", "%"), ("compare", None))},
+    **{f"{name}_const": (symbol, ("x", "c")) for name, symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"), ("compare", None))},
+    **{f"r{name}_const": (symbol, ("c", "x")) for name, symbol in (("sub", "-"), ("div", "/"), ("compare", None))},
+    "pow_const": ("^", ("x", "k")),
+    "mod_const": ("%", ("x", "k")),
+    "pow_base": ("^", ("b", "x")),
+}
+
+
+def refused(fn: Any, args: tuple[Any, ...], domain: Domain) -> str:
+    """What a registered function's TypeError on ``args`` means, in the words of RASP programs: which
+    operator (or function) is not defined between which values. Of a composed map, the function in it
+    that refuses (the functions are pure: applied again one by one to find it)."""
+    if fn.name == "compose":
+        x = args[0]
+        for g in fn.params["fns"]:
+            try:
+                x = g.apply(domain, x)
+            except TypeError:
+                return refused(g, (x,), domain)
+    if fn.name == "neg":
+        return f"'-' is not defined for {value_words(args[0])}"
+    if fn.name in _OPERATORS:
+        symbol, (a, b) = _OPERATORS[fn.name]
+        values = {**fn.params, "x": args[0], "y": args[-1]}
+        return f"'{symbol or fn.params['op']}' is not defined between {value_words(values[a])} and {value_words(values[b])}"
+    return f"the function {fn.name} is not defined on {' and '.join(map(value_words, args))}"
+
+
+def value_words(v: Any) -> str:
+    """A value at a position, said with its type: 'the string "h"', 'the number 1/2', 'the boolean True'."""
+    if isinstance(v, str):
+        return f"the string {json.dumps(v, ensure_ascii=False)}"
+    if isinstance(v, bool):
+        return f"the boolean {v}"
+    if isinstance(v, (int, fmpz, fmpq, Fraction, float, EENumber, arb)):
+        return f"the number {v}"
+    return "no value" if v is None else f"the value {str(v)[:40]}"
+
 #: Values a function may return that stay as they are (tokens and booleans).
 _TOKENS = frozenset({str, tuple, type(None), bool})
 #: Exact numbers a function may return; they are converted into the domain.
@@ -415,11 +458,14 @@ class _Evaluator:
         out: list[Any] = []
         value: Any = None
         px = py = _NOTHING
-        for x, y in zip(xs, ys):
-            if x is not px or y is not py:
-                px, py = x, y
-                value = None if x is None or y is None else f(x) if unary else f(x, y)
-            out.append(value)
+        try:
+            for x, y in zip(xs, ys):
+                if x is not px or y is not py:
+                    px, py = x, y
+                    value = None if x is None or y is None else f(x) if unary else f(x, y)
+                out.append(value)
+        except TypeError:  # the values at this position are of types the function does not take
+            raise EvaluationError(f"{refused(fn, (px,) if unary else (px, py), self.domain)} (at position {len(out)})") from None
         return out
 
     def results(self, out: list[Any], py: Any) -> list[Any]:

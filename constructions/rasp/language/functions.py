@@ -10,6 +10,7 @@ graphs that use them serialise by name; ``constructions.rasp`` imports this modu
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flint import fmpq
@@ -78,9 +79,12 @@ def _token_as(domain, kind):
         if kind == "str":
             return x if isinstance(x, str) else str(x) if isinstance(x, bool) else _decimal_text(QQ.convert(x))
         if isinstance(x, str):  # the strings Python's int() or float() reads, read exactly
-            if kind == "int":
-                return fmpq(int(x))
-            float(x)  # refuses what float() refuses ("1/3", "a"); its rounded value is not used
+            try:
+                if kind == "int":
+                    return fmpq(int(x))
+                float(x)  # refuses what float() refuses ("1/3", "a"); its rounded value is not used
+            except ValueError:
+                raise ValueError(f"the token {json.dumps(x, ensure_ascii=False)} is not {'an integer' if kind == 'int' else 'a number'} (tokens_{kind})") from None
             return QQ.convert(x.strip())
         q = QQ.convert(int(x) if isinstance(x, bool) else x)
         return q if kind == "float" else fmpq(int(q.p) // int(q.q) if q >= 0 else -(int(-q.p) // int(q.q)))

@@ -115,6 +115,41 @@ class Builtin:
 
     name: str
     fn: Any
+    #: Its parameters: (name, the type its argument must have, that type in words).
+    params: tuple[tuple[str, type, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A ``draw(program)`` or ``draw(program, example)`` statement that ran: what the REPL is to draw."""
+
+    program: Any
+    example: list[Any] | None
+    #: The source text of the program's expression (names the picture).
+    text: str
+
+
+def kind_of(v: Any) -> str:
+    """What a value is, in the language's words, for messages: 'a sequence', 'a selector', 'a number'..."""
+    if isinstance(v, rasp.Selector):
+        return "a selector"
+    if isinstance(v, rasp.SOp):
+        return "a sequence"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (fmpq, EENumber, arb, int)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, tuple):
+        return f"{len(v)} values"  # a function's several results
+    if isinstance(v, dict):
+        return "a dict"
+    if isinstance(v, (Function, Builtin)):
+        return "a function"
+    return "no value" if v is None else f"a {type(v).__name__}"
 
 
 def builtins() -> Env:
@@ -125,7 +160,7 @@ def builtins() -> Env:
             "indices": rasp.indices,
             "tokens": rasp.tokens,
             "length": rasp.numerical(rasp.length),
-            "selector_width": Builtin("selector_width", lambda sel: rasp.numerical(rasp.SelectorWidth(sel))),
+            "selector_width": Builtin("selector_width", lambda sel: rasp.numerical(rasp.SelectorWidth(sel)), (("sel", rasp.Selector, "a selector"),)),
         }
     )
     # tokens_asis is the input as given; the others convert each token as the reference does
@@ -190,6 +225,8 @@ class Interpreter:
         self.decisions = decide.Decisions() if decisions is None else decisions
         #: The source text being run (that of ``name``), which error messages quote.
         self.text = ""
+        #: The draw statements run, in order (the REPL draws them; elsewhere they only check their arguments).
+        self.draws: list[Draw] = []
 
     def derived(self, name: str, budget: Budget | None = None) -> "Interpreter":
         """An interpreter for more source in this one's environment and run (``--eval``, ``set example``):
@@ -267,9 +304,24 @@ class Interpreter:
             return []
         if kind == "load":
             return self._load(st, env)
-        if kind in ("set_example", "show_example", "toggle_examples", "toggle_full_seq", "exit", "draw"):
+        if kind == "draw":
+            return self._draw(st, env)
+        if kind in ("set_example", "show_example", "toggle_examples", "toggle_full_seq", "exit"):
             return []  # REPL display settings: no effect on values
         raise self.error(st, f"the statement {kind} is not supported yet")
+
+    def _draw(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
+        """draw(program) or draw(program, example): recorded in :attr:`draws`, for the REPL to draw."""
+        program = self.expr(st.children[0], env)
+        if not isinstance(program, (rasp.SOp, rasp.Selector)):
+            raise self.error(st, f"draw takes a sequence or a selector, not {kind_of(program)}")
+        example = None
+        if len(st.children) > 1:
+            example = self.expr(st.children[1], env)
+            if not isinstance(example, (str, list)):
+                raise self.error(st.children[1], f"draw's example is a string or a list, not {kind_of(example)}")
+        self.draws.append(Draw(program, None if example is None else list(example), self.snippet(st.children[0], None)))
+        return []
 
     def _load(self, st: Tree, env: Env) -> list[tuple[str, Any]]:
         """load "lib"; runs lib.rasp (beside the loading file, or as given), once, as the reference does:
@@ -323,10 +375,13 @@ class Interpreter:
             raise
         except UndecidedError as e:  # the innermost expression whose decision failed is named
             raise Undecided(f"{self.where(t)}: {self.snippet(t)}: {e}") from None
+        except ZeroDivisionError:  # FLINT's and ours (ExactZeroDivision) alike: x / 0, x % 0
+            raise self.error(t, "division by zero") from None
         except AttncertError as e:  # e.g. a power past the digit limit: the same message, with its place
             raise self.error(t, str(e)) from None
-        except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, KeyError, IndexError) as e:
-            raise self.error(t, f"{type(e).__name__}: {e}") from None
+        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as e:
+            # operands are checked where they are used; what still escapes is said with its expression
+            raise self.error(t, f"{self.snippet(t)}: {e}") from None
         finally:
             self.budget.depth -= 1
 
@@ -406,10 +461,19 @@ class Interpreter:
             k = self._int(i, t)
             return rasp.Aggregate(rasp.Select(rasp.indices, rasp.Full(k) if k >= 0 else rasp.length + k, rasp.Comparison.EQ), v, default=fmpq(0))
         if not isinstance(v, (list, str, dict)):
-            raise self.error(t, "only lists, strings, dicts and sequences can be indexed")
+            raise self.error(t, f"only lists, strings, dicts and sequences can be indexed, not {kind_of(v)}")
         if isinstance(i, rasp.SOp):
             return rasp.Map(rasp.fn("index_table", entries=self._table(v, t)), i)
-        return v[self._key(i, t)] if isinstance(v, dict) else v[self._int(i, t)]
+        if isinstance(v, dict):
+            if not _plain(i):
+                raise self.error(t, f"a dict is indexed by a number, string, boolean or sequence, not {kind_of(i)}")
+            if self._key(i, t) not in v:
+                raise self.error(t, f"the dict has no key {brief(i)}")
+            return v[i]
+        k = self._int(i, t)
+        if not -len(v) <= k < len(v):
+            raise self.error(t, f"index {k} is out of range for {kind_of(v)} of length {len(v)}")
+        return v[k]
 
     def _table(self, v: list | str | dict, t: Tree) -> tuple[tuple[Any, Any], ...]:
         """A list, string or dict as (key, value) pairs; a list's or string's positions also count from the end."""
@@ -422,6 +486,8 @@ class Interpreter:
         f = self.expr(t.children[0], env)
         args = self.exprs(t.children[1], env) if len(t.children) > 1 else []
         if isinstance(f, (rasp.SOp, rasp.Selector)) and len(args) == 1:
+            if not isinstance(args[0], (str, list)):
+                raise self.error(t, f"{kind_of(f)} applies to an input, a string or a list, not {kind_of(args[0])}")
             return self.budget.evaluate(f, args[0], self.prec)  # applying a sequence operation or selector to an input
         return self._invoke(f, args, t)
 
@@ -429,7 +495,7 @@ class Interpreter:
         """A RASP function or builtin applied to argument values (called at t)."""
         if isinstance(f, Function):
             if len(args) != len(f.params):
-                raise self.error(t, f"{f.name} takes {len(f.params)} arguments, got {len(args)}")
+                raise self.error(t, f"{f.name} takes {_count(len(f.params), 'argument')}, got {len(args)}")
             local = Env(dict(zip(f.params, args)), f.closure)
             caller, self.name, caller_text, self.text = self.name, f.source, self.text, f.text
             try:
@@ -442,16 +508,21 @@ class Interpreter:
                 self.name, self.text = caller, caller_text
             return res[0] if len(res) == 1 else tuple(res)
         if isinstance(f, Builtin):
+            if len(args) != len(f.params):
+                raise self.error(t, f"{f.name} takes {_count(len(f.params), 'argument')}, got {len(args)}")
+            for (name, type_, words), a in zip(f.params, args):
+                if not isinstance(a, type_):
+                    raise self.error(t, f"{f.name} takes {words} as {name}, not {kind_of(a)}")
             return f.fn(*args)
         raise self.error(t, "only functions are called (and sequences and selectors, on one input)")
 
     def _select(self, t, env):
-        keys, queries = (self._sop(self.expr(c, env)) for c in t.children[:2])
+        keys, queries = (self._sop(self.expr(c, env), c) for c in t.children[:2])
         op = {"==": "EQ", "!=": "NEQ", "<": "LT", "<=": "LEQ", ">": "GT", ">=": "GEQ"}[t.children[2].value]
         return rasp.Select(keys, queries, rasp.Comparison[op])
 
     def _aggregate(self, t, env):
-        sel, seq = self.expr(t.children[0], env), self._sop(self.expr(t.children[1], env))
+        sel, seq = self.expr(t.children[0], env), self._sop(self.expr(t.children[1], env), t.children[1])
         # Where a query selects nothing the reference gives 0 unless told otherwise.
         default = self.expr(t.children[2], env) if len(t.children) > 2 else fmpq(0)
         if not isinstance(sel, rasp.Selector):
@@ -467,8 +538,8 @@ class Interpreter:
             raise self.error(t, "the condition of 'x if c else y' is a selector; it must be a value or a sequence")
         if isinstance(cond, rasp.SOp):
             a, b = self.expr(t.children[0], env), self.expr(t.children[2], env)
-            packed = rasp.SequenceMap(rasp.fn("pack"), cond, self._sop(a))
-            return rasp.SequenceMap(rasp.fn("choose"), packed, self._sop(b))
+            packed = rasp.SequenceMap(rasp.fn("pack"), cond, self._sop(a, t.children[0]))
+            return rasp.SequenceMap(rasp.fn("choose"), packed, self._sop(b, t.children[2]))
         return self.expr(t.children[0] if decide.truth(cond) else t.children[2], env)
 
     def _contained_in(self, t, env):
@@ -480,14 +551,22 @@ class Interpreter:
                 raise self.error(t, "'sequence in X' needs X to be a list of plain values")
             return rasp.Map(rasp.fn("in_values", values=tuple(container)), x)
         if isinstance(container, rasp.SOp):
+            if not _plain(x):
+                raise self.error(t, f"'in' is not defined between {kind_of(x)} and {kind_of(container)}")
             return self._invoke(library().get("contains"), [container, x], t)
+        if not isinstance(container, (list, dict, str)) or isinstance(x, (rasp.Selector, Function, Builtin)) or (isinstance(container, str) and not isinstance(x, str)):
+            raise self.error(t, f"'in' is not defined between {kind_of(x)} and {kind_of(container)}")
         self.budget.operands(x, container)
         return decide.contains(container, x)
 
     # unary
     def _neg(self, t, env):
         v = self.expr(t.children[0], env)
-        return rasp.Map(rasp.fn("neg"), v) if isinstance(v, rasp.SOp) else -v
+        if isinstance(v, rasp.SOp):
+            return rasp.Map(rasp.fn("neg"), v)
+        if not isinstance(v, (fmpq, EENumber, arb, bool)):
+            raise self.error(t, f"'-' is not defined for {kind_of(v)}")
+        return -v
 
     def _pos(self, t, env):
         return self.expr(t.children[0], env)
@@ -500,7 +579,11 @@ class Interpreter:
 
     def _round_(self, t, env):
         v = self.expr(t.children[0], env)
-        return rasp.Map(rasp.fn("round_half_even"), v) if isinstance(v, rasp.SOp) else fmpq(decide.round_half_even(v))
+        if isinstance(v, rasp.SOp):
+            return rasp.Map(rasp.fn("round_half_even"), v)
+        if not isinstance(v, (fmpq, EENumber, arb)):
+            raise self.error(t, f"round takes a number or a sequence, not {kind_of(v)}")
+        return fmpq(decide.round_half_even(v))
 
     def _indicator(self, t, env):
         v = self.expr(t.children[0], env)
@@ -509,33 +592,43 @@ class Interpreter:
         return rasp.numerical(rasp.Map(rasp.fn("indicator"), v))
 
     # binary
-    def _binary(self, t, env, op):
+    def _binary(self, t, env, symbol: str, op):
+        """``a symbol b`` computed by ``op``. Arithmetic and comparisons take two plain values, or a sequence
+        and a plain value or sequence (elementwise); never a selector or a function (``and``, ``or``:
+        :meth:`_logic`). Operand types that Python refuses are said as the language's types."""
         a, b = (self.expr(c, env) for c in t.children)
         self.budget.operands(a, b)
-        return op(a, b)
+        if symbol not in ("and", "or"):
+            sequence = isinstance(a, rasp.SOp) or isinstance(b, rasp.SOp)
+            if any(isinstance(v, (rasp.Selector, Function, Builtin)) or (sequence and not isinstance(v, rasp.SOp) and not _plain(v)) for v in (a, b)):
+                raise self.error(t, f"'{symbol}' is not defined between {kind_of(a)} and {kind_of(b)}")
+        try:
+            return op(a, b)
+        except TypeError:  # two plain values of types the operation does not take
+            raise self.error(t, f"'{symbol}' is not defined between {kind_of(a)} and {kind_of(b)}") from None
 
     def _add(self, t, env):
         # "s" + seq must prepend "s": made a sequence, it is the first operand of the elementwise +
-        return self._binary(t, env, lambda a, b: (rasp.Full(a) if isinstance(a, str) and isinstance(b, rasp.SOp) else a) + b)
+        return self._binary(t, env, "+", lambda a, b: (rasp.Full(a) if isinstance(a, str) and isinstance(b, rasp.SOp) else a) + b)
 
     def _sub(self, t, env):
-        return self._binary(t, env, lambda a, b: a - b)
+        return self._binary(t, env, "-", lambda a, b: a - b)
 
     def _mul(self, t, env):
-        return self._binary(t, env, lambda a, b: a * b)
+        return self._binary(t, env, "*", lambda a, b: a * b)
 
     def _div(self, t, env):
-        return self._binary(t, env, lambda a, b: a / b)
+        return self._binary(t, env, "/", lambda a, b: a / b)
 
     def _mod(self, t, env):
         def mod(a, b):
             if isinstance(b, rasp.SOp):
-                return rasp.SequenceMap(rasp.fn("mod"), self._sop(a), b)
+                return rasp.SequenceMap(rasp.fn("mod"), self._sop(a, t), b)
             if isinstance(a, rasp.SOp):
                 return rasp.Map(rasp.fn("mod_const", k=b), a)
             return a - b * decide.floor(a / b)
 
-        return self._binary(t, env, mod)
+        return self._binary(t, env, "%", mod)
 
     def _pow(self, t, env):
         """``a ^ b``. Exact for an integer b, for exact rational roots and for e^q (e given by an
@@ -551,9 +644,11 @@ class Interpreter:
                 return rasp.numerical(rasp.Map(rasp.fn("pow_const", k=b), a))
             if isinstance(b, rasp.SOp):
                 return rasp.numerical(rasp.Map(rasp.fn("pow_base", b=a), b))
+            if not all(isinstance(v, (fmpq, EENumber, arb)) for v in (a, b)):
+                raise TypeError("a power of plain values takes two numbers")
             return self._smallest(lambda d: d.power(a, b), a, b)
 
-        return self._binary(t, env, power)
+        return self._binary(t, env, "^", power)
 
     def _smallest(self, compute: Any, *operands: Any) -> Any:
         """compute(D) in the first of QQ, EE, Ball(prec) that holds the operands and the result."""
@@ -567,7 +662,7 @@ class Interpreter:
                 return _COMPARISONS[op](a, b)  # with one sequence, its overloads build the map
             return decide.compare(op, a, b)
 
-        return self._binary(t, env, compare)
+        return self._binary(t, env, op, compare)
 
     def _eq(self, t, env):
         return self._compare(t, env, "==")
@@ -595,12 +690,12 @@ class Interpreter:
             if selectors == 1:
                 raise self.error(t, f"'{op}' between a selector and a non-selector")
             if isinstance(a, rasp.SOp) or isinstance(b, rasp.SOp):
-                return rasp.SequenceMap(rasp.fn(f"logical_{op}"), self._sop(a), self._sop(b))
+                return rasp.SequenceMap(rasp.fn(f"logical_{op}"), self._sop(a, t), self._sop(b, t))
             if op == "and":
                 return b if decide.truth(a) else a
             return a if decide.truth(a) else b
 
-        return self._binary(t, env, logic)
+        return self._binary(t, env, op, logic)
 
     def _and_(self, t, env):
         return self._logic(t, env, "and")
@@ -610,17 +705,20 @@ class Interpreter:
 
     # -- helpers --------------------------------------------------------------------------------
 
-    @staticmethod
-    def _sop(v: Any) -> Any:
-        """A sequence operation, or a constant made one (``select(indices, 0, ==)``)."""
-        return v if isinstance(v, (rasp.SOp, rasp.Selector)) else rasp.Full(v)
+    def _sop(self, v: Any, t: Tree) -> rasp.SOp:
+        """A sequence operation, or a plain value made one (``select(indices, 0, ==)``)."""
+        if isinstance(v, rasp.SOp):
+            return v
+        if not _plain(v):
+            raise self.error(t, f"expected a sequence or a plain value (a number, string or boolean), not {kind_of(v)}")
+        return rasp.Full(v)
 
     def _int(self, v: Any, t: Tree) -> int:
         if isinstance(v, fmpq) and v.q == 1:
             return int(v.p)
         if isinstance(v, int) and not isinstance(v, bool):
             return v
-        raise self.error(t, f"expected an integer, got {brief(v)}")
+        raise self.error(t, f"expected an integer, got {brief(v) if _plain(v) else kind_of(v)}")
 
     def _iterate(self, v: Any, t: Tree) -> list[Any]:
         if isinstance(v, (dict, list)):
@@ -648,13 +746,13 @@ class Interpreter:
         meta = getattr(t, "meta", None)
         return f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
 
-    def snippet(self, t: Any) -> str:
-        """The source text of a parse-tree node, on one line and at most 60 characters ("" if unknown)."""
+    def snippet(self, t: Any, most: int | None = 60) -> str:
+        """The source text of a parse-tree node, on one line and at most ``most`` characters ("" if unknown)."""
         meta = getattr(t, "meta", None)
         if meta is None or getattr(meta, "empty", True):
             return ""
         words = " ".join(self.text[meta.start_pos : meta.end_pos].split())
-        return words if len(words) <= 60 else words[:57] + "..."
+        return words if most is None or len(words) <= most else words[: most - 3] + "..."
 
     def error(self, t: Any, message: str) -> RaspError:
         return RaspError(f"{self.where(t)}: {message}")
@@ -674,6 +772,15 @@ def read_e_literal(text: str) -> fmpq:
     if not (decide.compare("<", E - q, E_LITERAL_TOLERANCE) and decide.compare("<", q - E, E_LITERAL_TOLERANCE)):  # exact, in EE
         raise ParseError(f"--e-literal {text}: not within {E_LITERAL_TOLERANCE} of e = 2.71828..., so it cannot stand for e")
     return q
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _plain(v: Any) -> bool:
+    """Whether v is a plain value a sequence can hold at a position: a number, a string or a boolean."""
+    return isinstance(v, (fmpq, EENumber, arb, str, bool, int))
 
 
 _COMPARISONS = {"==": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}

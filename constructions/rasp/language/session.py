@@ -1,25 +1,32 @@
 """Using the RASP language from the command line: evaluate an expression on an input, or a REPL.
 
 Values print exactly (fractions, EE numbers); ``decimals`` adds a decimal view beside
-each, labelled as such. Sequences print as their values on the input (or on the
-example set with ``set example``).
+each, labelled as such. Sequences print as their values on the input; in the REPL, on
+the running example (at first the reference's, "hello"), and selectors as the
+reference's table (:func:`patterns.table`). The terminal's side of the REPL (line
+editing, history, completion, Ctrl-C) is :mod:`.terminal`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, TextIO, TypeVar
 
 import mpmath
 from flint import arb, fmpq
 
 from attncert.constructions import rasp
+from attncert.constructions.rasp import patterns
+from attncert.constructions.rasp.expr import RASPExpr
 from attncert.constructions.rasp.language.bounds import Budget
-from attncert.constructions.rasp.language.interpreter import Interpreter
+from attncert.constructions.rasp.language.interpreter import Builtin, Draw, Function, Interpreter, kind_of
 from attncert.constructions.rasp.language.parser import RaspSyntaxError, parse
 from attncert.constructions.rasp.language.sources import Files
 from attncert.exact import QQ, EENumber, decide
+from attncert.exact.certificate import atomic_write_bytes
 from attncert.exact.domains import ENCLOSURE_BITS
 from attncert.exact.errors import AttncertError, ParseError, UndecidedError
 from attncert.exact.limits import current as current_limits
@@ -64,6 +71,12 @@ def show(v: Any, decimals: int | None = None) -> str:
         return "{" + ", ".join(f"{show(k, decimals)}: {show(x, decimals)}" for k, x in v.items()) + "}"
     if isinstance(v, str):
         return json.dumps(v, ensure_ascii=False)  # a non-ASCII token prints as itself ("§", not "\\u00a7")
+    if isinstance(v, Function):
+        return f"function {v.name}({', '.join(v.params)})"
+    if isinstance(v, Builtin):
+        return f"function {v.name}({', '.join(p for p, _, _ in v.params)})"
+    if isinstance(v, RASPExpr):  # a sequence or selector held in a list or dict: its values show where it is used
+        return f"<{kind_of(v)[2:]} {patterns.describe(v)}>"
     if isinstance(v, fmpq) and v.q == 1:
         return str(v)
     if isinstance(v, arb):
@@ -183,61 +196,178 @@ def labels(v: Any, e_literals: tuple[str, ...] = (), bits: int = ENCLOSURE_BITS,
     return out
 
 
-def repl(read: Callable[[str], str], out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset()) -> None:
-    """A read-eval-print loop: '>> ' prompt; statements run in one environment; 'exit' ends it. A
-    statement may span lines, as in the reference's REPL: while what was read is the start of a
-    statement, the next line is read (prompt '.. ').
+#: The running example a session starts with: the reference REPL's.
+REFERENCE_EXAMPLE = "hello"
+#: Where ``draw`` writes its pictures (made in the working directory when first needed).
+DRAW_FOLDER = Path("selections")
+#: What leaves the REPL.
+EXIT_WORDS = ("exit", "exit()", "quit", "quit()")
+#: What draws selection patterns: (patterns, the example's tokens, a title) -> PNG bytes. The command
+#: line passes :func:`attncert.proofs.plots.selection.patterns_png`.
+DrawPatterns = Callable[[list[patterns.Pattern], list[Any], str], bytes]
+HELP = """\
+Statements end with ';' and may span lines; values print exactly (a decimal view beside, ≈).
+  x = EXPR;                 a name for a value, a sequence or a selector (its value on the example is shown)
+  EXPR;                     a value (also kept as out)
+  def f(a, b) { ... return EXPR; }    a function;   for x in LIST { ... }   a loop
+  set example EXPR          the running example: a string ("hello") or a list ([1, 2.5, "a"])
+  show example              the running example
+  draw(SEQ);  draw(SEQ, EXAMPLE);     a PNG of each attention's selection pattern, in selections/
+  load "FILE";              run FILE.rasp here
+  help  |  help NAME        this, or what NAME is
+  exit                      leave (also Ctrl-D); Ctrl-C drops the line being typed or run
+Tab completes names; the lines typed are kept between sessions.
+The language, with the library's names: docs/rasp-language.md"""
+
+
+class Repl:
+    """One REPL session: its interpreter, the statements run so far (run again at a higher precision),
+    the running example (at first the reference's, "hello"), and how many statements failed.
 
     A statement whose comparison on a ball is undecided runs again, after every statement before
     it, at twice the precision (:func:`at_rising_precision`); the session then goes on at that
     precision. Once the session has decided anything from a ball, every value it prints says so:
     values flow between statements through names, so any later value may rest on that decision."""
-    it = Interpreter("<repl>", e_literals=e_literals)
-    history: list[str] = []  # the statements run so far, replayed at a higher precision
-    example: list[Any] | None = None
-    while True:
-        try:
-            line = read(">> ")
-        except EOFError:
-            return
-        if line.strip() in ("exit", "exit()", "quit", "quit()"):
-            return
-        if line.strip().startswith("set example"):
+
+    def __init__(self, out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset(), draw: DrawPatterns | None = None) -> None:
+        self.out, self.decimals, self.e_literals, self.draw = out, decimals, e_literals, draw
+        self.it = Interpreter("<repl>", e_literals=e_literals)
+        self.history: list[str] = []
+        self.example: list[Any] = list(REFERENCE_EXAMPLE)
+        self.failed = 0
+
+    def run(self, read: Callable[[str], str]) -> int:
+        """Read and run statements until 'exit' or the end of input (``read`` raises EOFError); the
+        number of statements that failed. Ctrl-C (KeyboardInterrupt) drops the line being read, or
+        stops the statement running, and the session goes on. A statement may span lines, as in the
+        reference's REPL: while what was read is the start of a statement, the next line is read
+        (prompt '.. ')."""
+        while True:
+            running = False
             try:
-                example = read_example(line.strip()[len("set example"):], it)
-                print(f"example: {show(example)}", file=out)
-            except AttncertError as e:
-                print(f"error: {e}", file=out)
-            continue
-        while _goes_on(line):
-            try:
-                line += "\n" + read(".. ")
+                line = read(">> ")
+                if line.strip() in EXIT_WORDS:
+                    return self.failed
+                if self._command(line.strip()):
+                    continue
+                while _goes_on(line):
+                    try:
+                        line += "\n" + read(".. ")
+                    except EOFError:
+                        break
+                running = True
+                self.statement(line)
+            except KeyboardInterrupt:
+                # Ctrl-C: the line being typed is dropped (a new line under its ^C, as the reference's REPL
+                # does), or the running statement stops, keeping what it had set, as after an error
+                print("interrupted" if running else "", file=self.out)
             except EOFError:
-                break
+                return self.failed
+
+    def names(self) -> list[str]:
+        """Every name the session can use (its own, the library's) and the REPL's words: what Tab completes."""
+        names: set[str] = set(WORDS)
+        env = self.it.env
+        while env is not None:
+            names.update(env.values)
+            env = env.parent
+        return sorted(names)
+
+    def statement(self, line: str) -> None:
+        """Run a statement (or several on one line) and print each value it names; a failure is one line."""
         try:
-            it, shown = _statement(it, history, line, example, e_literals)
+            self.it, shown, drawings = _statement(self.it, self.history, line, self.example, self.e_literals)
         except AttncertError as e:
-            print(f"error: {e}", file=out)
-            continue
-        history.append(line)
-        for name, v, evaluated in shown:
-            if evaluated is None:
-                print(f"{name} = a {'selector' if isinstance(v, rasp.Selector) else 'sequence'} (set example to see its values)", file=out)
+            self._error(str(e))
+            return
+        self.history.append(line)
+        tag = "  (decided from enclosures)" if self.it.decisions.any else ""
+        for name, v, value in shown:
+            if isinstance(v, rasp.Selector):
+                print(f"{name} = selector (query rows, key columns):{tag}", file=self.out)
+                for row in patterns.table(value, self.example):
+                    print(row, file=self.out)
                 continue
-            (value,) = evaluated
-            tag = "  (enclosure)" if relation(value) == "enclosure" else "  (decided from enclosures)" if it.decisions.any else ""
-            print(f"{name} = {show(value, decimals)}{tag}", file=out)
+            print(f"{name} = {show(value, self.decimals)}{'  (enclosure)' if relation(value) == 'enclosure' else tag}", file=self.out)
+        for d, drawn in drawings:
+            self._draw(d, drawn)
+
+    def _command(self, line: str) -> bool:
+        """The REPL's own commands (set example, show example, help): run, and True; otherwise False."""
+        if line.startswith("set example"):
+            try:
+                self.example = read_example(line[len("set example") :], self.it)
+                print(f"example: {show(self.example)}", file=self.out)
+            except AttncertError as e:
+                self._error(str(e))
+            return True
+        if line.rstrip(";").strip() == "show example":
+            print(f"example: {show(self.example)}", file=self.out)
+            return True
+        words = line.rstrip(";").split()
+        if words[:1] == ["help"] and len(words) <= 2:
+            print(HELP if len(words) == 1 else self._help(words[1]), file=self.out)
+            return True
+        return False
+
+    def _help(self, name: str) -> str:
+        try:
+            v = self.it.env.get(name)
+        except KeyError:
+            return f"{name}: no such name"
+        if isinstance(v, Function):
+            return f"{name}: a function, def {name}({', '.join(v.params)})"
+        if isinstance(v, Builtin):
+            return f"{name}: a function, {name}({', '.join(p for p, _, _ in v.params)})"
+        if isinstance(v, (rasp.SOp, rasp.Selector)):
+            return f"{name}: {kind_of(v)}"
+        return f"{name}: {kind_of(v)}, {show(v, self.decimals)}"
+
+    def _draw(self, d: Draw, drawn: list[patterns.Pattern]) -> None:
+        """Write the picture of a draw statement's patterns: DRAW_FOLDER/NAME.png."""
+        example = self.example if d.example is None else d.example
+        where = f"{d.text} on {show(example)}"
+        if not drawn:
+            print(f"draw: {where} reads no selector; nothing to draw", file=self.out)
+            return
+        if self.draw is None:
+            print(f"draw: {where}: this REPL has no drawing (the command line's does)", file=self.out)
+            return
+        path = DRAW_FOLDER / f"{re.sub(r'[^A-Za-z0-9_]+', '_', d.text).strip('_')[:60] or 'draw'}.png"
+        try:
+            atomic_write_bytes(path, self.draw(drawn, example, where), create_folder=True)
+        except AttncertError as e:
+            self._error(f"draw: {e}")
+            return
+        print(f"draw: {len(drawn)} selection pattern{'s' if len(drawn) != 1 else ''} of {where} in {path}", file=self.out)
+
+    def _error(self, message: str) -> None:
+        self.failed += 1
+        print(f"error: {message}", file=self.out)
+
+
+#: Words Tab completes besides names: the REPL's commands and the language's keywords.
+WORDS = ("set", "show", "example", "help", "exit", "draw", "load", "def", "return", "for", "in", "if", "else", "and", "or", "not", "round", "indicator") + tuple(
+    f"{w}(" for w in ("select", "aggregate", "range", "zip", "len")
+)
+
+
+def repl(
+    read: Callable[[str], str], out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset(), draw: DrawPatterns | None = None
+) -> int:
+    """A read-eval-print loop (:class:`Repl`) on ``read`` (prompt -> line; EOFError at the end) printing
+    to ``out``; the number of statements that failed."""
+    return Repl(out, decimals, e_literals, draw).run(read)
 
 
 def _statement(
-    it: Interpreter, history: list[str], line: str, example: list[Any] | None, e_literals: frozenset[fmpq]
-) -> tuple[Interpreter, list[tuple[str, Any, tuple[Any] | None]]]:
-    """Run a REPL statement; its (name, value, (value on the example,)) triples (None for a sequence
-    without an example), and the
-    interpreter the session goes on with (a new one at a higher precision if this one's balls did not
-    decide the statement)."""
+    it: Interpreter, history: list[str], line: str, example: list[Any], e_literals: frozenset[fmpq]
+) -> tuple[Interpreter, list[tuple[str, Any, Any]], list[tuple[Draw, list[patterns.Pattern]]]]:
+    """Run a REPL statement: its (name, value, value on the example) triples, the patterns of its draw
+    statements, and the interpreter the session goes on with (a new one at a higher precision if this
+    one's balls did not decide the statement)."""
 
-    def attempt(bits: int) -> tuple[Interpreter, list[tuple[str, Any, tuple[Any] | None]]]:
+    def attempt(bits: int) -> tuple[Interpreter, list[tuple[str, Any, Any]], list[tuple[Draw, list[patterns.Pattern]]]]:
         run = it
         if bits != it.prec:  # every earlier statement again, at this precision
             run = Interpreter("<repl>", e_literals=e_literals, prec=bits)
@@ -245,11 +375,14 @@ def _statement(
                 run.budget = Budget()
                 run.run(past)
         run.budget = Budget()  # each statement is a run of its own, within the limits
-        shown = []
-        for name, v in run.run(line):
-            missing = isinstance(v, (rasp.SOp, rasp.Selector)) and example is None
-            shown.append((name, v, None if missing else (evaluate(v, example, run),)))
-        return run, shown
+        run.draws.clear()  # the draws of this statement, not of those run again
+        shown = [(name, v, evaluate(v, example, run)) for name, v in run.run(line)]
+        names = {v.unique_id: name for name, v in run.env.values.items() if isinstance(v, RASPExpr)}
+        drawings = []
+        for d in run.draws:
+            on = example if d.example is None else d.example
+            drawings.append((d, patterns.patterns(d.program, on, names, lambda s, xs: evaluate(s, xs, run))))
+        return run, shown, drawings
 
     return at_rising_precision(attempt, it.prec)
 

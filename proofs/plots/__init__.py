@@ -1,0 +1,1 @@
+"""Pictures drawn with matplotlib (Agg backend, imported only while drawing)."""
