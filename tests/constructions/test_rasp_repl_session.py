@@ -50,7 +50,7 @@ ANSWER = re.compile(r"^(r = |error: (<repl>:1:\d+: |at node '[^']*' \(\w+(, writ
 
 
 def test_every_operation_on_every_kind_of_value_answers_in_the_languages_words():
-    statements = [f"r = {a} {op} {b};" for a, b in itertools.product(KINDS.values(), repeat=2) for op in ("+", "-", "/", "%", "^", "<", "==", "and", "in")]
+    statements = [f"r = {a} {op} {b};" for a, b in itertools.product(KINDS.values(), repeat=2) for op in ("+", "%", "^", "<", "and", "in")]  # an operator of each way the interpreter computes one
     statements += [f"r = {u}{a};" for u in ("-", "not ") for a in KINDS.values()] + [f"r = round({a});" for a in KINDS.values()]
     statements += [f"r = {a}[{b}];" for a, b in itertools.product(KINDS.values(), repeat=2)]
     statements += [f"r = {a}({b});" for a, b in itertools.product(KINDS.values(), repeat=2)]
@@ -154,3 +154,23 @@ def test_help_and_the_names_tab_completes():
     repl.statement("my_name = 3;")
     names = repl.names()
     assert {"my_name", "tokens", "count", "select(", "help"} <= set(names) and names == sorted(names)
+
+
+def test_ctrl_c_drops_a_line_when_typed_and_ends_a_piped_run():
+    def reader(events):
+        feed = iter(events)
+
+        def read(prompt: str) -> str:
+            event = next(feed)
+            if event is KeyboardInterrupt:
+                raise KeyboardInterrupt
+            return event
+
+        return read
+
+    out = io.StringIO()
+    repl = session.Repl(out)
+    assert repl.run(reader(["x = 1;", KeyboardInterrupt, "x + 1;", "exit"])) == 0
+    assert out.getvalue().splitlines() == ["x = 1", "", "out = 2"]  # the dropped line ends under its ^C
+    with pytest.raises(KeyboardInterrupt):  # piped input: Ctrl-C is the command line's, which ends the run
+        session.Repl(io.StringIO()).run(reader(["x = 1;", KeyboardInterrupt, "exit"]), ctrl_c_per_line=False)

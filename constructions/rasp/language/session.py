@@ -220,6 +220,12 @@ Tab completes names; the lines typed are kept between sessions.
 The language, with the library's names: docs/rasp-language.md"""
 
 
+#: Words Tab completes besides names: the REPL's commands and the language's keywords.
+WORDS = ("set", "show", "example", "help", "exit", "draw", "load", "def", "return", "for", "in", "if", "else", "and", "or", "not", "round", "indicator") + tuple(
+    f"{w}(" for w in ("select", "aggregate", "range", "zip", "len")
+)
+
+
 class Repl:
     """One REPL session: its interpreter, the statements run so far (run again at a higher precision),
     the running example (at first the reference's, "hello"), and how many statements failed.
@@ -236,10 +242,11 @@ class Repl:
         self.example: list[Any] = list(REFERENCE_EXAMPLE)
         self.failed = 0
 
-    def run(self, read: Callable[[str], str]) -> int:
+    def run(self, read: Callable[[str], str], ctrl_c_per_line: bool = True) -> int:
         """Read and run statements until 'exit' or the end of input (``read`` raises EOFError); the
-        number of statements that failed. Ctrl-C (KeyboardInterrupt) drops the line being read, or
-        stops the statement running, and the session goes on. A statement may span lines, as in the
+        number of statements that failed. With ``ctrl_c_per_line`` (a person typing), Ctrl-C
+        (KeyboardInterrupt) drops the line being read, or stops the statement running, and the session
+        goes on; without (piped input), it ends the run. A statement may span lines, as in the
         reference's REPL: while what was read is the start of a statement, the next line is read
         (prompt '.. ')."""
         while True:
@@ -258,6 +265,8 @@ class Repl:
                 running = True
                 self.statement(line)
             except KeyboardInterrupt:
+                if not ctrl_c_per_line:
+                    raise
                 # Ctrl-C: the line being typed is dropped (a new line under its ^C, as the reference's REPL
                 # does), or the running statement stops, keeping what it had set, as after an error
                 print("interrupted" if running else "", file=self.out)
@@ -344,12 +353,6 @@ class Repl:
     def _error(self, message: str) -> None:
         self.failed += 1
         print(f"error: {message}", file=self.out)
-
-
-#: Words Tab completes besides names: the REPL's commands and the language's keywords.
-WORDS = ("set", "show", "example", "help", "exit", "draw", "load", "def", "return", "for", "in", "if", "else", "and", "or", "not", "round", "indicator") + tuple(
-    f"{w}(" for w in ("select", "aggregate", "range", "zip", "len")
-)
 
 
 def repl(

@@ -7,10 +7,11 @@ written back (atomically) when it ends. Line editing, history and completion are
 readline's (GNU readline or libedit), and only when standard input is a terminal:
 piped input is read as it comes and leaves no history.
 
-While the REPL runs, each Ctrl-C is a KeyboardInterrupt, which the REPL turns into
-"drop this line" or "stop this statement" (:meth:`.session.Repl.run`); around it the
-command line's own handlers (a first Ctrl-C ends the run, a second one at once) are
-as they were. Ctrl-D at the prompt ends the session on a new line.
+While the REPL runs at a terminal, each Ctrl-C is a KeyboardInterrupt, which the REPL
+turns into "drop this line" or "stop this statement" (:meth:`.session.Repl.run`);
+around it, and for piped input throughout, the command line's own handlers hold (a
+first Ctrl-C ends the run, a second one at once). Ctrl-D at the prompt ends the
+session on a new line.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ def run(out: TextIO, err: TextIO, decimals: int | None, e_literals: frozenset[fm
     print("attncert RASP (exact); running example \"hello\"; 'help' for help, 'exit' to leave", file=err)
     for line in notes:
         print(line, file=err)
-    editing = line_editing(session.names, history_file()) if interactive() else contextlib.nullcontext()
-    with ctrl_c_per_line(), editing:
+    if not interactive():  # piped: read as it comes; Ctrl-C ends the run, as the command line's handlers do
+        return session.run(_reader(out), ctrl_c_per_line=False)
+    with ctrl_c_per_line(), line_editing(session.names, history_file()):
         return session.run(_reader(out))
 
 
