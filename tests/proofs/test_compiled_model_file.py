@@ -188,3 +188,19 @@ def test_the_npz_export_is_refused_from_the_command_line(tmp_path):
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "float64 weights, which are not exact; certify the JSON weights" in done.stderr
 
+
+
+def test_every_leaf_of_a_model_file_certificate_is_pinned(tmp_path):
+    # As tests/proofs/test_every_leaf.py for the compiled certificate: change one leaf, reseal, verify refuses it.
+    from tests.proofs.test_every_leaf import leaves, with_leaf_changed
+
+    from attncert.proofs.certify import CLAIM_FIELDS
+
+    doc = prove_file(compile_to(tmp_path, "matmul", "r=1,k=2,c=1"), "matmul", "r=1,k=2,c=1")
+    assert status(doc) == OK
+    paths = list(leaves({k: doc[k] for k in CLAIM_FIELDS}))
+    accepted = []
+    for path in paths[:: max(1, len(paths) // 80)]:
+        if status(with_leaf_changed(doc, path)) == OK:
+            accepted.append(path)
+    assert not accepted, accepted[:3]

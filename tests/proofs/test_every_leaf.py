@@ -93,6 +93,16 @@ def changed(v: Any) -> Any:
     return v + "~"
 
 
+def with_leaf_changed(doc: dict, path: tuple) -> dict:
+    """A copy of doc with the leaf at ``path`` changed (:func:`changed`), not yet resealed."""
+    bad = copy.deepcopy(doc)
+    node = bad
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = changed(node[path[-1]])
+    return bad
+
+
 def genuine(claim, doc: dict, path: tuple) -> bool:
     """Whether a changed parameter gives exactly the certificate attncert writes for it."""
     if path[0] != "params":
@@ -133,11 +143,7 @@ def test_changing_any_single_leaf_is_caught(name, every_leaf):
         paths = paths[:: -(-len(paths) // SAMPLE)]
     accepted = []
     for path in paths:
-        bad = copy.deepcopy(doc)
-        node = bad
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = changed(node[path[-1]])
+        bad = with_leaf_changed(doc, path)
         if verify_bytes(canonical_json(seal(bad))).status == OK and not genuine(claim, bad, path):
             accepted.append(path)
     assert not accepted, f"{len(accepted)} of {len(paths)} single-leaf changes verified OK, e.g. {accepted[:3]}"

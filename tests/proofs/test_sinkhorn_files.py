@@ -187,3 +187,18 @@ def _formats() -> dict[str, str]:
     from attncert.exact.numberfiles import FORMATS
 
     return json.loads(json.dumps(FORMATS))
+
+
+def test_every_leaf_of_a_file_certificate_is_pinned(genuine):
+    # As tests/proofs/test_every_leaf.py for the random certificate: change one leaf, reseal, and verify must refuse
+    # it. Left out: the parameters that may give the very same certificate (prec, ref_iter, pot_iter).
+    from tests.proofs.test_every_leaf import leaves, with_leaf_changed
+
+    from attncert.proofs.certify import CLAIM_FIELDS
+
+    paths = [p for p in leaves({k: genuine[k] for k in CLAIM_FIELDS}) if p[:2] not in {("params", k) for k in ("prec", "ref_iter", "pot_iter")}]
+    accepted = []
+    for path in paths[:: max(1, len(paths) // 80)]:
+        if status(with_leaf_changed(genuine, path)) == OK:
+            accepted.append(path)
+    assert not accepted, accepted[:3]
