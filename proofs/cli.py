@@ -278,6 +278,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
         shutil.rmtree(params["chunks"], ignore_errors=True)
     with contextlib.redirect_stdout(sys.stdout if target else sys.stderr):
         _print_table(_HEADER, [_summary_row(doc, elapsed)])
+        if claim.summary and (line := claim.summary(doc)):
+            print(line)
         print(f"certificate: {where}")
     return EXIT_HOLDS if doc["result"]["holds"] else EXIT_FAILS
 

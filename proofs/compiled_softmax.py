@@ -23,6 +23,7 @@ from flint import ctx, fmpq
 
 from attncert.exact import QQ, Ball, Domain
 from attncert.exact.matrices import matrix_to_json
+from attncert.proofs import figures
 from attncert.proofs.certify import certificate
 from attncert.proofs.checkers.compiled import check_compiled_softmax
 from attncert.proofs.compiled import canonical_sizes, compile_construction, instance, parse_sizes
@@ -108,6 +109,16 @@ def cost(of: str, sizes: str, betas: str, prec: int, **_: Any) -> Cost:
     return Cost(base.positions, base.pairs, runs, prec, base.seconds * runs * max(1, prec // 64), base.memory)
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """B(beta) at each beta (rounded up), and the least beta within tol, or that none is."""
+    bounds = ", ".join(f"beta {run['beta']}: {figures.upper(run['bound'])}" for run in doc["outputs"]["softmax"])
+    r = doc["result"]
+    least = r["least_beta_within_tol"]
+    tol = doc["params"]["tol"]
+    reached = f"least beta with B <= {tol}: {least} (output block: {r['least_beta_within_tol_output_block']})" if least else f"does not hold: no beta reaches B <= {tol}"
+    return f"B(beta) <= {bounds}; {reached}"
+
+
 register(
     Claim(
         NAME,
@@ -122,6 +133,7 @@ register(
             Param("prec", positive_int, 256, "working precision of the balls, in bits"),
         ),
         check=check_compiled_softmax,
+        summary=summary,
         cost=cost,
     )
 )

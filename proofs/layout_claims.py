@@ -28,7 +28,7 @@ from attncert.constructions.layout import Construction, Layout
 from attncert.exact import Domain, EENumber, ParseError
 from attncert.exact.matrices import Rows, matrix_from_json
 from attncert.proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction
-from attncert.proofs import memory
+from attncert.proofs import figures, memory
 from attncert.proofs.cost import over_limits
 from attncert.proofs.certify import differing_fields
 from attncert.proofs.registry import Claim, Param
@@ -125,7 +125,23 @@ class LayoutClaim:
     def claim(self) -> Claim:
         LAYOUT_CLAIMS[self.name] = self
         cost = self.estimate if self.cost else None
-        return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build, cost=cost)
+        return Claim(self.name, self.statement, self.prove, self.params(), verify=self.verify, build=self.build, cost=cost, summary=summary)
+
+
+def summary(doc: dict[str, Any]) -> str | None:
+    """Why a layout claim does not hold: the first entry where the output differs from the reference, or a
+    nonzero position after the output block; nothing to add when it holds (the table says exact_equal)."""
+    r = doc["result"]
+    if r["holds"]:
+        return None
+    why = []
+    if r["mismatches"]:
+        i, j = r["mismatches"][0]["row"], r["mismatches"][0]["col"]
+        got, want = doc["outputs"]["output"][i][j], doc["reference"]["output"][i][j]
+        why.append(f"the output differs from the reference at row {i}, column {j}: {figures.cut(str(got), 40)}, not {figures.cut(str(want), 40)}")
+    if not r["rest_is_zero"]:
+        why.append("a position after the output block is not 0")
+    return "does not hold: " + "; ".join(why)
 
 
 #: Every layout claim by name, as registered (the compiler's claim compiles their constructions).

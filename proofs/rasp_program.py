@@ -39,12 +39,13 @@ from attncert.constructions.rasp.language import session
 from attncert.constructions.rasp.language.interpreter import Builtin, Function, Interpreter, read_e_literal
 from attncert.constructions.rasp.language.programs import portable as shipped_program
 from attncert.constructions.rasp.language.sources import DiskFiles, Files, RecordedFiles, portable_name, read_source
-from attncert.constructions.rasp.values import encode_value
+from attncert.constructions.rasp.values import decode_value, encode_value
 from attncert.exact import Ball, EENumber, ParseError
 from attncert.exact.domains import ENCLOSURE_BITS
 from attncert.exact.errors import LimitExceeded, UndecidedError
 from attncert.exact.limits import current as current_limits
 from attncert.proofs import cost as costs
+from attncert.proofs import figures
 from attncert.proofs.certify import certificate, differing_fields
 from attncert.proofs.registry import Claim, Param, register
 
@@ -259,6 +260,35 @@ def _text(entry: Any, what: str) -> str:
     return text
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """The certified output, or, with --expect, the expected and the actual output where they differ."""
+    output = shown(doc["outputs"]["value"])
+    expected = doc["reference"].get("expected")
+    if expected is None:
+        return f"output: {output}"
+    if doc["result"]["holds"]:
+        return f"output equals the expected value: {output}"
+    return f"does not hold: expected {shown(expected)}, got {output}"
+
+
+def shown(v: Any, width: int = 80) -> str:
+    """A recorded value (:func:`value_to_json`) as ``attncert rasp`` prints it, a ball as an interval of decimals
+    that contains it, cut at ``width`` characters."""
+
+    def text(j: Any) -> str:
+        if isinstance(j, list):
+            return "[" + ", ".join(map(text, j)) + "]"
+        if isinstance(j, dict) and set(j) == {"tuple"}:
+            return "(" + ", ".join(map(text, j["tuple"])) + ")"
+        if isinstance(j, dict) and set(j) == {"dict"}:
+            return "{" + ", ".join(f"{text(k)}: {text(x)}" for k, x in j["dict"]) + "}"
+        if isinstance(j, dict) and set(j) == {"ball"}:
+            return figures.ball(j["ball"]["mid"], j["ball"]["rad"])
+        return session.show(decode_value(j))
+
+    return figures.cut(text(v), width)
+
+
 def cost(input: str | None = None, **_: Any) -> costs.Cost:
     """One evaluation on the input's positions; a selection may pair every position with every other.
     The program's own steps are bounded while it runs (--max-steps), not predicted."""
@@ -276,5 +306,6 @@ register(
         cost=cost,
         build=build,
         interprets=True,
+        summary=summary,
     )
 )

@@ -110,6 +110,9 @@ class Claim:
     rebuild: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     #: Whether a run interprets RASP-language source, bounded by the interpreter's limits (offered as options too).
     interprets: bool = False
+    #: ``summary(doc)``: one line read from a certificate document alone (proofs/figures.py): a bound's
+    #: figures, or why the claim does not hold; None where the table says it all.
+    summary: Callable[[dict[str, Any]], str | None] | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

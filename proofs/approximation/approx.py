@@ -41,6 +41,7 @@ from attncert.proofs.approximation.common import (
     target_json,
     modulus_proven,
 )
+from attncert.proofs import figures
 from attncert.proofs.certify import certificate
 from attncert.proofs.checkers.approximation_claims import check_lipschitz_approx
 from attncert.proofs.checkers.modulus import decision_text
@@ -154,6 +155,19 @@ def statement(t: Any, h: fmpq, width: int, depth: int, cert: dict[str, Any], lip
     )
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """The certified interval of sup |f - g| (rounded outward), or why the claim does not hold."""
+    r = doc["result"]
+    why = [r["violation"]] if r["violation"] else []
+    if not r["rasp_equals_closed_form"]:
+        why.append("the RASP program's value differs from the closed-form network at a sampled point")
+    if doc["construction"]["compiled"].get("equals_rasp") is False:
+        why.append("the compiled weights' value differs from the RASP program's")
+    if why:
+        return "does not hold: " + "; ".join(why)
+    return f"{figures.lower(r['lower'])} <= sup |f - g| <= {figures.upper(r['eps'])} (lower, eps; exact in the certificate)"
+
+
 def _sources(pairs: int, exact: int) -> str:
     if exact == pairs:
         return "all from exact values of f"
@@ -204,6 +218,7 @@ CLAIM = register(
         check=check_lipschitz_approx,
         cost=cost,
         rebuild=rebuild,
+        summary=summary,
         build=build,
     )
 )

@@ -22,6 +22,7 @@ from attncert.constructions.approximation.mcshane import sequence_length
 from attncert.constructions.approximation.targets import LIBRARY, target as make_target
 from attncert.exact import QQ, ParseError
 from attncert.proofs.approximation.common import BITS, MAX_PREC, PREC, RATIO, bounded, instance_cost, instance_json, modulus_proven, prove_instance, stop_ratio, target_json
+from attncert.proofs import figures
 from attncert.proofs.certify import certificate
 from attncert.proofs.checkers.approximation_claims import check_lipschitz_rates
 from attncert.proofs.cost import Cost
@@ -93,6 +94,18 @@ def _prove(p: dict[str, Any], witness: list[dict[str, Any]] | None) -> dict:
     )
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """eps (rounded up) at the coarsest and the finest step of each (target, d), and the rows whose modulus is not proven."""
+    series: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in doc["result"]["table"]:
+        series.setdefault((row["target"], row["d"]), []).append(row)
+    line = "sup |f - g| <= eps: " + "; ".join(
+        f"{name} d={d}: {figures.upper(rs[0]['eps'])} at h={rs[0]['h']} to {figures.upper(rs[-1]['eps'])} at h={rs[-1]['h']}" for (name, d), rs in series.items()
+    )
+    missing = doc["result"]["modulus_not_proven"]
+    return f"does not hold: the stated modulus is not proven for {', '.join(missing)}" if missing else line
+
+
 def _fits(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     series: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in rows:
@@ -137,5 +150,6 @@ CLAIM = register(
         check=check_lipschitz_rates,
         cost=cost,
         rebuild=rebuild,
+        summary=summary,
     )
 )

@@ -36,7 +36,7 @@ from attncert.exact.domains import Ball
 from attncert.exact.domains.ball import exact_dyadic
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.rationals import rational_to_json
-from attncert.proofs import cost, references
+from attncert.proofs import cost, figures, references
 from attncert.proofs.certify import certificate, differing_fields
 from attncert.proofs.layout_claims import recorded_matrices, recorded_origin, recorded_sizes
 from attncert.proofs.lemmas.common import INPUTS, SEED, inputs_for, size_param
@@ -154,4 +154,17 @@ def build(n: int, d: int, dv: int, h: int, f: int, delta: str = "1/100") -> Cons
     return encoder_layer_norm(n, d, dv, h, f, positive_rational(delta, "delta"))
 
 
-register(Claim(NAME, STATEMENT, prove, PARAMS, verify=verify, build=build, cost=_cost))
+def summary(doc: dict[str, Any]) -> str:
+    """The balls' largest radius (rounded up), or why the claim does not hold."""
+    r = doc["result"]
+    line = f"LN(Z) and its reference in intersecting balls of radius <= {figures.upper(r['max_radius'])} (bound {r['radius_bound']})"
+    if r["holds"]:
+        return line
+    why = [] if r["pre_norm"]["holds"] else ["Z differs from the reference exactly (before the norm)"]
+    why += [f"the balls at ({e['row']}, {e['col']}) are disjoint" for e in r["disjoint"][:3]]
+    why += [] if r["rest_is_zero"] else ["a position after the output is not 0"]
+    why += [] if QQ.from_json(r["max_radius"]) <= QQ.from_json(r["radius_bound"]) else ["a radius is over the bound"]
+    return "does not hold: " + "; ".join(why)
+
+
+register(Claim(NAME, STATEMENT, prove, PARAMS, verify=verify, build=build, cost=_cost, summary=summary))

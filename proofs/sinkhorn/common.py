@@ -23,6 +23,7 @@ from attncert.exact import Ball, Float, QQ
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.numberfiles import FORMATS, read_matrix
+from attncert.proofs import figures
 from attncert.proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
 from attncert.proofs.params import int_list, positive_int, positive_rational, rational_list
 from attncert.proofs.registry import Param
@@ -117,6 +118,13 @@ def run_json(r: SinkhornResult, prec: int) -> dict[str, Any]:
         "details": {k: v for k, v in r.details.items() if isinstance(v, (int, bool, str))},
         "witness": witness_json(r.witness),
     }
+
+
+def run_figure(run: dict[str, Any]) -> str:
+    """A recorded run's certified bound on max |log P^ - log P*| (rounded up), or why it has none."""
+    if run["certified"] and run["bound"] is not None:
+        return f"<= {figures.upper(run['bound'])}"
+    return f"not certified ({run['status']})"
 
 
 def witness_json(w: dict | None) -> dict | None:

@@ -34,6 +34,7 @@ from attncert.proofs.sinkhorn.common import (
     pot_version,
     qmat,
     qvec,
+    run_figure,
     run_json,
 )
 from attncert.proofs.checkers.reading import qmatrix, qvector
@@ -173,6 +174,17 @@ def rebuild(doc: dict[str, Any]) -> dict:
     return _prove(C, a, b, {"n": len(C), "m": len(C[0])}, runs, {"C": tags["cost"], "a": tags["a"], "b": tags["b"]})
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """The certified bound at each eps, and what fails where the claim does not hold."""
+    runs, refs = doc["outputs"]["runs"], doc["reference"]["references"]
+    line = "max |log P^ - log P*| " + ", ".join(f"at eps {r['eps']} {run_figure(r)}" for r in runs)
+    if doc["result"]["holds"]:
+        return line
+    why = [f"at eps {r['eps']} the plan's marginals do not contain a, b" for r in runs if r["certified"] and not r["plan_marginals_contain_a_b"]]
+    why += [f"at eps {ref['eps']} the mpmath reference lies outside the enclosure" for ref in refs if ref["mpmath"].endswith("inside the enclosure: False")]
+    return "does not hold: " + "; ".join([line, *why])
+
+
 CLAIM = register(
     Claim(
         NAME,
@@ -193,6 +205,7 @@ CLAIM = register(
         ),
         check=check_convergence,
         cost=convergence_cost,
+        summary=summary,
         rebuild=rebuild,
     )
 )

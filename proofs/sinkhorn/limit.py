@@ -4,6 +4,7 @@ pi_t = (1-t) pi + t a b^T / s; W1(pi_t, pi) is decided exactly and equals t * W1
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 from flint import fmpq
@@ -102,6 +103,15 @@ def prove(n: int = 3, m: int = 3, seed: int = 0, eps: str = "1/10", ts: str = "1
     )
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """The exact limit, or the steps at which the claim fails."""
+    if doc["result"]["holds"]:
+        return doc["result"]["limit"]
+    why = [f"at t = {s['t']} pi_t is not its own Sinkhorn plan" for s in doc["outputs"]["steps"] if not s["pi_t_is_sinkhorn_plan"]]
+    why += [f"at t = {s['t']} W1(pi_t, pi) is not t W1(ab^T/s, pi)" for s in doc["outputs"]["steps"] if not s["w1_equals_t_times_base"]]
+    return "does not hold: " + ("; ".join(why) or "see the certificate")
+
+
 register(
     Claim(
         NAME,
@@ -109,6 +119,7 @@ register(
         prove,
         plan_params(3, 3, "1/10") + (Param("ts", str, "1/10,1/100,1/1000,1/10000", "values of t in (0, 1], comma-separated"),),
         check=check_limit,
+        summary=summary,
         cost=lambda ts, n, m, **_: Cost(evaluations=len(rational_list(ts)), entries=n * m),
     )
 )

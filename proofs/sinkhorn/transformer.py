@@ -25,7 +25,7 @@ from attncert.proofs.params import positive_int, positive_rational
 from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, register
 from attncert.proofs.cost import Cost, krawczyk_bits, over_limits, sinkhorn_cost
-from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_json
+from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_figure, run_json
 from attncert.proofs.sinkhorn.texts import read_file, text_from, text_json
 
 NAME = "sinkhorn_transformer"
@@ -191,6 +191,16 @@ def rebuild(doc: dict[str, Any]) -> dict:
     return _prove(params, (text_from(inputs.get("mu"), "text mu"), text_from(inputs.get("nu"), "text nu")))
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """The coupling's certified bound, and what fails where the claim does not hold."""
+    line = f"coupling enclosed: max |log P^ - log P*| {run_figure(doc['construction']['sinkhorn'])}"
+    if doc["result"]["holds"]:
+        return line
+    why = [] if doc["reference"]["mpmath_plan"].endswith("inside the enclosure: True") else ["the mpmath plan lies outside the enclosure"]
+    why += [f"the encoder {side} differs from proofs.references" for side, same in doc["reference"]["features_by_references"].items() if same is False]
+    return "does not hold: " + "; ".join([line, *why])
+
+
 CLAIM = register(
     Claim(
         NAME,
@@ -212,6 +222,7 @@ CLAIM = register(
         ),
         check=check_transformer,
         cost=transformer_cost,
+        summary=summary,
         build=build,
         rebuild=rebuild,
     )

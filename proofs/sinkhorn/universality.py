@@ -14,7 +14,7 @@ from attncert.constructions.sinkhorn.texts import DOMAIN, Family, random_family
 from attncert.constructions.sinkhorn.universality import BETA, FIT_BITS, FIT_WEIGHT_POWER, PairBound, fit_weights, width_row
 from attncert.constructions.sinkhorn.wasserstein import representative
 from attncert.exact import QQ, ParseError
-from attncert.proofs import progress
+from attncert.proofs import figures, progress
 from attncert.proofs.certify import certificate
 from attncert.proofs.checkers.reading import obj, qmatrix
 from attncert.proofs.checkers.sinkhorn_universality import check_universality
@@ -188,6 +188,18 @@ def rebuild(doc: dict[str, Any]) -> dict:
     return _prove(params, given, weights)
 
 
+def summary(doc: dict[str, Any]) -> str:
+    """Per coupling system, the largest certified W1 bound over the fit (and held-out) pairs at the narrowest and the widest width."""
+    widths = doc["construction"]["size"]["widths"]
+    parts = []
+    for system, s in doc["outputs"]["summary"].items():
+        part = f"{system} fit {figures.upper(s['fit_max'][0])} to {figures.upper(s['fit_max'][-1])}"
+        if s["held_out_max"][0] is not None:
+            part += f", held out {figures.upper(s['held_out_max'][0])} to {figures.upper(s['held_out_max'][-1])}"
+        parts.append(part)
+    return f"largest W1(F, T_w) bound from width {widths[0]} to {widths[-1]}: " + "; ".join(parts)
+
+
 CLAIM = register(
     Claim(
         NAME,
@@ -206,6 +218,7 @@ CLAIM = register(
         ),
         check=check_universality,
         cost=universality_cost,
+        summary=summary,
         rebuild=rebuild,
     )
 )
