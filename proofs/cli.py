@@ -504,7 +504,14 @@ def _cmd_rasp(args: argparse.Namespace) -> int:
 
 
 #: Claims with a plot: name -> the module function giving PNG bytes from a certificate.
-PLOTS = {"lipschitz_rates": ("attncert.proofs.approximation.plot", "rates_png"), "sinkhorn_universality": ("attncert.proofs.sinkhorn.plot", "universality_png")}
+PLOTS = {
+    "lipschitz_rates": ("attncert.proofs.approximation.plot", "rates_png"),
+    "sinkhorn_universality": ("attncert.proofs.sinkhorn.plot", "universality_png"),
+    "sinkhorn_transformer": ("attncert.proofs.sinkhorn.plot", "coupling_png"),
+    "sinkhorn_convergence": ("attncert.proofs.sinkhorn.plot", "convergence_png"),
+    "compiled_softmax": ("attncert.proofs.plots.compiled_softmax", "softmax_bound_png"),
+    "rasp_program": ("attncert.proofs.rasp_program", "selections_png"),
+}
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
@@ -667,7 +674,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         cp.add_argument("--out", action=_Once, help="PNG path, or - for standard output (default: plots/CLAIM.png)")
         _add_limits(cp, COST_LIMITS)
 
-    sp = sub.add_parser("plot", help="plot a claim's table as a PNG (lipschitz_rates, sinkhorn_universality: certified error against width, log-log)")
+    sp = sub.add_parser("plot", help="draw a certificate as a PNG: error against width, bound against eps or beta, a coupling, selection patterns")
     plot_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=_Parser)
     plot_sub.required = True
     _claim_parsers(plot_sub, list(PLOTS), chosen if verb == "plot" else None, plot_options)

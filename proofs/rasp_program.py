@@ -211,18 +211,9 @@ def value_to_json(v: Any) -> Any:
 def verify(doc: dict[str, Any]) -> list[str]:
     """Run the recorded source again, loads served from the recorded texts only, and compare the whole document."""
     params = _params(doc)
-    inputs = doc.get("inputs")
-    if not isinstance(inputs, dict) or not isinstance(inputs.get("source"), dict) or not isinstance(inputs.get("loaded"), list):
-        raise ParseError('a rasp_program certificate records "source" and "loaded" in its inputs')
-    source = _text(inputs["source"], "source")
-    main = os.path.normpath(params["file"])
-    texts: dict[str, str] = {}
+    source, files = recorded_program(doc)
+    inputs = doc["inputs"]
     problems = []
-    for entry in inputs["loaded"]:
-        name = entry.get("name") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or name in texts or name == main:
-            raise ParseError(f"loaded files must have distinct string names other than the program's, got {name!r:.60}")
-        texts[name] = _text(entry, name)
     for name, entry in [("the program", inputs["source"])] + [(e["name"], e) for e in inputs["loaded"]]:
         if entry.get("sha256") != sha256_text(entry["text"]):
             problems.append(f"the recorded sha256 of {name:.60} is not the sha256 of its recorded text")
@@ -232,10 +223,42 @@ def verify(doc: dict[str, Any]) -> list[str]:
     if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > max(cap, ENCLOSURE_BITS):
         raise LimitExceeded(f"the certificate's balls have {recorded:,} bits, over the limit of {cap:,} (raise it with --max-precision)")
     try:
-        rebuilt = certify(params["file"], source, RecordedFiles({main: source, **texts}), **{k: params.get(k) for k in ("expr", "input", "expect", "e_literal")})
+        rebuilt = certify(params["file"], source, files, **{k: params.get(k) for k in ("expr", "input", "expect", "e_literal")})
     except UndecidedError as e:  # balls up to --max-precision do not decide the program's comparisons: no output is established
         return problems + [f"running the recorded program again does not establish its output: {e}"]
     return problems + differing_fields(doc, rebuilt)
+
+
+def recorded_program(doc: dict[str, Any]) -> tuple[str, RecordedFiles]:
+    """The recorded source and the files a run of it may load: the recorded texts only, under their names."""
+    params = _params(doc)
+    inputs = doc.get("inputs")
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("source"), dict) or not isinstance(inputs.get("loaded"), list):
+        raise ParseError('a rasp_program certificate records "source" and "loaded" in its inputs')
+    source = _text(inputs["source"], "source")
+    main = os.path.normpath(params["file"])
+    texts: dict[str, str] = {}
+    for entry in inputs["loaded"]:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or name in texts or name == main:
+            raise ParseError(f"loaded files must have distinct string names other than the program's, got {name!r:.60}")
+        texts[name] = _text(entry, name)
+    return source, RecordedFiles({main: source, **texts})
+
+
+def selections_png(doc: dict[str, Any]) -> bytes:
+    """``attncert plot rasp_program``: the selection pattern of every attention of the certified expression on
+    the certified input, a heatmap each (:mod:`proofs.plots.selection`, the REPL's ``draw``). The program is the
+    recorded source, run again with its loads served from the recorded texts only, as verify runs it."""
+    from attncert.proofs.plots.selection import program_selections_png
+
+    params = _params(doc)
+    source, files = recorded_program(doc)
+    program = session.program_value(source, params["file"], params["expr"], e_literals(params.get("e_literal")), files)
+    if not isinstance(program, (rasp.SOp, rasp.Selector)):
+        raise ParseError(f"{params['expr']!r} is {kind(program)}, not a sequence or selector: it reads no selection")
+    # a certified sequence was evaluated on an input (certify refuses one without), so the input is recorded
+    return program_selections_png(program, session.read_input(params["input"]), f"{params['expr']} on {params['input']!r}")
 
 
 def _params(doc: dict[str, Any]) -> dict[str, str]:
