@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.pictures import assert_picture
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 #: Every command line of the README's sh blocks, without its comment.
@@ -22,7 +24,7 @@ def attncert(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def test_the_readme_commands_on_the_example_program_work(tmp_path):
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     using = [c[1:] for c in COMMANDS if "examples/prog.rasp" in c]
-    assert len(using) == 2  # attncert rasp ... and attncert prove rasp_program ...
+    assert [a[:2] for a in using] == [["rasp", "examples/prog.rasp"], ["prove", "rasp_program"], ["plot", "rasp_program"]]
     for args in using:
         r = attncert(args, tmp_path)
         assert r.returncode == 0, (args, r.stderr)
@@ -30,6 +32,8 @@ def test_the_readme_commands_on_the_example_program_work(tmp_path):
     assert json.loads(attncert(run, tmp_path).stdout) == list(reversed("hello"))  # --eval reverse --input hello
     r = attncert(["verify", "certificates/rasp_program.json"], tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("OK "), r.stdout + r.stderr
+    plot = next(a for a in using if a[0] == "plot")
+    assert_picture(tmp_path / plot[plot.index("--out") + 1], 250, 250)  # reverse's one selection pattern
 
 
 def written(args: list[str]) -> list[str]:
