@@ -24,7 +24,7 @@ from attncert.exact.errors import AttncertError, ParseError
 from attncert.exact.limits import Limits, limit_problem, limits
 from attncert.proofs import workers
 from attncert.proofs.params import positive_int
-from attncert.proofs.registry import INDEX, Claim, claim_names, load_claim, load_claims
+from attncert.proofs.registry import INDEX, Claim, available, claim_names, flag, load_claim, load_claims
 from attncert.proofs.workers import Terminated, orderly_signals
 
 # The command line imports only what a verb needs, inside the verb (FLINT, numpy, networkx, sympy and
@@ -330,7 +330,10 @@ def _cmd_prove_all(args: argparse.Namespace) -> int:
     from attncert.proofs import execute
     from attncert.proofs.verify import OK, exit_code, verify_file
 
-    claims = claim_names()
+    claims = [n for n in claim_names() if available(n)]
+    for name in claim_names():
+        if not available(name):  # an optional extra is not installed: say so, prove the others
+            print(f"{name}: skipped, it needs {INDEX[name].needs} (pip install 'attncert[{INDEX[name].needs}]')", flush=True)
     out_dir = Path(args.out_dir)
     default = args.out_dir == PROVE_ALL_FOLDER
     for name in claims:
@@ -590,6 +593,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _claim_options(cp: argparse.ArgumentParser, params: Sequence[Any]) -> None:
     for prm in params:
+        if prm.type is flag:  # a switch: present or not
+            cp.add_argument(*_flags(prm.name), dest=prm.name, action="store_true", help=prm.help)
+            continue
         cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
 
 

@@ -1,0 +1,208 @@
+r"""The shifted Gibbs kernel in float64, with a proven bound on its relative error; and the exact cost as one array.
+
+**Shift.** For a cost C (n x m), let alpha_i = min_j C_ij and beta_j = min_i (C_ij - alpha_i), and
+
+    C' = C - alpha 1^T - 1 beta^T >= 0,    K' = exp(-C'/eps) = diag(e^{alpha/eps}) K diag(e^{beta/eps}).
+
+K' has the same Sinkhorn plan as K = exp(-C/eps) (the plans diag(u) K diag(v) and diag(u') K' diag(v')
+are the same matrices) and the same projective diameter (cross differences cancel the shifts). Every row and
+column of C' has a 0 (row i at its minimum j0, where beta_{j0} = 0), so K' has a 1 in every row and column,
+and C'_ij = C_ij - C_ik - C_i'j + C_i'k' <= C_ij - C_ik - C_i'j + C_i'k <= Delta eps (k, k' the row minima
+of i, i', and i' the minimum of column j), so K' lies in [e^-Delta, 1]: float64 holds it for Delta up to
+about 700, where K itself may underflow. A certificate's witness u^ scales K'.
+
+**Two exact forms of the cost** (:class:`ExactCost`):
+
+* *integers*: C = Z / D, Z an integer array, D > 0. Then alpha, beta are integers over D, C' = Z'/D with
+  Z' = Z - A 1^T - 1 B^T computed exactly in integers, and y = C'/eps = Z' s, s = 1/(D eps).
+  ỹ = fl(Z' s~) with s~ = fl(s): two roundings, |ỹ - y| <= gamma_2 y, so
+  E_y = max |ỹ - y| <= gamma_2 max ỹ / (1 - gamma_2) (+ 2^-1074 for a product that underflows). The kernel is a table of e^-ỹ_z over the distinct
+  z = Z'_ij (one gather), or e^-ỹ entry by entry when the range of Z' is larger than the matrix.
+* *binary floats*: C the exact values of doubles. t1 = fl(C - alpha) (alpha_i = min_j C_ij exactly),
+  beta~_j = min_i t1_ij = fl(beta_j) (rounding is monotone), t2 = fl(t1 - beta~) >= 0 and
+  ỹ = fl(t2 s~), s~ = fl(1/eps). With t1 = C - alpha exact, fl(z) = z(1 + d), |d| <= u:
+  ỹ - y = s[(t1 - beta) theta + (t1 d1 - beta d3)(1 + theta)], |theta| <= gamma_3, 0 <= beta <= t1, so
+  |ỹ - y| <= gamma_3 y + 2u (1 + gamma_3) s t1, and with y <= ỹ + |ỹ - y|, s <= s~/(1 - u),
+  t1 <= max t1~/(1 - u):
+
+      E_y <= [gamma_3 max ỹ + 2u (1 + gamma_3) s~ max t1~ / (1 - u)^2] / (1 - gamma_3) + 2^-1074,
+
+  the last term for a product ỹ that underflows (sums and differences that underflow are exact).
+
+In both, K~ = :func:`exact.roundoff.exp_neg` (ỹ) has |K~ / e^-ỹ - 1| <= delta_exp, so entrywise
+
+    K'_ij / K~_ij in [e^-E_y / (1 + delta_exp), e^E_y / (1 - delta_exp)]      (:attr:`ShiftedKernel.factor`).
+
+**Delta, cheaply.** C_jk + C_il - C_ik - C_jl = (C_jk - C_jl) + (C_il - C_ik) is at most the sum of the ranges
+of rows i and j when i != j, and 0 when i = j; the same by columns. So Delta eps is at most the sum of the two
+largest row ranges of C' (row maxima: its rows have minimum 0), and at most that of the column ranges
+(:attr:`ShiftedKernel.delta`): O(n m) instead of the exact O(n^2 m). An upper bound is all the Hilbert bound
+needs (lambda = tanh(Delta/4) grows with Delta). For binary floats the ranges are those of C, each
+fl(max - min) <= range (1 - u)^-1 away from the exact one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from flint import arb, ctx, fmpq
+
+from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
+
+#: Precision of the scalar bounds (arb), bits.
+BOUND_BITS = 128
+#: The absolute error of a product that underflows (half the smallest subnormal), rounded up.
+TINY = fmpq(1, 2**1074)
+
+
+class UnsupportedKernel(ValueError):
+    """float64 cannot hold this kernel with a proven error (it would under- or overflow): use arb."""
+
+
+@dataclass(frozen=True)
+class ExactCost:
+    """An exact cost matrix held as one numpy array: integers ``values`` over ``den`` (C = Z / D), or, with ``den``
+    None, float64 values read as the doubles' exact binary values."""
+
+    values: np.ndarray
+    den: int | None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape  # type: ignore[return-value]
+
+    def rows(self) -> list[list[fmpq]]:
+        """The cost as rows of rationals (n m Python objects: for small problems and for certificates)."""
+        if self.den is None:
+            return [[fmpq(*x.as_integer_ratio()) for x in row] for row in self.values.tolist()]
+        return [[fmpq(int(x), self.den) for x in row] for row in self.values.tolist()]
+
+
+def exact_cost(integer_cost: tuple[np.ndarray, int]) -> ExactCost | None:
+    """The integer form (Z, D) of a rational cost as an ExactCost, or None when Z does not fit int64."""
+    Z, den = integer_cost
+    return None if Z.dtype == object else ExactCost(Z, den)
+
+
+def array_cost(M: Any) -> ExactCost:
+    """A numpy array as an exact cost: integer dtypes over 1, floating dtypes as float64 binary values (NaN and
+    infinity refused with ValueError)."""
+    M = np.asarray(M)
+    if M.ndim != 2 or not M.size:
+        raise ValueError("the cost must be a non-empty matrix")
+    if M.dtype.kind in "iu":
+        return ExactCost(M.astype(np.int64), 1)
+    if M.dtype.kind != "f":
+        raise ValueError(f"the cost has dtype {M.dtype}, not a number type")
+    M = M.astype(np.float64)  # float16/32 values are doubles exactly
+    if not np.isfinite(M).all():
+        raise ValueError("the cost has NaN or infinite entries")
+    return ExactCost(M, None)
+
+
+@dataclass
+class ShiftedKernel:
+    """K~ (doubles) with K' in K~ * factor entrywise, K' = exp(-(C - alpha 1^T - 1 beta^T)/eps) (module docstring)."""
+
+    K: np.ndarray
+    factor: Factor  # contains every K'_ij / K~_ij
+    delta: fmpq  # an exact upper bound on Delta(K)
+    mode: str  # "integers" or "floats": which exact form of the cost
+    shifts: tuple[Any, Any]  # (A, B) integer arrays (C' = Z'/D) or (alpha, beta~) doubles
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.K.shape  # type: ignore[return-value]
+
+
+def _two_largest(x: np.ndarray) -> fmpq:
+    """The exact sum of the two largest entries (0 for a single entry: Delta has only i = j then)."""
+    if len(x) < 2:
+        return fmpq(0)
+    top = np.partition(x, len(x) - 2)[-2:]
+    return exact(top[0]) + exact(top[1])
+
+
+def _normal_scale(s: fmpq) -> float:
+    """fl(s), refused below the normal range (its relative error would not be <= u)."""
+    s_f = float_of(s)
+    if not s_f >= SMALLEST_NORMAL:
+        raise UnsupportedKernel(f"1/eps = {s_f:.3g} is below float64's normal range")
+    return s_f
+
+
+def shifted_kernel(cost: ExactCost, eps: fmpq) -> ShiftedKernel:
+    """K~, its error factor and Delta's upper bound (module docstring); UnsupportedKernel where float64 cannot hold
+    them (a kernel entry below e^-700, or integers beyond 2^53)."""
+    if cost.den is not None:
+        return _from_integers(cost.values, cost.den, eps)
+    return _from_floats(cost.values, eps)
+
+
+def _kernel_factor(E_y: fmpq) -> Factor:
+    with ctx.workprec(BOUND_BITS):
+        d, e = arb(exp_error()), arb(E_y)
+        return Factor((-e).exp() / (1 + d), e.exp() / (1 - d))
+
+
+def _from_integers(Z: np.ndarray, den: int, eps: fmpq) -> ShiftedKernel:
+    A = Z.min(1)
+    Zs = Z - A[:, None]
+    B = Zs.min(0)
+    Zs -= B[None, :]
+    rows, cols = Zs.max(1), Zs.max(0)
+    top = int(rows.max())
+    s = 1 / (den * eps)
+    s_f = _normal_scale(s)
+    y_top = top * s_f
+    if top >= 2**53 or not y_top <= EXP_MAX:
+        raise UnsupportedKernel(f"the kernel spans e^-{y_top:.3g}, beyond float64's proven range (e^-{EXP_MAX:g})")
+    if top < Zs.size:  # one exponential per distinct value, then a gather
+        K = np.take(exp_neg(np.arange(top + 1) * s_f, overwrite=True), Zs)
+    else:
+        K = exp_neg(Zs * s_f, overwrite=True)
+    g2 = gamma(2)
+    E_y = g2 * exact(y_top) / (1 - g2) + TINY
+    delta = min(_two_largest(rows), _two_largest(cols)) * s
+    return ShiftedKernel(K, _kernel_factor(E_y), delta, "integers", (A, B))
+
+
+def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
+    alpha = C.min(1)
+    t = C - alpha[:, None]  # t1
+    beta = t.min(0)
+    t1_top = t.max()
+    t -= beta[None, :]  # t2 >= 0
+    s_f = _normal_scale(1 / eps)
+    t *= s_f  # ỹ
+    y_top = t.max()
+    if not np.isfinite(t1_top) or not y_top <= EXP_MAX:
+        raise UnsupportedKernel(f"the kernel spans e^-{y_top:.3g}, beyond float64's proven range (e^-{EXP_MAX:g})")
+    K = exp_neg(t, overwrite=True)
+    g3 = gamma(3)
+    E_y = (g3 * exact(y_top) + 2 * U * (1 + g3) * exact(s_f) * exact(t1_top) / (1 - U) ** 2) / (1 - g3) + TINY
+    rows = C.max(1) - alpha
+    cols = C.max(0) - C.min(0)
+    spread = min(_two_largest(rows), _two_largest(cols)) / (1 - U)
+    return ShiftedKernel(K, _kernel_factor(E_y), spread / eps, "floats", (alpha, beta))
+
+
+class ArrayRows(Sequence):
+    """An ExactCost read as rows of rationals, formed when first read (for code that wants rows)."""
+
+    def __init__(self, cost: ExactCost) -> None:
+        self.cost = cost
+        self._rows: list[list[fmpq]] | None = None
+
+    def _all(self) -> list[list[fmpq]]:
+        if self._rows is None:
+            self._rows = self.cost.rows()
+        return self._rows
+
+    def __len__(self) -> int:
+        return self.cost.shape[0]
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]

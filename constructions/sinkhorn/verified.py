@@ -1,0 +1,252 @@
+r"""Float-verified Sinkhorn: float64 iterations as POT runs them, certified a posteriori in float64 with proven rounding errors.
+
+The theorem is the Hilbert bound of :mod:`constructions.sinkhorn.hilbert`, for the shifted kernel K' of
+:mod:`constructions.sinkhorn.shifted` (same Sinkhorn plan, same Delta): for any positive u^, with
+v^ = b / (K'^T u^) (so P^ = diag(u^) K' diag(v^) has column sums b) and r = P^ 1,
+
+    max_ij |log P^_ij - log P*_ij| <= beta = d_H(r, a) (e^{Delta/2} + 1) / 2,
+
+Delta replaced by the upper bound of :attr:`ShiftedKernel.delta`. What is new is how beta is evaluated:
+in float64, vectorised, with every rounding bounded a priori (Higham, *Accuracy and Stability of
+Numerical Algorithms*, 2nd ed., 2002, ch. 2-4; Rump, "Verification methods: rigorous results using
+floating-point arithmetic", Acta Numerica 19 (2010) 287-449), and only the final scalars in arb:
+
+1. K' in K~ * phi entrywise (phi a ball, :mod:`~constructions.sinkhorn.shifted`); K~ = F + E with F its
+   first two base-2^32 digits and 0 <= E < 2^-63 (:class:`exact.slices.MatrixDigits`).
+2. u^ (the witness: the float iterate, exact doubles, normalised to max 1) and F^T u^ exactly by BLAS
+   (:mod:`exact.slices`), rounded once to the doubles s~ with |s~ / F^T u^ - 1| <= gamma_{q-1}. Hence
+   (K'^T u^)_j in s~_j * phi * (1 +- gamma)^-1 * [1, 1 + tau_c], tau_c = 2^-63 sum(u^) / min(F^T u^).
+3. v~ = fl(fl(b) / s~): v^_j = v~_j / ((1 + e_b)(1 + e_d) c_j), |e| <= u, c_j the factor of step 2.
+4. F v~ exactly, rounded to t~; (K' v^)_i in t~_i * phi * V * (1 +- gamma)^-1 * [1, 1 + tau_r].
+5. q~ = fl(fl(u^ t~) / fl(a)); q_i = r_i / a_i lies in q~_i * Q, Q the product of the factors above and
+   (1 +- u)^3, so d_H(r, a) <= log(max q~ Q_hi / (min q~ Q_lo)).
+
+Every float operation above is an IEEE operation on normal numbers (checked: otherwise
+:class:`~constructions.sinkhorn.shifted.UnsupportedKernel`, and the caller uses arb), the products
+are exact and their rounding is done in one fixed order, so the evaluation is deterministic: the
+checker (:mod:`proofs.checkers.float_hilbert`) repeats it from u^ and the inputs alone and finds the
+same beta. The recorded bound is beta (1 + 2^-30) rounded up to 24 significant bits, which absorbs
+any difference in the last bits of the final arb scalars.
+
+The bound reached is limited by float64: d_H cannot go below the width of Q, about 10 u plus the
+kernel's error (about 1e-14 in all), times 1/(1 - lambda). Below that, use the high-precision path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from flint import arb, ctx, fmpq
+
+from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ShiftedKernel, UnsupportedKernel
+from attncert.exact.roundoff import SMALLEST_NORMAL, U, Factor, exact, float_of
+from attncert.exact.slices import MAX_DIGITS, MatrixDigits, float_value, grid_floor, vector_bits, vector_digits
+
+#: The kernel's digits: two of 32 bits (entries of [0, 2) to 2^-63).
+KERNEL_DIGITS = 2
+#: Float iterations without halving the best estimate before the iteration is taken as stalled (its float floor).
+STALL = 10
+#: The iteration stops once its estimated bound is below this fraction of tol (the certified one is a little larger).
+MARGIN = 4
+#: Significant bits of a recorded bound (rounded up).
+RECORD_BITS = 24
+
+
+@dataclass(frozen=True)
+class FloatBound:
+    """The evaluation of the Hilbert bound for the witness u^: what a plan enclosure needs, and beta."""
+
+    u: np.ndarray  # u^, doubles (the witness)
+    v: np.ndarray  # v~, doubles, with v^ in v~ * v_factor entrywise
+    v_factor: Factor
+    rows: np.ndarray  # t~ = fl(F v~) ...
+    row_factor: Factor  # ... with (K' v^)_i in t~_i * row_factor
+    d_h: arb  # an upper bound on d_H(r, a)
+    bound: fmpq  # beta, as recorded: >= d_H (e^{Delta/2} + 1) / 2
+
+
+def round_up(x: arb, bits: int = RECORD_BITS) -> fmpq:
+    """A short dyadic >= x (1 + 2^-30): ``bits`` significant bits, rounded up."""
+    with ctx.workprec(BOUND_BITS):
+        q = (x * (1 + arb(2) ** -30)).upper().fmpq()
+    if q <= 0:
+        return fmpq(0)
+    e = int(q.p).bit_length() - int(q.q).bit_length() - bits  # q / 2^e has about `bits` bits
+    scaled = q / fmpq(2) ** e if e >= 0 else q * fmpq(2) ** -e
+    ceil = -(-int(scaled.p) // int(scaled.q))
+    return fmpq(ceil) * fmpq(2) ** e if e >= 0 else fmpq(ceil, 2**-e)
+
+
+def _normal(x: np.ndarray, what: str) -> None:
+    if not (x.min() >= SMALLEST_NORMAL and np.isfinite(x).all()):
+        raise UnsupportedKernel(f"{what} leaves float64's normal range")
+
+
+def _digits(x: np.ndarray, width: int) -> tuple[np.ndarray, int, fmpq]:
+    """Exact digits of x (or of x rounded down to MAX_DIGITS digits) and the relative loss max (x - x') / x'."""
+    try:
+        X, f = vector_digits(x, width)
+        return X, f, fmpq(0)
+    except ValueError:
+        y = grid_floor(x, width, MAX_DIGITS)
+        _normal(y, "a scaling rounded to the digits' grid")
+        X, f = vector_digits(y, width)
+        return X, f, exact(float(np.max((x - y) / y))) * (1 + 2 * U)
+
+
+def _digit_sum(X: np.ndarray, f: int, width: int) -> fmpq:
+    """sum_j x_j, exactly, from the digits (each column sum is an integer below 2^53)."""
+    total = fmpq(0)
+    for t, c in enumerate(X.sum(0).tolist()):
+        total += fmpq(int(c)) * fmpq(2) ** (f - width * (t + 1))
+    return total
+
+
+def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: Sequence[fmpq], af: np.ndarray, bf: np.ndarray) -> FloatBound:
+    """Steps 1-5 of the module docstring for the witness u (positive doubles); UnsupportedKernel where a step
+    leaves the normal range. ``af``, ``bf`` are the doubles nearest a and b."""
+    n, m = K.shape
+    _normal(u, "the witness")
+    F = MatrixDigits.of(K.K, KERNEL_DIGITS, 1)
+    trunc = F.truncation
+    kn, km = vector_bits(n), vector_bits(m)
+    Xu, fu, _ = _digits(u, kn)  # u is doubles: exact
+    s, g1 = float_value(F.products(Xu, transpose=True), 1 + fu, kn)
+    _normal(s, "K^T u")
+    v = bf / s
+    _normal(v, "b / K^T u")
+    Xv, fv, loss = _digits(v, km)
+    t, g2 = float_value(F.products(Xv), 1 + fv, km)
+    _normal(t, "K v")
+    q = u * t
+    q /= af
+    _normal(q, "the row sums over a")
+    with ctx.workprec(BOUND_BITS):
+        rounding = Factor.within(U)
+        tau_c = arb(trunc) * arb(_digit_sum(Xu, fu, kn)) * (1 + arb(g1)) / arb(exact(s.min()))
+        col_factor = K.factor * Factor.within(g1).inverse() * Factor.between(1, 1 + tau_c)  # (K'^T u^)_j / s~_j
+        v_factor = (rounding**2 * col_factor).inverse()  # v^_j / v~_j
+        v_digits = Factor.between(1, 1 + arb(loss))  # v~ / the digits' v~ (1 when exact)
+        tau_r = arb(trunc) * arb(_digit_sum(Xv, fv, km)) * (1 + arb(g2)) / arb(exact(t.min()))
+        row_factor = K.factor * v_factor * v_digits * Factor.within(g2).inverse() * Factor.between(1, 1 + tau_r)  # (K' v^)_i / t~_i
+        Q = row_factor * rounding**3
+        d_h = (arb(exact(q.max())) * Q.hi / (arb(exact(q.min())) * Q.lo)).log().upper()
+        beta = d_h * ((arb(K.delta) / 2).exp() + 1) / 2
+    return FloatBound(u, v, v_factor * v_digits, t, row_factor, d_h, round_up(beta))
+
+
+# -- the float iterations ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FloatIterations:
+    u: np.ndarray  # after the last column update (normalised to max 1)
+    iterations: int
+    estimate: float  # the last estimated d_H (float)
+
+
+def float_sinkhorn(K: np.ndarray, af: np.ndarray, bf: np.ndarray, u0: np.ndarray | None, target: float, max_iter: int) -> FloatIterations:
+    """u <- a / (K v), v <- b / (K^T u) (POT's iterations), until the estimated d_H(r, a) <= target, it stalls, or max_iter.
+
+    After each column update the row sums are r = u (K v), computed with the next row update's K v, so the
+    estimate log(max r/a / min r/a) costs nothing extra. Float only: the bound is certified afterwards.
+    """
+    u = np.ones(len(af)) if u0 is None else u0
+    best, since, it, est = math.inf, 0, 0, math.inf
+    with np.errstate(all="ignore"):
+        v = bf / (K.T @ u)
+        while True:
+            Kv = K @ v
+            q = u * Kv / af
+            est = float(np.log(q.max() / q.min()))
+            if not np.isfinite(est) or est <= target or it >= max_iter:
+                break
+            best, since = (est, 0) if est < best / 2 else (best, since + 1)
+            if since >= STALL:
+                break
+            u = af / Kv
+            v = bf / (K.T @ u)
+            it += 1
+    return FloatIterations(u / u.max(), it, est)
+
+
+# -- the result -------------------------------------------------------------------------------
+
+
+class FactoredPlan(Sequence):
+    """The balls u_i K~_ij v_j * f (f a Factor), as rows of arb, formed when first read (like :class:`ScaledKernel`)."""
+
+    def __init__(self, u: np.ndarray, K: np.ndarray, v: np.ndarray, f: Factor, prec: int) -> None:
+        self.u, self.K, self.v, self.f, self.prec = u, K, v, f, prec
+
+    @cached_property
+    def _rows(self) -> list[list[arb]]:
+        with ctx.workprec(self.prec):
+            f = self.f.ball()
+            v = [arb(x) for x in self.v.tolist()]
+            return [[arb(ui) * arb(k) * vj * f for k, vj in zip(row, v)] for ui, row in zip(self.u.tolist(), self.K.tolist())]
+
+    def __len__(self) -> int:
+        return len(self.u)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._rows[i]
+
+    def __iter__(self) -> Iterator[list[arb]]:
+        return iter(self._rows)
+
+
+@dataclass(frozen=True)
+class FloatRun:
+    """A float-verified run: the kernel, the iterations and the certified evaluation (None if a step left float64)."""
+
+    kernel: ShiftedKernel
+    iterations: FloatIterations
+    evaluation: FloatBound | None
+    reason: str  # why there is no evaluation ("" when there is one)
+
+    @property
+    def bound(self) -> fmpq | None:
+        return None if self.evaluation is None else self.evaluation.bound
+
+    def widened(self, prec: int = 64) -> FactoredPlan:
+        """Balls containing the Sinkhorn plan P*: diag(u^ [e^-beta, e^beta]) K' diag(v^)."""
+        e = self.evaluation
+        with ctx.workprec(BOUND_BITS):
+            f = self.kernel.factor * e.v_factor * Factor.between((-arb(e.bound)).exp(), arb(e.bound).exp())
+        return FactoredPlan(e.u, self.kernel.K, e.v, f, prec)
+
+    def iterate(self, prec: int = 64) -> FactoredPlan:
+        """Balls containing the computed plan P^ = diag(u^) K' diag(v^)."""
+        e = self.evaluation
+        with ctx.workprec(BOUND_BITS):
+            f = self.kernel.factor * e.v_factor
+        return FactoredPlan(e.u, self.kernel.K, e.v, f, prec)
+
+    def row_sums(self, prec: int = 64) -> list[arb]:
+        """Balls containing P^ 1 = u^ (K' v^)."""
+        e = self.evaluation
+        with ctx.workprec(prec):
+            f = e.row_factor.ball()
+            return [arb(x) * arb(y) * f for x, y in zip(e.u.tolist(), e.rows.tolist())]
+
+
+def float_verified(
+    K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], tol: fmpq, u0: np.ndarray | None = None, max_iter: int = 10_000
+) -> FloatRun:
+    """Iterate in float64 until the estimated bound is below tol / MARGIN (or the float floor), then certify."""
+    af = np.array([float_of(x) for x in a])
+    bf = np.array([float_of(x) for x in b])
+    with ctx.workprec(BOUND_BITS):
+        gap = float(((arb(K.delta) / 2).exp() + 1) / 2)
+    target = float(tol) / (MARGIN * gap) if gap < math.inf else 0.0
+    its = float_sinkhorn(K.K, af, bf, u0, target, max_iter)
+    try:
+        return FloatRun(K, its, hilbert_float_bound(K, its.u, a, b, af, bf), "")
+    except UnsupportedKernel as e:
+        return FloatRun(K, its, None, str(e))

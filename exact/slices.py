@@ -1,0 +1,154 @@
+r"""Exact products of nonnegative matrices and vectors with float64 BLAS, by splitting them into digits.
+
+Ozaki, Ogita, Oishi & Rump, "Error-free transformations of matrix multiplication by using fast
+routines of matrix multiplication and its applications", Numer. Algorithms 59 (2012) 95-118: a
+floating-point matrix product is exact when its factors have so few significant bits that every
+product of entries and every partial sum is an integer below 2^53, whatever the order of
+evaluation. Here:
+
+* a matrix A with entries in [0, 2^e) is cut into S base-2^ka digits (``ka`` = :data:`MATRIX_BITS`),
+
+      A = 2^e sum_{s<S} A_s 2^{-ka (s+1)} + E,    A_s integer in [0, 2^ka),   0 <= E < 2^{e - ka S},
+
+  each A_s a float64 array of integers (floor and scaling by powers of two are exact, and the
+  fractional part of a double t >= 0 is representable: Sterbenz's lemma);
+* a vector x >= 0 of exact dyadic numbers is written with the same exponent f for every entry,
+  x = 2^f sum_{t<T} X_t 2^{-kx (t+1)}, X_t integer in [0, 2^kx), with kx chosen so that
+  L 2^{ka + kx} <= 2^53 for the inner dimension L (:func:`vector_bits`).
+
+Then every entry of A_s X (X the L x T matrix of digits) is a sum of L products of integers
+below 2^ka and 2^kx, so every partial sum is an integer of magnitude below L 2^{ka + kx} <= 2^53:
+representable, so every floating-point addition, multiplication or fused multiply-add BLAS
+performs is exact, in any order. The products are exact integers, and
+
+    (F x)_i = 2^{e + f} sum_{s, t} (A_s X)_{i t} 2^{-ka (s+1) - kx (t+1)},   F = A - E.
+
+:func:`float_value` adds these terms in one fixed order (so two runs, on any machine, give the same
+doubles) with relative error at most gamma_{ST-1} (nonnegative terms; Higham, *Accuracy and
+Stability of Numerical Algorithms*, 2nd ed., 2002, section 4.2); :func:`integer_value` adds them
+exactly, as Python integers, for the high-precision path.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from flint import fmpq
+
+from attncert.exact.roundoff import gamma
+
+#: Bits per digit of a matrix. A double holds 53, so two digits hold every entry >= 2^-11 of [0, 1] exactly.
+MATRIX_BITS = 32
+#: The most digits a vector may need (beyond, its entries span more than about 2^(MAX_DIGITS kx - 53)).
+MAX_DIGITS = 64
+
+
+def vector_bits(inner: int) -> int:
+    """kx, the bits per digit of a vector multiplied by a matrix with ``inner`` columns: inner 2^(ka + kx) <= 2^53."""
+    k = 53 - MATRIX_BITS - (inner - 1).bit_length()  # (inner - 1).bit_length() = ceil(log2 inner)
+    if k < 1:
+        raise ValueError(f"an inner dimension of {inner} is too large for exact products in float64")
+    return k
+
+
+@dataclass
+class MatrixDigits:
+    """F = 2^exponent sum_s digits[s] 2^(-MATRIX_BITS (s+1)): a nonnegative matrix cut into base-2^32 digits."""
+
+    digits: list[np.ndarray]
+    exponent: int
+
+    @classmethod
+    def of(cls, A: np.ndarray, count: int, exponent: int) -> MatrixDigits:
+        """The first ``count`` digits of A (0 <= A < 2^exponent entrywise, not checked here): F <= A < F + 2^(exponent - 32 count)."""
+        t = np.multiply(A, 2.0 ** (MATRIX_BITS - exponent))  # A 2^(ka - e) in [0, 2^ka), exactly
+        digits = []
+        for s in range(count):
+            if s == count - 1:
+                np.floor(t, out=t)  # the last digit takes t's memory
+                digits.append(t)
+                break
+            d = np.floor(t)
+            t -= d  # the fractional part, exactly
+            t *= 2.0**MATRIX_BITS
+            digits.append(d)
+        return cls(digits, exponent)
+
+    @classmethod
+    def of_table(cls, table: list[list[int]], index: np.ndarray, exponent: int) -> MatrixDigits:
+        """F[i, j] = the fixed-point value whose digits are table[s][index[i, j]] (each digit in [0, 2^32))."""
+        return cls([np.take(np.array(col, dtype=np.float64), index) for col in table], exponent)
+
+    @property
+    def truncation(self) -> fmpq:
+        """An exact bound on A - F (entrywise, for A built by :meth:`of`): 2^(exponent - 32 count)."""
+        return fmpq(2) ** (self.exponent - MATRIX_BITS * len(self.digits))
+
+    def products(self, X: np.ndarray, transpose: bool = False) -> list[np.ndarray]:
+        """[A_s X] (or [A_s^T X]) for the digits A_s: exact when X holds digits of :func:`vector_bits` bits."""
+        return [(d.T if transpose else d) @ X for d in self.digits]
+
+
+def vector_digits(x: np.ndarray, width: int) -> tuple[np.ndarray, int]:
+    """(X, f) with x = 2^f sum_t X[:, t] 2^(-width (t+1)) exactly, X an L x T array of integers in [0, 2^width).
+
+    x holds finite doubles >= 0, not all 0. T is the fewest digits that hold every entry exactly (a double is a
+    multiple of 2^(E - 53) for x = m 2^E, 1/2 <= m < 1); ValueError if more than MAX_DIGITS would be needed.
+    """
+    if not (x.min() >= 0 and np.isfinite(x).all() and x.max() > 0):
+        raise ValueError("vector_digits needs finite entries >= 0, not all 0")
+    _, E = np.frexp(x[x > 0])
+    f = int(E.max())
+    count = -(-(f - int(E.min()) + 53) // width)
+    if count > MAX_DIGITS:
+        raise ValueError(f"the entries span too many binary orders of magnitude for {MAX_DIGITS} digits")
+    t = np.ldexp(x, width - f)  # in [0, 2^width), exactly
+    X = np.empty((len(x), count))
+    for c in range(count):
+        X[:, c] = np.floor(t)
+        t -= X[:, c]
+        t *= 2.0**width
+    return X, f
+
+
+def grid_floor(x: np.ndarray, width: int, count: int) -> np.ndarray:
+    """x rounded down to the grid 2^(f - width count), f = the exponent of max x: the nearest point below x
+    that :func:`vector_digits` writes in at most ``count`` digits (entries far below max x may become 0)."""
+    _, f = np.frexp(x.max())
+    step = 2.0 ** (int(f) - width * count)
+    return np.floor(x / step) * step
+
+
+def float_value(R: list[np.ndarray], exponent: int, width: int) -> tuple[np.ndarray, fmpq]:
+    """The doubles y_i = fl(sum_{s,t} R[s][i, t] 2^(exponent - 32 (s+1) - width (t+1))) and gamma_{ST - 1}, which bounds
+    |y_i / value_i - 1| (the terms are >= 0 and exactly scaled; they are added in one fixed order, smallest scale first)."""
+    S, T = len(R), R[0].shape[1]
+    y = np.zeros(R[0].shape[0])
+    for scale, s, t in sorted(((MATRIX_BITS * (s + 1) + width * (t + 1), s, t) for s in range(S) for t in range(T)), reverse=True):
+        y += np.ldexp(R[s][:, t], exponent - scale)
+    return y, gamma(max(S * T - 1, 0))
+
+
+def integer_value(R: list[np.ndarray], width: int) -> tuple[list[int], int]:
+    """(v, g) with value_i = v_i 2^g exactly: sum_{s,t} R[s][i, t] 2^(-32 (s+1) - width (t+1)) as Python integers.
+
+    Terms with the same scale are added in int64 first (each below 2^53, fewer than 2^10 of them); the
+    scales are multiples of gcd(32, width) apart, and the sum is formed by Horner's rule in Python integers.
+    """
+    S, T = len(R), R[0].shape[1]
+    step = math.gcd(MATRIX_BITS, width)
+    by_scale: dict[int, np.ndarray] = {}
+    for s in range(S):
+        for t in range(T):
+            scale = (MATRIX_BITS * (s + 1) + width * (t + 1)) // step
+            term = R[s][:, t].astype(np.int64)
+            by_scale[scale] = by_scale[scale] + term if scale in by_scale else term
+    top = max(by_scale)
+    acc = np.zeros(R[0].shape[0], dtype=object)
+    for scale in range(min(by_scale), top + 1):
+        acc = acc * (1 << step)
+        if scale in by_scale:
+            acc = acc + by_scale[scale].astype(object)
+    return acc.tolist(), -top * step

@@ -1,0 +1,156 @@
+r"""The float-verified Hilbert certificate, re-derived: the Hilbert bound evaluated in float64 with proven rounding errors.
+
+Theorem (Birkhoff; the bound of :mod:`proofs.checkers.hilbert`) for the shifted kernel
+K' = exp(-C'/eps), C' = C - alpha 1^T - 1 beta^T, alpha_i = min_j C_ij, beta_j = min_i (C_ij - alpha_i).
+K' = diag(e^{alpha/eps}) K diag(e^{beta/eps}) has the Sinkhorn plan of K and the same Delta. For
+u^ > 0, v^ = b / (K'^T u^) and r = diag(u^) K' v^:
+
+    max_ij |log P^_ij - log P*_ij| <= beta = d_H(r, a) (e^{Dbar/2} + 1) / 2,     Dbar >= Delta,
+
+with the upper bound Dbar = min(sum of the two largest row ranges, the same for columns) / eps of a
+cost with the same K' (a cross difference C_jk + C_il - C_ik - C_jl is at most the ranges of rows i
+and j, or of columns k and l, added; 0 when i = j or k = l).
+
+Hypotheses, checked first: the problem's (:mod:`proofs.checkers.problem`); u^ is n positive binary64
+values; the recorded recipe applies: ``integers`` (C = Z/D, Z in int64, C' = Z'/D exactly in
+integers, Z' < 2^53) or ``floats`` (every C_ij a binary64 value).
+
+The evaluation, every float operation an IEEE operation on normal numbers (u = 2^-53,
+gamma_k = k u / (1 - k u); Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002):
+
+* the exponent y = C'/eps: ``integers``: ỹ = fl(Z' fl(1/(D eps))), |ỹ - y| <= gamma_2 y;
+  ``floats``: ỹ = fl(fl(fl(C - alpha) - min_i fl(C - alpha)) fl(1/eps)),
+  |ỹ - y| <= [gamma_3 max ỹ + 2u (1 + gamma_3) fl(1/eps) max fl(C - alpha) / (1 - u)^2] / (1 - gamma_3);
+  plus 2^-1074 for a product that underflows. K~ = :func:`exact.roundoff.exp_neg` (ỹ) within
+  (1 +- delta_exp) of e^-ỹ. So K'/K~ lies in phi = [e^-E / (1 + delta_exp), e^E / (1 - delta_exp)].
+* K~ = F + E with F its first two base-2^32 digits, 0 <= E < 2^-63; F^T u^ and F v~ are exact BLAS
+  products (:mod:`exact.slices`) rounded once to doubles with relative error gamma_{q-1};
+* v~ = fl(fl(b) / s~), s~ the rounded F^T u^; q~ = fl(fl(u^ t~) / fl(a)), t~ the rounded F v~;
+* hence q_i = r_i / a_i lies in q~_i times a ball Q formed in arb from phi (twice), the two gammas,
+  the truncations 2^-63 sum(x) / min(F x) and five roundings, and
+  d_H(r, a) <= log(max q~ Q_hi / (min q~ Q_lo)).
+
+The recipe is the prover's, operation for operation, so the doubles are the same and so is beta; the
+recorded bound must be at least this beta. This module shares only :mod:`exact` with the prover.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import arb, ctx, fmpq, fmpq_mat
+
+from attncert.exact.numberfiles import is_double
+from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
+from attncert.exact.slices import MatrixDigits, float_value, vector_bits, vector_digits
+from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem
+
+BITS = 192
+RECIPES = ("integers", "floats")
+UNDERFLOW = fmpq(1, 2**1074)
+
+
+def _normal(x: np.ndarray, what: str) -> None:
+    if not (x.min() >= SMALLEST_NORMAL and np.isfinite(x).all()):
+        raise HypothesisError(f"{what} leaves float64's normal range: the float-verified bound does not apply")
+
+
+def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
+    """K~, the bound E on |ỹ - y| and Dbar, by the recipe."""
+    if isinstance(p.C, BallCost):
+        raise HypothesisError("the float-verified method needs a rational cost")
+    if recipe == "integers":
+        num, den = fmpq_mat(p.C).numer_denom()
+        try:
+            Z = np.array([int(x) for x in num.entries()], dtype=np.int64).reshape(p.n, p.m)
+        except OverflowError:
+            raise HypothesisError("the cost's numerators do not fit int64 (recipe 'integers')") from None
+        Z = Z - Z.min(1)[:, None]
+        Z = Z - Z.min(0)[None, :]
+        if int(Z.max()) >= 2**53:
+            raise HypothesisError("the shifted cost's numerators reach 2^53 (recipe 'integers')")
+        s = fmpq(1) / (fmpq(int(den)) * p.eps)
+        s_f = float_of(s)
+        if not s_f >= SMALLEST_NORMAL:
+            raise HypothesisError("1/(D eps) is below float64's normal range")
+        y = Z * s_f
+        g2 = gamma(2)
+        y_top = y.max()
+        E = g2 * exact(y_top) / (1 - g2) + UNDERFLOW
+        spread = min(_top_two(Z.max(1)), _top_two(Z.max(0))) * s
+    elif recipe == "floats":
+        bad = next((x for row in p.C for x in row if not is_double(x)), None)
+        if bad is not None:
+            raise HypothesisError(f"the cost entry {bad} is not a binary64 value (recipe 'floats')")
+        C = np.array([[float(x) for x in row] for row in p.C], dtype=np.float64)
+        alpha = C.min(1)
+        t1 = C - alpha[:, None]
+        s_f = float_of(1 / p.eps)
+        if not s_f >= SMALLEST_NORMAL:
+            raise HypothesisError("1/eps is below float64's normal range")
+        y = (t1 - t1.min(0)[None, :]) * s_f
+        g3 = gamma(3)
+        y_top = y.max()
+        E = (g3 * exact(y_top) + 2 * U * (1 + g3) * exact(s_f) * exact(t1.max()) / (1 - U) ** 2) / (1 - g3) + UNDERFLOW
+        spread = min(_top_two(C.max(1) - alpha), _top_two(C.max(0) - C.min(0))) / (1 - U) / p.eps
+    else:
+        raise HypothesisError(f"unknown float-verified recipe {recipe!r:.20}")
+    if not y_top <= EXP_MAX:
+        raise HypothesisError(f"the kernel reaches e^-{float(y_top):.4g}, outside float64's proven range")
+    return exp_neg(y), E, spread
+
+
+def _top_two(x: np.ndarray) -> fmpq:
+    if len(x) < 2:
+        return fmpq(0)
+    top = np.sort(x)[-2:]
+    return exact(top[0]) + exact(top[1])
+
+
+def _exact_sum(X: np.ndarray, f: int, width: int) -> fmpq:
+    return sum((fmpq(int(c)) * fmpq(2) ** (f - width * (t + 1)) for t, c in enumerate(X.sum(0).tolist())), fmpq(0))
+
+
+def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool = True) -> PlanEnclosure:
+    """beta from the witness u^ by the recorded recipe (module docstring), and, with ``plan``, balls containing P*."""
+    if len(u) != p.n:
+        raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
+    if not all(x > 0 and is_double(x) for x in u):
+        raise HypothesisError("the float-verified witness u is not positive binary64 values")
+    K, E, spread = _kernel(p, recipe)
+    u_f = np.array([float(x) for x in u])
+    a_f = np.array([float_of(x) for x in p.a])
+    b_f = np.array([float_of(x) for x in p.b])
+    for x, what in ((u_f, "u"), (a_f, "a"), (b_f, "b")):
+        _normal(x, what)
+    F = MatrixDigits.of(K, 2, 1)
+    kn, km = vector_bits(p.n), vector_bits(p.m)
+    Xu, fu = vector_digits(u_f, kn)
+    s, g1 = float_value(F.products(Xu, transpose=True), 1 + fu, kn)
+    _normal(s, "K^T u")
+    v = b_f / s
+    _normal(v, "b / K^T u")
+    try:
+        Xv, fv = vector_digits(v, km)
+    except ValueError:
+        raise HypothesisError("v~ spans too many binary orders of magnitude for exact digits") from None
+    t, g2 = float_value(F.products(Xv), 1 + fv, km)
+    _normal(t, "K v")
+    q = u_f * t / a_f
+    _normal(q, "the row sums over a")
+    with ctx.workprec(BITS):
+        d, e = arb(exp_error()), arb(E)
+        phi = Factor((-e).exp() / (1 + d), e.exp() / (1 - d))
+        r = Factor.within(U)  # one rounding
+        cut = arb(F.truncation)
+        col = phi / Factor.within(g1) * Factor.between(1, 1 + cut * arb(_exact_sum(Xu, fu, kn)) * (1 + arb(g1)) / arb(exact(s.min())))
+        v_ball = (r * r * col).inverse()
+        row = phi * v_ball / Factor.within(g2) * Factor.between(1, 1 + cut * arb(_exact_sum(Xv, fv, km)) * (1 + arb(g2)) / arb(exact(t.min())))
+        Q = row * r * r * r
+        d_h = (arb(exact(q.max())) * Q.hi / (arb(exact(q.min())) * Q.lo)).log().upper()
+        beta = (d_h * ((arb(spread) / 2).exp() + 1) / 2).upper()
+        balls: list[list[arb]] = []
+        if plan:
+            f = (phi * v_ball * Factor((-beta).exp(), beta.exp())).ball()
+            vb = [arb(x) for x in v.tolist()]
+            balls = [[arb(ui) * arb(k) * vj * f for k, vj in zip(row_k, vb)] for ui, row_k in zip(u_f.tolist(), K.tolist())]
+    return PlanEnclosure(balls, beta.fmpq())
