@@ -13,6 +13,7 @@ independent reference and returns an *unsealed* certificate document (see
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -25,6 +26,8 @@ class Entry:
     module: str
     summary: str
     graph: bool = True
+    #: The optional package the claim needs (an extra of attncert's); prove-all skips the claim without it.
+    needs: str | None = None
 
 
 _L, _S, _P = "attncert.proofs.lemmas.", "attncert.proofs.simulator.", "attncert.proofs."
@@ -62,6 +65,7 @@ INDEX: dict[str, Entry] = {
     },
     "hierarchy_identity": Entry(_IDENTITY + "hierarchy", "hierarchy: U(N, D, D_v) computes every smaller layer for ALL real inputs, decided exactly"),
     "compiled_identity": Entry(_IDENTITY + "compiled", "compiled: the exact weights compute the construction for ALL real inputs, decided exactly", graph=False),
+    "tracr_model": Entry(_P + "tracr_model", "a model tracr compiled decodes to its RASP program's output on every input, in certified balls", graph=False, needs="tracr"),
 }
 
 
@@ -73,6 +77,15 @@ class Param:
     type: Callable[[str], Any]
     default: Any
     help: str = ""
+
+
+def flag(s: str) -> bool:
+    """A switch (``--causal``): the command line gives it without a value; a certificate records 0 or 1."""
+    if str(s) not in ("0", "1"):
+        from attncert.exact.errors import ParseError
+
+        raise ParseError(f"expected 0 or 1 for a switch, got {s!r:.20}")
+    return s == "1"
 
 
 @dataclass(frozen=True)
@@ -151,6 +164,12 @@ def unknown_claim(name: str) -> str:
     near = difflib.get_close_matches(name, INDEX, n=3)
     hint = f"; did you mean {' or '.join(near)}?" if near else " (attncert list shows the claims)"
     return f"unknown claim {name!r:.40}{hint}"
+
+
+def available(name: str) -> bool:
+    """Whether the optional package a claim needs (``Entry.needs``) is installed."""
+    needs = INDEX[name].needs
+    return needs is None or importlib.util.find_spec(needs) is not None
 
 
 def load_claim(name: str) -> Claim:

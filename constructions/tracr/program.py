@@ -1,0 +1,308 @@
+"""A tracr RASP program, recorded without code: lambdas tabulated on the values they receive.
+
+tracr's programs are trees of ``tracr.rasp.rasp`` objects whose ``Map``, ``SequenceMap`` and
+some ``Select`` predicates are Python callables. attncert's RASP (:mod:`constructions.rasp`) is
+source-compatible, so the tree is rebuilt node for node as an attncert program with the same
+callables and tracr's labels as names (``map_5`` stays ``map_5``: the model's residual space is
+labelled by them), and evaluated exactly by attncert's evaluator.
+
+**Tabulation.** Over a finite input set (every sequence over the vocabulary of every length up
+to N), each callable is only ever applied to finitely many arguments: the values its argument
+SOps take at some position of some input (pairs of them for a SequenceMap and a predicate). The
+exhaustive evaluation traces every node, collects those arguments and calls the callable on each
+once; the record keeps the table, never the code. The tabulated program equals the program on
+every input of the set, since at every argument its evaluation visits, both give the same value
+(tracr's compiler tabulates its MLPs the same way, on value sets it infers: tracr's basis
+inference). A certificate's verifier rebuilds the program from the tables
+(:func:`program_from_json`), where a callable is a dictionary lookup, and executes nothing from
+the document.
+
+Values in tables, defaults and fills are the tagged JSON constants of RASP graphs
+(:mod:`constructions.rasp.values`): ``{"s": "a"}`` a token, ``{"q": "1/2"}`` a number,
+``{"b": true}``, ``null``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+from attncert.constructions import rasp
+from attncert.constructions.rasp.values import decode_value, encode_value
+from attncert.exact import QQ, ParseError
+from attncert.exact.errors import AttncertError
+
+#: Ops of a recorded program and their argument kinds (S: a SOp, L: a selector).
+OPS: dict[str, str] = {
+    "tokens": "", "indices": "", "length": "", "full": "", "constant_sop": "", "constant_selector": "",
+    "map": "S", "sequence_map": "SS", "select": "SS", "aggregate": "LS", "selector_width": "L",
+    "selector_and": "LL", "selector_or": "LL", "selector_not": "L",
+}
+#: Ops whose callable is tabulated (a Select only when its predicate is not a Comparison).
+TABULATED = ("map", "sequence_map", "select")
+#: tracr's class names, the op each one is.
+_CLASSES = {
+    "TokensType": "tokens", "IndicesType": "indices", "LengthType": "length", "Full": "full",
+    "ConstantSOp": "constant_sop", "ConstantSelector": "constant_selector", "Map": "map",
+    "SequenceMap": "sequence_map", "LinearSequenceMap": "sequence_map", "Select": "select",
+    "Aggregate": "aggregate", "SelectorWidth": "selector_width", "SelectorAnd": "selector_and",
+    "SelectorOr": "selector_or", "SelectorNot": "selector_not",
+}
+
+
+class ProgramError(AttncertError):
+    """A tracr program that cannot be recorded (an unknown node, a value with no exact JSON form)."""
+
+
+@dataclass
+class Node:
+    """One node of a recorded program: tracr's label, op, argument labels and encoding (SOps), the
+    constants of its op (``fill``, ``value``, ``default``, ``predicate``), and for a tabulated node its
+    callable (while proving) and its table: argument tuple (keys of :func:`key`) -> value."""
+
+    label: str
+    op: str
+    args: tuple[str, ...] = ()
+    encoding: str | None = None
+    consts: dict[str, Any] = field(default_factory=dict)
+    fn: Callable[..., Any] | None = None
+    table: dict[tuple[Any, ...], Any] | None = None
+
+
+@dataclass
+class Program:
+    """A recorded program: its nodes in an order where arguments come first, and the output's label."""
+
+    nodes: list[Node]
+    output: str
+
+    def node(self, label: str) -> Node:
+        return next(n for n in self.nodes if n.label == label)
+
+    def sops(self) -> list[Node]:
+        return [n for n in self.nodes if n.encoding is not None]
+
+
+def key(v: Any) -> tuple[Any, ...]:
+    """A dictionary key for a RASP value that keeps kinds apart (True is not 1, "1" is not 1)."""
+    if v is None:
+        return ("n",)
+    if isinstance(v, bool):
+        return ("b", v)
+    if isinstance(v, str):
+        return ("s", v)
+    return ("q", QQ.convert(v))
+
+
+def from_tracr(program: Any) -> Program:
+    """The nodes of a tracr program (or of a source-compatible attncert one), arguments first; the
+    callables are kept for tabulation. ProgramError names a node of an unknown kind."""
+    seen: dict[str, Node] = {}
+    order: list[Node] = []
+    stack: list[tuple[Any, bool]] = [(program, False)]
+    while stack:  # iterative post-order: programs may be deep
+        x, done = stack.pop()
+        label = str(x.label)
+        if label in seen:
+            continue
+        children = list(x.children)
+        if not done:
+            stack.append((x, True))
+            stack.extend((c, False) for c in reversed(children) if str(c.label) not in seen)
+            continue
+        op = _CLASSES.get(type(x).__name__)
+        if op is None:
+            raise ProgramError(f"node {label!r} is a {type(x).__name__}, not a RASP operation attncert records")
+        node = Node(label, op, tuple(str(c.label) for c in children), _encoding(x))
+        if op == "full":
+            node.consts["fill"] = x.fill
+        elif op in ("constant_sop", "constant_selector"):
+            node.consts["value"] = x.value
+        elif op == "aggregate":
+            node.consts["default"] = x.default
+        elif op == "select" and type(x.predicate).__name__ == "Comparison":
+            node.consts["predicate"] = x.predicate.name
+        if op in ("map", "sequence_map") or (op == "select" and "predicate" not in node.consts):
+            node.fn = x.f if op != "select" else x.predicate
+        seen[label] = node
+        order.append(node)
+    return Program(order, str(program.label))
+
+
+def _encoding(x: Any) -> str | None:
+    enc = x.annotations.get("encoding") if type(x).__name__ not in ("Select", "ConstantSelector", "SelectorAnd", "SelectorOr", "SelectorNot") else None
+    return None if enc is None else str(enc.value)
+
+
+def to_rasp(prog: Program) -> Any:
+    """The attncert program: the same nodes, tracr's labels as names; a tabulated node calls its
+    callable while proving (``fn``) or looks its table up (a recorded program)."""
+    built: dict[str, Any] = {}
+    for n in prog.nodes:
+        a = [built[u] for u in n.args]
+        f = n.fn if n.fn is not None else (_lookup(n) if n.table is not None else None)
+        if n.op == "tokens":
+            x = rasp.tokens
+        elif n.op == "indices":
+            x = rasp.indices
+        elif n.op == "length":
+            x = rasp.length
+        elif n.op == "full":
+            x = rasp.Full(n.consts["fill"])
+        elif n.op == "constant_sop":
+            x = rasp.ConstantSOp(list(n.consts["value"]))
+        elif n.op == "constant_selector":
+            x = rasp.ConstantSelector([list(r) for r in n.consts["value"]])
+        elif n.op == "map":
+            x = rasp.Map(f, a[0], simplify=False)
+        elif n.op == "sequence_map":
+            x = rasp.SequenceMap(f, a[0], a[1])
+        elif n.op == "select":
+            x = rasp.Select(a[0], a[1], rasp.Comparison[n.consts["predicate"]] if "predicate" in n.consts else f)
+        elif n.op == "aggregate":
+            x = rasp.Aggregate(a[0], a[1], default=n.consts["default"])
+        elif n.op == "selector_width":
+            x = rasp.SelectorWidth(a[0])
+        elif n.op == "selector_and":
+            x = rasp.selector_and(a[0], a[1])
+        elif n.op == "selector_or":
+            x = rasp.selector_or(a[0], a[1])
+        else:
+            x = rasp.selector_not(a[0])
+        if n.encoding is not None:
+            x = rasp.numerical(x) if n.encoding == "numerical" else rasp.categorical(x)
+        built[n.label] = x.named(n.label)
+    return built[prog.output]
+
+
+def _lookup(n: Node) -> Callable[..., Any]:
+    table = n.table
+
+    def f(*args: Any) -> Any:
+        try:
+            return table[tuple(key(v) for v in args)]
+        except KeyError:
+            raise ProgramError(f"the table of {n.label!r} has no entry for {list(args)!r:.80}") from None
+
+    return f
+
+
+def inputs(vocab: Sequence[Any], max_seq_len: int) -> Iterator[tuple[int, list[tuple[Any, ...]]]]:
+    """(length, every sequence over ``vocab`` of that length in lexicographic order of the vocabulary's
+    order), for lengths 1..max_seq_len: the exhaustive input set, in the order certificates count it."""
+    for n in range(1, max_seq_len + 1):
+        yield n, list(itertools.product(vocab, repeat=n))
+
+
+def tabulate(prog: Program, traces: Sequence[dict[str, Any]]) -> None:
+    """Add to the table of every node with a callable from traced evaluations (label -> the node's values
+    on one input): each callable is called once on each argument tuple some position presents."""
+    for n in prog.nodes:
+        if n.fn is None:
+            continue
+        table = n.table = {} if n.table is None else n.table
+        for tr in traces:
+            if n.op == "select":
+                pairs = ((k, q) for k in tr[n.args[0]] for q in tr[n.args[1]])
+            else:
+                pairs = zip(*(tr[u] for u in n.args))
+            for args in pairs:
+                if any(v is None for v in args):
+                    continue  # None passes through maps without a call (tracr's rule and attncert's)
+                k = tuple(key(v) for v in args)
+                if k not in table:
+                    table[k] = n.fn(*args)
+
+
+def program_to_json(prog: Program) -> dict[str, Any]:
+    """The recorded program: nodes (label, op, args, encoding, constants, tables) and the output."""
+    nodes = []
+    for n in prog.nodes:
+        obj: dict[str, Any] = {"label": n.label, "op": n.op, "args": list(n.args)}
+        if n.encoding is not None:
+            obj["encoding"] = n.encoding
+        for name, v in n.consts.items():
+            if name == "predicate":
+                obj[name] = v
+            elif name == "value":
+                obj[name] = [[bool(b) for b in row] for row in v] if n.op == "constant_selector" else [_value_json(u, n) for u in v]
+            else:
+                obj[name] = _value_json(v, n)
+        if n.table is not None:
+            obj["table"] = sorted(([[_value_json(_unkey(k), n) for k in args], _value_json(v, n)] for args, v in n.table.items()), key=repr)
+        nodes.append(obj)
+    return {"nodes": nodes, "output": prog.output}
+
+
+def _value_json(v: Any, n: Node) -> Any:
+    if isinstance(v, (bool, str)) or v is None:
+        return encode_value(v)
+    try:
+        return encode_value(v)
+    except ParseError as e:
+        raise ProgramError(f"node {n.label!r}: {e}") from None
+
+
+def _unkey(k: tuple[Any, ...]) -> Any:
+    return None if k[0] == "n" else k[1]
+
+
+def program_from_json(obj: Any) -> Program:
+    """A recorded program read back (ParseError if malformed); its tabulated nodes look tables up."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("nodes"), list) or not isinstance(obj.get("output"), str):
+        raise ParseError("the recorded program must be an object with a list of nodes and an output label")
+    nodes: list[Node] = []
+    labels: dict[str, str] = {}
+    for d in obj["nodes"]:
+        if not isinstance(d, dict) or d.get("op") not in OPS or not isinstance(d.get("label"), str) or d["label"] in labels:
+            raise ParseError(f"malformed program node {str(d)[:80]}")
+        op, args = d["op"], d.get("args")
+        kinds = OPS[op]
+        if not isinstance(args, list) or len(args) != len(kinds) or any(a not in labels for a in args):
+            raise ParseError(f"node {d['label']!r}: its arguments must be {len(kinds)} earlier nodes")
+        for a, kind in zip(args, kinds):
+            if (labels[a] in ("select", "constant_selector", "selector_and", "selector_or", "selector_not")) != (kind == "L"):
+                raise ParseError(f"node {d['label']!r}: argument {a!r} is of the wrong kind")
+        n = Node(d["label"], op, tuple(args), d.get("encoding"))
+        if (n.encoding is None) != (op in ("select", "constant_selector", "selector_and", "selector_or", "selector_not")) or n.encoding not in (None, "categorical", "numerical"):
+            raise ParseError(f"node {d['label']!r}: a SOp has an encoding (categorical or numerical), a selector none")
+        if op == "full":
+            n.consts["fill"] = decode_value(d.get("fill"))
+        elif op == "constant_sop":
+            n.consts["value"] = [decode_value(v) for v in _list(d.get("value"), n)]
+        elif op == "constant_selector":
+            n.consts["value"] = [[_bool(b, n) for b in _list(row, n)] for row in _list(d.get("value"), n)]
+        elif op == "aggregate":
+            n.consts["default"] = decode_value(d.get("default"))
+        elif op == "select" and "predicate" in d:
+            if d["predicate"] not in rasp.Comparison.__members__:
+                raise ParseError(f"node {n.label!r}: unknown predicate {d['predicate']!r:.20}")
+            n.consts["predicate"] = d["predicate"]
+        if op in ("map", "sequence_map") or (op == "select" and "predicate" not in n.consts):
+            arity = 2 if op != "map" else 1
+            n.table = {}
+            for entry in _list(d.get("table"), n):
+                if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], list) or len(entry[0]) != arity:
+                    raise ParseError(f"node {n.label!r}: a table entry is [[{arity} arguments], value]")
+                k = tuple(key(decode_value(v)) for v in entry[0])
+                if k in n.table:
+                    raise ParseError(f"node {n.label!r}: two table entries for the same arguments")
+                n.table[k] = decode_value(entry[1])
+        nodes.append(n)
+        labels[n.label] = op
+    if obj["output"] not in labels or nodes[[m.label for m in nodes].index(obj["output"])].encoding is None:
+        raise ParseError("the program's output must be one of its SOps")
+    return Program(nodes, obj["output"])
+
+
+def _list(v: Any, n: Node) -> list[Any]:
+    if not isinstance(v, list):
+        raise ParseError(f"node {n.label!r}: expected a list")
+    return v
+
+
+def _bool(v: Any, n: Node) -> bool:
+    if not isinstance(v, bool):
+        raise ParseError(f"node {n.label!r}: a constant selector holds booleans")
+    return v

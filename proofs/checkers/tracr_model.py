@@ -1,0 +1,350 @@
+"""The check of ``tracr_model``: the recorded tracr model on every input, by this module's own forward pass.
+
+It never imports the constructions (nor tracr, nor JAX). From the certificate alone:
+
+1. **Hypotheses.** Every recorded weight is a float32 value (a dyadic rational whose float32
+   rounding is itself); the logit divisor is ``np.sqrt(key_size).astype(float32)`` and the masked
+   logit float32(-1e30), as tracr's attention computes them; the shapes fit (token and position
+   embeddings D wide, max_seq_len + 1 position rows, D x H K projections, H K x D output, D x M
+   and M x D MLP); every token of the vocabulary and BOS has an embedding row, BOS is not in the
+   vocabulary, max_seq_len is at most the model's; each output class's residual column is
+   labelled ``OUTPUT:VALUE`` with VALUE a spelling of the class's value.
+2. **Every input.** For each length n = 1..max_seq_len, every sequence over the vocabulary in the
+   recorded order is run through tracr's forward pass in arb balls, written plainly: one
+   (B (n + 1)) x D matrix per length, per-input softmax attention (logits (x W_Q + b_Q)(x W_K +
+   b_K)^T / s, the mask above the diagonal of a causal model, weights e^{l - c} / sum e^{l - c} for
+   an exact c), the heads' outputs through W_O, b_O, the ReLU MLP, the residual adds. Each
+   position 1..n is decided against the recorded exact RASP output (``reference.rasp``) by the
+   rules of the statement: a categorical output by a separated argmax, a numerical one by
+   |y - v| <= tol proven, exact comparisons of the balls' endpoints; inputs left undecided are run
+   again at 2 and 4 times the precision.
+3. **Verdicts.** The counts of correct, counterexample, undecided and undefined inputs, and the
+   listed ones (the first of each kind, their inputs, RASP outputs and the positions not correct)
+   must be what step 2 found; ``result`` must state them, and holds only if every input is correct.
+
+The rebuild (:func:`proofs.tracr_model.rebuild`) then recomputes every field from the recorded
+model and program (the RASP outputs by attncert's evaluator on the tabulated program).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Any, Sequence
+
+import numpy as np
+from flint import arb, arb_mat, ctx, fmpq
+
+from attncert.exact import ParseError
+from attncert.exact.rationals import parse_rational, rational_from_json
+from attncert.proofs.checkers.reading import integer, obj
+
+_PARTS = ("query", "key", "value", "linear", "linear_1", "linear_2")
+
+
+def value(j: Any) -> Any:
+    """A tagged RASP value: null, {"b": bool}, {"s": str}, {"q": "p/q"}."""
+    if j is None:
+        return None
+    if isinstance(j, dict) and len(j) == 1:
+        ((tag, body),) = j.items()
+        if tag == "b" and isinstance(body, bool) or tag == "s" and isinstance(body, str):
+            return body
+        if tag == "q":
+            return rational_from_json(body)
+    raise ParseError(f"malformed RASP value {str(j)[:60]}")
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality of RASP values that keeps kinds apart (True is not 1, "1" is not 1)."""
+    if isinstance(a, (bool, str)) or isinstance(b, (bool, str)) or a is None or b is None:
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+def float32(q: fmpq) -> bool:
+    """Whether a rational is a float32 value: its float32 rounding (through float64, exact for
+    float32 values, and never equal to q otherwise) gives it back."""
+    r = np.float32(float(Fraction(int(q.p), int(q.q))))
+    return Fraction(float(r)) == Fraction(int(q.p), int(q.q))
+
+
+class Model:
+    """The recorded model, read and checked (hypotheses of step 1)."""
+
+    def __init__(self, m: dict[str, Any]):
+        self.labels = m.get("residual")
+        if not isinstance(self.labels, list) or not all(isinstance(s, str) for s in self.labels) or len(set(self.labels)) != len(self.labels):
+            raise ParseError("the recorded residual labels must be distinct strings")
+        d = self.width = len(self.labels)
+        self.max_seq_len = integer(m, "max_seq_len", 1, 1 << 16)
+        self.heads = integer(m, "heads", 1, 1 << 10)
+        self.key_size = integer(m, "key_size", 1, 1 << 16)
+        self.causal = m.get("causal")
+        if not isinstance(self.causal, bool):
+            raise ParseError('"causal" must be true or false')
+        self.scale, self.mask = rational_from_json(m.get("scale")), rational_from_json(m.get("mask_logit"))
+        if Fraction(int(self.scale.p), int(self.scale.q)) != Fraction(float(np.sqrt(self.key_size).astype(np.float32))):
+            raise _Hypothesis("the logit divisor is not tracr's float32 sqrt(key_size)")
+        if Fraction(int(self.mask.p), int(self.mask.q)) != Fraction(float(np.float32(-1e30))):
+            raise _Hypothesis("the masked logit is not tracr's float32(-1e30)")
+        rows = m.get("tokens")
+        if not isinstance(rows, list):
+            raise ParseError('"tokens" must be a list of [token, row]')
+        self.bos, self.pad = value(m.get("bos")), value(m.get("pad"))
+        self.token_embed = self._matrix(m.get("token_embed"), None, d)
+        self.row_of = []
+        for entry in rows:
+            if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[1], int) or not 0 <= entry[1] < self.token_embed[0]:
+                raise ParseError("a token's embedding row must be [token, row index]")
+            self.row_of.append((value(entry[0]), entry[1]))
+        hk = self.heads * self.key_size
+        self.pos_embed = self._matrix(m.get("pos_embed"), self.max_seq_len + 1, d)
+        layers = m.get("layers")
+        if not isinstance(layers, list):
+            raise ParseError('"layers" must be a list')
+        hidden = None
+        self.layers = []
+        for layer in layers:
+            if not isinstance(layer, dict) or set(layer) != set(_PARTS):
+                raise ParseError(f"a layer holds {', '.join(_PARTS)}")
+            mlp_hidden = layer["linear_1"].get("shape", [0, 0])[1] if isinstance(layer["linear_1"], dict) else 0
+            hidden = mlp_hidden if hidden is None else hidden
+            shapes = {"query": (d, hk), "key": (d, hk), "value": (d, hk), "linear": (hk, d), "linear_1": (d, hidden), "linear_2": (hidden, d)}
+            self.layers.append({p: self._matrix(layer[p], *shapes[p]) for p in _PARTS})
+        out = obj(m, "output")
+        self.output = out.get("label")
+        self.categorical = out.get("encoding") == "categorical"
+        if not isinstance(self.output, str) or out.get("encoding") not in ("categorical", "numerical") or not isinstance(out.get("classes"), list) or not out["classes"]:
+            raise ParseError("the recorded output must name its label, encoding and classes")
+        self.classes = []
+        for entry in out["classes"]:
+            if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[1], int) or isinstance(entry[1], bool) or not 0 <= entry[1] < d:
+                raise ParseError("an output class is [value, residual column]")
+            v, c = value(entry[0]), entry[1]
+            label = self.labels[c]
+            if self.categorical and not (label.startswith(self.output + ":") and _spells(label[len(self.output) + 1 :], v)):
+                raise _Hypothesis(f"the output class {v!r:.30} reads column {label!r:.40}, which is not the output's column for it")
+            if not self.categorical and (label != self.output or v is not None or len(out["classes"]) != 1):
+                raise _Hypothesis("a numerical output reads the one column labelled by the output")
+            self.classes.append((v, c))
+        if len({c for _, c in self.classes}) != len(self.classes):
+            raise _Hypothesis("two output classes read the same column")
+
+    def _matrix(self, m: Any, rows: int | None, cols: int) -> tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]:
+        if not isinstance(m, dict) or not isinstance(m.get("shape"), list) or len(m["shape"]) != 2:
+            raise ParseError("a recorded matrix has a shape, w and b")
+        r, c = m["shape"]
+        if not isinstance(r, int) or not isinstance(c, int) or (rows is not None and r != rows) or c != cols or r < 1:
+            raise ParseError(f"a recorded matrix is {r}x{c}, expected {rows if rows is not None else 'R'}x{cols}")
+        w: dict[tuple[int, int], fmpq] = {}
+        for entry in m.get("w") or []:
+            i, j, x = entry
+            if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < r and 0 <= j < c) or (i, j) in w:
+                raise ParseError("a weight outside its matrix, or given twice")
+            w[i, j] = rational_from_json(x)
+        b: dict[int, fmpq] = {}
+        for entry in m.get("b") or []:
+            j, x = entry
+            if not (isinstance(j, int) and 0 <= j < c) or j in b:
+                raise ParseError("a bias outside its matrix, or given twice")
+            b[j] = rational_from_json(x)
+        if not all(float32(x) for x in itertools.chain(w.values(), b.values())):
+            raise _Hypothesis("a recorded weight is not a float32 value")
+        return r, c, w, b
+
+
+class _Hypothesis(Exception):
+    """A hypothesis of the forward pass that the recorded model does not meet (a problem, not malformed)."""
+
+
+def _spells(suffix: str, v: Any) -> bool:
+    if isinstance(v, (bool, str)):
+        return suffix == str(v)
+    try:
+        return v is not None and parse_rational(suffix) == v
+    except (ParseError, ValueError):
+        return False
+
+
+def _dense(m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]], bias: bool = True) -> arb_mat:
+    r, c, w, b = m
+    out = [[fmpq(0)] * c for _ in range(r + bias)]
+    for (i, j), x in w.items():
+        out[i][j] = x
+    if bias:
+        for j, x in b.items():
+            out[r][j] = x
+    return arb_mat(out)
+
+
+def _with_one(rows: list[list[arb]]) -> arb_mat:
+    one = arb(1)
+    return arb_mat([r + [one] for r in rows])
+
+
+def _ends(x: arb) -> tuple[fmpq, fmpq]:
+    (m, e), (rm, re_) = x.mid().man_exp(), x.rad().man_exp()
+    mid = fmpq(int(m)) * fmpq(2) ** int(e) if e >= 0 else fmpq(int(m), 2 ** int(-e))
+    rad = fmpq(int(rm)) * fmpq(2) ** int(re_) if re_ >= 0 else fmpq(int(rm), 2 ** int(-re_))
+    return mid - rad, mid + rad
+
+
+def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
+    """The final residual stream of every input of one length (positions 0..n), at the precision in force."""
+    rows_of = {repr((type(t).__name__, t)): r for t, r in model.row_of}
+    tok, pos = _dense(model.token_embed, bias=False).tolist(), _dense(model.pos_embed, bias=False).tolist()
+    B, T = len(batch), len(batch[0]) + 1
+    x = []
+    for xs in batch:
+        for t, token in enumerate([model.bos] + list(xs)):
+            r = rows_of[repr((type(token).__name__, token))]
+            x.append([a + b for a, b in zip(tok[r], pos[t])])
+    k = model.key_size
+    scale, mask = arb(model.scale), arb(model.mask)
+    for layer in model.layers:
+        xm = _with_one(x)
+        q, kk, v = ((xm * _dense(layer[p])).tolist() for p in ("query", "key", "value"))
+        heads = []
+        for b in range(B):
+            block = slice(b * T, (b + 1) * T)
+            qb, kb, vb = q[block], kk[block], v[block]
+            out_b: list[list[arb]] = [[] for _ in range(T)]
+            for h in range(model.heads):
+                cols = slice(h * k, (h + 1) * k)
+                logits = (arb_mat([r[cols] for r in qb]) * arb_mat([r[cols] for r in kb]).transpose()).tolist()
+                weights = []
+                for i in range(T):
+                    row = [mask if model.causal and j > i else logits[i][j] / scale for j in range(T)]
+                    shift = max((_ends(l)[1] for l in row), default=fmpq(0))
+                    e = [(l - arb(shift)).exp() for l in row]
+                    total = sum(e[1:], e[0])
+                    weights.append([w / total for w in e])
+                heads_out = (arb_mat(weights) * arb_mat([r[cols] for r in vb])).tolist()
+                for i in range(T):
+                    out_b[i] += heads_out[i]
+            heads.extend(out_b)
+        attn = (_with_one(heads) * _dense(layer["linear"])).tolist()
+        x = [[a + b for a, b in zip(r, s)] for r, s in zip(x, attn)]
+        hidden = [[h.nonnegative_part() for h in r] for r in (_with_one(x) * _dense(layer["linear_1"])).tolist()]
+        mlp = (_with_one(hidden) * _dense(layer["linear_2"])).tolist()
+        x = [[a + b for a, b in zip(r, s)] for r, s in zip(x, mlp)]
+    return [x[b * T : (b + 1) * T] for b in range(B)]
+
+
+def position_status(model: Model, row: list[arb], v: Any, tol: fmpq) -> str:
+    """correct, counterexample or undecided, by the statement's rules."""
+    balls = [row[c] for _, c in model.classes]
+    if model.categorical:
+        ends = [_ends(b) for b in balls]
+        top = max(lo for lo, _ in ends)
+        cands = [i for i, (_, hi) in enumerate(ends) if hi >= top]
+        mine = next((i for i, (u, _) in enumerate(model.classes) if same(u, v)), None)
+        if mine is None or mine not in cands:
+            return "counterexample"
+        return "correct" if cands == [mine] else "undecided"
+    if isinstance(v, bool):
+        v = fmpq(int(v))
+    if v is None or isinstance(v, str):
+        return "counterexample"
+    lo, hi = _ends(balls[0])
+    upper = max(abs(lo - v), abs(hi - v))
+    lower = fmpq(0) if lo <= v <= hi else min(abs(lo - v), abs(hi - v))
+    return "correct" if upper <= tol else "counterexample" if lower > tol else "undecided"
+
+
+def check_tracr_model(doc: dict[str, Any]) -> list[str]:
+    """Problems with a tracr_model certificate (empty: its claim holds as recorded)."""
+    params, given = obj(doc, "params"), obj(doc, "inputs")
+    try:
+        model = Model(obj(obj(doc, "construction"), "model"))
+    except _Hypothesis as e:
+        return [str(e)]
+    vocab = given.get("vocab")
+    if not isinstance(vocab, list) or not vocab:
+        raise ParseError('"inputs.vocab" must be a non-empty list')
+    vocab = [value(t) for t in vocab]
+    n = integer(given, "max_seq_len", 1, 1 << 16)
+    problems = []
+    known = {repr((type(t).__name__, t)) for t, _ in model.row_of}
+    if any(same(t, model.bos) for t in vocab):
+        problems.append("the vocabulary holds the BOS token")
+    if any(repr((type(t).__name__, t)) not in known for t in vocab + [model.bos]):
+        problems.append("a token of the vocabulary (or BOS) has no embedding row")
+    if n > model.max_seq_len:
+        problems.append(f"max_seq_len {n} is over the model's {model.max_seq_len}")
+    if problems:
+        return problems
+    tol = parse_rational(params.get("tolerance"))
+    prec = integer(params, "precision", 16, 4096)
+    listed = integer(params, "listed", 0, 1 << 20)
+    ref = obj(obj(doc, "reference"), "rasp")
+    values = [value(v) for v in ref.get("values") or []]
+    outputs = ref.get("outputs")
+    if not isinstance(outputs, list) or len(outputs) != n:
+        raise ParseError('"reference.rasp.outputs" must hold one list per length')
+    counts = {"correct": 0, "counterexample": 0, "undecided": 0, "undefined": 0}
+    found: dict[str, list[tuple[list[Any], list[Any] | None, list[tuple[int, str]]]]] = {s: [] for s in ("counterexample", "undecided", "undefined")}
+    for length in range(1, n + 1):
+        batch = list(itertools.product(vocab, repeat=length))
+        recorded = outputs[length - 1]
+        if not isinstance(recorded, list) or len(recorded) != len(batch):
+            raise ParseError(f"the RASP outputs of length {length} must be one per input")
+        exact = [None if r is None else [values[i] for i in r] for r in recorded]
+        if any(e is not None and len(e) != length for e in exact):
+            raise ParseError(f"a RASP output of length {length} has the wrong length")
+        status: list[tuple[str, list[tuple[int, str]]]] = [("undefined", [])] * len(batch)
+        todo = [i for i, e in enumerate(exact) if e is not None]
+        for step in range(3):
+            if not todo:
+                break
+            with ctx.workprec(prec << step):
+                streams = run(model, [batch[i] for i in todo])
+            for i, stream in zip(todo, streams):
+                pos = [(t, position_status(model, stream[t], v, tol)) for t, v in enumerate(exact[i], start=1)]
+                bad = [(t, s) for t, s in pos if s != "correct"]
+                s = "counterexample" if any(s == "counterexample" for _, s in bad) else "undecided" if bad else "correct"
+                status[i] = (s, bad)
+            todo = [i for i in todo if status[i][0] == "undecided"]
+        for i, (s, bad) in enumerate(status):
+            counts[s] += 1
+            if s in found and len(found[s]) < listed:
+                found[s].append((list(batch[i]), exact[i], bad))
+    return _compare(doc, counts, found)
+
+
+def _compare(doc: dict[str, Any], counts: dict[str, int], found: dict[str, Any]) -> list[str]:
+    out, res = obj(doc, "outputs"), obj(doc, "result")
+    total = sum(counts.values())
+    problems = []
+    recorded = obj(out, "counts")
+    mine = {"inputs": total, "correct": counts["correct"], "counterexamples": counts["counterexample"], "undecided": counts["undecided"], "undefined": counts["undefined"]}
+    for k, v in mine.items():
+        if recorded.get(k) != v:
+            problems.append(f"the forward pass finds {v:,} {k}, the certificate records {recorded.get(k)!r:.20}")
+    for key_, status in (("counterexamples", "counterexample"), ("undecided", "undecided"), ("undefined", "undefined")):
+        listed = out.get(key_)
+        if not isinstance(listed, list) or len(listed) != len(found[status]):
+            problems.append(f'"outputs.{key_}" does not list the first {len(found[status])} such inputs')
+            continue
+        for entry, (xs, exact, bad) in zip(listed, found[status]):
+            if not isinstance(entry, dict) or not isinstance(entry.get("input"), list) or len(entry["input"]) != len(xs) or not all(same(value(a), b) for a, b in zip(entry["input"], xs)):
+                problems.append(f'"outputs.{key_}" lists another input than {xs!r:.60}')
+                break
+            if status != "undefined":
+                rasp = entry.get("rasp")
+                positions = entry.get("positions")
+                if not isinstance(rasp, list) or len(rasp) != len(exact) or not all(same(value(a), b) for a, b in zip(rasp, exact)):
+                    problems.append(f"the RASP output listed for input {xs!r:.60} is not the recorded one")
+                    break
+                if not isinstance(positions, list) or [(p.get("position"), p.get("status")) for p in positions if isinstance(p, dict)] != bad:
+                    problems.append(f"the positions listed for input {xs!r:.60} are not those the forward pass decides: {bad!r:.80}")
+                    break
+    holds = counts["correct"] == total
+    stated = {"inputs": total, "correct": counts["correct"], "counterexamples": counts["counterexample"], "undecided": counts["undecided"], "undefined": counts["undefined"], "holds": holds}
+    for k, v in stated.items():
+        if res.get(k) is not v and res.get(k) != v or isinstance(res.get(k), bool) != isinstance(v, bool):
+            problems.append(f'"result.{k}" must be {v!r}')
+    if res.get("relation") != "enclosure":
+        problems.append('"result.relation" must be "enclosure"')
+    return problems

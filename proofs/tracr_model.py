@@ -1,0 +1,368 @@
+"""Claim ``tracr_model``: a model tracr compiled decodes to its RASP program's output on every input.
+
+For an assembled tracr model (float32 weights read as exact rationals, its residual space, vocab,
+max_seq_len, BOS, causal or not) and its RASP program: for every sequence over the vocabulary of
+every length 1..max_seq_len, tracr's forward pass computed in arb balls
+(:mod:`constructions.tracr.forward`) decodes at every position 1..n to the program's output as
+attncert evaluates it exactly; or the certificate lists the counterexamples (input, exact RASP
+output, decoded output, the enclosures that decided it, the first residual stream that leaves
+the RASP values' encoding). The decision rules are :mod:`constructions.tracr.certify`'s: a
+categorical output is decided when the chosen class's ball is separated from the others, a
+numerical one when |decoded - exact| <= tol is proven (the largest such bound is reported); an
+undecided input is never counted correct.
+
+The RASP side is recorded without code (:mod:`constructions.tracr.program`: callables tabulated
+on the arguments they receive over the input set). ``attncert verify`` runs the recorded weights
+through the checker's own forward pass on every input (:mod:`proofs.checkers.tracr_model`), then
+rebuilds the document from the recorded model and program, with no tracr, no JAX and none of the
+user's code.
+
+    attncert prove tracr_model --program tracr.compiler.lib:make_length --vocab a,b,c --max-seq-len 8
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from attncert.exact import Ball, ParseError
+from attncert.exact.rationals import rational_to_json
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.tracr_model import check_tracr_model
+from attncert.proofs.params import nonnegative_int, positive_int
+from attncert.proofs.rebuild import recorded_params
+from attncert.proofs.registry import Claim, Param, flag, register
+
+NAME = "tracr_model"
+STATEMENT = (
+    "for every input sequence over the vocabulary of every length 1..max_seq_len, the recorded tracr model's forward pass "
+    "(float32 weights read exactly; softmax attention with tracr's scaling, residual adds, ReLU MLPs, unembedding), enclosed "
+    "in arb balls, decodes at every position to the recorded RASP program's output evaluated exactly by attncert: categorical "
+    "outputs by a separated argmax, numerical ones within tolerance; the counts and the listed counterexamples are the others"
+)
+INSTALL = "pip install 'attncert[tracr]'"
+#: The default tolerance of a numerical output: |decoded - exact| <= 10^-6.
+TOLERANCE = "1/1000000"
+
+
+def parse_vocab(s: str) -> list[Any]:
+    """'a,b,c' -> ['a', 'b', 'c']; an item spelled as an integer ('1', '-2') is the integer."""
+    items = [t.strip() for t in str(s).split(",")]
+    if not items or any(not t for t in items):
+        raise ParseError(f"expected a comma-separated vocabulary such as a,b,c, got {s!r:.60}")
+    vocab = [int(t) if re.fullmatch(r"-?[0-9]+", t) else t for t in items]
+    if len(set(map(repr, vocab))) != len(vocab):
+        raise ParseError(f"the vocabulary {s!r:.60} names a token twice")
+    return vocab
+
+
+def tolerance(s: str) -> Any:
+    from attncert.exact.rationals import parse_rational
+
+    v = parse_rational(s)
+    if v < 0:
+        raise ParseError(f"the tolerance must be >= 0, got {v}")
+    return v
+
+
+def precision(s: str) -> int:
+    v = positive_int(s)
+    if not 16 <= v <= 4096:
+        raise ParseError(f"the precision is a number of bits in [16, 4096], got {v}")
+    return v
+
+
+def tracr_compiler() -> Any:
+    """tracr's ``compiling`` module, or one line saying how to install it."""
+    if importlib.util.find_spec("tracr") is None:
+        raise ParseError(f"the claim tracr_model needs tracr, JAX and dm-haiku: {INSTALL}")
+    from tracr.compiler import compiling
+
+    return compiling
+
+
+def load_program(spec: str) -> Callable[[], Any]:
+    """MODULE:FUNCTION -> the function (MODULE a dotted module importable from here or a .py file)."""
+    module, sep, function = str(spec).rpartition(":")
+    if not sep or not module or not function.isidentifier():
+        raise ParseError(f"--program takes MODULE:FUNCTION, got {spec!r:.60}")
+    try:
+        if module.endswith(".py"):
+            path = Path(module)
+            loaded = importlib.util.spec_from_file_location(path.stem, path)
+            if loaded is None or not path.is_file():
+                raise ParseError(f"no Python file {module!r:.60}")
+            mod = importlib.util.module_from_spec(loaded)
+            loaded.loader.exec_module(mod)  # type: ignore[union-attr]
+        else:
+            if "" not in sys.path:
+                sys.path.insert(0, "")
+            mod = importlib.import_module(module)
+    except ImportError as e:
+        raise ParseError(f"cannot import {module!r:.60}: {e}") from None
+    fn = getattr(mod, function, None)
+    if not callable(fn):
+        raise ParseError(f"{module} has no function {function!r:.40}")
+    return fn
+
+
+def prove(
+    program: str, vocab: str, max_seq_len: int, bos: str, causal: bool, tolerance: Any,
+    precision: int, max_inputs: int, listed: int,
+) -> dict[str, Any]:
+    """Compile FUNCTION() with tracr at these settings and certify the model tracr produced."""
+    from attncert.constructions.tracr.certify import input_count
+
+    tokens = parse_vocab(vocab)
+    _refuse_count(input_count(len(tokens), max_seq_len), max_inputs)
+    compiling = tracr_compiler()
+    rasp_program = load_program(program)()
+    try:
+        model = compiling.compile_rasp_to_model(rasp_program, vocab=set(tokens), max_seq_len=max_seq_len, causal=bool(causal), compiler_bos=bos)
+    except (NotImplementedError, ValueError, KeyError, TypeError) as e:
+        raise ParseError(f"tracr does not compile {program}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]) from None
+    return certify_tracr(rasp_program, model, tokens, max_seq_len, tolerance, precision, max_inputs, listed, source=program)
+
+
+def certify_tracr(
+    program: Any, assembled_model: Any, vocab: Sequence[Any] | None = None, max_seq_len: int | None = None,
+    tolerance: Any = TOLERANCE, precision: int = 64, max_inputs: int = 100_000, listed: int = 10, source: str = "python",
+) -> dict[str, Any]:
+    """The certificate document (unsealed) for a tracr program and the model tracr assembled from it.
+
+    ``vocab`` and ``max_seq_len`` default to the model's; ``source`` is what ``params.program`` records
+    (MODULE:FUNCTION on the command line). Bad input (a vocabulary holding BOS or a token the model has
+    no row for, a length over the model's, a residual space without the program's output, too many
+    inputs) raises ParseError in one line."""
+    from attncert.constructions.tracr.certify import input_count
+    from attncert.constructions.tracr.model import read_assembled
+    from attncert.constructions.tracr.program import from_tracr
+    from attncert.exact.rationals import parse_rational
+
+    prog = from_tracr(program)
+    model = read_assembled(assembled_model, prog.output)
+    tokens = list(model.vocab() if vocab is None else vocab)
+    n = model.max_seq_len if max_seq_len is None else max_seq_len
+    _refuse_count(input_count(len(tokens), n), max_inputs)
+    return _certify(model, prog, tokens, n, source, parse_rational(tolerance), precision, max_inputs, listed)
+
+
+def _refuse_count(count: int, max_inputs: int) -> None:
+    if count > max_inputs:
+        raise ParseError(f"{count:,} input sequences, over the limit of {max_inputs:,} (raise it with --max-inputs)")
+
+
+def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol: Any, prec: int, max_inputs: int, listed: int) -> dict[str, Any]:
+    from attncert.constructions.rasp.values import encode_value
+    from attncert.constructions.tracr import certify as C
+    from attncert.constructions.tracr.model import model_to_json
+    from attncert.constructions.tracr.program import inputs, key, program_to_json
+
+    from attncert.proofs.progress import bar
+
+    _refuse_inputs(model, tokens, n)
+    exact_values: dict[Any, int] = {}
+    values_json: list[Any] = []
+    by_length: list[list[Any]] = []
+    found: dict[str, list[tuple[tuple[Any, ...], Any, Any]]] = {"counterexample": [], "undecided": [], "undefined": []}
+    counts = {"correct": 0, "counterexample": 0, "undecided": 0, "undefined": 0}
+    decided_at: dict[int, int] = {}
+    worst = None
+    total = C.input_count(len(tokens), n)
+    with bar(total, "inputs") as progress:
+        for length, xs in inputs(tokens, n):
+            outs = C.tabulated(prog, xs)
+            verdicts = C.certify_inputs(model, xs, outs, tol, prec)
+            row = []
+            for x, out, v in zip(xs, outs, verdicts):
+                counts[v.status] += 1
+                if v.status != "undefined":
+                    decided_at[v.precision] = decided_at.get(v.precision, 0) + 1
+                    row.append([_index(exact_values, values_json, key(u), u, encode_value) for u in out])
+                else:
+                    row.append(None)
+                if v.status == "correct" and v.error is not None and (worst is None or v.error > worst):
+                    worst = v.error
+                if v.status in found and len(found[v.status]) < listed:
+                    found[v.status].append((x, out, v))
+            by_length.append(row)
+            progress.update(len(xs))
+    C.recorded(prog)
+    listed_json = {
+        status: [_listed(model, prog, x, out, v, tol, encode_value) for x, out, v in items]
+        for status, items in found.items()
+    }
+    holds = counts["correct"] == total
+    return certificate(
+        NAME,
+        {
+            "program": source, "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "bos": str(model.bos),
+            "causal": int(model.causal), "tolerance": rational_to_json(tol), "precision": prec, "max_inputs": max_inputs, "listed": listed,
+        },
+        {"vocab": [encode_value(t) for t in tokens], "max_seq_len": n, "count": total},
+        {
+            "model": model_to_json(model),
+            "program": program_to_json(prog),
+            "size": {"layers": len(model.layers), "heads": model.heads, "width": model.width, "key_size": model.key_size},
+        },
+        {
+            "counts": {"inputs": total, **{k + ("s" if k == "counterexample" else ""): v for k, v in counts.items()}},
+            "counterexamples": listed_json["counterexample"],
+            "undecided": listed_json["undecided"],
+            "undefined": listed_json["undefined"],
+            "max_error": None if worst is None else rational_to_json(worst),
+            "decided_at_precision": [[p, c] for p, c in sorted(decided_at.items())],
+        },
+        {"rasp": {"values": values_json, "outputs": by_length}},
+        {
+            "relation": "enclosure",
+            "holds": holds,
+            "statement": STATEMENT,
+            "tolerance": rational_to_json(tol),
+            "inputs": total,
+            "correct": counts["correct"],
+            "counterexamples": counts["counterexample"],
+            "undecided": counts["undecided"],
+            "undefined": counts["undefined"],
+        },
+    )
+
+
+def _index(seen: dict[Any, int], values: list[Any], k: Any, v: Any, encode: Callable[[Any], Any]) -> int:
+    i = seen.get(k)
+    if i is None:
+        i = seen[k] = len(values)
+        values.append(encode(v))
+    return i
+
+
+def _refuse_inputs(model: Any, tokens: list[Any], n: int) -> None:
+    from attncert.constructions.tracr.program import key
+
+    if n < 1:
+        raise ParseError(f"max_seq_len must be at least 1, got {n}")
+    if n > model.max_seq_len:
+        raise ParseError(f"max_seq_len {n} is over the model's {model.max_seq_len}")
+    if any(key(t) == key(model.bos) for t in tokens):
+        raise ParseError(f"the vocabulary holds the BOS token {model.bos!r:.40}")
+    rows = {key(t) for t, _ in model.token_rows}
+    missing = [t for t in tokens if key(t) not in rows or key(t) == key(model.pad)]
+    if missing:
+        raise ParseError(f"the model has no token {missing[0]!r:.40}: its vocabulary is {model.vocab()!r:.80}")
+    if not tokens:
+        raise ParseError("the vocabulary is empty")
+
+
+def _listed(model: Any, prog: Any, x: Sequence[Any], out: Any, v: Any, tol: Any, encode: Callable[[Any], Any]) -> dict[str, Any]:
+    """A listed input: its tokens, the exact RASP output, the positions not certified correct with the
+    enclosures that decided them, and where the residual stream leaves the encoding."""
+    from attncert.constructions.tracr.certify import EvaluationFailed, leaves_encoding
+
+    if isinstance(out, EvaluationFailed):
+        return {"input": [encode(t) for t in x], "reason": out.reason}
+    ball = Ball(v.precision)
+    positions = [
+        {
+            "position": p.t, "status": p.status, "rasp": encode(p.rasp),
+            "decoded": _decoded(p.decoded, ball, encode),
+            "enclosures": [ball.to_json(b) for b in p.balls],
+            **({"error": rational_to_json(p.error)} if p.error is not None else {}),
+        }
+        for p in v.positions
+    ]
+    entry = {"input": [encode(t) for t in x], "rasp": [encode(u) for u in out], "positions": positions, "precision": v.precision}
+    if v.status == "counterexample":
+        found = leaves_encoding(model, prog, x, tol, v.precision)
+        entry["leaves_encoding"] = None if found is None else {
+            **{k: found[k] for k in ("stream", "sop", "position")},
+            "deviation": [rational_to_json(d) for d in found["deviation"]],
+        }
+    return entry
+
+
+def _decoded(d: Any, ball: Any, encode: Callable[[Any], Any]) -> Any:
+    if isinstance(d, dict):
+        return {"among": [encode(u) for u in d["among"]]}
+    if type(d).__name__ == "arb":
+        return ball.to_json(d)
+    return encode(d)
+
+
+def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document again from the recorded model, program and inputs: no tracr, no user code."""
+    from attncert.constructions.rasp.values import decode_value
+    from attncert.constructions.tracr.model import model_from_json
+    from attncert.constructions.tracr.program import program_from_json
+
+    kw = recorded_params(CLAIM, doc)
+    cons, given = doc.get("construction"), doc.get("inputs")
+    if not isinstance(cons, dict) or not isinstance(given, dict) or not isinstance(given.get("vocab"), list):
+        raise ParseError("the certificate lacks the recorded model, program or vocabulary")
+    model = model_from_json(cons.get("model"))
+    prog = program_from_json(cons.get("program"))
+    tokens = [decode_value(t) for t in given["vocab"]]
+    _refuse_count(_count(len(tokens), kw["max_seq_len"]), kw["max_inputs"])
+    return _certify(model, prog, tokens, kw["max_seq_len"], kw["program"], kw["tolerance"], kw["precision"], kw["max_inputs"], kw["listed"])
+
+
+def _count(v: int, n: int) -> int:
+    return sum(v**k for k in range(1, n + 1))
+
+
+def summary(doc: dict[str, Any]) -> str | None:
+    """One line: all inputs certified (with the certified numerical error), or the first counterexample."""
+    res, out = doc["result"], doc["outputs"]
+    if res["holds"]:
+        err = f"; certified |decoded - exact| <= {out['max_error']}" if out.get("max_error") else ""
+        return f"all {res['inputs']:,} inputs decode to the RASP output{err}"
+    head = f"{res['correct']:,} of {res['inputs']:,} inputs correct, {res['counterexamples']:,} counterexamples, {res['undecided']:,} undecided, {res['undefined']:,} undefined"
+    if out["counterexamples"]:
+        c = out["counterexamples"][0]
+        p = c["positions"][0]
+        where = c.get("leaves_encoding")
+        left = f"; the residual leaves the encoding at {where['stream']} ({where['sop']}, position {where['position']})" if where else ""
+        return f"{head}; first: input {_shown(c['input'])}, RASP {_shown(c['rasp'])}, position {p['position']} decodes to {_shown([p['decoded']])[1:-1]}{left}"
+    return head
+
+
+def _shown(values: list[Any]) -> str:
+    def one(j: Any) -> str:
+        if j is None:
+            return "None"
+        if isinstance(j, dict) and len(j) == 1:
+            ((tag, body),) = j.items()
+            if tag == "among":
+                return "one of " + "/".join(one(u) for u in body)
+            return repr(body) if tag == "s" else str(body)
+        if isinstance(j, dict) and "mid" in j:
+            return f"{j['mid']} +/- {j['rad']}"
+        return str(j)
+
+    return "[" + ", ".join(one(j) for j in values) + "]"
+
+
+CLAIM = register(
+    Claim(
+        NAME,
+        STATEMENT,
+        prove,
+        (
+            Param("program", str, "tracr.compiler.lib:make_length", "MODULE:FUNCTION: a function of no arguments that returns a tracr RASP program"),
+            Param("vocab", str, "a,b,c", "the vocabulary, comma-separated (an item spelled as an integer is the integer)"),
+            Param("max_seq_len", positive_int, 4, "the longest input; tracr compiles the model for it and every length 1..max_seq_len is checked"),
+            Param("bos", str, "BOS", "tracr's BOS token (compiler_bos)"),
+            Param("causal", flag, False, "compile a causal model (tracr's causal=True)"),
+            Param("tolerance", tolerance, TOLERANCE, "a numerical output is correct when |decoded - exact| <= this is proven"),
+            Param("precision", precision, 64, "bits of the balls; undecided inputs are run again at 2 and 4 times this"),
+            Param("max_inputs", positive_int, 100_000, "refuse more input sequences than this"),
+            Param("listed", nonnegative_int, 10, "list at most this many counterexamples (and undecided, undefined inputs) in full"),
+        ),
+        check=check_tracr_model,
+        rebuild=rebuild,
+        summary=summary,
+    )
+)
