@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 from attncert.exact.errors import AttncertError, ParseError
 from attncert.exact.limits import Limits, limit_problem, limits
 from attncert.proofs import workers
-from attncert.proofs.params import positive_int
+from attncert.proofs.params import positive_int, size_values
 from attncert.proofs.registry import INDEX, Claim, available, claim_names, flag, load_claim, load_claims
 from attncert.proofs.workers import Terminated, orderly_signals
 
@@ -252,9 +252,15 @@ def _cmd_prove(args: argparse.Namespace) -> int:
     from attncert.proofs.cost import refuse_over_limits
 
     claim = load_claim(args.claim)
+    _resolve_sizes(args, claim.params)
     if getattr(args, "for_all", False):
         claim = _for_all(claim, args)
     params = {p.name: getattr(args, p.name) for p in claim.params}
+    if params.get("inputs") and claim.build is not None:  # the sizes not given are the input file's
+        from attncert.proofs.layout_claims import sizes_from_inputs
+
+        given = getattr(args, "_given", set())
+        params.update(sizes_from_inputs(claim, params["inputs"], {k: v for k, v in params.items() if k in given}))
     lim = _limits(args)
     if args.estimate:
         return _print_estimate(claim, params, lim)
@@ -430,6 +436,7 @@ def _cmd_graph(args: argparse.Namespace) -> int:
     for target in (args.out, args.png):
         if target:
             check_target(target)
+    _resolve_sizes(args, _build_params(claim))
     sizes = {p.name: getattr(args, p.name) for p in _build_params(claim)}
     refuse_over_limits(claim, sizes, _limits(args))  # the construction is built only at sizes a run may have
     g = claim.build(**sizes).graph()
@@ -462,7 +469,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
     target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
     # Compiling builds the construction and its positional table, then checks the model: forward passes of every (query, key) pair.
-    sizes = compiled.parse_sizes(args.of, args.sizes)  # refuses an unknown construction or size first
+    sizes = compiled.parse_sizes(args.of, _construction_sizes(args))  # refuses an unknown construction or size first
     lim = _limits(args)
     check_cost(f"compile {args.of}", sizes, compiled.compile_cost(args.of, sizes), lim)
     with limits(lim):
@@ -525,6 +532,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from attncert.proofs.verify import OK, verify_file
 
     claim = load_claim(args.claim)
+    _resolve_sizes(args, claim.params)
     target = _target(args.out, Path("plots") / f"{claim.name}.png")  # before the work
     lim = _limits(args)
     if args.certificate:
@@ -567,7 +575,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     default = args.out_dir == SWEEP_FOLDER
     check_folder(args.out_dir, create=default)  # an existing file there is refused as "not a folder"
     lim = _limits(args)
-    plan = sweep.plan(args.claims, args.seeds, args.size, args.out_dir, lim)
+    given = [f"{k[len(_SIZE) :]}={v}" for k, v in vars(args).items() if k.startswith(_SIZE) and v is not None]
+    plan = sweep.plan(args.claims, args.seeds, args.size + given, args.out_dir, lim)
     for task in plan.tasks:  # every task within the limits before any is run
         claim = load_claim(task.claim)
         try:
@@ -599,6 +608,82 @@ def _claim_options(cp: argparse.ArgumentParser, params: Sequence[Any]) -> None:
         cp.add_argument(*_flags(prm.name), dest=prm.name, type=_option(prm.type), default=prm.default, action=_Once, help=f"{prm.help} (default: {prm.default})")
 
 
+# Sizes have one spelling on every verb, in two forms: --n 4 --d 3 (a claim's parameters, or a compiled
+# construction's sizes) and --sizes n=4,d=3 (proofs.params.size_values). For sweep a size takes several
+# values, a task each (--n 2,3 or --sizes n=2,3); elsewhere the values after NAME= are its one value's text.
+_SIZE = "size__"  # the dest prefix of a construction's (compile, the compiled claims) or a sweep's size options
+
+
+def _sizes_option(cp: argparse.ArgumentParser, example: str = "n=4,d=3") -> None:
+    cp.add_argument("--sizes", dest="size_spec", metavar="NAME=V,...", action=_Once, help=f"the same as --NAME V for each, e.g. {example}")
+
+
+def _compiles(params: Sequence[Any]) -> bool:
+    """Whether a claim's parameters name a construction and its sizes (the compiled claims): its own --sizes
+    is the construction's, and the construction's sizes are options too."""
+    return {"of", "sizes"} <= {p.name for p in params}
+
+
+def _construction_size_options(cp: argparse.ArgumentParser, of: str | None) -> None:
+    """--NAME for each size of the construction ``of`` (an unknown one is refused when the verb runs)."""
+    from attncert.proofs import compiled
+
+    try:
+        declared = compiled.size_params(of or "")
+    except ParseError:
+        return
+    for prm in declared.values():
+        cp.add_argument(*_flags(prm.name), dest=_SIZE + prm.name, metavar="V", type=_option(prm.type), action=_Once, help=f"{prm.help} (default: {prm.default}; also --sizes {prm.name}=V)")
+
+
+def _construction_sizes(args: argparse.Namespace) -> str:
+    """The construction's sizes as one text for proofs.compiled.parse_sizes: --sizes and the --NAME options."""
+    given = {k[len(_SIZE) :]: v for k, v in vars(args).items() if k.startswith(_SIZE) and v is not None}
+    spelt = size_values(args.sizes) if str(args.sizes).strip() else {}
+    for name in given.keys() & spelt.keys():
+        raise ParseError(f"--sizes {name}=... and --{name} both give {name}; give it once")
+    return ",".join([t for t in [str(args.sizes).strip()] if t] + [f"{k}={v}" for k, v in given.items()])
+
+
+def _resolve_sizes(args: argparse.Namespace, params: Sequence[Any]) -> None:
+    """Apply --sizes NAME=V,... to the parameters as --NAME V would (each once); a compiled claim's
+    construction sizes (--NAME) join its own --sizes."""
+    if _compiles(params):
+        args.sizes = _construction_sizes(args)
+        return
+    spec = getattr(args, "size_spec", None)
+    if spec is None:
+        return
+    declared = {p.name: p for p in params}
+    given = args.__dict__.setdefault("_given", set())
+    for name, values in size_values(spec).items():
+        if name not in declared:
+            raise ParseError(f"--sizes: {args.claim} has no parameter {name!r} (it takes {', '.join(declared) or 'none'})")
+        if name in given:
+            raise ParseError(f"--sizes {name}=... and --{name} both give {name}; give it once")
+        setattr(args, name, declared[name].type(",".join(values)))
+        given.add(name)
+
+
+def _claim_size_options(cp: argparse.ArgumentParser, params: Sequence[Any], argv: Sequence[str]) -> None:
+    """The second form of a claim's sizes: --sizes, or for a compiled claim the construction's --NAME."""
+    if _compiles(params):
+        default = next(p.default for p in params if p.name == "of")
+        _construction_size_options(cp, _value_of(argv, "--of") or default)
+    else:
+        _sizes_option(cp)
+
+
+def _value_of(argv: Sequence[str], option: str) -> str | None:
+    """The value given to ``option`` in ``argv`` (``--of X`` or ``--of=X``), if any."""
+    for i, tok in enumerate(argv):
+        if tok == option and i + 1 < len(argv):
+            return argv[i + 1]
+        if tok.startswith(option + "="):
+            return tok[len(option) + 1 :]
+    return None
+
+
 def _selected(argv: Sequence[str]) -> tuple[str | None, str | None]:
     """The verb and the claim named on the command line (the first two words that are not options:
     no option of attncert or of prove, graph or plot comes before the claim, or takes a value)."""
@@ -614,6 +699,17 @@ def _claim_parsers(sub: Any, names: Sequence[str], chosen: str | None, add: Call
             add(cp, load_claim(name))
 
 
+#: Parameters a sweep sets itself: not offered as --NAME V1,V2 (a sweep's --jobs is its own, not match2's).
+_SWEEP_OWN = {"seed", "jobs", "scheduler"}
+
+
+def _sweep_size_options(sp: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """--NAME V1,V2,... for every parameter of the claims named on the command line, a task per value."""
+    named = [load_claim(w) for w in dict.fromkeys(argv) if w in INDEX]
+    for prm in {p.name: p for c in named for p in c.params if p.name not in _SWEEP_OWN}.values():
+        sp.add_argument(*_flags(prm.name), dest=_SIZE + prm.name, action=_Once, metavar="V1,V2,...", help=f"values of {prm.name}, a task each (also --sizes {prm.name}=V1,V2)")
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser; the options of a claim are added for the claim named in ``argv`` only."""
     verb, chosen = _selected(argv)
@@ -627,6 +723,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     def prove_options(cp: argparse.ArgumentParser, claim: Claim) -> None:
         _claim_options(cp, claim.params)
+        _claim_size_options(cp, claim.params, argv)
         cp.add_argument("--out", action=_Once, help="certificate path, or - for standard output (default: certificates/CLAIM.json)")
         cp.add_argument("--estimate", action="store_true", help="print what the run would compute (sizes, rough time and memory) and stop")
         if f"{claim.name}_identity" in INDEX:
@@ -644,6 +741,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     def graph_options(cp: argparse.ArgumentParser, claim: Claim) -> None:
         _claim_options(cp, _build_params(claim))
+        _sizes_option(cp)
         cp.add_argument("--format", choices=sorted(GRAPH_FORMATS), default="dot", action=_Once, help="output format (default: dot)")
         cp.add_argument("--out", action=_Once, help="write to FILE instead of standard output")
         cp.add_argument("--png", metavar="FILE", action=_Once, help="also render a PNG with Graphviz's dot")
@@ -657,7 +755,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     sp = sub.add_parser("compile", help="compile a matrix construction to exact transformer weights (JSON, or float64 npz)")
     sp.add_argument("of", metavar="CLAIM", help="the construction: transpose, matmul, softmax, relu, maxmin, inverse3, universal, multihead, encoder_layer, or a language readout: match2, parity")
-    sp.add_argument("--sizes", default="", action=_Once, help="its sizes, e.g. n=4,d=3,dv=2 (the construction's defaults for the rest)")
+    sp.add_argument("--sizes", default="", action=_Once, help="its sizes, e.g. n=4,d=3,dv=2, the same as --n 4 --d 3 --dv 2 (the construction's defaults for the rest)")
+    if verb == "compile" and chosen:
+        _construction_size_options(sp, chosen)
     sp.add_argument("--format", choices=["json", "npz"], default="json", action=_Once, help="exact JSON weights (default) or float64 arrays")
     sp.add_argument("--out", action=_Once, help="output file, or - for standard output (default: models/CLAIM.json or .npz)")
     _add_limits(sp, COST_LIMITS)
@@ -676,6 +776,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     def plot_options(cp: argparse.ArgumentParser, claim: Claim) -> None:
         _claim_options(cp, claim.params)
+        _claim_size_options(cp, claim.params, argv)
         cp.add_argument("--certificate", metavar="FILE", action=_Once, help="plot this certificate (verified first) instead of proving")
         cp.add_argument("--out", action=_Once, help="PNG path, or - for standard output (default: plots/CLAIM.png)")
         _add_limits(cp, COST_LIMITS)
@@ -702,7 +803,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sp = sub.add_parser("sweep", help="prove claims over many seeds and sizes in parallel (resumable), then summarize")
     sp.add_argument("claims", nargs="+", metavar="CLAIM")
     sp.add_argument("--seeds", action=_Once, help="seeds: a range 0-9, a list 0,3,7, or both (default: each claim's default seed)")
-    sp.add_argument("--size", action="append", default=[], metavar="NAME=V1,V2,...", help="values of one parameter (repeatable), e.g. --size n=2,3,4")
+    sp.add_argument(
+        "--sizes", "--size", dest="size", action="append", default=[], metavar="NAME=V1,V2,...",
+        help="values of parameters, a task each (repeatable), e.g. --sizes n=2,3,4,d=2; the same as --n 2,3,4 --d 2",
+    )  # fmt: skip
+    if verb == "sweep":
+        _sweep_size_options(sp, argv)
     sp.add_argument("--out-dir", default=SWEEP_FOLDER, action=_Once, help=f"an existing folder for the certificates (default: {SWEEP_FOLDER}, made if missing)")
     sp.add_argument("--jobs", type=_option(positive_int), action=_Once, default=os.cpu_count() or 1, help="local processes; 1 runs in this process (default: number of CPUs)")
     sp.add_argument("--scheduler", metavar="ADDRESS", action=_Once, help="run on the Dask distributed cluster at ADDRESS instead (needs dask[distributed])")

@@ -29,9 +29,9 @@ from attncert.proofs.checkers.compiled import check_compiled, model_sha256
 from attncert.proofs.cost import Cost
 from attncert.proofs.layout_claims import LAYOUT_CLAIMS, LayoutClaim
 from attncert.proofs.lemmas.common import SEED, exact_domain
-from attncert.proofs.params import positive_int
+from attncert.proofs.params import positive_int, size_values
 from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, load_claims, register
+from attncert.proofs.registry import INDEX, Claim, Param, load_claim, load_claims, register
 
 NAME = "compiled"
 STATEMENT = (
@@ -46,24 +46,29 @@ LANGUAGES: dict[str, dict[str, int]] = {"match2": {"M": 3, "n": 4}, "parity": {"
 
 
 def _layout_claim(of: str) -> LayoutClaim:
-    load_claims()
+    if of in INDEX:  # its module alone (every claim's takes a second: sympy, the approximation targets)
+        load_claim(of)
     if of not in LAYOUT_CLAIMS:
+        load_claims()
         raise ParseError(f"cannot compile {of!r}: choose one of {', '.join(sorted(LAYOUT_CLAIMS) + sorted(LANGUAGES))}")
     return LAYOUT_CLAIMS[of]
 
 
+def size_params(of: str) -> dict[str, Param]:
+    """The sizes of the construction ``of`` (ParseError for one that does not compile), by name."""
+    if of in LANGUAGES:
+        return {name: Param(name, positive_int, v, f"size {name} of the {of} readout") for name, v in LANGUAGES[of].items()}
+    return {p.name: p for p in _layout_claim(of).sizes}
+
+
 def parse_sizes(of: str, sizes: str) -> dict[str, int]:
     """'n=4,d=3' -> the construction's sizes (its defaults for the rest); ParseError on unknown names."""
-    if of in LANGUAGES:
-        declared = {name: Param(name, positive_int, v) for name, v in LANGUAGES[of].items()}
-    else:
-        declared = {p.name: p for p in _layout_claim(of).sizes}
+    declared = size_params(of)
     out = {name: p.default for name, p in declared.items()}
-    for item in [t.strip() for t in str(sizes).split(",") if t.strip()]:
-        name, eq, value = item.partition("=")
-        if not eq or name not in declared:
-            raise ParseError(f"sizes of {of} are {', '.join(declared) or 'none'}; got {item!r}")
-        out[name] = declared[name].type(value)
+    for name, values in (size_values(sizes, "sizes") if str(sizes).strip() else {}).items():
+        if name not in declared:
+            raise ParseError(f"sizes of {of} are {', '.join(declared) or 'none'}; got {name!r}")
+        out[name] = declared[name].type(",".join(values))
     if of == "match2" and out["M"] < 2 or of == "parity" and out["k"] > out["n"]:
         raise ParseError(f"{of}: sizes {canonical_sizes(out)} do not define the language (M >= 2, k <= n)")
     return out

@@ -20,6 +20,8 @@ the certificate and whose ``verify`` checks one independently:
 
 from __future__ import annotations
 
+import inspect
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
@@ -27,10 +29,11 @@ from attncert.constructions import rasp
 from attncert.constructions.layout import Construction, Layout
 from attncert.exact import Domain, EENumber, ParseError
 from attncert.exact.matrices import Rows, matrix_from_json
-from attncert.proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction
+from attncert.proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction, read_inputs
 from attncert.proofs import figures, memory
 from attncert.proofs.cost import over_limits
 from attncert.proofs.certify import differing_fields
+from attncert.proofs.params import positive_int
 from attncert.proofs.registry import Claim, Param
 
 
@@ -146,6 +149,45 @@ def summary(doc: dict[str, Any]) -> str | None:
 
 #: Every layout claim by name, as registered (the compiler's claim compiles their constructions).
 LAYOUT_CLAIMS: dict[str, LayoutClaim] = {}
+
+
+def sizes_from_inputs(claim: Claim, path: str, given: Mapping[str, Any]) -> dict[str, int]:
+    """The sizes at which ``claim``'s construction takes the matrices of the input file at ``path``; the sizes
+    in ``given`` (the command line's) are kept.
+
+    The sizes are the claim's positive-integer parameters that its builder takes. The construction is built
+    once with them at distinct primes (>= 5: no constant dimension, 1 or 3, and no product of two sizes is
+    one): a size is then the dimension of the file's matrix where its prime appears. A size that no dimension
+    shows (the number of heads: matrices A1, A2, ...) is the least value at which the construction's matrices
+    are the file's, by name and shape. Whatever is not determined keeps its value, and reading the file at
+    these sizes says what does not fit (:func:`proofs.lemmas.common.load_inputs`)."""
+    names = set(inspect.signature(claim.build).parameters)
+    sizes = {p.name: given.get(p.name, p.default) for p in claim.params if p.name in names and p.type is positive_int}
+    free = [name for name in sizes if name not in given]
+    shapes = {k: (len(m), len(m[0])) for k, m in read_inputs(path).items() if isinstance(m, list) and m and isinstance(m[0], list)}
+    if not free or not shapes:
+        return sizes
+    extra = {p.name: given.get(p.name, p.default) for p in claim.params if p.name in names and p.name not in sizes}
+    primes = iter(q for q in range(5, 10**4) if all(q % k for k in range(2, q)) and q not in sizes.values())
+    probe = {**sizes, **{name: next(primes) for name in free}}
+    layout = _layout(claim, probe, extra)
+    where = {v: (m, axis) for m, r, c in (layout.inputs if layout else ()) for axis, v in enumerate((r, c))}
+    found = {name: shapes[where[probe[name]][0]][where[probe[name]][1]] for name in free if probe[name] in where and where[probe[name]][0] in shapes}
+    sizes.update(found)
+    unseen = [name for name in free if name not in found]
+    for values in itertools.product(range(1, len(shapes) + 1), repeat=len(unseen)):
+        layout = _layout(claim, {**sizes, **dict(zip(unseen, values))}, extra)
+        if layout and {m: (r, c) for m, r, c in layout.inputs} == shapes:
+            return {**sizes, **dict(zip(unseen, values))}
+    return sizes
+
+
+def _layout(claim: Claim, sizes: dict[str, int], extra: dict[str, Any]) -> Layout | None:
+    """The construction's layout at these sizes, or None where the builder refuses them."""
+    try:
+        return claim.build(**sizes, **extra).layout
+    except (ParseError, ValueError):
+        return None
 
 
 def recorded_sizes(params: dict[str, Any], sizes: tuple[Param, ...]) -> dict[str, int]:

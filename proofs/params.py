@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from attncert.exact.errors import ParseError
@@ -63,6 +64,25 @@ def int_list(s: str) -> list[int]:
     if not v or min(v) < 1:
         raise ParseError(f"expected a comma-separated list of positive integers, got {s!r}")
     return v
+
+
+def size_values(spec: str, option: str = "--sizes") -> dict[str, list[str]]:
+    """``"n=2,3,d=1"`` -> ``{"n": ["2", "3"], "d": ["1"]}``: each ``NAME=V`` starts a name, a bare value
+    adds one to the name before it (values stay text, for the claim's own parameter types). The one
+    spelling of ``--sizes`` on every verb; a one-line ParseError naming ``option`` for anything else."""
+    sizes: dict[str, list[str]] = {}
+    name = None
+    for item in [t.strip() for t in str(spec).split(",")]:
+        key, eq, value = item.partition("=")
+        if eq:
+            name = key.strip()
+            if not re.fullmatch(r"[A-Za-z_]\w*", name):
+                raise ParseError(f"{option}: expected NAME=VALUE, got {item!r:.40}")
+            item = value.strip()
+        if name is None or not item:
+            raise ParseError(f"{option}: expected NAME=V1,V2,... such as n=4,d=3, got {spec!r:.60}")
+        sizes.setdefault(name, []).append(item)
+    return {k: list(dict.fromkeys(v)) for k, v in sizes.items()}
 
 
 def positive_rational(s: object, name: str = "eps") -> fmpq:

@@ -38,6 +38,7 @@ from attncert.exact.errors import AttncertError, LimitExceeded
 from attncert.exact.limits import Limits, limits
 from attncert.proofs import progress as _progress
 from attncert.proofs.execute import Runner
+from attncert.proofs.params import size_values
 from attncert.proofs.registry import INDEX, Claim, load_claim, unknown_claim
 from attncert.proofs.verify import BAD, EXIT, FAIL, OK, verify_file
 
@@ -119,17 +120,14 @@ def seed_list(ranges: Sequence[range]) -> list[int]:
 
 
 def parse_sizes(specs: Sequence[str]) -> dict[str, list[str]]:
-    """``["n=2,3", "d=1", "n=4"]`` -> ``{"n": ["2", "3", "4"], "d": ["1"]}`` (repeats merge)."""
+    """``["n=2,3", "d=1,k=2", "n=4"]`` -> ``{"n": ["2", "3", "4"], "d": ["1"], "k": ["2"]}``: each value a task's
+    (:func:`proofs.params.size_values`; repeats merge)."""
     sizes: dict[str, list[str]] = {}
     for spec in specs:
-        name, sep, values = spec.partition("=")
-        name = name.strip()
-        items = [v.strip() for v in values.split(",")]
-        if not sep or not re.fullmatch(r"[A-Za-z_]\w*", name) or "" in items:
-            raise AttncertError(f"--size: expected NAME=V1,V2,... such as n=2,3,4, got {spec!r}")
-        if name == "seed":
-            raise AttncertError("--size: give seeds with --seeds, not --size seed=...")
-        sizes[name] = list(dict.fromkeys(sizes.get(name, []) + items))
+        for name, values in size_values(spec, "--sizes").items():
+            if name == "seed":
+                raise AttncertError("--sizes: give seeds with --seeds, not seed=...")
+            sizes[name] = list(dict.fromkeys(sizes.get(name, []) + values))
     return sizes
 
 

@@ -57,8 +57,8 @@ def random_matrix(rng: random.Random, r: int, c: int, domain: Domain) -> Rows:
     return [[random_value(rng, domain) for _ in range(c)] for _ in range(r)]
 
 
-def load_inputs(path: str, names: Mapping[str, tuple[int, int]], domain: Domain) -> dict[str, Rows]:
-    """Read {"NAME": [[...], ...]} from a JSON file; entries are rational strings, decimals or ints (read exactly)."""
+def read_inputs(path: str) -> dict[str, Any]:
+    """The JSON object of an input file, {"NAME": [[...], ...]}, its numbers kept as written (read exactly later)."""
     # The same protections as verify: a regular file, at most the byte limit, bounded nesting and digits.
     try:
         obj = parse_json(read_bounded(path), decimals=True)
@@ -66,6 +66,16 @@ def load_inputs(path: str, names: Mapping[str, tuple[int, int]], domain: Domain)
         raise ParseError(f"inputs {path}: {e}") from None
     if not isinstance(obj, dict):
         raise ParseError(f"inputs {path} must be a JSON object mapping matrix names to lists of rows")
+    return obj
+
+
+def load_inputs(path: str, names: Mapping[str, tuple[int, int]], domain: Domain) -> dict[str, Rows]:
+    """Read {"NAME": [[...], ...]} from a JSON file; entries are rational strings, decimals or ints (read exactly).
+    The file holds exactly the matrices ``names`` (one more would be silently left out)."""
+    obj = read_inputs(path)
+    extra = sorted(set(obj) - set(names))
+    if extra:
+        raise ParseError(f"inputs {path} hold the matrix {extra[0]!r:.40}, which the construction at these sizes does not take (it takes {', '.join(names)})")
     out = {}
     for name, (r, c) in names.items():
         if name not in obj:
