@@ -31,7 +31,6 @@ exactly, as Python integers, for the high-precision path.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,9 +45,10 @@ MAX_DIGITS = 64
 
 
 def vector_bits(inner: int) -> int:
-    """kx, the bits per digit of a vector multiplied by a matrix with ``inner`` columns: inner 2^(ka + kx) <= 2^53."""
-    k = 53 - MATRIX_BITS - (inner - 1).bit_length()  # (inner - 1).bit_length() = ceil(log2 inner)
-    if k < 1:
+    """kx, the bits per digit of a vector multiplied by a matrix with ``inner`` columns: inner 2^(ka + kx) <= 2^53,
+    and a whole number of bytes (16 up to 32 columns, 8 up to 8192), so that digits and sums pass through bytes."""
+    k = (53 - MATRIX_BITS - (inner - 1).bit_length()) // 8 * 8  # (inner - 1).bit_length() = ceil(log2 inner)
+    if k < 8:
         raise ValueError(f"an inner dimension of {inner} is too large for exact products in float64")
     return k
 
@@ -77,8 +77,9 @@ class MatrixDigits:
         return cls(digits, exponent)
 
     @classmethod
-    def of_table(cls, table: list[list[int]], index: np.ndarray, exponent: int) -> MatrixDigits:
-        """F[i, j] = the fixed-point value whose digits are table[s][index[i, j]] (each digit in [0, 2^32))."""
+    def of_table(cls, table: list[list[float]], index: np.ndarray, exponent: int) -> MatrixDigits:
+        """F[i, j] = 2^exponent sum_s table[s][index[i, j]] 2^(-32 (s+1)): a matrix whose entries take few values, each given
+        by its digits (:func:`table_digits`), placed by one gather per digit."""
         return cls([np.take(np.array(col, dtype=np.float64), index) for col in table], exponent)
 
     @property
@@ -134,21 +135,43 @@ def float_value(R: list[np.ndarray], exponent: int, width: int) -> tuple[np.ndar
 def integer_value(R: list[np.ndarray], width: int) -> tuple[list[int], int]:
     """(v, g) with value_i = v_i 2^g exactly: sum_{s,t} R[s][i, t] 2^(-32 (s+1) - width (t+1)) as Python integers.
 
-    Terms with the same scale are added in int64 first (each below 2^53, fewer than 2^10 of them); the
-    scales are multiples of gcd(32, width) apart, and the sum is formed by Horner's rule in Python integers.
+    The scales are multiples of 8 bits. Terms of one scale are added in int64 (each below 2^53, at most
+    len(R) of them), then carried into base-256 digits (a carry stays below 2^50) and read as one
+    integer per row (int.from_bytes).
     """
     S, T = len(R), R[0].shape[1]
-    step = math.gcd(MATRIX_BITS, width)
     by_scale: dict[int, np.ndarray] = {}
     for s in range(S):
         for t in range(T):
-            scale = (MATRIX_BITS * (s + 1) + width * (t + 1)) // step
+            scale = (MATRIX_BITS * (s + 1) + width * (t + 1)) // 8
             term = R[s][:, t].astype(np.int64)
             by_scale[scale] = by_scale[scale] + term if scale in by_scale else term
-    top = max(by_scale)
-    acc = np.zeros(R[0].shape[0], dtype=object)
-    for scale in range(min(by_scale), top + 1):
-        acc = acc * (1 << step)
+    top, low = max(by_scale), min(by_scale)
+    n = R[0].shape[0]
+    carry = np.zeros(n, dtype=np.int64)
+    places = top - low + 1 + 8  # the carry out of the top scale takes at most 8 more bytes
+    digits = np.zeros((n, places), dtype=np.uint8)
+    for k in range(places):  # from the least significant byte, scale top, up
+        scale = top - k
         if scale in by_scale:
-            acc = acc + by_scale[scale].astype(object)
-    return acc.tolist(), -top * step
+            carry += by_scale[scale]
+        digits[:, places - 1 - k] = (carry & 0xFF).astype(np.uint8)
+        carry >>= 8
+    raw = digits.tobytes()
+    return [int.from_bytes(raw[i * places : (i + 1) * places], "big") for i in range(n)], -8 * top
+
+
+def integer_digits(values: list[int], width: int, count: int) -> np.ndarray:
+    """X (L x count) with values_j = sum_t X[j, t] 2^(width (count - 1 - t)), X integers in [0, 2^width): the digits of
+    integers 0 <= values_j < 2^(width count), as :func:`vector_digits` writes a vector (x = values 2^(f - width count)).
+    ``width`` is 8 or 16 (:func:`vector_bits`): the digits are the integers' bytes."""
+    size = width * count // 8
+    raw = np.frombuffer(b"".join(v.to_bytes(size, "big") for v in values), dtype=">u1" if width == 8 else ">u2")
+    return raw.reshape(len(values), count).astype(np.float64)
+
+
+def table_digits(values: list[int], count: int) -> list[list[int]]:
+    """The base-2^32 digits of integers 0 <= v < 2^(32 count), most significant first: count lists (for
+    :meth:`MatrixDigits.of_table`)."""
+    raw = np.frombuffer(b"".join(v.to_bytes(4 * count, "big") for v in values), dtype=">u4").reshape(len(values), count)
+    return [raw[:, s].astype(np.float64).tolist() for s in range(count)]

@@ -111,6 +111,8 @@ class ShiftedKernel:
     delta: fmpq  # an exact upper bound on Delta(K)
     mode: str  # "integers" or "floats": which exact form of the cost
     shifts: tuple[Any, Any]  # (A, B) integer arrays (C' = Z'/D) or (alpha, beta~) doubles
+    index: np.ndarray | None = None  # integers: Z' (K'_ij = w^{Z'_ij}, w = e^-scale)
+    scale: fmpq | None = None  # integers: 1/(D eps)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -166,7 +168,7 @@ def _from_integers(Z: np.ndarray, den: int, eps: fmpq) -> ShiftedKernel:
     g2 = gamma(2)
     E_y = g2 * exact(y_top) / (1 - g2) + TINY
     delta = min(_two_largest(rows), _two_largest(cols)) * s
-    return ShiftedKernel(K, _kernel_factor(E_y), delta, "integers", (A, B))
+    return ShiftedKernel(K, _kernel_factor(E_y), delta, "integers", (A, B), Zs, s)
 
 
 def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
