@@ -85,11 +85,17 @@ def tracr_compiler() -> Any:
     return compiling
 
 
-def load_program(spec: str) -> Callable[[], Any]:
-    """MODULE:FUNCTION -> the function (MODULE a dotted module importable from here or a .py file)."""
+def program_spec(spec: str) -> tuple[str, str]:
+    """MODULE:FUNCTION -> (MODULE, FUNCTION), or one line."""
     module, sep, function = str(spec).rpartition(":")
     if not sep or not module or not function.isidentifier():
         raise ParseError(f"--program takes MODULE:FUNCTION, got {spec!r:.60}")
+    return module, function
+
+
+def load_program(module: str, function: str) -> Callable[[], Any]:
+    """The function FUNCTION of MODULE, a dotted module importable from here or a .py file (the
+    user's own code, imported when a proof runs; a verifier never does this)."""
     try:
         if module.endswith(".py"):
             path = Path(module)
@@ -118,9 +124,12 @@ def prove(
     from attncert.constructions.tracr.certify import input_count
 
     tokens = parse_vocab(vocab)
+    if bos in tokens:
+        raise ParseError(f"the vocabulary holds the BOS token {bos!r:.40}")
     _refuse_count(input_count(len(tokens), max_seq_len), max_inputs)
+    module, function = program_spec(program)
     compiling = tracr_compiler()
-    rasp_program = load_program(program)()
+    rasp_program = load_program(module, function)()
     try:
         model = compiling.compile_rasp_to_model(rasp_program, vocab=set(tokens), max_seq_len=max_seq_len, causal=bool(causal), compiler_bos=bos)
     except (NotImplementedError, ValueError, KeyError, TypeError) as e:
@@ -207,7 +216,7 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
         {
             "model": model_to_json(model),
             "program": program_to_json(prog),
-            "size": {"layers": len(model.layers), "heads": model.heads, "width": model.width, "key_size": model.key_size},
+            "size": _size(model),
         },
         {
             "counts": {"inputs": total, **{k + ("s" if k == "counterexample" else ""): v for k, v in counts.items()}},
@@ -230,6 +239,18 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
             "undefined": counts["undefined"],
         },
     )
+
+
+def _size(model: Any) -> dict[str, Any]:
+    """Layers; per layer the heads and MLP hidden units that have nonzero weights; the residual width."""
+    k = model.key_size
+
+    def used(m: Any, axis: int) -> set[int]:
+        return {ij[axis] for ij in m.w}
+
+    heads = [len({c // k for c in used(layer["query"], 1) | used(layer["value"], 1)}) for layer in model.layers]
+    hidden = [len(used(layer["linear_1"], 1)) for layer in model.layers]
+    return {"layers": len(model.layers), "heads": heads, "mlp_hidden": hidden, "width": model.width, "key_size": k}
 
 
 def _index(seen: dict[Any, int], values: list[Any], k: Any, v: Any, encode: Callable[[Any], Any]) -> int:

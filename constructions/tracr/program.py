@@ -28,6 +28,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
+from flint import fmpq
+
 from attncert.constructions import rasp
 from attncert.constructions.rasp.values import decode_value, encode_value
 from attncert.exact import QQ, ParseError
@@ -92,7 +94,9 @@ def key(v: Any) -> tuple[Any, ...]:
         return ("b", v)
     if isinstance(v, str):
         return ("s", v)
-    return ("q", QQ.convert(v))
+    # Plain integers, not the fmpq: hashing an fmpq as Python's numbers hash a Fraction takes microseconds.
+    q = v if type(v) is fmpq else QQ.convert(v)
+    return ("q", int(q.p), int(q.q))
 
 
 def from_tracr(program: Any) -> Program:
@@ -245,7 +249,7 @@ def _value_json(v: Any, n: Node) -> Any:
 
 
 def _unkey(k: tuple[Any, ...]) -> Any:
-    return None if k[0] == "n" else k[1]
+    return None if k[0] == "n" else fmpq(k[1], k[2]) if k[0] == "q" else k[1]
 
 
 def program_from_json(obj: Any) -> Program:

@@ -167,44 +167,44 @@ def _spells(suffix: str, v: Any) -> bool:
         return False
 
 
-def _dense(m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]], bias: bool = True) -> arb_mat:
-    r, c, w, b = m
-    out = [[fmpq(0)] * c for _ in range(r + bias)]
+def _dense(m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]) -> arb_mat:
+    r, c, w, _ = m
+    out = [[fmpq(0)] * c for _ in range(r)]
     for (i, j), x in w.items():
         out[i][j] = x
-    if bias:
-        for j, x in b.items():
-            out[r][j] = x
     return arb_mat(out)
 
 
-def _with_one(rows: list[list[arb]]) -> arb_mat:
-    one = arb(1)
-    return arb_mat([r + [one] for r in rows])
+def _affine(x: arb_mat, m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]) -> arb_mat:
+    """x W + 1 b: the bias added to every row by the product of a column of ones and the bias row."""
+    _, c, _, b = m
+    out = x * _dense(m)
+    if b:
+        out += arb_mat(x.nrows(), 1, [1] * x.nrows()) * arb_mat(1, c, [b.get(j, fmpq(0)) for j in range(c)])
+    return out
 
 
 def _ends(x: arb) -> tuple[fmpq, fmpq]:
     (m, e), (rm, re_) = x.mid().man_exp(), x.rad().man_exp()
-    mid = fmpq(int(m)) * fmpq(2) ** int(e) if e >= 0 else fmpq(int(m), 2 ** int(-e))
-    rad = fmpq(int(rm)) * fmpq(2) ** int(re_) if re_ >= 0 else fmpq(int(rm), 2 ** int(-re_))
+    m, e, rm, re_ = int(m), int(e), int(rm), int(re_)
+    mid = fmpq(m << e) if e >= 0 else fmpq(m, 1 << -e)
+    rad = fmpq(rm << re_) if re_ >= 0 else fmpq(rm, 1 << -re_)
     return mid - rad, mid + rad
 
 
 def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
     """The final residual stream of every input of one length (positions 0..n), at the precision in force."""
     rows_of = {repr((type(t).__name__, t)): r for t, r in model.row_of}
-    tok, pos = _dense(model.token_embed, bias=False).tolist(), _dense(model.pos_embed, bias=False).tolist()
+    tok, pos = _dense(model.token_embed).tolist(), _dense(model.pos_embed).tolist()
     B, T = len(batch), len(batch[0]) + 1
-    x = []
-    for xs in batch:
-        for t, token in enumerate([model.bos] + list(xs)):
-            r = rows_of[repr((type(token).__name__, token))]
-            x.append([a + b for a, b in zip(tok[r], pos[t])])
+    x = arb_mat([
+        [a + b for a, b in zip(tok[rows_of[repr((type(token).__name__, token))]], pos[t])]
+        for xs in batch for t, token in enumerate([model.bos] + list(xs))
+    ])
     k = model.key_size
-    scale, mask = arb(model.scale), arb(model.mask)
+    scale, masked, one = arb(model.scale), arb(model.mask).exp(), arb(1)
     for layer in model.layers:
-        xm = _with_one(x)
-        q, kk, v = ((xm * _dense(layer[p])).tolist() for p in ("query", "key", "value"))
+        q, kk, v = (_affine(x, layer[p]).tolist() for p in ("query", "key", "value"))
         heads = []
         for b in range(B):
             block = slice(b * T, (b + 1) * T)
@@ -213,28 +213,31 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
             for h in range(model.heads):
                 cols = slice(h * k, (h + 1) * k)
                 logits = (arb_mat([r[cols] for r in qb]) * arb_mat([r[cols] for r in kb]).transpose()).tolist()
-                weights = []
-                for i in range(T):
-                    row = [mask if model.causal and j > i else logits[i][j] / scale for j in range(T)]
-                    shift = max((_ends(l)[1] for l in row), default=fmpq(0))
-                    e = [(l - arb(shift)).exp() for l in row]
-                    total = sum(e[1:], e[0])
-                    weights.append([w / total for w in e])
-                heads_out = (arb_mat(weights) * arb_mat([r[cols] for r in vb])).tolist()
+                # softmax_j(l_ij) v_j = (sum_j e^{l_ij} v_j) / (sum_j e^{l_ij}): one product with [v, 1], then a division per entry
+                e = [[masked if model.causal and j > i else (l / scale).exp() for j, l in enumerate(r)] for i, r in enumerate(logits)]
+                sums = (arb_mat(e) * arb_mat([r[cols] + [one] for r in vb])).tolist()
+                heads_out = [[u / r[-1] for u in r[:-1]] for r in sums]
                 for i in range(T):
                     out_b[i] += heads_out[i]
             heads.extend(out_b)
-        attn = (_with_one(heads) * _dense(layer["linear"])).tolist()
-        x = [[a + b for a, b in zip(r, s)] for r, s in zip(x, attn)]
-        hidden = [[h.nonnegative_part() for h in r] for r in (_with_one(x) * _dense(layer["linear_1"])).tolist()]
-        mlp = (_with_one(hidden) * _dense(layer["linear_2"])).tolist()
-        x = [[a + b for a, b in zip(r, s)] for r, s in zip(x, mlp)]
-    return [x[b * T : (b + 1) * T] for b in range(B)]
+        x += _affine(arb_mat(heads), layer["linear"])
+        hidden = arb_mat([[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"]).tolist()])
+        x += _affine(hidden, layer["linear_2"])
+    rows = x.tolist()
+    return [rows[b * T : (b + 1) * T] for b in range(B)]
 
 
-def position_status(model: Model, row: list[arb], v: Any, tol: fmpq) -> str:
-    """correct, counterexample or undecided, by the statement's rules."""
+def position_status(model: Model, row: list[arb], v: Any, tol: fmpq, seen: dict[Any, str]) -> str:
+    """correct, counterexample or undecided, by the statement's rules (``seen``: verdicts of identical balls)."""
     balls = [row[c] for _, c in model.classes]
+    memo = (tuple((b.mid().man_exp(), b.rad().man_exp()) for b in balls), repr((type(v).__name__, v)))
+    found = seen.get(memo)
+    if found is None:
+        found = seen[memo] = _status(model, balls, v, tol)
+    return found
+
+
+def _status(model: Model, balls: list[arb], v: Any, tol: fmpq) -> str:
     if model.categorical:
         ends = [_ends(b) for b in balls]
         top = max(lo for lo, _ in ends)
@@ -298,10 +301,11 @@ def check_tracr_model(doc: dict[str, Any]) -> list[str]:
         for step in range(3):
             if not todo:
                 break
+            seen: dict[Any, str] = {}
             with ctx.workprec(prec << step):
                 streams = run(model, [batch[i] for i in todo])
             for i, stream in zip(todo, streams):
-                pos = [(t, position_status(model, stream[t], v, tol)) for t, v in enumerate(exact[i], start=1)]
+                pos = [(t, position_status(model, stream[t], v, tol, seen)) for t, v in enumerate(exact[i], start=1)]
                 bad = [(t, s) for t, s in pos if s != "correct"]
                 s = "counterexample" if any(s == "counterexample" for _, s in bad) else "undecided" if bad else "correct"
                 status[i] = (s, bad)

@@ -1,0 +1,48 @@
+"""tracr programs of the tests and of the docs: functions of no arguments, as --program MODULE:FUNCTION takes.
+
+Each imports tracr when called (the tracr extra), never when this module is imported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _rasp() -> Any:
+    from tracr.rasp import rasp
+
+    return rasp
+
+
+def make_length() -> Any:
+    """tracr's own make_length (lib.py): the length at every position."""
+    from tracr.compiler import lib
+
+    return lib.make_length()
+
+
+def shift_none() -> Any:
+    """tracr issue #25: a categorical Aggregate with default None. Position 0 selects no key, so RASP
+    gives None there; the compiled model's output columns are all near 0 and argmax decodes a token."""
+    rasp = _rasp()
+    previous = rasp.Select(rasp.indices, rasp.indices, lambda k, q: q == k + 1)
+    return rasp.categorical(rasp.Aggregate(previous, rasp.tokens, default=None))
+
+
+def width_categorical() -> Any:
+    """SelectorWidth of tokens == tokens, categorical: the count of equal tokens at each position."""
+    rasp = _rasp()
+    return rasp.categorical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)))
+
+
+def width_numerical() -> Any:
+    """The same SelectorWidth, numerical."""
+    rasp = _rasp()
+    return rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)))
+
+
+def frac_prevs() -> Any:
+    """tracr's make_frac_prevs of tokens == "x": the fraction of x among the tokens so far (numerical)."""
+    from tracr.compiler import lib
+
+    rasp = _rasp()
+    return lib.make_frac_prevs(rasp.numerical(rasp.Map(lambda t: t == "x", rasp.tokens)))
