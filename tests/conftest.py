@@ -1,7 +1,14 @@
 """Session setup shared by every test module."""
 
 import compileall
+import os
 from pathlib import Path
+
+from attncert.proofs.sinkhorn.common import POT_NUMPY_ONLY
+
+# Tests that import POT themselves get it on numpy alone, as attncert's own comparisons do (import_pot).
+for _key in POT_NUMPY_ONLY:
+    os.environ.setdefault(_key, "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 

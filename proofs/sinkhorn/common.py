@@ -9,6 +9,7 @@ certificate verifies the same with POT, with another POT, or without it.
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import replace
 from typing import Any, Sequence
@@ -199,10 +200,25 @@ def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: i
         return None, max_iter
 
 
+#: POT's switches for the array libraries it imports when it loads (ot/backend.py): attncert hands it numpy
+#: arrays only, and with the tracr extra's jax present its import took 4 s of CPU instead of 2.
+POT_NUMPY_ONLY = ("POT_BACKEND_DISABLE_JAX", "POT_BACKEND_DISABLE_PYTORCH", "POT_BACKEND_DISABLE_CUPY", "POT_BACKEND_DISABLE_TENSORFLOW")
+
+
+def import_pot() -> Any:
+    """POT (ImportError if it is not installed: it is a test extra), on its numpy backend unless the
+    process has already chosen otherwise (a switch already set is left as it is)."""
+    for key in POT_NUMPY_ONLY:
+        os.environ.setdefault(key, "1")
+    import ot
+
+    return ot
+
+
 def pot_version() -> str | None:
     """The installed POT's version (recorded beside every float comparison with it), or None: POT is a test extra."""
     try:
-        import ot
+        ot = import_pot()
     except ImportError:
         return None
     return str(ot.__version__)
@@ -226,7 +242,7 @@ def pot_side_notes(version: str | None, method: str, key: str, entries: list[dic
 
 def pot_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, max_iter: int) -> dict[str, Any]:
     """POT's float64 ``ot.sinkhorn`` (method "sinkhorn", stopThr 1e-9) on the same problem, and how it ended."""
-    import ot
+    ot = import_pot()
 
     Cf = np.array([[float(c) for c in row] for row in C])
     with warnings.catch_warnings(record=True) as caught:

@@ -19,7 +19,7 @@ from attncert.proofs.registry import Claim, Param, register
 from attncert.proofs.checkers.sinkhorn_claims import check_limit
 from attncert.proofs.cost import Cost
 from attncert.proofs.params import positive_rational, rational_list
-from attncert.proofs.sinkhorn.common import float_note, plan_params, pot_side_notes, pot_version, qmat, qvec, w1_json
+from attncert.proofs.sinkhorn.common import float_note, import_pot, plan_params, pot_side_notes, pot_version, qmat, qvec, w1_json
 
 NAME = "sinkhorn_limit"
 STATEMENT = (
@@ -30,7 +30,7 @@ METRIC = "d((x,y),(x',y')) = ||x - x'||_1 + ||y - y'||_1 on the product support"
 
 
 def _pot_w1(p, q, xs, ys) -> float:
-    import ot
+    ot = import_pot()
 
     cells = product_support(xs, ys)
     M = np.array([[float(ground_distance(u, v)) for v in cells] for u in cells])
