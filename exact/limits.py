@@ -38,7 +38,7 @@ class Limits:
     max_digits: int = 10_000  # digits in one numerator or denominator
     max_exponent: int = 1_000_000  # |q| for an exponent e^q in EE
     max_terms: int = 100_000  # terms in one EE numerator or denominator
-    max_entries: int = 1_000_000  # entries in one matrix; elements of one RASP-language value, characters of one string
+    max_entries: int = 1 << 21  # entries in one matrix (a 1024 x 2048 Sinkhorn plan); elements of one RASP-language value, characters of one string
     max_nodes: int = 100_000  # nodes in one RASP graph
     # What one run may compute, from a claim's cost model (proofs/cost.py), for prove and verify alike.
     max_positions: int = 1 << 15  # RASP sequence length

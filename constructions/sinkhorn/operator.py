@@ -10,7 +10,15 @@
   :mod:`constructions.sinkhorn.hilbert` is below ``tol``;
   ``method="krawczyk"`` encloses the dual potentials by interval Newton
   (:mod:`constructions.sinkhorn.krawczyk`), for small eps where lambda -> 1.
-  ``"auto"`` picks Hilbert when Delta(K) <= :data:`HILBERT_MAX_DELTA`.
+  Two more evaluate the Hilbert bound for the shifted kernel without a ball per
+  entry: ``"float-verified"`` (:mod:`constructions.sinkhorn.verified`: POT's float64
+  iterations, the bound evaluated in float64 with proven rounding errors; bounds
+  down to about 1e-13 / (1 - lambda)) and ``"high-precision"``
+  (:mod:`constructions.sinkhorn.precise`: exact integer products in BLAS, arb on
+  vectors; any tol). ``"auto"`` picks by the tolerance: float-verified when tol is
+  above its floor, then high-precision when Delta <= :data:`HILBERT_MAX_DELTA` and
+  the plan has more than :data:`PLAIN_ENTRIES` entries, else Hilbert (arb) when
+  Delta(K) <= :data:`HILBERT_MAX_DELTA`, else Krawczyk.
 * **Float** -- log-domain float iterations (:mod:`constructions.sinkhorn.logdomain`),
   for agreement with POT and speed baselines; never certified.
 
@@ -43,13 +51,16 @@ from typing import Any
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
-from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, projective_diameter
+from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, inverse_gap, projective_diameter
 from attncert.constructions.sinkhorn.kernel import ee_kernel, kernel_entries
 from attncert.constructions.sinkhorn.continuation import continuation_start
 from attncert.constructions.sinkhorn.krawczyk import certify_dual
 from attncert.constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
+from attncert.constructions.sinkhorn.precise import PreciseRun, precise
 from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
+from attncert.constructions.sinkhorn.shifted import ExactCost, ShiftedKernel, UnsupportedKernel, exact_cost, shifted_kernel
+from attncert.constructions.sinkhorn.verified import FloatRun, float_start, float_verified
 from attncert.exact.domains.ball import Ball, BallField
 from attncert.exact.domains.base import Domain
 from attncert.exact.domains.ee import EE
@@ -64,6 +75,13 @@ HILBERT_MAX_DELTA = 40
 #: (the guard bits of hilbert_precision are an estimate: a 2 x 2 universality pair stalled at 1.1e-30
 #: against tol 1e-30 at 128 bits).
 HILBERT_RUNGS = 3
+#: The float-verified path's d_H does not go below about this (float64's rounding, the kernel's error): "auto"
+#: tries it when this times 1/(1 - lambda) is below tol.
+FLOAT_FLOOR = fmpq(1, 10**13)
+#: "auto" keeps the arb paths (a ball per entry) up to this many plan entries n m, where they are as fast.
+PLAIN_ENTRIES = 4096
+#: The methods of Ball(prec).
+BALL_METHODS = ("auto", "hilbert", "krawczyk", "float-verified", "high-precision")
 #: Ball iterations without a smaller bound before declaring the precision floor reached.
 STALL = 25
 #: Residual checks (every 10 float iterations) without halving the residual that end a warm start.
@@ -82,12 +100,12 @@ class SinkhornResult:
 
     problem: Problem
     domain: Domain
-    method: str  # "exact-iterates" (EE), "hilbert" or "krawczyk" (Ball), "log-domain" (Float)
+    method: str  # "exact-iterates" (EE), "hilbert", "krawczyk", "float-verified", "high-precision" (Ball), "log-domain" (Float)
     iterations: int  # full (row + column) iterations, or all Newton steps (float and arb) for krawczyk
     iterate: Rows | ScaledKernel  # the computed plan P^: exact (EE), enclosure (Ball, formed when read) or floats (Float)
     row_error: list[Any]  # P^ 1 - a, in the iterate's domain
     col_error: list[Any]  # P^T 1 - b
-    delta: fmpq  # the projective diameter Delta(K): exactly for a rational cost, else an exact upper bound
+    delta: fmpq  # the projective diameter Delta(K): exactly (hilbert, krawczyk, rational cost), else an exact upper bound
     lam: arb  # an enclosure of lambda = tanh(Delta/4)
     tol: fmpq | None
     bound: arb | None  # exact arb >= max |log P^ - log P*|, or None (not certified)
@@ -140,8 +158,12 @@ def sinkhorn(
             )
         return _exact(p, None if tol is None else _tol(tol, "Ball"), max_iter or MAX_ITER["EE"])
     if isinstance(domain, BallField):
-        if method not in ("auto", "hilbert", "krawczyk"):
-            raise SinkhornInputError(f"unknown method {method!r}: expected auto, hilbert or krawczyk")
+        if method not in BALL_METHODS:
+            raise SinkhornInputError(f"unknown method {method!r}: expected {', '.join(BALL_METHODS)}")
+        if method in ("auto", "float-verified", "high-precision"):
+            r = _shifted(p, method, domain.prec, _tol(tol, "Ball", dyadic_floats=True), max_iter or MAX_ITER["Ball"])
+            if r is not None:
+                return r
         delta = projective_diameter(p)
         if method == "krawczyk" or (method == "auto" and delta > HILBERT_MAX_DELTA):
             return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball", dyadic_floats=True))
@@ -209,6 +231,92 @@ def _exact(p: Problem, tol: fmpq | None, max_iter: int) -> SinkhornResult:
     if tol is not None and not reached:
         status += f", not below tol {tol}"
     return SinkhornResult(p, EE, "exact-iterates", it, P, rows, cols, delta, contraction(delta, prec), tol, bound, plan, status)
+
+
+# -- Ball: the shifted kernel, float-verified or high-precision ----------------------------
+
+
+def exact_array(p: Problem) -> ExactCost | None:
+    """The rational cost as one array (:class:`ExactCost`): its integer form, or the doubles when every entry is one
+    and the integers would not fit int64 (binary floats of many exponents); None otherwise (or for an enclosure)."""
+    if not p.rational:
+        return None
+    cost = exact_cost(p.integer_cost)
+    if cost is not None:
+        return cost
+    if all(int(x.q) & (int(x.q) - 1) == 0 for row in p.C for x in row):
+        values = np.array([[float(x) for x in row] for row in p.C])
+        if np.isfinite(values).all() and all(fmpq(*float(v).as_integer_ratio()) == x for vr, row in zip(values.tolist(), p.C) for v, x in zip(vr, row)):
+            return ExactCost(values, None)
+    return None
+
+
+def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult | None:
+    """The float-verified or high-precision run ``method`` asks for (or "auto" chooses), or None for the arb paths.
+
+    A method asked for by name that cannot run (a cost that is not rational or does not fit float64's range)
+    is a SinkhornInputError; "auto" then falls back to the arb paths.
+    """
+    cost = exact_array(p)
+    try:
+        if cost is None:
+            raise UnsupportedKernel("a rational cost whose integers fit int64, or binary floats, is needed")
+        K = shifted_kernel(cost, p.eps)
+        if method == "high-precision" and K.mode != "integers":
+            raise UnsupportedKernel("the high-precision path needs an integer form of the cost (numerators in int64)")
+    except UnsupportedKernel as e:
+        if method == "auto":
+            return None
+        raise SinkhornInputError(f"method {method!r}: {e}") from None
+    run = None
+    if method == "float-verified" or (method == "auto" and FLOAT_FLOOR * inverse_gap(K.delta, 64) <= arb(tol)):
+        run = float_verified(K, p.a, p.b, tol, max_iter=max_iter)
+        result = _float_result(p, run, tol)
+        if result.certified or method == "float-verified":
+            return result
+    if method == "high-precision" or (method == "auto" and K.mode == "integers" and K.delta <= HILBERT_MAX_DELTA and p.n * p.m > PLAIN_ENTRIES):
+        start = run.iterations if run is not None else float_start(K, p.a, p.b, max_iter)
+        return _precise_result(p, K, precise(K, p.a, p.b, tol, start.u, hilbert_precision(prec, K.delta, tol, p.n + p.m)), tol)
+    return None
+
+
+def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
+    K, its = run.kernel, run.iterations.iterations
+    lam = contraction(K.delta, 64)
+    details = {"prec": 64, "kernel": K.mode, "float_iterations": its}
+    zeros = [arb(0)] * p.m  # P^ = diag(u^) K' diag(b / K'^T u^) has column sums b exactly
+    if run.evaluation is None:
+        status = f"NOT certified: {run.reason} after {its} float64 iterations (float-verified)"
+        floats = (run.iterations.u[:, None] * K.K).tolist()
+        return SinkhornResult(p, Ball(64), "float-verified", its, floats, [], zeros, K.delta, lam, tol, None, None, status, details)
+    bound = arb(run.bound)
+    with ctx.workprec(64):
+        rows = [r - arb(x) for r, x in zip(run.row_sums(), p.a)]
+    verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
+    status = f"{verdict} (float-verified): bound {bound.str(5, radius=False)} after {its} float64 iterations, Delta <= {float(K.delta):.4g}"
+    witness = {"u": [fmpq(*x.as_integer_ratio()) for x in run.evaluation.u.tolist()]}
+    return SinkhornResult(
+        p, Ball(64), "float-verified", its, run.iterate(), rows, zeros, K.delta, lam, tol, bound, run.widened(), status, details, witness
+    )
+
+
+def _precise_result(p: Problem, K: ShiftedKernel, run: PreciseRun, tol: fmpq) -> SinkhornResult:
+    ev, prec = run.evaluation, run.prec
+    with ctx.workprec(prec):
+        rows = [r - arb(x) for r, x in zip(ev.rows, p.a)]
+        cols = [v * c - arb(x) for v, c, x in zip(ev.v, ev.cols, p.b)]
+    verdict = "certified" if ev.bound <= arb(tol) else f"NOT certified to tol {tol}"
+    status = (
+        f"{verdict} (high-precision): bound {ev.bound.str(5, radius=False)} after {run.evaluations} evaluations "
+        f"({run.newton} Newton-corrected) at {prec} bits, Delta <= {float(K.delta):.4g}"
+    )
+    details = {"prec": prec, "evaluations": run.evaluations, "newton_corrections": run.newton, "kernel_digits": len(run.kernel.digits.digits)}
+    with ctx.workprec(prec):
+        widen = arb(0, ev.bound).exp()
+    return SinkhornResult(
+        p, Ball(prec), "high-precision", run.evaluations, run.plan(), rows, cols, K.delta, contraction(K.delta, prec), tol, ev.bound,
+        run.plan(widen), status, details, {"u": run.witness},
+    )
 
 
 # -- Ball: iterations certified by the Hilbert bound ---------------------------------------

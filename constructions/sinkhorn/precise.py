@@ -110,6 +110,7 @@ class Evaluation:
     U: list[int]
     L: int
     v: list[arb]  # balls containing v^
+    cols: list[arb]  # balls containing K'^T u^ (so v^ (K'^T u^) = b)
     rows: list[arb]  # balls containing r = P^ 1
     bound: arb
 
@@ -130,7 +131,7 @@ def evaluate(FK: FixedKernel, U: list[int], L: int, a: Sequence[arb], b: Sequenc
         rows_K = _balls(t_ints, gt + e, arb(FK.error) * arb((sum(V), e)))
         rows = [arb((x, -L)) * k * ratio for x, k in zip(U, rows_K)]
         bound = a_posteriori_bound(hilbert_distance_upper(rows, a, prec), delta, prec)
-    return Evaluation(U, L, v, rows, bound)
+    return Evaluation(U, L, v, cols, rows, bound)
 
 
 def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray) -> np.ndarray:

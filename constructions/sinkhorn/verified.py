@@ -236,6 +236,11 @@ class FloatRun:
             return [arb(x) * arb(y) * f for x, y in zip(e.u.tolist(), e.rows.tolist())]
 
 
+def float_start(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], max_iter: int = 10_000) -> FloatIterations:
+    """The float iterations run to their floor (until they stall): a starting point for the high-precision path."""
+    return float_sinkhorn(K.K, np.array([float_of(x) for x in a]), np.array([float_of(x) for x in b]), None, 0.0, max_iter)
+
+
 def float_verified(
     K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], tol: fmpq, u0: np.ndarray | None = None, max_iter: int = 10_000
 ) -> FloatRun:

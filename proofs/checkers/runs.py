@@ -1,13 +1,18 @@
 r"""One recorded Ball run of certified Sinkhorn, checked against the theorem its method names.
 
-A run records ``method`` (hilbert or krawczyk), a ``witness``, the precision it
-worked at, the plan enclosure it claims, its ``bound`` on max |log P^ - log P*|,
-its ``tol`` and whether it is ``certified``. :func:`check_run` concludes that the
-recorded enclosure contains P* only if
+A run records ``method`` (hilbert or krawczyk in arb; float-verified, the Hilbert
+bound evaluated in float64 with proven rounding errors; high-precision, the Hilbert
+bound for the shifted kernel with exact integer products), a ``witness``, the
+precision it worked at, the plan enclosure it claims (or none, for a large plan: then
+the conclusion is the bound for the witness's plan), its ``bound`` on
+max |log P^ - log P*|, its ``tol`` and whether it is ``certified``. :func:`check_run`
+concludes that the recorded enclosure contains P* only if
 
 * the problem's hypotheses hold (:mod:`proofs.checkers.problem`),
 * the method's theorem holds on the witness (:mod:`~proofs.checkers.hilbert`,
-  :mod:`~proofs.checkers.krawczyk`), recomputed at 64 bits more than the prover used,
+  :mod:`~proofs.checkers.krawczyk`, :mod:`~proofs.checkers.float_hilbert`,
+  :mod:`~proofs.checkers.precise_hilbert`), recomputed at 64 bits more than the prover
+  used (float-verified: by the prover's float64 recipe, named in ``details.kernel``),
 * the recorded bound is at least the bound the theorem proves,
 * the recorded plan contains the recomputed enclosure (ball by ball), and
 * ``certified`` is exactly ``bound <= tol``.
@@ -21,8 +26,10 @@ from flint import arb
 
 from attncert.exact import Ball, ParseError
 from attncert.exact.matrices import matrix_from_json
+from attncert.proofs.checkers.float_hilbert import float_hilbert_enclosure
 from attncert.proofs.checkers.hilbert import hilbert_enclosure
 from attncert.proofs.checkers.krawczyk import krawczyk_enclosure
+from attncert.proofs.checkers.precise_hilbert import precise_hilbert_enclosure
 from attncert.proofs.checkers.problem import HypothesisError, Problem
 from attncert.proofs.checkers.reading import flag, integer, obj, qvector, rational
 
@@ -39,7 +46,8 @@ def read_plan(plan_json: Any, prec: int) -> list[list[arb]]:
 
 
 def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> list[str]:
-    """Problems with one run; an empty list means the recorded plan provably contains P*."""
+    """Problems with one run; an empty list means the recorded plan (if ``plan_json`` is not None) provably
+    contains P*, and the recorded bound holds for the witness's plan."""
     if not isinstance(run, dict):
         raise ParseError("a Sinkhorn run must be an object")
     certified = flag(run, "certified")
@@ -53,6 +61,11 @@ def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> li
             enclosure = hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS)
         elif method == "krawczyk":
             enclosure = krawczyk_enclosure(p, qvector(witness.get("x")), qvector(witness.get("y")), rational(witness.get("rho")), prec + EXTRA_BITS)
+        elif method == "float-verified":
+            recipe = obj(run, "details").get("kernel")
+            enclosure = float_hilbert_enclosure(p, qvector(witness.get("u")), recipe if isinstance(recipe, str) else "", plan_json is not None)
+        elif method == "high-precision":
+            enclosure = precise_hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS, plan_json is not None)
         else:
             raise ParseError(f"unknown Sinkhorn method {method!r:.30}")
     except HypothesisError as e:
@@ -63,8 +76,7 @@ def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> li
         problems.append(f"{label}: the recorded bound is below what the {method} theorem proves ({float(enclosure.log_error):.3g})")
     if not bound <= tol:
         problems.append(f"{label}: marked certified but the bound exceeds tol")
-    recorded = read_plan(plan_json, prec)
-    if not contains_all(recorded, enclosure.plan):
+    if plan_json is not None and not contains_all(read_plan(plan_json, prec), enclosure.plan):
         problems.append(f"{label}: the recorded plan does not contain the recomputed enclosure")
     return problems
 

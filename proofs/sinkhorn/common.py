@@ -19,6 +19,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.constructions.sinkhorn import SinkhornResult
+from attncert.constructions.sinkhorn.operator import PLAIN_ENTRIES
 from attncert.constructions.sinkhorn.wasserstein import W1Certificate
 from attncert.exact import Ball, Float, QQ
 from attncert.exact.errors import LimitExceeded
@@ -31,6 +32,11 @@ from attncert.proofs.registry import Param
 
 
 SEED = Param("seed", int, 0, "seed of the random rational data")
+#: Peak bytes per plan entry of a run on the shifted kernel (float-verified or high-precision): the float kernel,
+#: its index, the temporaries and the high-precision path's digit arrays (about 5 at 128 bits), rounded up.
+SHIFTED_BYTES_PER_ENTRY = 128
+#: Seconds per plan entry of such a run (1024 x 1024 at tol 1e-30: about 0.4 s, one BLAS thread), rounded up.
+SHIFTED_SECONDS_PER_ENTRY = 1e-6
 #: The most text pairs a universality family may have.
 MAX_FAMILY = 1024
 #: Seconds per network coupling of sinkhorn_universality beyond its Sinkhorn run (texts of up to 6 points, width
@@ -53,7 +59,17 @@ def convergence_cost(n: int, eps: str, prec: int, m: int | None = None, cost: st
         C, _ = read_matrix(cost)
         n, cols = len(C), len(C[0])
         spread = max(map(max, C)) - min(map(min, C))
-    return sinkhorn_cost(n, cols, len(eps_list), max(krawczyk_bits(spread, e, prec) for e in eps_list))
+    bits = [krawczyk_bits(spread, e, prec) for e in eps_list]
+    if n * cols <= PLAIN_ENTRIES:
+        return sinkhorn_cost(n, cols, len(eps_list), max(bits))
+    # Past PLAIN_ENTRIES, a run with Delta <= 40 (krawczyk_bits = prec) takes the shifted kernel's paths: no ball per entry.
+    slow = [b for b in bits if b != prec]
+    fast = sinkhorn_cost(n, cols, len(eps_list), prec)
+    fast = replace(fast, memory=SHIFTED_BYTES_PER_ENTRY * n * cols + (1 << 24), seconds=SHIFTED_SECONDS_PER_ENTRY * n * cols * (len(bits) - len(slow)))
+    if not slow:
+        return fast
+    krawczyk = sinkhorn_cost(n, cols, len(slow), max(slow))
+    return replace(krawczyk, evaluations=len(bits), memory=max(krawczyk.memory, fast.memory), seconds=krawczyk.seconds + fast.seconds)
 
 
 def universality_cost(pairs: int, held_out: int, max_n: int, widths: str, eps: str, prec: int, **_: Any) -> Cost:

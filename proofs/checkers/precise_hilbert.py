@@ -1,0 +1,105 @@
+r"""The high-precision Hilbert certificate, re-derived: the Hilbert bound for the shifted kernel of an integer cost, with
+exact integer products and arb on vectors.
+
+Theorem (Birkhoff; :mod:`proofs.checkers.float_hilbert` states it for the shifted kernel): for C = Z/D
+(integers Z), Z' = Z - A 1^T - 1 B^T with A_i = min_j Z_ij, B_j = min_i (Z_ij - A_i), and
+K' = exp(-Z'/(D eps)) (the Sinkhorn plan of exp(-C/eps), the same Delta <= Dbar, Dbar from the two largest
+row maxima of Z', or column maxima, over D eps), a positive witness u^, v^ = b / (K'^T u^) and
+r = diag(u^) K' v^:  max |log P^ - log P*| <= d_H(r, a) (e^{Dbar/2} + 1) / 2.
+
+Hypotheses, checked first: the problem's; C rational with integer numerators over one denominator in int64;
+u^ of n positive dyadic rationals.
+
+Evaluation, at the precision asked: each distinct z of Z' gets a ball w^z (w = e^{-1/(D eps)}) from arb and
+an integer F_z with F_z <= w^z 2^Q < F_z + 2 (Q = 32 S - 1; checked), so K' = F 2^-Q + E, 0 <= E < 2^{1-Q}.
+F^T u^ and F v~ are exact integer products (:mod:`exact.slices`: digits and BLAS), v^ = b / [F^T u^,
+F^T u^ + E sum u^] in arb, v~ its midpoints on a grid of 2^-prec relative, and the row sums lie in
+u^ [F v~, F v~ + E sum v~] (v^/v~); then d_H and the bound, in arb.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+import numpy as np
+from flint import arb, ctx, fmpq, fmpq_mat
+
+from attncert.exact.slices import MATRIX_BITS, MatrixDigits, integer_digits, integer_value, table_digits, vector_bits
+from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem
+
+
+def _integers(p: Problem) -> tuple[np.ndarray, int]:
+    if isinstance(p.C, BallCost):
+        raise HypothesisError("the high-precision method needs a rational cost")
+    num, den = fmpq_mat(p.C).numer_denom()
+    try:
+        Z = np.array([int(x) for x in num.entries()], dtype=np.int64).reshape(p.n, p.m)
+    except OverflowError:
+        raise HypothesisError("the cost's numerators do not fit int64") from None
+    Z = Z - Z.min(1)[:, None]
+    return Z - Z.min(0)[None, :], int(den)
+
+
+def _top_two(x: np.ndarray) -> int:
+    return 0 if len(x) < 2 else int(np.sort(x)[-2:].sum())
+
+
+def _products(F: MatrixDigits, ints: list[int], transpose: bool) -> tuple[list[int], int]:
+    """(F x)_i = values_i 2^g for x = ints, exactly."""
+    width = vector_bits(F.digits[0].shape[0 if transpose else 1])
+    count = -(-max(ints).bit_length() // width)
+    values, g = integer_value(F.products(integer_digits(ints, width, count), transpose), width)
+    return values, g + F.exponent + width * count
+
+
+def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool = True) -> PlanEnclosure:
+    """beta from the witness u^ at ``prec`` bits (module docstring), and with ``plan`` balls containing P*."""
+    if len(u) != p.n:
+        raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
+    if not all(x > 0 and int(x.q) & (int(x.q) - 1) == 0 for x in u):
+        raise HypothesisError("the high-precision witness u is not positive dyadic rationals")
+    Zs, den = _integers(p)
+    s = fmpq(1) / (fmpq(den) * p.eps)
+    spread = min(_top_two(Zs.max(1)), _top_two(Zs.max(0))) * s
+    values, where = np.unique(Zs, return_inverse=True)
+    S = -(-(prec + 16) // MATRIX_BITS)
+    Q = MATRIX_BITS * S - 1
+    with ctx.workprec(prec + 64):
+        w = (-arb(s)).exp()
+        fixed = []
+        for z in values.tolist():
+            t = w**z * arb(2) ** Q
+            f = int(t.lower().floor().unique_fmpz())
+            if not t.upper() < f + 2:
+                raise HypothesisError("the kernel's fixed-point values are not resolved at this precision")
+            fixed.append(f)
+    F = MatrixDigits.of_table(table_digits(fixed, S), where.reshape(p.n, p.m), 1)
+    E = fmpq(2) ** (1 - Q)
+    L = max(int(x.q).bit_length() - 1 for x in u)
+    U = [int(x.p) << (L - (int(x.q).bit_length() - 1)) for x in u]
+    with ctx.workprec(prec):
+        cs, gc = _products(F, U, True)
+        sum_u = arb((sum(U), -L))
+        cols = [arb((x, gc - L)) + arb(E) * sum_u * arb.union(arb(0), arb(1)) for x in cs]
+        v = [arb(bj) / c for bj, c in zip(p.b, cols)]
+        e = max(int(np.frexp(float(x.mid()))[1]) for x in v) - prec
+        V = [int((x.mid() * arb(2) ** -e).floor().unique_fmpz()) for x in v]
+        if min(V) <= 0:
+            raise HypothesisError("v^ is not resolved at this precision")
+        ratio = reduce(arb.union, [x / arb((t, e)) for x, t in zip(v, V)])
+        rs, gr = _products(F, V, False)
+        sum_v = arb((sum(V), e))
+        rows = [arb((ui, -L)) * (arb((x, gr + e)) + arb(E) * sum_v * arb.union(arb(0), arb(1))) * ratio for ui, x in zip(U, rs)]
+        q = [r / arb(ai) for r, ai in zip(rows, p.a)]
+        hi = max((t.upper() for t in q), key=lambda t: t.mid())
+        lo = min((t.lower() for t in q), key=lambda t: t.mid())
+        if not lo > 0:
+            raise HypothesisError("the row sums are not provably positive at this precision")
+        beta = ((hi / lo).log() * ((arb(spread) / 2).exp() + 1) / 2).upper()
+        balls: list[list[arb]] = []
+        if plan:
+            kb = [arb((2 * f + 2, -Q - 1)) + arb(0, arb((1, -Q))) for f in fixed]  # [F_z, F_z + 2] 2^-Q
+            widen = arb.union((-beta).exp(), beta.exp())
+            ww = where.reshape(p.n, p.m).tolist()
+            balls = [[arb((ui, -L)) * widen * kb[k] * vj for k, vj in zip(row, v)] for ui, row in zip(U, ww)]
+    return PlanEnclosure(balls, beta.fmpq())
