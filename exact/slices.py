@@ -95,14 +95,16 @@ class MatrixDigits:
 def vector_digits(x: np.ndarray, width: int) -> tuple[np.ndarray, int]:
     """(X, f) with x = 2^f sum_t X[:, t] 2^(-width (t+1)) exactly, X an L x T array of integers in [0, 2^width).
 
-    x holds finite doubles >= 0, not all 0. T is the fewest digits that hold every entry exactly (a double is a
-    multiple of 2^(E - 53) for x = m 2^E, 1/2 <= m < 1); ValueError if more than MAX_DIGITS would be needed.
+    x holds finite doubles >= 0, not all 0. T is the fewest digits that hold every entry exactly (from each
+    double's lowest set bit); ValueError if more than MAX_DIGITS would be needed.
     """
     if not (x.min() >= 0 and np.isfinite(x).all() and x.max() > 0):
         raise ValueError("vector_digits needs finite entries >= 0, not all 0")
-    _, E = np.frexp(x[x > 0])
+    mant, E = np.frexp(x[x > 0])
+    bits = np.ldexp(mant, 53).astype(np.int64)  # the 53-bit significands, exactly
+    lowest = E - 53 + (np.frexp((bits & -bits).astype(np.float64))[1] - 1)  # the exponent of each lowest set bit
     f = int(E.max())
-    count = -(-(f - int(E.min()) + 53) // width)
+    count = max(1, -(-(f - int(lowest.min())) // width))
     if count > MAX_DIGITS:
         raise ValueError(f"the entries span too many binary orders of magnitude for {MAX_DIGITS} digits")
     t = np.ldexp(x, width - f)  # in [0, 2^width), exactly
