@@ -29,8 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from attncert.exact import Ball, ParseError
+from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
+from attncert.proofs import figures
 from attncert.proofs.certify import certificate
 from attncert.proofs.checkers.tracr_model import check_tracr_model
 from attncert.proofs.params import nonnegative_int, positive_int
@@ -281,16 +282,15 @@ def _refuse_inputs(model: Any, tokens: list[Any], n: int) -> None:
 def _listed(model: Any, prog: Any, x: Sequence[Any], out: Any, v: Any, tol: Any, encode: Callable[[Any], Any]) -> dict[str, Any]:
     """A listed input: its tokens, the exact RASP output, the positions not certified correct with the
     enclosures that decided them, and where the residual stream leaves the encoding."""
-    from attncert.constructions.tracr.certify import EvaluationFailed, leaves_encoding
+    from attncert.constructions.tracr.certify import EvaluationFailed, ball_json, leaves_encoding
 
     if isinstance(out, EvaluationFailed):
         return {"input": [encode(t) for t in x], "reason": out.reason}
-    ball = Ball(v.precision)
     positions = [
         {
             "position": p.t, "status": p.status, "rasp": encode(p.rasp),
-            "decoded": _decoded(p.decoded, ball, encode),
-            "enclosures": [ball.to_json(b) for b in p.balls],
+            "decoded": _decoded(p.decoded, ball_json, encode),
+            "enclosures": [ball_json(b) for b in p.balls],
             **({"error": rational_to_json(p.error)} if p.error is not None else {}),
         }
         for p in v.positions
@@ -305,11 +305,11 @@ def _listed(model: Any, prog: Any, x: Sequence[Any], out: Any, v: Any, tol: Any,
     return entry
 
 
-def _decoded(d: Any, ball: Any, encode: Callable[[Any], Any]) -> Any:
+def _decoded(d: Any, ball_json: Callable[[Any], Any], encode: Callable[[Any], Any]) -> Any:
     if isinstance(d, dict):
         return {"among": [encode(u) for u in d["among"]]}
     if type(d).__name__ == "arb":
-        return ball.to_json(d)
+        return ball_json(d)
     return encode(d)
 
 
@@ -359,8 +359,8 @@ def _shown(values: list[Any]) -> str:
             if tag == "among":
                 return "one of " + "/".join(one(u) for u in body)
             return repr(body) if tag == "s" else str(body)
-        if isinstance(j, dict) and "mid" in j:
-            return f"{j['mid']} +/- {j['rad']}"
+        if isinstance(j, dict) and "mid" in j:  # a numerical output: an interval that contains it
+            return figures.ball(j["mid"], j["rad"], digits=10)
         return str(j)
 
     return "[" + ", ".join(one(j) for j in values) + "]"

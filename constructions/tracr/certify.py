@@ -37,7 +37,7 @@ from attncert.constructions.tracr.forward import State, forward
 from attncert.constructions.tracr.model import Matrix, TracrModel, spells
 from attncert.constructions.tracr.program import Program, key, tabulate, to_rasp
 from attncert.exact import QQ
-from attncert.exact.domains.ball import exact_dyadic
+from attncert.exact.rationals import rational_to_json
 from attncert.exact.errors import AttncertError
 
 #: Undecided inputs are run again at 2, then 4 times the base precision.
@@ -65,10 +65,36 @@ class Verdict:
     precision: int = 0
 
 
+#: Endpoints are kept on the grid of 2^-GRID: exact for every ball whose midpoint and radius have no
+#: bit below it, rounded outward otherwise (a causal model's masked keys weigh about e^{-10^30}).
+GRID = 1024
+
+
 def endpoints(x: arb) -> tuple[fmpq, fmpq]:
-    """The ball's exact endpoints."""
-    m, r = exact_dyadic(x.mid()), exact_dyadic(x.rad())
-    return m - r, m + r
+    """Rationals lo <= x <= hi for every point x of the ball: its endpoints, exactly when they lie on
+    the grid of 2^-GRID, else rounded outward to it."""
+    (m, k), (r, j) = x.mid().man_exp(), x.rad().man_exp()
+    mid_lo, mid_hi = _scaled(int(m), int(k))
+    _, rad_hi = _scaled(int(r), int(j))
+    return fmpq(mid_lo - rad_hi, 1 << GRID), fmpq(mid_hi + rad_hi, 1 << GRID)
+
+
+def _scaled(m: int, k: int) -> tuple[int, int]:
+    """floor and ceil of m 2^(k + GRID)."""
+    e = k + GRID
+    if e >= 0:
+        return m << e, m << e
+    if -e > m.bit_length():  # |m 2^e| < 1
+        return (-1, 0) if m < 0 else (0, 1 if m else 0)
+    f = m >> -e  # floor
+    return f, f + (1 if f << -e != m else 0)
+
+
+def ball_json(x: arb) -> dict[str, str]:
+    """A ball as certificates record it here: the midpoint and radius of [lo, hi] = :func:`endpoints`
+    (the ball itself unless it has bits below 2^-GRID; then a ball containing it)."""
+    lo, hi = endpoints(x)
+    return {"mid": rational_to_json((lo + hi) / 2), "rad": rational_to_json((hi - lo) / 2)}
 
 
 def exact_outputs(prog: Program, inputs: Sequence[Sequence[Any]]) -> tuple[list[Any], list[dict[str, Any]]]:

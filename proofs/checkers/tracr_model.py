@@ -184,12 +184,27 @@ def _affine(x: arb_mat, m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int
     return out
 
 
+#: Endpoints on the grid of 2^-GRID: exact for balls with no bit below it, else rounded outward (the
+#: masked keys of a causal model weigh about e^{-10^30}); the statement's decisions use these.
+GRID = 1024
+
+
 def _ends(x: arb) -> tuple[fmpq, fmpq]:
-    (m, e), (rm, re_) = x.mid().man_exp(), x.rad().man_exp()
-    m, e, rm, re_ = int(m), int(e), int(rm), int(re_)
-    mid = fmpq(m << e) if e >= 0 else fmpq(m, 1 << -e)
-    rad = fmpq(rm << re_) if re_ >= 0 else fmpq(rm, 1 << -re_)
-    return mid - rad, mid + rad
+    (m, k), (r, j) = x.mid().man_exp(), x.rad().man_exp()
+    mid_lo, mid_hi = _on_grid(int(m), int(k))
+    rad_hi = _on_grid(int(r), int(j))[1]
+    return fmpq(mid_lo - rad_hi, 1 << GRID), fmpq(mid_hi + rad_hi, 1 << GRID)
+
+
+def _on_grid(m: int, k: int) -> tuple[int, int]:
+    """floor and ceil of m 2^(k + GRID)."""
+    e = k + GRID
+    if e >= 0:
+        return m << e, m << e
+    if -e > m.bit_length():
+        return (-1, 0) if m < 0 else (0, 1 if m else 0)
+    f = m >> -e
+    return f, f + (f << -e != m)
 
 
 def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:

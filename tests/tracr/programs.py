@@ -46,3 +46,11 @@ def frac_prevs() -> Any:
 
     rasp = _rasp()
     return lib.make_frac_prevs(rasp.numerical(rasp.Map(lambda t: t == "x", rasp.tokens)))
+
+
+def sort_unique() -> Any:
+    """tracr's make_sort_unique(tokens, tokens): the tokens sorted (distinct tokens; repeated ones collide)."""
+    from tracr.compiler import lib
+
+    rasp = _rasp()
+    return lib.make_sort_unique(rasp.tokens, rasp.tokens)
