@@ -170,9 +170,9 @@ class Factor:
     __slots__ = ("lo", "hi")
 
     def __init__(self, lo: arb, hi: arb) -> None:
-        if not (lo > 0 and hi >= lo):
+        self.lo, self.hi = lo.lower(), hi.upper()  # exact points: comparing them decides
+        if not (self.lo > 0 and self.hi >= self.lo):
             raise ValueError("a Factor is an interval of positive reals")
-        self.lo, self.hi = lo.lower(), hi.upper()
 
     @classmethod
     def within(cls, rel: fmpq | arb) -> Factor:

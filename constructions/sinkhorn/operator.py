@@ -59,7 +59,7 @@ from attncert.constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn,
 from attncert.constructions.sinkhorn.precise import PreciseRun, precise
 from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
-from attncert.constructions.sinkhorn.shifted import ExactCost, ShiftedKernel, UnsupportedKernel, exact_cost, shifted_kernel
+from attncert.constructions.sinkhorn.shifted import ArrayRows, ExactCost, ShiftedKernel, UnsupportedKernel, exact_cost, shifted_kernel
 from attncert.constructions.sinkhorn.verified import FloatRun, float_start, float_verified
 from attncert.exact.domains.ball import Ball, BallField
 from attncert.exact.domains.base import Domain
@@ -116,6 +116,8 @@ class SinkhornResult:
     #: Hilbert certificate ({"u": [...]}) or the exact potentials and box radius of a
     #: Krawczyk certificate ({"x": [...], "y": [...], "rho": r}); None otherwise.
     witness: dict[str, Any] | None = None
+    #: The float-verified or high-precision run behind the result (its factors, for a float plan); None otherwise.
+    run: Any = field(default=None, repr=False, compare=False)
 
     @property
     def certified(self) -> bool:
@@ -251,13 +253,14 @@ def exact_array(p: Problem) -> ExactCost | None:
     return None
 
 
-def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult | None:
+def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int, cost: ExactCost | None = None) -> SinkhornResult | None:
     """The float-verified or high-precision run ``method`` asks for (or "auto" chooses), or None for the arb paths.
 
-    A method asked for by name that cannot run (a cost that is not rational or does not fit float64's range)
-    is a SinkhornInputError; "auto" then falls back to the arb paths.
+    ``cost`` is the cost as one array when the caller has it (else :func:`exact_array` of the rows). A method
+    asked for by name that cannot run (a cost that is not rational or does not fit float64's range) is a
+    SinkhornInputError; "auto" then falls back to the arb paths.
     """
-    cost = exact_array(p)
+    cost = exact_array(p) if cost is None else cost
     try:
         if cost is None:
             raise UnsupportedKernel("a rational cost whose integers fit int64, or binary floats, is needed")
@@ -280,6 +283,12 @@ def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int) -> Si
     return None
 
 
+def certified_array(cost: ExactCost, a: list[fmpq], b: list[fmpq], eps: fmpq, prec: int, tol: fmpq) -> SinkhornResult | None:
+    """"auto" on a cost given as one array (no rows of rationals are formed): the float-verified or high-precision
+    result, or None where only the arb paths apply. a, b > 0 with equal totals and eps > 0 (checked by the caller)."""
+    return _shifted(Problem(ArrayRows(cost), a, b, eps), "auto", prec, tol, MAX_ITER["Ball"], cost)
+
+
 def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
     K, its = run.kernel, run.iterations.iterations
     lam = contraction(K.delta, 64)
@@ -296,7 +305,7 @@ def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
     status = f"{verdict} (float-verified): bound {bound.str(5, radius=False)} after {its} float64 iterations, Delta <= {float(K.delta):.4g}"
     witness = {"u": [fmpq(*x.as_integer_ratio()) for x in run.evaluation.u.tolist()]}
     return SinkhornResult(
-        p, Ball(64), "float-verified", its, run.iterate(), rows, zeros, K.delta, lam, tol, bound, run.widened(), status, details, witness
+        p, Ball(64), "float-verified", its, run.iterate(), rows, zeros, K.delta, lam, tol, bound, run.widened(), status, details, witness, run
     )
 
 
@@ -315,7 +324,7 @@ def _precise_result(p: Problem, K: ShiftedKernel, run: PreciseRun, tol: fmpq) ->
         widen = arb(0, ev.bound).exp()
     return SinkhornResult(
         p, Ball(prec), "high-precision", run.evaluations, run.plan(), rows, cols, K.delta, contraction(K.delta, prec), tol, ev.bound,
-        run.plan(widen), status, details, {"u": run.witness},
+        run.plan(widen), status, details, {"u": run.witness}, run,
     )
 
 

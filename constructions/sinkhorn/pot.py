@@ -39,12 +39,13 @@ from typing import Any
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from attncert.constructions.sinkhorn.operator import SinkhornResult
+from attncert.constructions.sinkhorn.operator import SinkhornResult, certified_array
 from attncert.constructions.sinkhorn.operator import sinkhorn as certified_sinkhorn
+from attncert.constructions.sinkhorn.shifted import array_cost
 from attncert.constructions.sinkhorn.problem import SinkhornInputError, as_lists, read_marginal, uniform_marginal
 from attncert.exact.domains.ball import Ball
 from attncert.exact.errors import AttncertError
-from attncert.exact.rationals import is_float
+from attncert.exact.rationals import is_float, parse_rational
 
 #: The relative difference of the exact totals of float marginals that is taken for their rounding (as in the
 #: Float path of the operator): b is scaled to sum(a) within it, and refused beyond it.
@@ -72,18 +73,47 @@ def sinkhorn(
         raise TypeError(f"sinkhorn() got an unexpected keyword argument {unknown[0]!r}")
     if log:
         raise SinkhornInputError("log=True is POT's float log, which has no meaning here; full=True returns the certified run")
-    M = as_lists(M)
-    if not isinstance(M, list) or not M or not isinstance(M[0], list):
-        raise SinkhornInputError("M must be a cost matrix (n x m): sinkhorn(a, b, M, reg) takes POT's order")
-    av, bv = _marginal(a, len(M), "a"), _marginal(b, len(M[0]), "b")
+    array = isinstance(M, np.ndarray) and M.ndim == 2 and M.size > 0 and M.dtype.kind in "iuf"
+    if not array:
+        M = as_lists(M)
+        if not isinstance(M, list) or not M or not isinstance(M[0], list):
+            raise SinkhornInputError("M must be a cost matrix (n x m): sinkhorn(a, b, M, reg) takes POT's order")
+    n, m = M.shape if array else (len(M), len(M[0]))
+    av, bv = _marginal(a, n, "a"), _marginal(b, m, "b")
     sa, sb = sum(av, fmpq(0)), sum(bv, fmpq(0))
     if sa != sb and _holds_floats(a, b) and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
         bv = [x * sa / sb for x in bv]
+    if array:
+        fast = _from_array(M, av, bv, reg, prec, tol)
+        if fast is not None:
+            G, bound = fast.run.float_plan()
+            return (G, Fraction(int(bound.p), int(bound.q)), fast) if full else (G, Fraction(int(bound.p), int(bound.q)))
+        M = M.tolist()
     r = certified_sinkhorn(M, av, bv, reg, Ball(prec), tol=tol)
     if r.plan is None:
         raise NotCertified(f"no enclosure of the Sinkhorn plan: {r.status}")
     G, bound = float_plan(r.plan, r.details.get("prec", prec))
     return (G, bound, r) if full else (G, bound)
+
+
+def _from_array(M: np.ndarray, a: list[fmpq], b: list[fmpq], reg: Any, prec: int, tol: Any) -> SinkhornResult | None:
+    """The certified result of the float-verified or high-precision path on the array M (no rational per entry), or
+    None where only the arb paths apply (the caller then reads M entry by entry). Bad input: SinkhornInputError."""
+    try:
+        cost = array_cost(M)
+    except ValueError as e:
+        raise SinkhornInputError(f"M: {e}") from None
+    if len(a) != cost.shape[0] or len(b) != cost.shape[1]:
+        raise SinkhornInputError(f"shapes disagree: M is {cost.shape[0]}x{cost.shape[1]}, but a has {len(a)} and b has {len(b)} entries")
+    if sum(a, fmpq(0)) != sum(b, fmpq(0)):
+        raise SinkhornInputError(f"marginals have different totals: sum(a) = {sum(a, fmpq(0))}, sum(b) = {sum(b, fmpq(0))}")
+    eps, t = parse_rational(reg, dyadic_floats=True), parse_rational(tol, dyadic_floats=True)
+    if eps <= 0:
+        raise SinkhornInputError(f"the temperature reg must be > 0, got {eps}")
+    if t <= 0:
+        raise SinkhornInputError(f"the tolerance must be > 0, got {t}")
+    r = certified_array(cost, a, b, eps, prec, t)
+    return r if r is not None and r.certified else None
 
 
 def float_plan(plan: Any, prec: int) -> tuple[np.ndarray, Fraction]:

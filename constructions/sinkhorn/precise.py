@@ -44,6 +44,8 @@ from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound, hilbert_
 from attncert.constructions.sinkhorn.kernel import ball_array
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
 from attncert.constructions.sinkhorn.shifted import ShiftedKernel
+from attncert.constructions.sinkhorn.verified import plan_error
+from attncert.exact.roundoff import U as UNIT, Factor, gamma
 from attncert.exact.slices import MATRIX_BITS, MatrixDigits, integer_digits, integer_value, table_digits, vector_bits
 
 #: Newton's linear system is solved densely up to this n (O(n^3)), iteratively beyond.
@@ -190,6 +192,32 @@ class PreciseRun:
         with ctx.workprec(self.prec):
             table = ball_array([arb((2 * f + 2, -32 * S)) + arb(0, arb((1, 1 - 32 * S))) for f in self.kernel.fixed])
         return table[self.kernel.where.reshape(self.shifted.shape)]
+
+    def float_plan(self) -> tuple[np.ndarray, fmpq]:
+        """G = fl(fl(u_f K_f) v_f) (a float64 plan) and an exact bound >= max_ij |G_ij - P*_ij|.
+
+        u_f = fl(u^) and K_f = fl(F_z 2^(1 - 32 S)) (each within u), v_f = fl(mid v^) (within eps_v of v^, measured),
+        K' within [F_z, F_z + 2] 2^(1 - 32 S) of K_f's point, and P* within [e^-beta, e^beta] of P^ = u^ K' v^.
+        """
+        e, S = self.evaluation, len(self.kernel.digits.digits)
+        table = np.ldexp(np.array([float(f) for f in self.kernel.fixed]), 1 - MATRIX_BITS * S)
+        u = np.ldexp(np.array([float(x) for x in e.U]), -e.L)
+        v = np.array([float(x.mid()) for x in e.v])
+        G = np.take(table, self.kernel.where.reshape(self.shifted.shape))
+        G *= u[:, None]
+        G *= v[None, :]
+        with ctx.workprec(self.prec):
+            eps_v = max(((x - arb(f)) / arb(f)).abs_upper() for x, f in zip(e.v, v.tolist()))
+            beta = e.bound
+            one = Factor.within(UNIT).inverse()  # x / fl(x)
+            psi = (
+                Factor((-beta).exp(), beta.exp())
+                * one  # u^ / u_f
+                * one * Factor.between(1, 1 + arb(2) / min(self.kernel.fixed))  # K' / K_f
+                * Factor.within(eps_v)  # v^ / v_f
+                / Factor.within(gamma(2))  # the two products
+            )
+        return G, plan_error(G, psi, float(v.max()))
 
     def plan(self, widen: arb | None = None) -> ScaledKernel:
         """diag(u^ f) K' diag(v^) as balls formed when read: P^ (f = 1), or P* (f = [e^-beta, e^beta])."""

@@ -44,7 +44,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ShiftedKernel, UnsupportedKernel
-from attncert.exact.roundoff import SMALLEST_NORMAL, U, Factor, exact, float_of
+from attncert.exact.roundoff import SMALLEST_NORMAL, U, Factor, exact, float_of, gamma
 from attncert.exact.slices import MAX_DIGITS, MatrixDigits, float_value, grid_floor, vector_bits, vector_digits
 
 #: The kernel's digits: two of 32 bits (entries of [0, 2) to 2^-63).
@@ -140,6 +140,14 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     return FloatBound(u, v, v_factor * v_digits, t, row_factor, d_h, round_up(beta))
 
 
+def plan_error(G: np.ndarray, psi: Factor, v_max: float) -> fmpq:
+    """An exact bound >= max |G_ij - P*_ij| when P*_ij lies in G_ij * psi (up to underflow: 2^-1075 (1 + v_max) more)."""
+    with ctx.workprec(BOUND_BITS):
+        w = max(psi.hi - 1, 1 - psi.lo, key=lambda t: t.mid())
+        bound = arb(exact(G.max())) * w + arb(fmpq(1, 2**1075)) * (1 + arb(exact(v_max)))
+        return bound.upper().fmpq()
+
+
 # -- the float iterations ---------------------------------------------------------------------
 
 
@@ -227,6 +235,19 @@ class FloatRun:
         with ctx.workprec(BOUND_BITS):
             f = self.kernel.factor * e.v_factor
         return FactoredPlan(e.u, self.kernel.K, e.v, f, prec)
+
+    def float_plan(self) -> tuple[np.ndarray, fmpq]:
+        """G = fl(fl(u^ K~) v~) (POT's float64 plan) and an exact bound >= max_ij |G_ij - P*_ij|.
+
+        P* lies in G0 * phi * v_factor * [e^-beta, e^beta] with G0 = u^ K~ v~ exactly, and G is G0 within gamma_2
+        (two roundings; a product that underflows adds at most 2^-1075, times max v~ for the first).
+        """
+        e = self.evaluation
+        G = e.u[:, None] * self.kernel.K
+        G *= e.v[None, :]
+        with ctx.workprec(BOUND_BITS):
+            psi = self.kernel.factor * e.v_factor * Factor((-arb(e.bound)).exp(), arb(e.bound).exp()) / Factor.within(gamma(2))
+        return G, plan_error(G, psi, float(e.v.max()))
 
     def row_sums(self, prec: int = 64) -> list[arb]:
         """Balls containing P^ 1 = u^ (K' v^)."""

@@ -12,6 +12,8 @@ import mpmath
 import numpy as np
 import pytest
 
+from flint import fmpq
+
 import attncert
 from attncert.constructions.sinkhorn import SinkhornInputError
 from attncert.constructions.sinkhorn import sinkhorn as sinkhorn_c_first
@@ -136,3 +138,26 @@ def test_one_function_two_spellings():
     from attncert import sinkhorn as top
 
     assert top is sinkhorn is attncert.sinkhorn
+
+
+def test_arrays_take_the_float_verified_path_when_tol_allows():
+    rng = np.random.default_rng(3)
+    M = rng.random((9, 8))  # binary floats of many exponents: the float recipe
+    a, b = np.full(9, 1 / 9), np.full(8, 1 / 8)
+    G, bound, run = sinkhorn(a, b, M, 0.25, tol="1e-9", full=True)
+    assert run.method == "float-verified" and run.certified and bound <= Fraction(2, 10**9) * Fraction(float(G.max()))
+    bb = [Fraction(x) * (sum(exact(a)) / sum(exact(b))) for x in exact(b)]  # b scaled to sum(a), as the call does
+    assert_true_bound(G, bound, mp_plan(exact(a), bb, [exact(r) for r in M], Fraction(0.25)))
+    P = ot.sinkhorn(a, b, M, 0.25, stopThr=1e-14, numItermax=10_000)
+    assert np.abs(P - G).max() <= float(bound) + 1e-14  # POT converged to 1e-14 lies within our bound of P*
+
+
+def test_integer_arrays_take_the_high_precision_path_past_the_arb_size():
+    rng = np.random.default_rng(4)
+    Z = rng.integers(0, 101, (65, 64))  # 4160 entries: integers over 1, the shifted kernel in fixed point
+    a, b = np.full(65, 64), np.full(64, 65)  # integers: equal totals exactly
+    G, bound, run = sinkhorn(a, b, Z, 20, full=True)
+    assert run.method == "high-precision" and run.certified and run.bound.upper().fmpq() <= fmpq(1, 10**30)
+    assert bound <= 8 * Fraction(float(np.spacing(G.max())))  # a few units in the last place of the largest entry
+    ref = mp_plan([Fraction(int(x)) for x in a], [Fraction(int(x)) for x in b], [[Fraction(int(x)) for x in r] for r in Z], Fraction(20), dps=40)
+    assert_true_bound(G, bound, ref)
