@@ -5,9 +5,11 @@ subpackages ``attncert.exact`` (the exact fields and balls), ``attncert.construc
 programs and their graphs) and ``attncert.proofs`` (claims, certificates, the command line);
 dependencies point one way, proofs -> constructions -> exact.
 
-The one function at the top, ``attncert.sinkhorn(a, b, M, reg)``, is POT's ``ot.sinkhorn`` with a
-certified bound (:mod:`attncert.constructions.sinkhorn.pot`); it loads on first use, so that the
-command line starts without FLINT or numpy.
+Two functions at the top load on first use, so that the command line starts without FLINT or numpy:
+``attncert.sinkhorn(a, b, M, reg)``, POT's ``ot.sinkhorn`` with a certified bound
+(:mod:`attncert.constructions.sinkhorn.pot`), and ``attncert.certify_tracr(program, model)``, the
+``tracr_model`` certificate of a tracr program and the model tracr compiled from it
+(:mod:`attncert.proofs.tracr_model`, docs/tracr.md).
 """
 
 from typing import Any
@@ -19,4 +21,9 @@ def __getattr__(name: str) -> Any:
 
         globals()["sinkhorn"] = sinkhorn
         return sinkhorn
+    if name == "certify_tracr":  # the tracr_model certificate of a tracr program and its compiled model (docs/tracr.md)
+        from attncert.proofs.tracr_model import certify_tracr
+
+        globals()["certify_tracr"] = certify_tracr
+        return certify_tracr
     raise AttributeError(f"module 'attncert' has no attribute {name!r}")
