@@ -338,7 +338,7 @@ def summary(doc: dict[str, Any]) -> str | None:
     """One line: all inputs certified (with the certified numerical error), or the first counterexample."""
     res, out = doc["result"], doc["outputs"]
     if res["holds"]:
-        err = f"; certified |decoded - exact| <= {out['max_error']}" if out.get("max_error") else ""
+        err = f"; certified |decoded - exact| <= {figures.upper(out['max_error'])}" if out.get("max_error") else ""
         return f"all {res['inputs']:,} inputs decode to the RASP output{err}"
     head = f"{res['correct']:,} of {res['inputs']:,} inputs correct, {res['counterexamples']:,} counterexamples, {res['undecided']:,} undecided, {res['undefined']:,} undefined"
     if out["counterexamples"]:

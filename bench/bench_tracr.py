@@ -1,0 +1,103 @@
+"""tracr_model: whole-process prove and verify of tracr's models, and the ball forward pass against tracr's JAX one."""
+
+from __future__ import annotations
+
+import itertools
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.timing import best_of, fmt_seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+#: (program, vocab, max_seq_len, target of prove in seconds): the issue's targets.
+CASES = [
+    ("tracr.compiler.lib:make_length", "a,b,c", 8, 30.0),
+    ("tests.tracr.programs:sort_unique", "1,2,3,4,5", 5, 60.0),
+]
+
+
+def _process(args: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the child, exit code) of one attncert command in a fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "attncert", *args], cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), done.returncode
+
+
+def whole_process() -> dict:
+    rows = []
+    for program, vocab, n, target in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            cert = str(Path(tmp) / "c.json")
+            pw, pc, pcode = _process(["prove", "tracr_model", "--program", program, "--vocab", vocab, "--max-seq-len", str(n), "--out", cert])
+            vw, vc, vcode = _process(["verify", cert])
+        count = sum(len(vocab.split(",")) ** k for k in range(1, n + 1))
+        rows.append([
+            program.split(":")[1], vocab, str(n), f"{count:,}", f"{fmt_seconds(pw)} ({pc:.1f} s CPU), exit {pcode}",
+            f"{fmt_seconds(vw)} ({vc:.1f} s CPU), exit {vcode}", f"{vc / pc:.2f}", f"{target:.0f} s",
+        ])
+    return {
+        "title": "attncert prove tracr_model and attncert verify, each a fresh process (tracr compiles inside prove)",
+        "header": ["program", "vocab", "max_seq_len", "inputs", "prove", "verify", "verify / prove (CPU)", "prove target"],
+        "rows": rows,
+        "note": "prove includes importing JAX and tracr and tracr's own compile (about 10 s of CPU here); verify imports neither: "
+        "it runs the checker's plain forward pass on every input, then rebuilds the document from the recorded model and program.",
+    }
+
+
+def forward_against_jax() -> dict:
+    """The interned ball pass and tracr's JAX pass (its model.forward, warm) on the same batch, in this run."""
+    import numpy as np
+    from flint import ctx
+    from tracr.compiler import compiling
+
+    from attncert.constructions.tracr.forward import forward
+    from attncert.constructions.tracr.model import read_assembled
+    from attncert.proofs.tracr_model import load_program, parse_vocab, program_spec
+
+    rows = []
+    for program, vocab, n, _ in CASES:
+        tokens = parse_vocab(vocab)
+        p = load_program(*program_spec(program))()
+        model = compiling.compile_rasp_to_model(p, vocab=set(tokens), max_seq_len=n, compiler_bos="BOS")
+        exact = read_assembled(model, p.label)
+        batch = list(itertools.product(tokens, repeat=n))
+        enc = model.input_encoder.encoding_map
+        ids = np.array([[enc["BOS"]] + [enc[t] for t in xs] for xs in batch])
+        model.forward(model.params, ids).unembedded_output.block_until_ready()  # traced once
+
+        def ball() -> None:
+            with ctx.workprec(64):
+                forward(exact, batch)
+
+        jax_t = best_of(lambda: model.forward(model.params, ids).unembedded_output.block_until_ready())
+        ball_t = best_of(ball)
+        rows.append([program.split(":")[1], f"{len(batch):,} x {n + 1}", fmt_seconds(jax_t), fmt_seconds(ball_t), f"{ball_t / jax_t:.1f}x"])
+    return {
+        "title": "One batch (every input of the longest length) through tracr's JAX forward pass (float32) and attncert's ball pass (64 bits)",
+        "header": ["program", "batch", "tracr's JAX pass", "ball pass (interned rows)", "ratio (target <= 20x)"],
+        "rows": rows,
+        "note": "Both in this process, best of three; JAX's pass after one call that traced it.",
+    }
+
+
+def run() -> list[dict]:
+    import importlib.util
+
+    if importlib.util.find_spec("tracr") is None:
+        return [{"title": "tracr_model", "header": ["skipped"], "rows": [["the tracr extra is not installed: pip install 'attncert[tracr]'"]]}]
+    return [whole_process(), forward_against_jax()]
+
+
+if __name__ == "__main__":
+    for section in run():
+        print(section["title"])
+        print(" | ".join(section["header"]))
+        for r in section["rows"]:
+            print(" | ".join(r))
