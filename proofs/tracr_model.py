@@ -144,9 +144,9 @@ def certify_tracr(
 ) -> dict[str, Any]:
     """The certificate document (unsealed) for a tracr program and the model tracr assembled from it.
 
-    ``vocab`` and ``max_seq_len`` default to the model's; ``source`` is what ``params.program`` records
-    (MODULE:FUNCTION on the command line). Bad input (a vocabulary holding BOS or a token the model has
-    no row for, a length over the model's, a residual space without the program's output, too many
+    ``vocab`` and ``max_seq_len`` default to the model's; ``source`` names where the program came from
+    (MODULE:FUNCTION on the command line), recorded in ``side_notes`` with tracr's version (informational:
+    the program itself is recorded by its tables). Bad input (a vocabulary holding BOS or a token the model has no row for, a length over the model's, a residual space without the program's output, too many
     inputs) raises ParseError in one line."""
     from attncert.constructions.tracr.certify import input_count
     from attncert.constructions.tracr.model import read_assembled
@@ -210,7 +210,7 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
     return certificate(
         NAME,
         {
-            "program": source, "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "bos": str(model.bos),
+            "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "bos": str(model.bos),
             "causal": int(model.causal), "tolerance": rational_to_json(tol), "precision": prec, "max_inputs": max_inputs, "listed": listed,
         },
         {"vocab": [encode_value(t) for t in tokens], "max_seq_len": n, "count": total},
@@ -239,7 +239,18 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
             "undecided": counts["undecided"],
             "undefined": counts["undefined"],
         },
+        # Where the program came from and which tracr compiled it: informational (verify never imports either).
+        side_notes={"tracr": {"version": _tracr_version(), "program": source}},
     )
+
+
+def _tracr_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tracr-pypi")
+    except PackageNotFoundError:
+        return None
 
 
 def _size(model: Any) -> dict[str, Any]:
@@ -319,7 +330,7 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     from attncert.constructions.tracr.model import model_from_json
     from attncert.constructions.tracr.program import program_from_json
 
-    kw = recorded_params(CLAIM, doc)
+    kw = recorded_params(CLAIM, doc, optional=("program",))  # the program is recorded by its tables; where it came from is a side note
     cons, given = doc.get("construction"), doc.get("inputs")
     if not isinstance(cons, dict) or not isinstance(given, dict) or not isinstance(given.get("vocab"), list):
         raise ParseError("the certificate lacks the recorded model, program or vocabulary")
@@ -327,7 +338,7 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     prog = program_from_json(cons.get("program"))
     tokens = [decode_value(t) for t in given["vocab"]]
     _refuse_count(_count(len(tokens), kw["max_seq_len"]), kw["max_inputs"])
-    return _certify(model, prog, tokens, kw["max_seq_len"], kw["program"], kw["tolerance"], kw["precision"], kw["max_inputs"], kw["listed"])
+    return _certify(model, prog, tokens, kw["max_seq_len"], "", kw["tolerance"], kw["precision"], kw["max_inputs"], kw["listed"])
 
 
 def _count(v: int, n: int) -> int:

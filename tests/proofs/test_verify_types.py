@@ -112,7 +112,7 @@ def forged_leaves(doc: dict, per_claim: int) -> Iterator[tuple[tuple, Any]]:
 
 
 #: Every claim but the slow ones, at the sizes of test_every_leaf; their documents hold ints, bools and integer strings.
-SLOW = {"encoder_layer", "encoder_layer_norm", "match2", "multihead", "parity", "sinkhorn_transformer", "sinkhorn_universality"}
+SLOW = {"encoder_layer", "encoder_layer_norm", "match2", "multihead", "parity", "sinkhorn_transformer", "sinkhorn_universality", "tracr_model"}
 SMALL = {name: sizes for name, sizes in EVERY_LEAF_SIZES.items() if name not in SLOW}
 
 
