@@ -377,6 +377,16 @@ def _shown(values: list[Any]) -> str:
     return "[" + ", ".join(one(j) for j in values) + "]"
 
 
+def cost(vocab: str, max_seq_len: int, precision: int, **_: Any) -> Any:
+    """Every input of every length up to N, N + 1 positions each (BOS first), balls up to 4 times the
+    precision; about 10 s of tracr's own compile and JAX import, then the forward passes."""
+    from attncert.proofs.cost import Cost
+
+    count = _count(len(parse_vocab(vocab)), max_seq_len)
+    n = max_seq_len + 1
+    return Cost(positions=n, pairs=n * n, evaluations=count, precision=4 * precision, seconds=10 + 1e-4 * count * n, memory=(1 << 28) + 2048 * count * n)
+
+
 CLAIM = register(
     Claim(
         NAME,
@@ -394,6 +404,7 @@ CLAIM = register(
             Param("listed", nonnegative_int, 10, "list at most this many counterexamples (and undecided, undefined inputs) in full"),
         ),
         check=check_tracr_model,
+        cost=cost,
         rebuild=rebuild,
         summary=summary,
     )
