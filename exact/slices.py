@@ -6,7 +6,8 @@ floating-point matrix product is exact when its factors have so few significant 
 product of entries and every partial sum is an integer below 2^53, whatever the order of
 evaluation. Here:
 
-* a matrix A with entries in [0, 2^e) is cut into S base-2^ka digits (``ka`` = :data:`MATRIX_BITS`),
+* a matrix A with entries in [0, 2^e) is cut into S base-2^ka digits (ka a whole number of bytes,
+  :data:`MATRIX_BITS` unless said otherwise),
 
       A = 2^e sum_{s<S} A_s 2^{-ka (s+1)} + E,    A_s integer in [0, 2^ka),   0 <= E < 2^{e - ka S},
 
@@ -14,7 +15,8 @@ evaluation. Here:
   fractional part of a double t >= 0 is representable: Sterbenz's lemma);
 * a vector x >= 0 of exact dyadic numbers is written with the same exponent f for every entry,
   x = 2^f sum_{t<T} X_t 2^{-kx (t+1)}, X_t integer in [0, 2^kx), with kx chosen so that
-  L 2^{ka + kx} <= 2^53 for the inner dimension L (:func:`vector_bits`).
+  L 2^{ka + kx} <= 2^53 for the inner dimension L (:func:`vector_bits`). Fewer, wider vector digits
+  for narrower matrix digits: the work is about S T products.
 
 Then every entry of A_s X (X the L x T matrix of digits) is a sum of L products of integers
 below 2^ka and 2^kx, so every partial sum is an integer of magnitude below L 2^{ka + kx} <= 2^53:
@@ -44,10 +46,10 @@ MATRIX_BITS = 32
 MAX_DIGITS = 64
 
 
-def vector_bits(inner: int) -> int:
-    """kx, the bits per digit of a vector multiplied by a matrix with ``inner`` columns: inner 2^(ka + kx) <= 2^53,
-    and a whole number of bytes (16 up to 32 columns, 8 up to 8192), so that digits and sums pass through bytes."""
-    k = (53 - MATRIX_BITS - (inner - 1).bit_length()) // 8 * 8  # (inner - 1).bit_length() = ceil(log2 inner)
+def vector_bits(inner: int, matrix_bits: int = MATRIX_BITS) -> int:
+    """kx, the bits per digit of a vector multiplied by a matrix of ``matrix_bits``-bit digits with ``inner`` columns:
+    inner 2^(ka + kx) <= 2^53, a whole number of bytes (so that digits and sums pass through bytes)."""
+    k = (53 - matrix_bits - (inner - 1).bit_length()) // 8 * 8  # (inner - 1).bit_length() = ceil(log2 inner)
     if k < 8:
         raise ValueError(f"an inner dimension of {inner} is too large for exact products in float64")
     return k
@@ -55,14 +57,15 @@ def vector_bits(inner: int) -> int:
 
 @dataclass
 class MatrixDigits:
-    """F = 2^exponent sum_s digits[s] 2^(-MATRIX_BITS (s+1)): a nonnegative matrix cut into base-2^32 digits."""
+    """F = 2^exponent sum_s digits[s] 2^(-width (s+1)): a nonnegative matrix cut into base-2^width digits."""
 
     digits: list[np.ndarray]
     exponent: int
+    width: int = MATRIX_BITS
 
     @classmethod
     def of(cls, A: np.ndarray, count: int, exponent: int) -> MatrixDigits:
-        """The first ``count`` digits of A (0 <= A < 2^exponent entrywise, not checked here): F <= A < F + 2^(exponent - 32 count)."""
+        """The first ``count`` 32-bit digits of A (0 <= A < 2^exponent, not checked): F <= A < F + 2^(exponent - 32 count)."""
         t = np.multiply(A, 2.0 ** (MATRIX_BITS - exponent))  # A 2^(ka - e) in [0, 2^ka), exactly
         digits = []
         for s in range(count):
@@ -74,21 +77,25 @@ class MatrixDigits:
             t -= d  # the fractional part, exactly
             t *= 2.0**MATRIX_BITS
             digits.append(d)
-        return cls(digits, exponent)
+        return cls(digits, exponent, MATRIX_BITS)
 
     @classmethod
-    def of_table(cls, table: list[list[float]], index: np.ndarray, exponent: int) -> MatrixDigits:
-        """F[i, j] = 2^exponent sum_s table[s][index[i, j]] 2^(-32 (s+1)): a matrix whose entries take few values, each given
-        by its digits (:func:`table_digits`), placed by one gather per digit."""
-        return cls([np.take(np.array(col, dtype=np.float64), index) for col in table], exponent)
+    def of_table(cls, table: np.ndarray, index: np.ndarray, exponent: int, width: int) -> MatrixDigits:
+        """F[i, j] = 2^exponent sum_s table[s, index[i, j]] 2^(-width (s+1)): a matrix whose entries take few values, each
+        given by its digits (:func:`table_digits`), placed by one gather per digit."""
+        return cls([np.take(col, index) for col in table], exponent, width)
 
     @property
     def truncation(self) -> fmpq:
-        """An exact bound on A - F (entrywise, for A built by :meth:`of`): 2^(exponent - 32 count)."""
-        return fmpq(2) ** (self.exponent - MATRIX_BITS * len(self.digits))
+        """An exact bound on A - F (entrywise, for A built by :meth:`of`): 2^(exponent - width count)."""
+        return fmpq(2) ** (self.exponent - self.width * len(self.digits))
+
+    def vector_bits(self, transpose: bool = False) -> int:
+        """The digit width of a vector this matrix (or its transpose) multiplies exactly."""
+        return vector_bits(self.digits[0].shape[0 if transpose else 1], self.width)
 
     def products(self, X: np.ndarray, transpose: bool = False) -> list[np.ndarray]:
-        """[A_s X] (or [A_s^T X]) for the digits A_s: exact when X holds digits of :func:`vector_bits` bits."""
+        """[A_s X] (or [A_s^T X]) for the digits A_s: exact when X holds digits of :meth:`vector_bits` bits."""
         return [(d.T if transpose else d) @ X for d in self.digits]
 
 
@@ -124,56 +131,59 @@ def grid_floor(x: np.ndarray, width: int, count: int) -> np.ndarray:
     return np.floor(x / step) * step
 
 
-def float_value(R: list[np.ndarray], exponent: int, width: int) -> tuple[np.ndarray, fmpq]:
-    """The doubles y_i = fl(sum_{s,t} R[s][i, t] 2^(exponent - 32 (s+1) - width (t+1))) and gamma_{ST - 1}, which bounds
+def float_value(R: list[np.ndarray], exponent: int, width: int, matrix_bits: int = MATRIX_BITS) -> tuple[np.ndarray, fmpq]:
+    """The doubles y_i = fl(sum_{s,t} R[s][i, t] 2^(exponent - ka (s+1) - width (t+1))) and gamma_{ST - 1}, which bounds
     |y_i / value_i - 1| (the terms are >= 0 and exactly scaled; they are added in one fixed order, smallest scale first)."""
     S, T = len(R), R[0].shape[1]
     y = np.zeros(R[0].shape[0])
-    for scale, s, t in sorted(((MATRIX_BITS * (s + 1) + width * (t + 1), s, t) for s in range(S) for t in range(T)), reverse=True):
+    for scale, s, t in sorted(((matrix_bits * (s + 1) + width * (t + 1), s, t) for s in range(S) for t in range(T)), reverse=True):
         y += np.ldexp(R[s][:, t], exponent - scale)
     return y, gamma(max(S * T - 1, 0))
 
 
-def integer_value(R: list[np.ndarray], width: int) -> tuple[list[int], int]:
-    """(v, g) with value_i = v_i 2^g exactly: sum_{s,t} R[s][i, t] 2^(-32 (s+1) - width (t+1)) as Python integers.
+def integer_value(R: list[np.ndarray], width: int, matrix_bits: int = MATRIX_BITS) -> tuple[list[int], int]:
+    """(v, g) with value_i = v_i 2^g exactly: sum_{s,t} R[s][i, t] 2^(-ka (s+1) - width (t+1)) as Python integers.
 
-    The scales are multiples of 8 bits. Terms of one scale are added in int64 (each below 2^53, at most
-    len(R) of them), then carried into base-256 digits (a carry stays below 2^50) and read as one
-    integer per row (int.from_bytes).
+    The scales are whole bytes. The terms are added into one int64 per row and byte position (each term below
+    2^53, at most len(R) per position), then carried in rounds, all positions at once (each round keeps the low
+    byte and moves the rest one byte up, until every position holds a byte), and each row is read as one
+    integer (int.from_bytes).
     """
-    S, T = len(R), R[0].shape[1]
-    by_scale: dict[int, np.ndarray] = {}
+    S, T, n = len(R), R[0].shape[1], R[0].shape[0]
+    q, w = matrix_bits // 8, width // 8
+    low, top = q + w, q * S + w * T
+    pad = 8  # leading bytes for what the carries bring above the most significant term
+    D = np.zeros((n, pad + top - low + 1), dtype=np.int64)
     for s in range(S):
-        for t in range(T):
-            scale = (MATRIX_BITS * (s + 1) + width * (t + 1)) // 8
-            term = R[s][:, t].astype(np.int64)
-            by_scale[scale] = by_scale[scale] + term if scale in by_scale else term
-    top, low = max(by_scale), min(by_scale)
-    n = R[0].shape[0]
-    carry = np.zeros(n, dtype=np.int64)
-    places = top - low + 1 + 8  # the carry out of the top scale takes at most 8 more bytes
-    digits = np.zeros((n, places), dtype=np.uint8)
-    for k in range(places):  # from the least significant byte, scale top, up
-        scale = top - k
-        if scale in by_scale:
-            carry += by_scale[scale]
-        digits[:, places - 1 - k] = (carry & 0xFF).astype(np.uint8)
-        carry >>= 8
-    raw = digits.tobytes()
-    return [int.from_bytes(raw[i * places : (i + 1) * places], "big") for i in range(n)], -8 * top
+        first = pad + q * (s + 1) + w - low
+        D[:, first : first + w * T : w] += R[s].astype(np.int64)
+    while True:
+        high = D >> 8
+        if not high.any():
+            break
+        D &= 0xFF
+        D[:, :-1] += high[:, 1:]
+    raw = D.astype(np.uint8).tobytes()
+    size = D.shape[1]
+    return [int.from_bytes(raw[i * size : (i + 1) * size], "big") for i in range(n)], -8 * top
 
 
 def integer_digits(values: list[int], width: int, count: int) -> np.ndarray:
     """X (L x count) with values_j = sum_t X[j, t] 2^(width (count - 1 - t)), X integers in [0, 2^width): the digits of
-    integers 0 <= values_j < 2^(width count), as :func:`vector_digits` writes a vector (x = values 2^(f - width count)).
-    ``width`` is 8 or 16 (:func:`vector_bits`): the digits are the integers' bytes."""
-    size = width * count // 8
-    raw = np.frombuffer(b"".join(v.to_bytes(size, "big") for v in values), dtype=">u1" if width == 8 else ">u2")
-    return raw.reshape(len(values), count).astype(np.float64)
+    integers 0 <= values_j < 2^(width count), ``width`` a whole number of bytes (:func:`vector_bits`), read from the
+    integers' bytes; as :func:`vector_digits` writes a vector (x = values 2^(f - width count))."""
+    size = width // 8
+    raw = np.frombuffer(b"".join(v.to_bytes(size * count, "big") for v in values), dtype=np.uint8).reshape(len(values), count, size)
+    if size == 1:
+        return raw[:, :, 0].astype(np.float64)
+    digits = raw[:, :, 0].astype(np.float64)
+    for k in range(1, size):
+        digits *= 256
+        digits += raw[:, :, k]
+    return digits
 
 
-def table_digits(values: list[int], count: int) -> list[list[int]]:
-    """The base-2^32 digits of integers 0 <= v < 2^(32 count), most significant first: count lists (for
-    :meth:`MatrixDigits.of_table`)."""
-    raw = np.frombuffer(b"".join(v.to_bytes(4 * count, "big") for v in values), dtype=">u4").reshape(len(values), count)
-    return [raw[:, s].astype(np.float64).tolist() for s in range(count)]
+def table_digits(values: list[int], count: int, width: int) -> np.ndarray:
+    """The base-2^width digits of integers 0 <= v < 2^(width count), most significant first, as a count x len(values)
+    array (for :meth:`MatrixDigits.of_table`)."""
+    return np.ascontiguousarray(integer_digits(values, width, count).T)

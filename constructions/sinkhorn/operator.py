@@ -45,6 +45,7 @@ certifying needs only the factors, and the n m balls of ``iterate`` and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,7 +104,7 @@ class SinkhornResult:
     method: str  # "exact-iterates" (EE), "hilbert", "krawczyk", "float-verified", "high-precision" (Ball), "log-domain" (Float)
     iterations: int  # full (row + column) iterations, or all Newton steps (float and arb) for krawczyk
     iterate: Rows | ScaledKernel  # the computed plan P^: exact (EE), enclosure (Ball, formed when read) or floats (Float)
-    row_error: list[Any]  # P^ 1 - a, in the iterate's domain
+    row_error: Sequence[Any]  # P^ 1 - a, in the iterate's domain (float-verified, high-precision: formed when read)
     col_error: list[Any]  # P^T 1 - b
     delta: fmpq  # the projective diameter Delta(K): exactly (hilbert, krawczyk, rational cost), else an exact upper bound
     lam: arb  # an enclosure of lambda = tanh(Delta/4)
@@ -283,10 +284,33 @@ def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int, cost:
     return None
 
 
-def certified_array(cost: ExactCost, a: list[fmpq], b: list[fmpq], eps: fmpq, prec: int, tol: fmpq) -> SinkhornResult | None:
-    """"auto" on a cost given as one array (no rows of rationals are formed): the float-verified or high-precision
-    result, or None where only the arb paths apply. a, b > 0 with equal totals and eps > 0 (checked by the caller)."""
-    return _shifted(Problem(ArrayRows(cost), a, b, eps), "auto", prec, tol, MAX_ITER["Ball"], cost)
+def certified_array(
+    cost: ExactCost, a: list[fmpq], b: list[fmpq], eps: fmpq, prec: int, tol: fmpq, method: str = "auto"
+) -> SinkhornResult | None:
+    """``method`` (auto, float-verified or high-precision) on a cost given as one array (no rows of rationals are
+    formed): the result, or None where "auto" leaves it to the arb paths. a, b > 0 with equal totals and eps > 0
+    (checked by the caller)."""
+    return _shifted(Problem(ArrayRows(cost), a, b, eps), method, prec, tol, MAX_ITER["Ball"], cost)
+
+
+class LazyList(Sequence):
+    """A list of ``length`` items made by ``make`` when first read (n balls a large run's caller may never need)."""
+
+    def __init__(self, make: Callable[[], list[Any]], length: int) -> None:
+        self.make, self.length, self._items = make, length, None
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, i: Any) -> Any:
+        if self._items is None:
+            self._items = self.make()
+        return self._items[i]
+
+
+def _minus(balls: list[arb], xs: Sequence[fmpq], prec: int) -> list[arb]:
+    with ctx.workprec(prec):
+        return [r - arb(x) for r, x in zip(balls, xs)]
 
 
 def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
@@ -299,8 +323,7 @@ def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
         floats = (run.iterations.u[:, None] * K.K).tolist()
         return SinkhornResult(p, Ball(64), "float-verified", its, floats, [], zeros, K.delta, lam, tol, None, None, status, details)
     bound = arb(run.bound)
-    with ctx.workprec(64):
-        rows = [r - arb(x) for r, x in zip(run.row_sums(), p.a)]
+    rows = LazyList(lambda: _minus(run.row_sums(), p.a, 64), p.n)
     verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
     status = f"{verdict} (float-verified): bound {bound.str(5, radius=False)} after {its} float64 iterations, Delta <= {float(K.delta):.4g}"
     witness = {"u": [fmpq(*x.as_integer_ratio()) for x in run.evaluation.u.tolist()]}
@@ -311,9 +334,8 @@ def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
 
 def _precise_result(p: Problem, K: ShiftedKernel, run: PreciseRun, tol: fmpq) -> SinkhornResult:
     ev, prec = run.evaluation, run.prec
-    with ctx.workprec(prec):
-        rows = [r - arb(x) for r, x in zip(ev.rows, p.a)]
-        cols = [v * c - arb(x) for v, c, x in zip(ev.v, ev.cols, p.b)]
+    rows = LazyList(lambda: _minus(ev.row_balls(prec), p.a, prec), p.n)
+    cols = [arb(0)] * p.m  # P^ = diag(u^) K' diag(b / K'^T u^) has column sums b exactly
     verdict = "certified" if ev.bound <= arb(tol) else f"NOT certified to tol {tol}"
     status = (
         f"{verdict} (high-precision): bound {ev.bound.str(5, radius=False)} after {run.evaluations} evaluations "

@@ -12,27 +12,27 @@ N_0 = W_{g_0}, N_k = floor(N_{k-1} W_{g_k} / 2^Q) give
     N_k <= w^{z_k} 2^Q  and  w^{z_k} 2^Q - N_k <= 3 (k + 1)
 
 (by induction: N_{k-1} W / 2^Q - 1 >= (w^{z_{k-1}} 2^Q - d)(w^g 2^Q - 2) / 2^Q - 1 >= w^{z_k} 2^Q - d - 3).
-With Q = 32 S - 1 + G and 3 (number of values) <= 2^G, F_z = floor(N_z / 2^G) satisfies
+With Q = 24 S - 1 + G and 3 (number of values) <= 2^G, F_z = floor(N_z / 2^G) satisfies
 
-    F_z 2^{1 - 32 S} <= K'_z < (F_z + 2) 2^{1 - 32 S},
+    F_z 2^{1 - 24 S} <= K'_z < (F_z + 2) 2^{1 - 24 S},
 
-so K' = F + E with 0 <= E < 2^{2 - 32 S}, F held as S base-2^32 digits (:class:`exact.slices.MatrixDigits`).
+so K' = F + E with 0 <= E < 2^{2 - 24 S}, F held as S base-2^24 digits (:class:`exact.slices.MatrixDigits`).
 
-**An iteration.** u^ = U 2^-L (integers U). F^T u^ and F v~ are exact integer products in BLAS
-(:mod:`exact.slices`), read as Python integers; then (K'^T u^)_j lies in [F^T u^, F^T u^ + E sum u^],
-v^_j = b_j / (K'^T u^)_j is an arb ball, v~ its midpoints on a grid (v^ = v~ * [1 - rho, 1 + rho]), and
-(K' v^)_i lies in [F v~, F v~ + E sum v~] [1 - rho, 1 + rho]: balls around the row sums r_i, whose
-d_H to a bounds beta (:func:`constructions.sinkhorn.hilbert.hilbert_distance_upper`). Only vectors become
-arb objects. Until beta <= tol, u^ takes a Newton step for the row sums, solved in float64 (dense for
-n <= :data:`DENSE_NEWTON`, else by the fixed-point iteration delta <- A B^T delta - 1 w^T delta - s, two
-float products with the kernel each), from the float iterations of :mod:`constructions.sinkhorn.verified`.
+**An iteration** (:func:`evaluate`), in exact integers: u^ = U 2^-L; F^T U and F V are exact products in
+BLAS (:mod:`exact.slices`), read as Python integers, so (K'^T u^)_j lies in [S_j, S_j + dS] (in units,
+dS the truncation E's share); v~ = V 2^-kv... with V_j = floor(B_j 2^kv / S_j) differs from
+v^_j = b_j / (K'^T u^)_j by a factor in [min S / (min S + dS), 1 + 1 / min V]; and u^_i (F V)_i / a_i,
+floored and ceiled on a grid of 2^-(prec + 8) relative, bound the ratios r_i / a_i up to one common constant,
+hence d_H(r, a), with one logarithm in arb. Nothing with n m entries becomes a Python object. Until
+beta <= tol, u^ takes a Newton step for the row sums, solved in float64 (dense for n <= :data:`DENSE_NEWTON`,
+else by the fixed-point iteration delta <- A B^T delta - 1 w^T delta - s, two float products with the kernel
+each), from the float iterations of :mod:`constructions.sinkhorn.verified`.
 The step only chooses the next point; the bound is a posteriori.
 """
 
 from __future__ import annotations
 
 import math
-from functools import reduce
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,16 +40,19 @@ from typing import Any
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound, hilbert_distance_upper
+from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound
 from attncert.constructions.sinkhorn.kernel import ball_array
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
 from attncert.constructions.sinkhorn.shifted import ShiftedKernel
 from attncert.constructions.sinkhorn.verified import plan_error
 from attncert.exact.roundoff import U as UNIT, Factor, gamma
-from attncert.exact.slices import MATRIX_BITS, MatrixDigits, integer_digits, integer_value, table_digits, vector_bits
+from attncert.exact.slices import MatrixDigits, integer_digits, integer_value, table_digits
 
+#: Bits per digit of the kernel: with 24, vectors take 16-bit digits up to 2^13 rows (24 + 16 + 13 = 53), so
+#: each product is about S T = (prec / 24) (prec / 16) float products (32 and 8 would make it prec^2 / 256).
+KERNEL_BITS = 24
 #: Newton's linear system is solved densely up to this n (O(n^3)), iteratively beyond.
-DENSE_NEWTON = 256
+DENSE_NEWTON = 32
 #: Iterations of the fixed-point solve of Newton's system, at most.
 NEWTON_SWEEPS = 200
 #: Evaluations of the bound (each after a Newton step), at most.
@@ -58,20 +61,27 @@ MAX_EVALUATIONS = 8
 
 @dataclass(frozen=True)
 class FixedKernel:
-    """K' = F + E, 0 <= E < error, F = 2 sum_s digits[s] 2^(-32 (s+1)) (module docstring), and the table behind it."""
+    """K' = F + E, 0 <= E < error, F = 2 sum_s digits[s] 2^(-24 (s+1)) (module docstring), and the table behind it."""
 
     digits: MatrixDigits
     error: fmpq
     values: np.ndarray  # the distinct z, increasing
-    fixed: list[int]  # F_z (value F_z 2^(1 - 32 S)) for each of them
+    fixed: list[int]  # F_z (value F_z 2^(1 - 24 S)) for each of them
     where: np.ndarray  # Z' as positions in ``values``
 
 
 def fixed_kernel(K: ShiftedKernel, count: int) -> FixedKernel:
-    """F for an integer cost, with ``count`` digits of 32 bits (module docstring)."""
-    values, where = np.unique(K.index, return_inverse=True)
+    """F for an integer cost, with ``count`` digits of 24 bits (module docstring).
+
+    The values z are all integers from 0 to max Z' when there are no more of them than entries (Z' is then its own
+    index into the table), else the distinct ones."""
+    top = int(K.index.max())
+    if top < K.index.size:
+        values, where = np.arange(top + 1), K.index.astype(np.intp)  # intp: the gathers would convert it each time
+    else:
+        values, where = np.unique(K.index, return_inverse=True)
     guard = (3 * len(values)).bit_length()
-    Q = MATRIX_BITS * count - 1 + guard
+    Q = KERNEL_BITS * count - 1 + guard
     gaps = np.diff(values, prepend=0).tolist()
     W = {}
     with ctx.workprec(Q + 64):
@@ -86,54 +96,97 @@ def fixed_kernel(K: ShiftedKernel, count: int) -> FixedKernel:
         if chain:
             N = (N * W[g]) >> Q
         chain.append(N >> guard)
-    table = table_digits(chain, count)
-    return FixedKernel(MatrixDigits.of_table(table, where.reshape(K.shape), 1), fmpq(2) ** (2 - MATRIX_BITS * count), values, chain, where)
+    table = table_digits(chain, count, KERNEL_BITS)
+    return FixedKernel(MatrixDigits.of_table(table, where.reshape(K.shape), 1, KERNEL_BITS), fmpq(2) ** (2 - KERNEL_BITS * count), values, chain, where)
 
 
-def _exact_products(F: MatrixDigits, ints: list[int], transpose: bool, width: int) -> tuple[list[int], int]:
-    """F x (or F^T x) for x = ints 2^0 exactly: (values, g) with (F x)_i = values_i 2^g."""
-    top = max(ints).bit_length()
-    count = -(-top // width)
-    R = F.products(integer_digits(ints, width, count), transpose)
-    v, g = integer_value(R, width)
-    return v, g + F.exponent + width * count
+def _exact_products(F: MatrixDigits, ints: np.ndarray, transpose: bool) -> tuple[np.ndarray, int]:
+    """F x (or F^T x) for x = ints 2^0 (integers >= 0) exactly: (values, g) with (F x)_i = values_i 2^g (object arrays)."""
+    width = F.vector_bits(transpose)
+    count = max(1, -(-max(ints).bit_length() // width))
+    R = F.products(integer_digits(ints.tolist(), width, count), transpose)
+    v, g = integer_value(R, width, F.width)
+    return np.array(v, dtype=object), g + F.exponent + width * count
 
 
-def _balls(ints: list[int], g: int, extra: arb) -> list[arb]:
-    """[x_i 2^g, x_i 2^g + extra]: the interval from an exact product to it plus the truncation's share."""
-    half = extra / 2
-    return [arb((x, g)) + half + arb(0, half) for x in ints]
+def _ceil_shift(x: int, g: int) -> int:
+    """ceil(x 2^g) for integers x >= 0, g (any sign)."""
+    return x << g if g >= 0 else -((-x) >> -g)
+
+
+@dataclass(frozen=True)
+class Marginal:
+    """A marginal as integers over one denominator, x_i = N_i / D (object array N)."""
+
+    N: np.ndarray
+    D: int
+
+    @classmethod
+    def of(cls, xs: Sequence[fmpq]) -> Marginal:
+        D = math.lcm(*(int(x.q) for x in xs))
+        return cls(np.array([int(x.p) * (D // int(x.q)) for x in xs], dtype=object), D)
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One evaluation of the bound at the witness u^ = U 2^-L."""
+    """One evaluation of the bound at the witness u^ = U 2^-L, in integers (module docstring, "An iteration").
 
-    U: list[int]
+    v~ = V * v_scale exactly (dyadic up to the common 1/D of b), and v^ = v~ * v_ratio entrywise; the row sums are
+    r_i = u^_i (K' v^)_i with (K' v~)_i in [T_i, T_i + t_err] t_scale.
+    """
+
+    U: np.ndarray
     L: int
-    v: list[arb]  # balls containing v^
-    cols: list[arb]  # balls containing K'^T u^ (so v^ (K'^T u^) = b)
-    rows: list[arb]  # balls containing r = P^ 1
+    V: np.ndarray
+    v_scale: fmpq
+    v_ratio: Factor
+    T: np.ndarray
+    t_err: int
+    t_scale: fmpq
+    residual: np.ndarray  # s = r / a - 1 at the point values, float64 (for the next Newton step)
     bound: arb
 
+    def v_balls(self, prec: int) -> list[arb]:
+        """Balls containing v^."""
+        with ctx.workprec(prec):
+            f, c = self.v_ratio.ball(), arb(self.v_scale)
+            return [arb(x) * c * f for x in self.V.tolist()]
 
-def evaluate(FK: FixedKernel, U: list[int], L: int, a: Sequence[arb], b: Sequence[arb], delta: fmpq, prec: int) -> Evaluation:
-    """The Hilbert bound at u^ = U 2^-L (module docstring, "An iteration")."""
-    F = FK.digits
-    n, m = F.digits[0].shape
+    def row_balls(self, prec: int) -> list[arb]:
+        """Balls containing r = P^ 1."""
+        with ctx.workprec(prec):
+            f = self.v_ratio.ball() * arb(self.t_scale) * arb((1, -self.L))
+            return [arb(u) * (arb(t) + arb(self.t_err) * arb.union(arb(0), arb(1))) * f for u, t in zip(self.U.tolist(), self.T.tolist())]
+
+
+def evaluate(FK: FixedKernel, U: np.ndarray, L: int, a: Marginal, b: Marginal, delta: fmpq, prec: int) -> Evaluation:
+    """The Hilbert bound at u^ = U 2^-L (module docstring), with exact integer vectors and one logarithm in arb.
+
+    K'^T u^ lies in [S, S + dS] 2^(gs - L) (S = F^T U exactly, dS the truncation's share); v^_j = b_j / that, and
+    V_j = floor(B_j 2^kv / S_j) gives v~ = V 2^(L - gs - kv) / D_b with v^ / v~ in [S_j / (S_j + dS), (V_j + 1) / V_j].
+    Then F V = T exactly, and q_i = r_i / a_i lies in U_i [T_i, T_i + dT] D_a / A_i times one constant and that
+    ratio, so d_H(r, a) <= log(max_i ceil(U_i (T_i + dT) 2^k / A_i) / min_i floor(U_i T_i 2^k / A_i)) + log(hi / lo).
+    """
+    F, err = FK.digits, FK.error
+    S, gs = _exact_products(F, U, True)
+    dS = _ceil_shift(int(err.p) * int(sum(U)), -gs - (int(err.q).bit_length() - 1))  # err = 2^-e: E^T U <= err sum U
+    kv = prec + 8 + max(S.tolist()).bit_length() - min(b.N.tolist()).bit_length()
+    V = (b.N * (1 << kv)) // S
+    T, gt = _exact_products(F, V, False)
+    dT = _ceil_shift(int(err.p) * int(sum(V)), -gt - (int(err.q).bit_length() - 1))
+    num = U * T  # q_i up to the constant C = 2^(gt - gs - kv) D_a / D_b and the ratio: num_i / A_i
+    k = prec + 8 + max(a.N.tolist()).bit_length() - min(num.tolist()).bit_length()
+    lo = (num << k) // a.N if k >= 0 else (num >> -k) // a.N
+    hi = -((-(U * (T + dT) << k)) // a.N) if k >= 0 else -((-(U * (T + dT) >> -k)) // a.N) + 1
     with ctx.workprec(prec):
-        s_ints, gs = _exact_products(F, U, True, vector_bits(n))
-        cols = _balls(s_ints, gs - L, arb(FK.error) * arb((sum(U), -L)))
-        v = [bj / c for bj, c in zip(b, cols)]
-        # v~: the midpoints on one grid 2^e, prec bits below the largest
-        e = max(x.mid().man_exp()[1] + int(x.mid().man_exp()[0]).bit_length() for x in v) - prec
-        V = [int((x.mid() * arb(2) ** -e).floor().unique_fmpz()) for x in v]
-        ratio = reduce(arb.union, [x / arb((t, e)) for x, t in zip(v, V)])  # v^_j / v~_j, for every j
-        t_ints, gt = _exact_products(F, V, False, vector_bits(m))
-        rows_K = _balls(t_ints, gt + e, arb(FK.error) * arb((sum(V), e)))
-        rows = [arb((x, -L)) * k * ratio for x, k in zip(U, rows_K)]
-        bound = a_posteriori_bound(hilbert_distance_upper(rows, a, prec), delta, prec)
-    return Evaluation(U, L, v, cols, rows, bound)
+        ratio = Factor(arb(min(S.tolist())) / arb(min(S.tolist()) + dS), 1 + 1 / arb(min(V.tolist())))
+        d_h = (arb(max(hi.tolist())) * ratio.hi / (arb(min(lo.tolist())) * ratio.lo)).log().upper()
+        bound = a_posteriori_bound(d_h, delta, prec)
+    shift = gt - gs - kv  # q~_i = num_i D_a 2^shift / (A_i D_b): the residual, free of cancellation
+    top, bottom = (num * a.D << shift, a.N * b.D) if shift >= 0 else (num * a.D, a.N * b.D << -shift)
+    residual = np.array([d / t for d, t in zip((top - bottom).tolist(), bottom.tolist())])  # int / int: correctly rounded
+    v_scale = fmpq(2) ** (L - gs - kv) / b.D
+    return Evaluation(U, L, V, v_scale, ratio, T, dT, fmpq(2) ** gt * v_scale, residual, bound)
 
 
 def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -156,6 +209,29 @@ def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray) -> n
             return new
         d = new
     return d
+
+
+class LazyPlan(Sequence):
+    """A :class:`ScaledKernel` of a high-precision run, built (the kernel's balls gathered) when first read."""
+
+    def __init__(self, run: PreciseRun, widen: arb | None) -> None:
+        self.run, self.widen, self._plan = run, widen, None
+
+    def _built(self) -> ScaledKernel:
+        if self._plan is None:
+            r, e = self.run, self.run.evaluation
+            with ctx.workprec(r.prec):
+                u = [arb((x, -e.L)) for x in e.U.tolist()]
+                if self.widen is not None:
+                    u = [x * self.widen for x in u]
+            self._plan = ScaledKernel(u, r._kernel_balls(), e.v_balls(r.prec), r.prec)
+        return self._plan
+
+    def __len__(self) -> int:
+        return self.run.shifted.shape[0]
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._built()[i]
 
 
 def _rescaled(U: list[int], e: np.ndarray) -> list[int]:
@@ -184,30 +260,31 @@ class PreciseRun:
 
     @property
     def witness(self) -> list[fmpq]:
-        return [fmpq(x, 2**self.evaluation.L) for x in self.evaluation.U]
+        return [fmpq(x, 2**self.evaluation.L) for x in self.evaluation.U.tolist()]
 
     def _kernel_balls(self) -> np.ndarray:
-        """Balls containing K'_ij, [F_z, F_z + 2] 2^(1 - 32 S), by one gather from the table."""
+        """Balls containing K'_ij, [F_z, F_z + 2] 2^(1 - 24 S), by one gather from the table."""
         S = len(self.kernel.digits.digits)
         with ctx.workprec(self.prec):
-            table = ball_array([arb((2 * f + 2, -32 * S)) + arb(0, arb((1, 1 - 32 * S))) for f in self.kernel.fixed])
+            table = ball_array([arb((2 * f + 2, -KERNEL_BITS * S)) + arb(0, arb((1, 1 - KERNEL_BITS * S))) for f in self.kernel.fixed])
         return table[self.kernel.where.reshape(self.shifted.shape)]
 
     def float_plan(self) -> tuple[np.ndarray, fmpq]:
         """G = fl(fl(u_f K_f) v_f) (a float64 plan) and an exact bound >= max_ij |G_ij - P*_ij|.
 
-        u_f = fl(u^) and K_f = fl(F_z 2^(1 - 32 S)) (each within u), v_f = fl(mid v^) (within eps_v of v^, measured),
-        K' within [F_z, F_z + 2] 2^(1 - 32 S) of K_f's point, and P* within [e^-beta, e^beta] of P^ = u^ K' v^.
+        u_f = fl(u^) and K_f = fl(F_z 2^(1 - 24 S)) (each within u), v_f = fl(mid v^) (within eps_v of v^, measured),
+        K' within [F_z, F_z + 2] 2^(1 - 24 S) of K_f's point, and P* within [e^-beta, e^beta] of P^ = u^ K' v^.
         """
         e, S = self.evaluation, len(self.kernel.digits.digits)
-        table = np.ldexp(np.array([float(f) for f in self.kernel.fixed]), 1 - MATRIX_BITS * S)
-        u = np.ldexp(np.array([float(x) for x in e.U]), -e.L)
-        v = np.array([float(x.mid()) for x in e.v])
+        table = np.ldexp(np.array([float(f) for f in self.kernel.fixed]), 1 - KERNEL_BITS * S)
+        u = np.ldexp(np.array([float(x) for x in e.U.tolist()]), -e.L)
+        vb = e.v_balls(self.prec)
+        v = np.array([float(x.mid()) for x in vb])
         G = np.take(table, self.kernel.where.reshape(self.shifted.shape))
         G *= u[:, None]
         G *= v[None, :]
         with ctx.workprec(self.prec):
-            eps_v = max(((x - arb(f)) / arb(f)).abs_upper() for x, f in zip(e.v, v.tolist()))
+            eps_v = max(((x - arb(f)) / arb(f)).abs_upper() for x, f in zip(vb, v.tolist()))
             beta = e.bound
             one = Factor.within(UNIT).inverse()  # x / fl(x)
             psi = (
@@ -219,42 +296,32 @@ class PreciseRun:
             )
         return G, plan_error(G, psi, float(v.max()))
 
-    def plan(self, widen: arb | None = None) -> ScaledKernel:
-        """diag(u^ f) K' diag(v^) as balls formed when read: P^ (f = 1), or P* (f = [e^-beta, e^beta])."""
-        e = self.evaluation
-        with ctx.workprec(self.prec):
-            u = [arb((x, -e.L)) for x in e.U]
-            if widen is not None:
-                u = [x * widen for x in u]
-        return ScaledKernel(u, self._kernel_balls(), e.v, self.prec)
+    def plan(self, widen: arb | None = None) -> LazyPlan:
+        """diag(u^ f) K' diag(v^) as balls formed when first read: P^ (f = 1), or P* (f = [e^-beta, e^beta])."""
+        return LazyPlan(self, widen)
 
 
 def precise(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], tol: fmpq, u0: np.ndarray, prec: int) -> PreciseRun:
     """Evaluations at ``prec`` bits from the float point u0 (> 0), with Newton steps, until the bound is <= tol."""
     n, m = K.shape
-    ratio = math.log2(float(u0.max() / u0.min())) if n > 1 else 0.0
-    bits = prec + int(ratio) + 8  # u^'s fixed point: prec bits below its smallest entry
-    count = -(-(prec + 16) // MATRIX_BITS)  # the kernel's digits
-    FK = fixed_kernel(K, count)
+    spread = math.log2(float(u0.max() / u0.min())) if n > 1 else 0.0
+    bits = prec + int(spread) + 8  # u^'s fixed point: prec bits below its smallest entry
+    FK = fixed_kernel(K, -(-(prec + 16) // KERNEL_BITS))
     L = bits - int(np.frexp(u0.max())[1])
-    U = [max(1, int(x)) for x in np.ldexp(u0, 53).tolist()]
-    U = [x << (L - 53) for x in U] if L >= 53 else [max(1, x >> (53 - L)) for x in U]
-    with ctx.workprec(prec):
-        ab, bb = [arb(x) for x in a], [arb(x) for x in b]
+    U = np.array([max(1, int(x)) for x in np.ldexp(u0, 53).tolist()], dtype=object)
+    U = U * (1 << (L - 53)) if L >= 53 else np.maximum(U // (1 << (53 - L)), 1)
+    am, bm = Marginal.of(a), Marginal.of(b)
     tol_b, newton = arb(tol), 0
-    for count_ev in range(1, MAX_EVALUATIONS + 1):
-        ev = evaluate(FK, U, L, ab, bb, K.delta, prec)
-        if ev.bound <= tol_b or count_ev == MAX_EVALUATIONS:
+    for count in range(1, MAX_EVALUATIONS + 1):
+        ev = evaluate(FK, U, L, am, bm, K.delta, prec)
+        if ev.bound <= tol_b or count == MAX_EVALUATIONS:
             break
-        with ctx.workprec(prec):
-            s = np.array([float((r / x - 1).mid()) for r, x in zip(ev.rows, ab)])
-        uf = np.ldexp(np.array([float(x) for x in U]), -L)
-        vf = np.array([float(x.mid()) for x in ev.v])
+        uf = np.ldexp(np.array([float(x) for x in U.tolist()]), -L)
+        vf = np.array([float(x) for x in ev.V.tolist()])
         try:
-            step = newton_step(K.K, uf / uf.max(), vf * uf.max(), s)
+            step = newton_step(K.K, uf / uf.max(), vf / vf.max(), ev.residual)
         except np.linalg.LinAlgError:
-            step = -np.log1p(s)
+            step = -np.log1p(ev.residual)
         newton += 1
-        U = _rescaled(U, np.expm1(step))
-
-    return PreciseRun(FK, K, ev, count_ev, newton, prec)
+        U = np.array(_rescaled(U.tolist(), np.expm1(step)), dtype=object)
+    return PreciseRun(FK, K, ev, count, newton, prec)

@@ -45,7 +45,7 @@ from flint import arb, ctx, fmpq
 
 from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ShiftedKernel, UnsupportedKernel
 from attncert.exact.roundoff import SMALLEST_NORMAL, U, Factor, exact, float_of, gamma
-from attncert.exact.slices import MAX_DIGITS, MatrixDigits, float_value, grid_floor, vector_bits, vector_digits
+from attncert.exact.slices import MAX_DIGITS, MatrixDigits, float_value, grid_floor, vector_digits
 
 #: The kernel's digits: two of 32 bits (entries of [0, 2) to 2^-63).
 KERNEL_DIGITS = 2
@@ -114,7 +114,7 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     _normal(u, "the witness")
     F = MatrixDigits.of(K.K, KERNEL_DIGITS, 1)
     trunc = F.truncation
-    kn, km = vector_bits(n), vector_bits(m)
+    kn, km = F.vector_bits(True), F.vector_bits()
     Xu, fu, _ = _digits(u, kn)  # u is doubles: exact
     s, g1 = float_value(F.products(Xu, transpose=True), 1 + fu, kn)
     _normal(s, "K^T u")
@@ -257,9 +257,14 @@ class FloatRun:
             return [arb(x) * arb(y) * f for x, y in zip(e.u.tolist(), e.rows.tolist())]
 
 
+#: The high-precision path starts from float iterations run to this estimated d_H (or until they stall): two
+#: Newton steps take it below 1e-30 (about 1e-13 squared, and the float solve's 1e-16 relative error).
+START_TARGET = 1e-13
+
+
 def float_start(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], max_iter: int = 10_000) -> FloatIterations:
-    """The float iterations run to their floor (until they stall): a starting point for the high-precision path."""
-    return float_sinkhorn(K.K, np.array([float_of(x) for x in a]), np.array([float_of(x) for x in b]), None, 0.0, max_iter)
+    """Float iterations to START_TARGET or their floor: a starting point for the high-precision path."""
+    return float_sinkhorn(K.K, np.array([float_of(x) for x in a]), np.array([float_of(x) for x in b]), None, START_TARGET, max_iter)
 
 
 def float_verified(

@@ -41,7 +41,7 @@ from flint import arb, ctx, fmpq, fmpq_mat
 
 from attncert.exact.numberfiles import is_double
 from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
-from attncert.exact.slices import MatrixDigits, float_value, vector_bits, vector_digits
+from attncert.exact.slices import MatrixDigits, float_value, vector_digits
 from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem
 
 BITS = 192
@@ -123,7 +123,7 @@ def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool =
     for x, what in ((u_f, "u"), (a_f, "a"), (b_f, "b")):
         _normal(x, what)
     F = MatrixDigits.of(K, 2, 1)
-    kn, km = vector_bits(p.n), vector_bits(p.m)
+    kn, km = F.vector_bits(True), F.vector_bits()
     Xu, fu = vector_digits(u_f, kn)
     s, g1 = float_value(F.products(Xu, transpose=True), 1 + fu, kn)
     _normal(s, "K^T u")

@@ -11,7 +11,7 @@ Hypotheses, checked first: the problem's; C rational with integer numerators ove
 u^ of n positive dyadic rationals.
 
 Evaluation, at the precision asked: each distinct z of Z' gets a ball w^z (w = e^{-1/(D eps)}) from arb and
-an integer F_z with F_z <= w^z 2^Q < F_z + 2 (Q = 32 S - 1; checked), so K' = F 2^-Q + E, 0 <= E < 2^{1-Q}.
+an integer F_z with F_z <= w^z 2^Q < F_z + 2 (Q = 24 S - 1; checked), so K' = F 2^-Q + E, 0 <= E < 2^{1-Q}.
 F^T u^ and F v~ are exact integer products (:mod:`exact.slices`: digits and BLAS), v^ = b / [F^T u^,
 F^T u^ + E sum u^] in arb, v~ its midpoints on a grid of 2^-prec relative, and the row sums lie in
 u^ [F v~, F v~ + E sum v~] (v^/v~); then d_H and the bound, in arb.
@@ -24,7 +24,10 @@ from functools import reduce
 import numpy as np
 from flint import arb, ctx, fmpq, fmpq_mat
 
-from attncert.exact.slices import MATRIX_BITS, MatrixDigits, integer_digits, integer_value, table_digits, vector_bits
+from attncert.exact.slices import MatrixDigits, integer_digits, integer_value, table_digits
+
+#: Bits per digit of the kernel's fixed-point values (any whole number of bytes up to 32 keeps the products exact).
+DIGIT_BITS = 24
 from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem
 
 
@@ -46,9 +49,9 @@ def _top_two(x: np.ndarray) -> int:
 
 def _products(F: MatrixDigits, ints: list[int], transpose: bool) -> tuple[list[int], int]:
     """(F x)_i = values_i 2^g for x = ints, exactly."""
-    width = vector_bits(F.digits[0].shape[0 if transpose else 1])
+    width = F.vector_bits(transpose)
     count = -(-max(ints).bit_length() // width)
-    values, g = integer_value(F.products(integer_digits(ints, width, count), transpose), width)
+    values, g = integer_value(F.products(integer_digits(ints, width, count), transpose), width, F.width)
     return values, g + F.exponent + width * count
 
 
@@ -62,8 +65,8 @@ def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool =
     s = fmpq(1) / (fmpq(den) * p.eps)
     spread = min(_top_two(Zs.max(1)), _top_two(Zs.max(0))) * s
     values, where = np.unique(Zs, return_inverse=True)
-    S = -(-(prec + 16) // MATRIX_BITS)
-    Q = MATRIX_BITS * S - 1
+    S = -(-(prec + 16) // DIGIT_BITS)
+    Q = DIGIT_BITS * S - 1
     with ctx.workprec(prec + 64):
         w = (-arb(s)).exp()
         fixed = []
@@ -73,7 +76,7 @@ def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool =
             if not t.upper() < f + 2:
                 raise HypothesisError("the kernel's fixed-point values are not resolved at this precision")
             fixed.append(f)
-    F = MatrixDigits.of_table(table_digits(fixed, S), where.reshape(p.n, p.m), 1)
+    F = MatrixDigits.of_table(table_digits(fixed, S, DIGIT_BITS), where.reshape(p.n, p.m), 1, DIGIT_BITS)
     E = fmpq(2) ** (1 - Q)
     L = max(int(x.q).bit_length() - 1 for x in u)
     U = [int(x.p) << (L - (int(x.q).bit_length() - 1)) for x in u]

@@ -30,12 +30,27 @@ def _value_of_digits(F: MatrixDigits) -> list[list[Fraction]]:
 
 
 def test_vector_bits_keep_every_partial_sum_below_2_to_53():
-    for inner in [1, 2, 31, 32, 33, 2048, 4096, 8192]:
-        k = vector_bits(inner)
-        assert k % 8 == 0 and inner * 2 ** (MATRIX_BITS + k) <= 2**53
-    assert vector_bits(32) == 16 and vector_bits(33) == 8
+    for matrix_bits in (24, 32):
+        for inner in [1, 2, 31, 32, 33, 2048, 4096, 8192]:
+            k = vector_bits(inner, matrix_bits)
+            assert k % 8 == 0 and inner * 2 ** (matrix_bits + k) <= 2**53
+    assert vector_bits(32) == 16 and vector_bits(33) == 8 and vector_bits(8192, 24) == 16
     with pytest.raises(ValueError):
         vector_bits(8193)
+
+
+def test_a_table_of_24_bit_digits_gives_exact_products_with_wider_vector_digits():
+    rng = np.random.default_rng(9)
+    n, m = 40, 30
+    values = [int(v) for v in rng.integers(1, 2**62, 7)]
+    index = rng.integers(0, 7, (n, m))
+    F = MatrixDigits.of_table(table_digits(values, 3, 24), index, 1, 24)  # value_z 2^(1 - 72)
+    x = [int(v) for v in rng.integers(1, 2**62, m)]
+    width = F.vector_bits()
+    assert width == vector_bits(30, 24) == 24  # 24 + 24 + ceil(log2 30) <= 53
+    got, g = integer_value(F.products(integer_digits(x, width, 3)), width, 24)
+    want = [sum(Fraction(values[index[i, j]]) * Fraction(2) ** (1 - 72) * x[j] for j in range(m)) for i in range(n)]
+    assert [Fraction(v) * Fraction(2) ** (g + 1 + width * 3) for v in got] == want
 
 
 @settings(deadline=None, max_examples=25)
@@ -67,13 +82,15 @@ def test_products_of_digits_are_exact(n, m, seed, spread):
 
 def test_integer_and_table_digits_round_trip():
     rng = np.random.default_rng(5)
-    for width in (8, 16):
+    for width in (8, 16, 24):
         values = [int(v) for v in rng.integers(0, 2**62, 20)] + [0, 2 ** (8 * width) - 1]
         X = integer_digits(values, width, 8)
         assert [sum(int(X[j, t]) << (width * (7 - t)) for t in range(8)) for j in range(len(values))] == values
     table = [int(v) << 40 | int(w) for v, w in zip(rng.integers(0, 2**60, 10), rng.integers(0, 2**40, 10))]
-    digits = table_digits(table, 4)
-    assert [sum(int(digits[s][k]) << (32 * (3 - s)) for s in range(4)) for k in range(10)] == table
+    for width in (24, 32):
+        digits = table_digits(table, 128 // width + 1, width)
+        count = digits.shape[0]
+        assert [sum(int(digits[s][k]) << (width * (count - 1 - s)) for s in range(count)) for k in range(10)] == table
 
 
 def test_grid_floor_rounds_down_onto_few_digits():
