@@ -33,7 +33,7 @@ from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
 from attncert.proofs import figures
 from attncert.proofs.certify import certificate
-from attncert.proofs.checkers.tracr_model import check_tracr_model
+from attncert.proofs.checkers.tracr_model import check_tracr_model, model_sha256
 from attncert.proofs.params import nonnegative_int, positive_int
 from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, flag, register
@@ -46,6 +46,8 @@ STATEMENT = (
     "outputs by a separated argmax, numerical ones within tolerance; the counts and the listed counterexamples are the others"
 )
 INSTALL = "pip install 'attncert[tracr]'"
+#: The default program: tracr's own make_length.
+PROGRAM = "tracr.compiler.lib:make_length"
 #: The default tolerance of a numerical output: |decoded - exact| <= 10^-6.
 TOLERANCE = "1/1000000"
 
@@ -118,8 +120,8 @@ def load_program(module: str, function: str) -> Callable[[], Any]:
 
 
 def prove(
-    program: str, vocab: str, max_seq_len: int, bos: str, causal: bool, tolerance: Any,
-    precision: int, max_inputs: int, listed: int,
+    vocab: str, max_seq_len: int, bos: str, causal: bool, tolerance: Any,
+    precision: int, max_inputs: int, listed: int, program: str = PROGRAM,
 ) -> dict[str, Any]:
     """Compile FUNCTION() with tracr at these settings and certify the model tracr produced."""
     from attncert.constructions.tracr.certify import input_count
@@ -148,13 +150,14 @@ def certify_tracr(
     (MODULE:FUNCTION on the command line), recorded in ``side_notes`` with tracr's version (informational:
     the program itself is recorded by its tables). Bad input (a vocabulary holding BOS or a token the model has no row for, a length over the model's, a residual space without the program's output, too many
     inputs) raises ParseError in one line."""
-    from attncert.constructions.tracr.certify import input_count
+    from attncert.constructions.tracr.certify import input_count, relabel
     from attncert.constructions.tracr.model import read_assembled
     from attncert.constructions.tracr.program import from_tracr
     from attncert.exact.rationals import parse_rational
 
     prog = from_tracr(program)
     model = read_assembled(assembled_model, prog.output)
+    relabel(prog, model)
     tokens = list(model.vocab() if vocab is None else vocab)
     n = model.max_seq_len if max_seq_len is None else max_seq_len
     _refuse_count(input_count(len(tokens), n), max_inputs)
@@ -216,6 +219,7 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
         {"vocab": [encode_value(t) for t in tokens], "max_seq_len": n, "count": total},
         {
             "model": model_to_json(model),
+            "model_sha256": model_sha256(model_to_json(model)),
             "program": program_to_json(prog),
             "size": _size(model),
         },
@@ -393,7 +397,7 @@ CLAIM = register(
         STATEMENT,
         prove,
         (
-            Param("program", str, "tracr.compiler.lib:make_length", "MODULE:FUNCTION: a function of no arguments that returns a tracr RASP program"),
+            Param("program", str, PROGRAM, "MODULE:FUNCTION: a function of no arguments that returns a tracr RASP program"),
             Param("vocab", str, "a,b,c", "the vocabulary, comma-separated (an item spelled as an integer is the integer)"),
             Param("max_seq_len", positive_int, 4, "the longest input; tracr compiles the model for it and every length 1..max_seq_len is checked"),
             Param("bos", str, "BOS", "tracr's BOS token (compiler_bos)"),

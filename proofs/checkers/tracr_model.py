@@ -28,6 +28,7 @@ model and program (the RASP outputs by attncert's evaluator on the tabulated pro
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from fractions import Fraction
 from typing import Any, Sequence
@@ -36,6 +37,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from attncert.exact import ParseError
+from attncert.exact.canonical import canonical_json
 from attncert.exact.rationals import parse_rational, rational_from_json
 from attncert.proofs.checkers.reading import integer, obj
 
@@ -271,11 +273,18 @@ def _status(model: Model, balls: list[arb], v: Any, tol: fmpq) -> str:
     return "correct" if upper <= tol else "counterexample" if lower > tol else "undecided"
 
 
+def model_sha256(model: dict[str, Any]) -> str:
+    """The sha256 of a model record's canonical JSON: what names the model a certificate is about."""
+    return hashlib.sha256(canonical_json(model)).hexdigest()
+
+
 def check_tracr_model(doc: dict[str, Any]) -> list[str]:
     """Problems with a tracr_model certificate (empty: its claim holds as recorded)."""
-    params, given = obj(doc, "params"), obj(doc, "inputs")
+    params, given, cons = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "construction")
+    if cons.get("model_sha256") != model_sha256(obj(cons, "model")):
+        return ["construction.model_sha256 is not the sha256 of the recorded model"]
     try:
-        model = Model(obj(obj(doc, "construction"), "model"))
+        model = Model(obj(cons, "model"))
     except _Hypothesis as e:
         return [str(e)]
     vocab = given.get("vocab")
