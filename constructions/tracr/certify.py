@@ -108,8 +108,9 @@ def exact_outputs(prog: Program, inputs: Sequence[Sequence[Any]]) -> tuple[list[
     for xs in inputs:
         try:
             tr = rasp.trace_graph(g, list(xs), QQ)
-        except (EvaluationError, AttncertError) as e:
-            outs.append(EvaluationFailed(str(e).splitlines()[0][:200]))
+        except Exception as e:  # the program fails on this input (a user's lambda may raise anything): undefined there
+            why = str(e).splitlines()[0] if str(e) else ""
+            outs.append(EvaluationFailed(f"{type(e).__name__}: {why}"[:200] if not isinstance(e, (EvaluationError, AttncertError)) else why[:200]))
             continue
         outs.append(list(tr[out_node]))
         traces.append({label[v]: tr[v] for v in tr if g.nodes[v]["op"] not in _SELECTORS})

@@ -275,3 +275,11 @@ def test_a_model_shorter_than_asked_is_refused():
         T._certify(model, prog, ["a", "b"], 4, "python", fmpq(0), 64, 1000, 1)
     with pytest.raises(ParseError, match="has no token 'c'"):
         T._certify(model, prog, ["a", "c"], 2, "python", fmpq(0), 64, 1000, 1)
+
+
+def test_an_input_the_program_fails_on_is_undefined_not_an_error():
+    """1 / (x - 1) has no value at x = 1: that input is undefined (counted apart, never correct)."""
+    prog = from_tracr(rasp.numerical(rasp.Map(lambda x: 1 / (x - 1), rasp.tokens)))
+    outs, _ = C.exact_outputs(prog, [[1], [2], [2, 1]])
+    assert isinstance(outs[0], C.EvaluationFailed) and isinstance(outs[2], C.EvaluationFailed)
+    assert outs[1] == [1]
