@@ -145,27 +145,32 @@ def integer_value(R: list[np.ndarray], width: int, matrix_bits: int = MATRIX_BIT
     """(v, g) with value_i = v_i 2^g exactly: sum_{s,t} R[s][i, t] 2^(-ka (s+1) - width (t+1)) as Python integers.
 
     The scales are whole bytes. The terms are added into one int64 per row and byte position (each term below
-    2^53, at most len(R) per position), then carried in rounds, all positions at once (each round keeps the low
-    byte and moves the rest one byte up, until every position holds a byte), and each row is read as one
-    integer (int.from_bytes).
+    2^53, at most len(R) per position); each such sum is spread into its bytes (so every position holds less
+    than 2^11), then carried in rounds, all positions at once (each round keeps the low byte and moves the rest
+    one byte up, until every position holds a byte), and each row is read as one integer (int.from_bytes).
     """
     S, T, n = len(R), R[0].shape[1], R[0].shape[0]
     q, w = matrix_bits // 8, width // 8
     low, top = q + w, q * S + w * T
     pad = 8  # leading bytes for what the carries bring above the most significant term
-    D = np.zeros((n, pad + top - low + 1), dtype=np.int64)
+    size = pad + top - low + 1
+    D = np.zeros((n, size), dtype=np.int64)
     for s in range(S):
         first = pad + q * (s + 1) + w - low
         D[:, first : first + w * T : w] += R[s].astype(np.int64)
+    # Each int64 (below 2^57) spread into its 8 bytes, byte b of position c landing b positions higher: sums below 2^11.
+    raw = D.view(np.uint8).reshape(n, size, 8)  # little-endian: byte b weighs 256^b
+    P = raw[:, :, 0].astype(np.int64)
+    for b in range(1, 8):
+        P[:, : size - b] += raw[:, b:, b]
     while True:
-        high = D >> 8
+        high = P >> 8
         if not high.any():
             break
-        D &= 0xFF
-        D[:, :-1] += high[:, 1:]
-    raw = D.astype(np.uint8).tobytes()
-    size = D.shape[1]
-    return [int.from_bytes(raw[i * size : (i + 1) * size], "big") for i in range(n)], -8 * top
+        P &= 0xFF
+        P[:, :-1] += high[:, 1:]
+    data = P.astype(np.uint8).tobytes()
+    return [int.from_bytes(data[i * size : (i + 1) * size], "big") for i in range(n)], -8 * top
 
 
 def integer_digits(values: list[int], width: int, count: int) -> np.ndarray:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from flint import arb, ctx, fmpq
+from flint import arb, ctx, fmpq, fmpz
 
 from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound
 from attncert.constructions.sinkhorn.kernel import ball_array
@@ -52,7 +52,7 @@ from attncert.exact.slices import MatrixDigits, integer_digits, integer_value, t
 #: each product is about S T = (prec / 24) (prec / 16) float products (32 and 8 would make it prec^2 / 256).
 KERNEL_BITS = 24
 #: Newton's linear system is solved densely up to this n (O(n^3)), iteratively beyond.
-DENSE_NEWTON = 32
+DENSE_NEWTON = 64
 #: Iterations of the fixed-point solve of Newton's system, at most.
 NEWTON_SWEEPS = 200
 #: Evaluations of the bound (each after a Newton step), at most.
@@ -73,11 +73,13 @@ class FixedKernel:
 def fixed_kernel(K: ShiftedKernel, count: int) -> FixedKernel:
     """F for an integer cost, with ``count`` digits of 24 bits (module docstring).
 
-    The values z are all integers from 0 to max Z' when there are no more of them than entries (Z' is then its own
-    index into the table), else the distinct ones."""
+    The values z are the distinct ones of Z', found by counting when max Z' is at most a few times the number of
+    entries, else by sorting."""
     top = int(K.index.max())
-    if top < K.index.size:
-        values, where = np.arange(top + 1), K.index.astype(np.intp)  # intp: the gathers would convert it each time
+    if top < 4 * K.index.size:
+        present = np.bincount(K.index.ravel(), minlength=top + 1) > 0
+        values = np.flatnonzero(present)
+        where = np.take(np.cumsum(present) - 1, K.index)  # intp: the gathers would convert it each time
     else:
         values, where = np.unique(K.index, return_inverse=True)
     guard = (3 * len(values)).bit_length()
@@ -91,11 +93,12 @@ def fixed_kernel(K: ShiftedKernel, count: int) -> FixedKernel:
             if not hi < lo + 2:
                 raise ArithmeticError("the kernel's fixed-point multiplier is not resolved at this precision")
             W[g] = lo
-    N, chain = W[gaps[0]], []
-    for g in gaps:
-        if chain:
-            N = (N * W[g]) >> Q
-        chain.append(N >> guard)
+    N = W[gaps[0]]
+    chain = [N >> guard]
+    append = chain.append
+    for w in [W[g] for g in gaps[1:]]:
+        N = N * w >> Q
+        append(N >> guard)
     table = table_digits(chain, count, KERNEL_BITS)
     return FixedKernel(MatrixDigits.of_table(table, where.reshape(K.shape), 1, KERNEL_BITS), fmpq(2) ** (2 - KERNEL_BITS * count), values, chain, where)
 
@@ -260,7 +263,8 @@ class PreciseRun:
 
     @property
     def witness(self) -> list[fmpq]:
-        return [fmpq(x, 2**self.evaluation.L) for x in self.evaluation.U.tolist()]
+        den = fmpz(2) ** self.evaluation.L
+        return [fmpq(x, den) for x in self.evaluation.U.tolist()]
 
     def _kernel_balls(self) -> np.ndarray:
         """Balls containing K'_ij, [F_z, F_z + 2] 2^(1 - 24 S), by one gather from the table."""
@@ -306,7 +310,7 @@ def precise(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], tol: fmpq, u
     n, m = K.shape
     spread = math.log2(float(u0.max() / u0.min())) if n > 1 else 0.0
     bits = prec + int(spread) + 8  # u^'s fixed point: prec bits below its smallest entry
-    FK = fixed_kernel(K, -(-(prec + 16) // KERNEL_BITS))
+    FK = fixed_kernel(K, -(-(prec - 8) // KERNEL_BITS))  # E <= 2^(2 - 24 S): its share of d_H stays ~2^-(prec - 12)
     L = bits - int(np.frexp(u0.max())[1])
     U = np.array([max(1, int(x)) for x in np.ldexp(u0, 53).tolist()], dtype=object)
     U = U * (1 << (L - 53)) if L >= 53 else np.maximum(U // (1 << (53 - L)), 1)

@@ -259,7 +259,7 @@ class FloatRun:
 
 #: The high-precision path starts from float iterations run to this estimated d_H (or until they stall): two
 #: Newton steps take it below 1e-30 (about 1e-13 squared, and the float solve's 1e-16 relative error).
-START_TARGET = 1e-13
+START_TARGET = 1e-11
 
 
 def float_start(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], max_iter: int = 10_000) -> FloatIterations:
