@@ -258,7 +258,7 @@ class FloatRun:
 
 
 #: The high-precision path starts from float iterations run to this estimated d_H (or until they stall): two
-#: Newton steps take it below 1e-30 (about 1e-13 squared, and the float solve's 1e-16 relative error).
+#: Newton steps take it below 1e-30 (each squares the residual, up to the float solve's 1e-16 relative error).
 START_TARGET = 1e-11
 
 
