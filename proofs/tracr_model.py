@@ -388,7 +388,7 @@ def cost(vocab: str, max_seq_len: int, precision: int, **_: Any) -> Any:
 
     count = _count(len(parse_vocab(vocab)), max_seq_len)
     n = max_seq_len + 1
-    return Cost(positions=n, pairs=n * n, evaluations=count, precision=4 * precision, seconds=10 + 1e-4 * count * n, memory=(1 << 28) + 2048 * count * n)
+    return Cost(positions=n, pairs=n * n, evaluations=count, precision=4 * precision, seconds=10 + 1e-4 * count * n, memory=(1 << 28) + 256 * count * n)
 
 
 CLAIM = register(

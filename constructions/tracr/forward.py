@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 from flint import arb, arb_mat, fmpq
 
-from attncert.constructions.tracr.model import ATTENTION, MLP, Matrix, TracrModel
+from attncert.constructions.tracr.model import MLP, Matrix, TracrModel
 from attncert.constructions.tracr.program import key
 
 
@@ -46,16 +46,57 @@ class State:
         return self.rows[int(self.ids[b, t])]
 
 
-def augmented(m: Matrix) -> arb_mat:
-    """[W; b]: the weights with the bias as a last row, so that [x, 1] [W; b] = x W + b in one product."""
-    dense = m.dense() + [[m.b.get(j, fmpq(0)) for j in range(m.cols)]]
+def restricted(mats: Sequence[Matrix], read: list[int], cols: list[list[int]]) -> arb_mat:
+    """[W_1[read, cols_1] | W_2[read, cols_2] | ...; the biases]: the weights of the rows a sublayer reads
+    and the columns it keeps, side by side, the biases as a last row, so that one product
+    [x[read], 1] M gives every x W + b at once."""
+    at = {r: i for i, r in enumerate(read)}
+    width = sum(len(c) for c in cols)
+    dense = [[fmpq(0)] * width for _ in range(len(read) + 1)]
+    offset = 0
+    for m, keep in zip(mats, cols):
+        place = {c: offset + i for i, c in enumerate(keep)}
+        for (i, j), v in m.w.items():
+            if i in at and j in place:
+                dense[at[i]][place[j]] = v
+        for j, v in m.b.items():
+            if j in place:
+                dense[len(read)][place[j]] = v
+        offset += len(keep)
     return arb_mat(dense)
 
 
+def distinct_rows(rows: Sequence[list[arb]], read: list[int]) -> tuple[np.ndarray, list[list[arb]]]:
+    """Each row's id among the distinct restrictions to the columns ``read`` (bitwise-identical balls),
+    and one restriction per id: a position-wise map of those columns runs once per id."""
+    seen: dict[tuple[Any, ...], int] = {}
+    ids = np.empty(len(rows), dtype=np.int64)
+    out: list[list[arb]] = []
+    for i, r in enumerate(rows):
+        part = [r[c] for c in read]
+        kb = tuple(ball_id(x) for x in part)
+        j = seen.get(kb)
+        if j is None:
+            j = seen[kb] = len(out)
+            out.append(part)
+        ids[i] = j
+    return ids, out
+
+
 def product(rows: Sequence[list[arb]], m: arb_mat) -> list[list[arb]]:
-    """[x, 1] [W; b] for every row x."""
+    """[x, 1] m for every row x."""
     one = arb(1)
     return (arb_mat([list(r) + [one] for r in rows]) * m).tolist()
+
+
+def _read(mats: Sequence[Matrix], cols: Sequence[Sequence[int]]) -> list[int]:
+    """The residual columns that weights of these output columns read."""
+    return sorted({i for m, keep in zip(mats, cols) for (i, j) in m.w if j in set(keep)})
+
+
+def _written(m: Matrix) -> list[int]:
+    """The residual columns a sublayer's output weights or bias reach (the others it leaves as they are)."""
+    return sorted({j for (_, j) in m.w} | set(m.b))
 
 
 def embed(model: TracrModel, tokens: Sequence[Sequence[Any]]) -> State:
@@ -77,46 +118,68 @@ def ball_id(x: arb) -> tuple[Any, ...]:
 
 
 def attention(model: TracrModel, layer: dict[str, Matrix], state: State) -> State:
-    """x + the heads' softmax attention, projected by W_O (see the module docstring)."""
+    """x + the heads' softmax attention, projected by W_O (see the module docstring). A head whose
+    value weights or output weights are all zero adds exactly 0 and is skipped; only the columns
+    W_O or its bias reach change."""
     ids, rows = state.ids, state.rows
     B, T = ids.shape
-    h, k = model.heads, model.key_size
-    q_all, k_all, v_all = (product(rows, augmented(layer[p])) for p in ATTENTION[:3])
+    k = model.key_size
     w_o = layer["linear"]
+    written = _written(w_o)
+    live = [
+        h for h in range(model.heads)
+        if any(h * k <= i < (h + 1) * k for (i, _) in w_o.w)
+        and (any(h * k <= j < (h + 1) * k for (_, j) in layer["value"].w) or any(h * k <= j < (h + 1) * k for j in layer["value"].b))
+    ]
+    if not live or not written:
+        return state
     scale = arb(model.scale)
     masked = np.triu(np.ones((T, T), dtype=bool), 1) if model.causal else np.zeros((T, T), dtype=bool)
     masked = np.broadcast_to(masked, (B, T, T))
     problems, projected = [], []
-    for head in range(h):
-        cols = slice(head * k, (head + 1) * k)
-        qs = [r[cols] for r in q_all]
-        ks = [r[cols] for r in k_all]
-        vids, vrows = _intern([v[cols] for v in v_all])
-        pair = ids[:, :, None] * len(rows) + ids[:, None, :]
+    for head in live:
+        cols = list(range(head * k, (head + 1) * k))
+        mats = [layer["query"], layer["key"], layer["value"]]
+        read = _read(mats, [cols] * 3)
+        rid, parts = distinct_rows(rows, read)
+        qkv = product(parts, restricted(mats, read, [cols] * 3))
+        qids, qrows = _intern([r[:k] for r in qkv])
+        kids, krows = _intern([r[k : 2 * k] for r in qkv])
+        vids, vrows = _intern([r[2 * k :] for r in qkv])
+        qid = np.asarray(qids, dtype=np.int64)[rid][ids]
+        kid = np.asarray(kids, dtype=np.int64)[rid][ids]
+        vid = np.asarray(vids, dtype=np.int64)[rid][ids]
+        pair = qid[:, :, None] * len(krows) + kid[:, None, :]
         used, where = np.unique(pair[~masked], return_inverse=True)
-        logits = _logits(qs, ks, used.tolist(), len(rows), scale)
+        logits = _logits(qrows, krows, used.tolist(), len(krows), scale)
         lids, lvals = _intern([[x] for x in logits])
         lvals = [x[0] for x in lvals] + [arb(model.mask_logit)]
         lid = np.full((B, T, T), len(lvals) - 1, dtype=np.int64)
         lid[~masked] = np.asarray(lids, dtype=np.int64)[where]
-        cls = lid * len(vrows) + np.asarray(vids, dtype=np.int64)[ids][:, None, :]
+        cls = lid * len(vrows) + vid[:, None, :]
         cls = np.sort(cls.reshape(B * T, T), axis=1)
         distinct, inverse = np.unique(cls, axis=0, return_inverse=True)
         exps = [x.exp() for x in lvals]
         outs = [_softmax_mean(code_row, exps, vrows) for code_row in distinct.tolist()]
         problems.append(inverse.reshape(B, T))
         head_o = Matrix(k, w_o.cols, {(i - head * k, j): v for (i, j), v in w_o.w.items() if head * k <= i < (head + 1) * k}, {})
-        projected.append((arb_mat(outs) * arb_mat(head_o.dense())).tolist())
-    combo = np.stack([ids] + problems, axis=-1).reshape(B * T, h + 1)
+        at = {c: i for i, c in enumerate(written)}
+        o = [[fmpq(0)] * len(written) for _ in range(k)]
+        for (i, j), v in head_o.w.items():
+            o[i][at[j]] = v
+        projected.append((arb_mat(outs) * arb_mat(o)).tolist())
+    combo = np.stack([ids] + problems, axis=-1).reshape(B * T, len(live) + 1)
     distinct, inverse = np.unique(combo, axis=0, return_inverse=True)
-    bias = [arb(w_o.b.get(j, fmpq(0))) for j in range(w_o.cols)]
+    bias = [arb(w_o.b.get(j, fmpq(0))) for j in written]
     new_rows = []
     for c in distinct.tolist():
         r = list(rows[c[0]])
-        for head in range(h):
-            p = projected[head][c[head + 1]]
-            r = [a + b for a, b in zip(r, p)]
-        new_rows.append([a + b for a, b in zip(r, bias)])
+        for n, col in enumerate(written):
+            x = r[col]
+            for h in range(len(live)):
+                x = x + projected[h][c[h + 1]][n]
+            r[col] = x + bias[n]
+        new_rows.append(r)
     return State(inverse.reshape(B, T), new_rows)
 
 
@@ -166,10 +229,23 @@ def _intern(rows: list[list[arb]]) -> tuple[list[int], list[list[arb]]]:
 
 
 def mlp(layer: dict[str, Matrix], state: State) -> State:
-    """x + relu(x W_1 + b_1) W_2 + b_2, once per distinct row."""
-    hidden = [[x.nonnegative_part() for x in r] for r in product(state.rows, augmented(layer[MLP[0]]))]
-    out = product(hidden, augmented(layer[MLP[1]]))
-    return State(state.ids, [[a + b for a, b in zip(r, o)] for r, o in zip(state.rows, out)])
+    """x + relu(x W_1 + b_1) W_2 + b_2, once per distinct restriction of the rows to the columns W_1 reads;
+    only the columns W_2 or its bias reach change."""
+    w1, w2 = layer[MLP[0]], layer[MLP[1]]
+    written = _written(w2)
+    if not written:
+        return state
+    read = sorted({i for (i, _) in w1.w})
+    rid, parts = distinct_rows(state.rows, read)
+    hidden = [[x.nonnegative_part() for x in r] for r in product(parts, restricted([w1], read, [list(range(w1.cols))]))]
+    out = product(hidden, restricted([w2], list(range(w2.rows)), [written]))
+    new_rows = []
+    for r, u in zip(state.rows, rid.tolist()):
+        r = list(r)
+        for n, col in enumerate(written):
+            r[col] = r[col] + out[u][n]
+        new_rows.append(r)
+    return State(state.ids, new_rows)
 
 
 def forward(model: TracrModel, tokens: Sequence[Sequence[Any]], keep: bool = False) -> list[State]:
