@@ -220,14 +220,24 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
     ])
     k = model.key_size
     scale, masked, one = arb(model.scale), arb(model.mask).exp(), arb(1)
+    zero = [arb(0)] * k
     for layer in model.layers:
         q, kk, v = (_affine(x, layer[p]).tolist() for p in ("query", "key", "value"))
+        # A head whose value weights and bias, or whose rows of W_O, are all zero adds exactly 0.
+        _, _, wv, bv = layer["value"]
+        wo = layer["linear"][2]
+        live = [any(h * k <= j < (h + 1) * k for (_, j) in wv) or any(h * k <= j < (h + 1) * k for j in bv) for h in range(model.heads)]
+        live = [a and any(h * k <= i < (h + 1) * k for (i, _) in wo) for h, a in enumerate(live)]
         heads = []
         for b in range(B):
             block = slice(b * T, (b + 1) * T)
             qb, kb, vb = q[block], kk[block], v[block]
             out_b: list[list[arb]] = [[] for _ in range(T)]
             for h in range(model.heads):
+                if not live[h]:
+                    for i in range(T):
+                        out_b[i] += zero
+                    continue
                 cols = slice(h * k, (h + 1) * k)
                 logits = (arb_mat([r[cols] for r in qb]) * arb_mat([r[cols] for r in kb]).transpose()).tolist()
                 # softmax_j(l_ij) v_j = (sum_j e^{l_ij} v_j) / (sum_j e^{l_ij}): one product with [v, 1], then a division per entry
