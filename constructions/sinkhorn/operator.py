@@ -60,7 +60,7 @@ from attncert.constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn,
 from attncert.constructions.sinkhorn.precise import PreciseRun, precise
 from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
-from attncert.constructions.sinkhorn.shifted import ArrayRows, ExactCost, ShiftedKernel, UnsupportedKernel, exact_cost, shifted_kernel
+from attncert.constructions.sinkhorn.shifted import ArrayRows, ExactCost, ShiftedKernel, UnsupportedKernel, enclosed_kernel, exact_cost, shifted_kernel
 from attncert.constructions.sinkhorn.verified import FloatRun, float_start, float_verified
 from attncert.exact.domains.ball import Ball, BallField
 from attncert.exact.domains.base import Domain
@@ -261,11 +261,16 @@ def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int, cost:
     asked for by name that cannot run (a cost that is not rational or does not fit float64's range) is a
     SinkhornInputError; "auto" then falls back to the arb paths.
     """
+    if method == "auto" and tol < FLOAT_FLOOR and (not p.rational or p.n * p.m <= PLAIN_ENTRIES):
+        return None  # below the float floor, and no high-precision run at this size: the arb paths
     cost = exact_array(p) if cost is None else cost
     try:
-        if cost is None:
+        if not p.rational and method != "high-precision":
+            K = enclosed_kernel(p.C, p.eps)
+        elif cost is None:
             raise UnsupportedKernel("a rational cost whose integers fit int64, or binary floats, is needed")
-        K = shifted_kernel(cost, p.eps)
+        else:
+            K = shifted_kernel(cost, p.eps)
         if method == "high-precision" and K.mode != "integers":
             raise UnsupportedKernel("the high-precision path needs an integer form of the cost (numerators in int64)")
     except UnsupportedKernel as e:
@@ -326,7 +331,9 @@ def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
     rows = LazyList(lambda: _minus(run.row_sums(), p.a, 64), p.n)
     verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
     status = f"{verdict} (float-verified): bound {bound.str(5, radius=False)} after {its} float64 iterations, Delta <= {float(K.delta):.4g}"
-    witness = {"u": [fmpq(*x.as_integer_ratio()) for x in run.evaluation.u.tolist()]}
+    witness: dict[str, Any] = {"u": [fmpq(*x.as_integer_ratio()) for x in run.evaluation.u.tolist()]}
+    if K.mode == "balls":  # the shift is a choice here, not a function of the cost: the witness names it
+        witness["alpha"], witness["beta"] = ([fmpq(*x.as_integer_ratio()) for x in v.tolist()] for v in K.shifts)
     return SinkhornResult(
         p, Ball(64), "float-verified", its, run.iterate(), rows, zeros, K.delta, lam, tol, bound, run.widened(), status, details, witness, run
     )

@@ -33,6 +33,13 @@ In both, K~ = :func:`exact.roundoff.exp_neg` (ỹ) has |K~ / e^-ỹ - 1| <= delt
 
     K'_ij / K~_ij in [e^-E_y / (1 + delta_exp), e^E_y / (1 - delta_exp)]      (:attr:`ShiftedKernel.factor`).
 
+**A cost known as balls** (a Sinkhorn Transformer's, :class:`~constructions.sinkhorn.problem.CostEnclosure`):
+alpha, beta are doubles chosen from the balls' midpoints (any shift has the same plan), each K'_ij is
+enclosed in arb from the cost's ball, K~_ij is the double nearest its midpoint, and the factor is the
+hull of the ratios ball / K~ over all entries: computed, not derived, so the recipe (``balls``) needs one
+arb exponential per entry and is used up to :data:`BALL_ENTRIES` entries. Its witness records alpha and
+beta, and a checker evaluates the bound in arb from its own enclosure of the cost.
+
 **Delta, cheaply.** C_jk + C_il - C_ik - C_jl = (C_jk - C_jl) + (C_il - C_ik) is at most the sum of the ranges
 of rows i and j when i != j, and 0 when i = j; the same by columns. So Delta eps is at most the sum of the two
 largest row ranges of C' (row maxima: its rows have minimum 0), and at most that of the column ranges
@@ -53,6 +60,8 @@ from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, 
 
 #: Precision of the scalar bounds (arb), bits.
 BOUND_BITS = 128
+#: The ``balls`` recipe (one arb exponential per entry) is used up to this many entries.
+BALL_ENTRIES = 4096
 #: The absolute error of a product that underflows (half the smallest subnormal), rounded up.
 TINY = fmpq(1, 2**1074)
 
@@ -109,8 +118,8 @@ class ShiftedKernel:
     K: np.ndarray
     factor: Factor  # contains every K'_ij / K~_ij
     delta: fmpq  # an exact upper bound on Delta(K)
-    mode: str  # "integers" or "floats": which exact form of the cost
-    shifts: tuple[Any, Any]  # (A, B) integer arrays (C' = Z'/D) or (alpha, beta~) doubles
+    mode: str  # "integers" or "floats": which exact form of the cost; "balls": a cost enclosure
+    shifts: tuple[Any, Any]  # (A, B) integer arrays (C' = Z'/D), (alpha, beta~) doubles, or (alpha, beta) chosen doubles
     index: np.ndarray | None = None  # integers: Z' (K'_ij = w^{Z'_ij}, w = e^-scale)
     scale: fmpq | None = None  # integers: 1/(D eps)
 
@@ -189,6 +198,40 @@ def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
     cols = C.max(0) - C.min(0)
     spread = min(_two_largest(rows), _two_largest(cols)) / (1 - U)
     return ShiftedKernel(K, _kernel_factor(E_y), spread / eps, "floats", (alpha, beta))
+
+
+def enclosed_kernel(C: Any, eps: fmpq, prec: int = BOUND_BITS) -> ShiftedKernel:
+    """The ``balls`` recipe (module docstring) for a cost enclosure C (``C.balls(prec)``, ``C.shape``)."""
+    n, m = C.shape
+    if n * m > BALL_ENTRIES:
+        raise UnsupportedKernel(f"a cost known as balls is enclosed entry by entry, up to {BALL_ENTRIES} entries")
+    balls = C.balls(prec)
+    mids = np.array([[float(x.mid()) for x in row] for row in balls])
+    if not np.isfinite(mids).all():
+        raise UnsupportedKernel("the cost's balls are not finite")
+    alpha = mids.min(1)
+    beta = (mids - alpha[:, None]).min(0)
+    with ctx.workprec(prec):
+        s = 1 / arb(eps)
+        kb = [[(-(c - arb(al) - arb(be)) * s).exp() for c, be in zip(row, beta.tolist())] for row, al in zip(balls, alpha.tolist())]
+        K = np.array([[float(x.mid()) for x in row] for row in kb])
+        if not (K.min() >= SMALLEST_NORMAL and np.isfinite(K).all()):
+            raise UnsupportedKernel("the kernel leaves float64's normal range")
+        ratios = [(x / arb(k)) for row, krow in zip(kb, K.tolist()) for x, k in zip(row, krow)]
+        lo = min((r.lower() for r in ratios), key=lambda t: t.mid())
+        hi = max((r.upper() for r in ratios), key=lambda t: t.mid())
+        rows = [max((x.upper() for x in row), key=lambda t: t.mid()) - min((x.lower() for x in row), key=lambda t: t.mid()) for row in balls]
+        cols = [max((row[j].upper() for row in balls), key=lambda t: t.mid()) - min((row[j].lower() for row in balls), key=lambda t: t.mid()) for j in range(m)]
+        spread = min(_top_two_balls(rows), _top_two_balls(cols))
+        return ShiftedKernel(K, Factor(lo, hi), spread / eps, "balls", (alpha, beta))
+
+
+def _top_two_balls(x: list[arb]) -> fmpq:
+    """An exact rational >= the sum of the two largest (0 for one)."""
+    if len(x) < 2:
+        return fmpq(0)
+    ups = sorted((t.upper().fmpq() for t in x), reverse=True)
+    return ups[0] + ups[1]
 
 
 class ArrayRows(Sequence):

@@ -17,6 +17,12 @@ sums exactly b, hence total mass sum b = sum a) and r = P^ 1. Then
                                         = d_H(r, a) (e^{Delta/2} + 1) / 2,
 
 so P*_ij lies in P^_ij [e^-beta, e^beta]. Everything is evaluated in arb.
+
+With a recorded shift (alpha, beta_s) the same holds for the kernel
+K' = exp(-(C - alpha 1^T - 1 beta_s^T)/eps) = diag(e^{alpha/eps}) K diag(e^{beta_s/eps}):
+its Sinkhorn plan is K's (a plan diag(x) K' diag(y) is diag(x e^{alpha/eps}) K diag(...))
+and its projective diameter too (cross differences cancel the shift). The witness u^ then
+scales K'; the float-verified runs on a cost known only as balls record it so.
 """
 
 from __future__ import annotations
@@ -26,13 +32,16 @@ from flint import arb, ctx, fmpq
 from attncert.proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel, projective_diameter
 
 
-def hilbert_enclosure(p: Problem, u: list[fmpq], prec: int) -> PlanEnclosure:
-    """The enclosure P^ [e^-beta, e^beta] of P* and beta (an exact upper bound), from the witness u^."""
+def hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, shift: tuple[list[fmpq], list[fmpq]] | None = None) -> PlanEnclosure:
+    """The enclosure P^ [e^-beta, e^beta] of P* and beta (an exact upper bound), from the witness u^ (of the kernel
+    shifted by ``shift`` = (alpha, beta_s) when given)."""
     if len(u) != p.n:
         raise HypothesisError(f"the Hilbert witness has {len(u)} entries, not n = {p.n}")
     if not all(x > 0 for x in u):
         raise HypothesisError("the Hilbert witness u is not positive (d_H is a metric on positive vectors only)")
-    K = kernel(p, prec)
+    if shift is not None and (len(shift[0]), len(shift[1])) != (p.n, p.m):
+        raise HypothesisError(f"the recorded shift has {len(shift[0])} + {len(shift[1])} entries, not n + m = {p.n} + {p.m}")
+    K = kernel(p, prec, shift)
     with ctx.workprec(prec):
         U = [arb(x) for x in u]
         v = [arb(p.b[j]) / sum((K[i][j] * U[i] for i in range(p.n)), arb(0)) for j in range(p.m)]

@@ -106,11 +106,15 @@ def _diameter_upper(C: list[list[arb]], prec: int) -> fmpq:
     return best
 
 
-def kernel(p: Problem, prec: int) -> list[list[arb]]:
-    """Balls containing K_ij = exp(-C_ij / eps) (exp is monotone, so balls around C give balls around K)."""
+def kernel(p: Problem, prec: int, shift: tuple[list[fmpq], list[fmpq]] | None = None) -> list[list[arb]]:
+    """Balls containing K_ij = exp(-C_ij / eps) (exp is monotone, so balls around C give balls around K), or with
+    ``shift`` = (alpha, beta) the shifted kernel's exp(-(C_ij - alpha_i - beta_j) / eps)."""
     C = p.C.balls(prec) if isinstance(p.C, BallCost) else p.C
     with ctx.workprec(prec):
-        return [[(-arb(c) / arb(p.eps)).exp() for c in row] for row in C]
+        if shift is None:
+            return [[(-arb(c) / arb(p.eps)).exp() for c in row] for row in C]
+        alpha, beta = [arb(x) for x in shift[0]], [arb(x) for x in shift[1]]
+        return [[(-(arb(c) - al - be) / arb(p.eps)).exp() for c, be in zip(row, beta)] for row, al in zip(C, alpha)]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ concludes that the recorded enclosure contains P* only if
 * the method's theorem holds on the witness (:mod:`~proofs.checkers.hilbert`,
   :mod:`~proofs.checkers.krawczyk`, :mod:`~proofs.checkers.float_hilbert`,
   :mod:`~proofs.checkers.precise_hilbert`), recomputed at 64 bits more than the prover
-  used (float-verified: by the prover's float64 recipe, named in ``details.kernel``),
+  used (float-verified: by the prover's float64 recipe, named in ``details.kernel``; for a
+  cost known as balls, recipe ``balls``, in arb for the kernel shifted as the witness records),
 * the recorded bound is at least the bound the theorem proves,
 * the recorded plan contains the recomputed enclosure (ball by ball), and
 * ``certified`` is exactly ``bound <= tol``.
@@ -61,6 +62,10 @@ def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> li
             enclosure = hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS)
         elif method == "krawczyk":
             enclosure = krawczyk_enclosure(p, qvector(witness.get("x")), qvector(witness.get("y")), rational(witness.get("rho")), prec + EXTRA_BITS)
+        elif method == "float-verified" and obj(run, "details").get("kernel") == "balls":
+            # a cost known as balls: the prover's doubles are not reproducible, so the theorem is evaluated in arb
+            shift = (qvector(witness.get("alpha")), qvector(witness.get("beta")))
+            enclosure = hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS, shift)
         elif method == "float-verified":
             recipe = obj(run, "details").get("kernel")
             enclosure = float_hilbert_enclosure(p, qvector(witness.get("u")), recipe if isinstance(recipe, str) else "", plan_json is not None)

@@ -32,12 +32,13 @@ def _mp(q: fmpq) -> mpmath.mpf:
     return mpmath.mpf(int(q.p)) / int(q.q)
 
 
-def true_distance(C, a, b, eps, u) -> mpmath.mpf:
-    """max |log P^ - log P*| at 60 digits: P* by plain Sinkhorn, P^ from the witness u (which scales the shifted kernel)."""
+def true_distance(C, a, b, eps, u, alpha=None) -> mpmath.mpf:
+    """max |log P^ - log P*| at 60 digits: P* by plain Sinkhorn, P^ from the witness u (which scales the shifted kernel,
+    its rows shifted by alpha: the row minima of C unless a run records its own)."""
     ref, _ = mp_sinkhorn(C, a, b, eps, DPS, 5000)
     assert ref is not None, "the reference did not converge"
     with mpmath.workdps(DPS):
-        alpha = [min(row) for row in C]
+        alpha = [min(row) for row in C] if alpha is None else alpha
         K = [[mpmath.exp(-(_mp(c) - _mp(al)) / _mp(eps)) for c in row] for row, al in zip(C, alpha)]  # column shifts cancel in P^
         U = [_mp(x) for x in u]
         v = [_mp(bj) / mpmath.fsum(K[i][j] * U[i] for i in range(len(U))) for j, bj in enumerate(b)]
@@ -144,3 +145,35 @@ def test_array_costs_refuse_what_is_not_a_cost():
     with pytest.raises(ValueError):
         array_cost(np.array(["a"]))
     assert array_cost(np.array([[1, 2]], dtype=np.int16)).den == 1
+
+
+class RationalAsBalls:
+    """A rational cost handed over as a cost enclosure (as a Sinkhorn Transformer's is): balls at any precision."""
+
+    exact = True
+
+    def __init__(self, C):
+        self.C, self.shape = C, (len(C), len(C[0]))
+
+    def balls(self, prec):
+        from flint import arb, ctx
+
+        with ctx.workprec(prec):
+            return [[arb(x) for x in row] for row in self.C]
+
+
+@pytest.mark.parametrize("n, m, seed, eps", [(5, 6, 0, fmpq(1, 5)), (1, 3, 1, fmpq(1, 2))])
+def test_float_verified_on_a_cost_known_as_balls(n, m, seed, eps):
+    from attncert.proofs.checkers.hilbert import hilbert_enclosure
+    from attncert.proofs.checkers.problem import BallCost
+
+    C, a, b = random_cost(n, m, seed), random_marginal(n, seed + 1), random_marginal(m, seed + 2)
+    cost = RationalAsBalls(C)
+    r = sinkhorn(cost, a, b, eps, Ball(128), tol="1e-9")
+    assert r.method == "float-verified" and r.details["kernel"] == "balls" and r.certified, r.status
+    bound = r.bound.fmpq()
+    assert true_distance(C, a, b, eps, r.witness["u"], r.witness["alpha"]) <= as_mp(bound)
+    p = sinkhorn_problem(BallCost(cost.balls, cost.shape), a, b, eps)
+    e = hilbert_enclosure(p, r.witness["u"], 192, (r.witness["alpha"], r.witness["beta"]))
+    assert e.log_error <= bound  # the checker's arb evaluation is tighter than the float one
+    assert sinkhorn(cost, a, b, eps, Ball(128), tol="1e-30").method in ("hilbert", "krawczyk")  # below the float floor

@@ -105,3 +105,34 @@ def test_a_large_plan_must_stay_factored_and_a_small_one_recorded(float_verified
     doc = copy.deepcopy(float_verified)
     doc["outputs"]["runs"][0]["plan"] = None
     refused(doc, "recorded as balls")
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    claim = CLAIMS["sinkhorn_transformer"]
+    doc = claim.prove(**{**claim.defaults(), "tol": "1e-9"})
+    run = doc["construction"]["sinkhorn"]
+    assert run["method"] == "float-verified" and run["details"]["kernel"] == "balls" and doc["result"]["holds"]
+    assert claim.check(doc) == [] and verify_bytes(canonical_json(seal(doc))).status == OK
+    return doc
+
+
+def _transformer_refused(doc: dict, match: str) -> None:
+    problems = CLAIMS["sinkhorn_transformer"].check(doc)
+    assert any(match in p for p in problems), problems
+    assert verify_bytes(canonical_json(seal(doc))).status == FAIL
+
+
+def test_a_transformer_run_whose_recorded_shift_is_moved(transformer):
+    doc = copy.deepcopy(transformer)
+    alpha = doc["construction"]["sinkhorn"]["witness"]["alpha"]
+    alpha[0] = QQ.to_json(QQ.from_json(alpha[0]) + fmpq(1, 8))  # u^ now scales another kernel: P^'s first row moves
+    _transformer_refused(doc, "below what the float-verified theorem proves")
+
+
+def test_a_transformer_bound_below_the_checks_own(transformer):
+    doc = copy.deepcopy(transformer)
+    run = doc["construction"]["sinkhorn"]
+    run["bound"] = QQ.to_json(QQ.from_json(run["bound"]) / 10**6)  # the arb evaluation is tighter, not a million times
+    doc["outputs"]["bound"] = run["bound"]
+    _transformer_refused(doc, "below what the float-verified theorem proves")
