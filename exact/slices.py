@@ -133,8 +133,11 @@ def grid_floor(x: np.ndarray, width: int, count: int) -> np.ndarray:
 
 def float_value(R: list[np.ndarray], exponent: int, width: int, matrix_bits: int = MATRIX_BITS) -> tuple[np.ndarray, fmpq]:
     """The doubles y_i = fl(sum_{s,t} R[s][i, t] 2^(exponent - ka (s+1) - width (t+1))) and gamma_{ST - 1}, which bounds
-    |y_i / value_i - 1| (the terms are >= 0 and exactly scaled; they are added in one fixed order, smallest scale first)."""
+    |y_i / value_i - 1| (the terms are >= 0 and exactly scaled; they are added in one fixed order, smallest scale first).
+    ValueError if the smallest scale is below 2^-1022: a scaled term could be subnormal, its rounding not relative."""
     S, T = len(R), R[0].shape[1]
+    if exponent - (matrix_bits * S + width * T) < -1022:
+        raise ValueError("the smallest digit's scale is below float64's normal range")  # a term could round
     y = np.zeros(R[0].shape[0])
     for scale, s, t in sorted(((matrix_bits * (s + 1) + width * (t + 1), s, t) for s in range(S) for t in range(T)), reverse=True):
         y += np.ldexp(R[s][:, t], exponent - scale)

@@ -87,16 +87,30 @@ def _normal(x: np.ndarray, what: str) -> None:
         raise UnsupportedKernel(f"{what} leaves float64's normal range")
 
 
-def _digits(x: np.ndarray, width: int) -> tuple[np.ndarray, int, fmpq]:
-    """Exact digits of x (or of x rounded down to MAX_DIGITS digits) and the relative loss max (x - x') / x'."""
+def _digits(x: np.ndarray, width: int, what: str) -> tuple[np.ndarray, int]:
+    """The exact digits of x (:func:`exact.slices.vector_digits`), or UnsupportedKernel."""
     try:
-        X, f = vector_digits(x, width)
-        return X, f, fmpq(0)
+        return vector_digits(x, width)
+    except ValueError as e:
+        raise UnsupportedKernel(f"{what}: {e}") from None
+
+
+def witness_point(u: np.ndarray) -> np.ndarray:
+    """u itself when its digits are exact within MAX_DIGITS, else u rounded down onto that grid, its zeros raised to
+    the grid's step: any positive vector is a witness, and the one certified is the one recorded."""
+    try:
+        vector_digits(u, 8)
+        return u
     except ValueError:
-        y = grid_floor(x, width, MAX_DIGITS)
-        _normal(y, "a scaling rounded to the digits' grid")
-        X, f = vector_digits(y, width)
-        return X, f, exact(float(np.max((x - y) / y))) * (1 + 2 * U)
+        y = grid_floor(u, 8, MAX_DIGITS)
+        return np.maximum(y, 2.0 ** (int(np.frexp(u.max())[1]) - 8 * MAX_DIGITS))
+
+
+def _float_value(R: list[np.ndarray], exponent: int, width: int) -> tuple[np.ndarray, fmpq]:
+    try:
+        return float_value(R, exponent, width)
+    except ValueError as e:
+        raise UnsupportedKernel(str(e)) from None
 
 
 def _digit_sum(X: np.ndarray, f: int, width: int) -> fmpq:
@@ -115,13 +129,13 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     F = MatrixDigits.of(K.K, KERNEL_DIGITS, 1)
     trunc = F.truncation
     kn, km = F.vector_bits(True), F.vector_bits()
-    Xu, fu, _ = _digits(u, kn)  # u is doubles: exact
-    s, g1 = float_value(F.products(Xu, transpose=True), 1 + fu, kn)
+    Xu, fu = _digits(u, kn, "the witness")
+    s, g1 = _float_value(F.products(Xu, transpose=True), 1 + fu, kn)
     _normal(s, "K^T u")
     v = bf / s
     _normal(v, "b / K^T u")
-    Xv, fv, loss = _digits(v, km)
-    t, g2 = float_value(F.products(Xv), 1 + fv, km)
+    Xv, fv = _digits(v, km, "b / K^T u")
+    t, g2 = _float_value(F.products(Xv), 1 + fv, km)
     _normal(t, "K v")
     q = u * t
     q /= af
@@ -131,13 +145,12 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
         tau_c = arb(trunc) * arb(_digit_sum(Xu, fu, kn)) * (1 + arb(g1)) / arb(exact(s.min()))
         col_factor = K.factor * Factor.within(g1).inverse() * Factor.between(1, 1 + tau_c)  # (K'^T u^)_j / s~_j
         v_factor = (rounding**2 * col_factor).inverse()  # v^_j / v~_j
-        v_digits = Factor.between(1, 1 + arb(loss))  # v~ / the digits' v~ (1 when exact)
         tau_r = arb(trunc) * arb(_digit_sum(Xv, fv, km)) * (1 + arb(g2)) / arb(exact(t.min()))
-        row_factor = K.factor * v_factor * v_digits * Factor.within(g2).inverse() * Factor.between(1, 1 + tau_r)  # (K' v^)_i / t~_i
+        row_factor = K.factor * v_factor * Factor.within(g2).inverse() * Factor.between(1, 1 + tau_r)  # (K' v^)_i / t~_i
         Q = row_factor * rounding**3
         d_h = (arb(exact(q.max())) * Q.hi / (arb(exact(q.min())) * Q.lo)).log().upper()
         beta = d_h * ((arb(K.delta) / 2).exp() + 1) / 2
-    return FloatBound(u, v, v_factor * v_digits, t, row_factor, d_h, round_up(beta))
+    return FloatBound(u, v, v_factor, t, row_factor, d_h, round_up(beta))
 
 
 def plan_error(G: np.ndarray, psi: Factor, v_max: float) -> fmpq:
@@ -278,6 +291,6 @@ def float_verified(
     target = float(tol) / (MARGIN * gap) if gap < math.inf else 0.0
     its = float_sinkhorn(K.K, af, bf, u0, target, max_iter)
     try:
-        return FloatRun(K, its, hilbert_float_bound(K, its.u, a, b, af, bf), "")
+        return FloatRun(K, its, hilbert_float_bound(K, witness_point(its.u), a, b, af, bf), "")
     except UnsupportedKernel as e:
         return FloatRun(K, its, None, str(e))

@@ -177,3 +177,13 @@ def test_float_verified_on_a_cost_known_as_balls(n, m, seed, eps):
     e = hilbert_enclosure(p, r.witness["u"], 192, (r.witness["alpha"], r.witness["beta"]))
     assert e.log_error <= bound  # the checker's arb evaluation is tighter than the float one
     assert sinkhorn(cost, a, b, eps, Ball(128), tol="1e-30").method in ("hilbert", "krawczyk")  # below the float floor
+
+
+def test_the_witness_is_the_point_whose_digits_are_exact():
+    from attncert.constructions.sinkhorn.verified import witness_point
+    from attncert.exact.slices import vector_digits
+
+    u = np.array([1.0, 0.3])
+    assert witness_point(u) is u  # doubles of nearby exponents: themselves
+    w = witness_point(np.array([1.0, 1e-300, 0.3]))  # 1000 binary orders of magnitude: rounded onto 512 bits
+    assert (w > 0).all() and w[0] == 1.0 and w[2] <= 0.3 and vector_digits(w, 8)[0].shape[1] <= 64

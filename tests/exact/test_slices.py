@@ -105,3 +105,10 @@ def test_vector_digits_refuse_what_they_cannot_hold():
         vector_digits(np.array([1.0, 1e-300]), 8)  # 1000 binary orders of magnitude
     with pytest.raises(ValueError):
         vector_digits(np.array([1.0, -1.0]), 8)
+
+
+def test_float_value_refuses_scales_that_could_round_below_the_normal_range():
+    R = [np.ones((3, 2))]
+    assert float_value(R, 0, 8)[0].tolist() == [2.0**-40 + 2.0**-48] * 3  # 2^(-32-8) + 2^(-32-16), exactly
+    with pytest.raises(ValueError):
+        float_value(R, -1000, 8)
