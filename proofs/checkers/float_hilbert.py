@@ -37,12 +37,12 @@ recorded bound must be at least this beta. This module shares only :mod:`exact` 
 from __future__ import annotations
 
 import numpy as np
-from flint import arb, ctx, fmpq, fmpq_mat
+from flint import arb, ctx, fmpq
 
 from attncert.exact.numberfiles import is_double
 from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
 from attncert.exact.slices import MatrixDigits, float_value, vector_digits
-from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem
+from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem, shifted_integers
 
 BITS = 192
 RECIPES = ("integers", "floats")
@@ -59,13 +59,7 @@ def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
     if isinstance(p.C, BallCost):
         raise HypothesisError("the float-verified method needs a rational cost")
     if recipe == "integers":
-        num, den = fmpq_mat(p.C).numer_denom()
-        try:
-            Z = np.array([int(x) for x in num.entries()], dtype=np.int64).reshape(p.n, p.m)
-        except OverflowError:
-            raise HypothesisError("the cost's numerators do not fit int64 (recipe 'integers')") from None
-        Z = Z - Z.min(1)[:, None]
-        Z = Z - Z.min(0)[None, :]
+        Z, den = shifted_integers(p, "float-verified")
         if int(Z.max()) >= 2**53:
             raise HypothesisError("the shifted cost's numerators reach 2^53 (recipe 'integers')")
         s = fmpq(1) / (fmpq(int(den)) * p.eps)

@@ -22,25 +22,13 @@ from __future__ import annotations
 from functools import reduce
 
 import numpy as np
-from flint import arb, ctx, fmpq, fmpq_mat
+from flint import arb, ctx, fmpq
 
 from attncert.exact.slices import MatrixDigits, integer_digits, integer_value, table_digits
+from attncert.proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, shifted_integers
 
 #: Bits per digit of the kernel's fixed-point values (any whole number of bytes up to 32 keeps the products exact).
 DIGIT_BITS = 24
-from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem
-
-
-def _integers(p: Problem) -> tuple[np.ndarray, int]:
-    if isinstance(p.C, BallCost):
-        raise HypothesisError("the high-precision method needs a rational cost")
-    num, den = fmpq_mat(p.C).numer_denom()
-    try:
-        Z = np.array([int(x) for x in num.entries()], dtype=np.int64).reshape(p.n, p.m)
-    except OverflowError:
-        raise HypothesisError("the cost's numerators do not fit int64") from None
-    Z = Z - Z.min(1)[:, None]
-    return Z - Z.min(0)[None, :], int(den)
 
 
 def _top_two(x: np.ndarray) -> int:
@@ -61,7 +49,7 @@ def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool =
         raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
     if not all(x > 0 and int(x.q) & (int(x.q) - 1) == 0 for x in u):
         raise HypothesisError("the high-precision witness u is not positive dyadic rationals")
-    Zs, den = _integers(p)
+    Zs, den = shifted_integers(p, "high-precision")
     s = fmpq(1) / (fmpq(den) * p.eps)
     spread = min(_top_two(Zs.max(1)), _top_two(Zs.max(0))) * s
     values, where = np.unique(Zs, return_inverse=True)

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from flint import arb, ctx, fmpq
+import numpy as np
+from flint import arb, ctx, fmpq, fmpq_mat
 
 from attncert.exact.matrices import Rows
 
@@ -104,6 +105,21 @@ def _diameter_upper(C: list[list[arb]], prec: int) -> fmpq:
                 spread = max(t.upper().fmpq() for t in d) - min(t.lower().fmpq() for t in d)
                 best = max(best, spread)
     return best
+
+
+def shifted_integers(p: Problem, method: str) -> tuple[np.ndarray, int]:
+    """(Z', D): C = Z / D over the least common denominator D, and Z' = Z - A 1^T - 1 B^T with A_i = min_j Z_ij and
+    B_j = min_i (Z_ij - A_i), the numerators of the shifted cost C' = Z'/D >= 0 (a zero in every row and column), in
+    int64. HypothesisError (naming ``method``) for a cost that is not rational or whose numerators do not fit int64."""
+    if isinstance(p.C, BallCost):
+        raise HypothesisError(f"the {method} method needs a rational cost")
+    num, den = fmpq_mat(p.C).numer_denom()
+    try:
+        Z = np.array([int(x) for x in num.entries()], dtype=np.int64).reshape(p.n, p.m)
+    except OverflowError:
+        raise HypothesisError(f"the cost's numerators do not fit int64 ({method})") from None
+    Z = Z - Z.min(1)[:, None]
+    return Z - Z.min(0)[None, :], int(den)
 
 
 def kernel(p: Problem, prec: int, shift: tuple[list[fmpq], list[fmpq]] | None = None) -> list[list[arb]]:
