@@ -3,8 +3,10 @@
 Modules, one idea each: :mod:`problem` (input; rational costs or cost
 enclosures), :mod:`kernel` (exp(-C/eps)), :mod:`hilbert` (projective metric and
 the a-posteriori bound), :mod:`logdomain` (float iterations), :mod:`krawczyk`
-(interval Newton on the dual), :mod:`operator` (the operator in EE, Ball and
-Float), :mod:`fixed_point` (positive plans are Sinkhorn plans, exactly),
+(interval Newton on the dual), :mod:`shifted` (the shifted kernel in float64 with a
+proven error), :mod:`verified` (float-verified: POT's iterations, the bound with
+proven rounding errors), :mod:`precise` (high-precision: exact BLAS products of a
+fixed-point kernel), :mod:`operator` (the operator in EE, Ball and Float), :mod:`fixed_point` (positive plans are Sinkhorn plans, exactly),
 :mod:`wasserstein` (exact W1); the Sinkhorn Transformer: :mod:`texts` (texts
 and families), :mod:`encoder` (in-context encoders), :mod:`rowforms` (EE rows
 over one denominator), :mod:`inner_cost` (the cost -<Q, K>), :mod:`graph` (the
