@@ -254,12 +254,15 @@ def exact_array(p: Problem) -> ExactCost | None:
     return None
 
 
-def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int, cost: ExactCost | None = None) -> SinkhornResult | None:
+def _shifted(
+    p: Problem, method: str, prec: int, tol: fmpq, max_iter: int, cost: ExactCost | None = None, log_u: np.ndarray | None = None
+) -> SinkhornResult | None:
     """The float-verified or high-precision run ``method`` asks for (or "auto" chooses), or None for the arb paths.
 
-    ``cost`` is the cost as one array when the caller has it (else :func:`exact_array` of the rows). A method
-    asked for by name that cannot run (a cost that is not rational or does not fit float64's range) is a
-    SinkhornInputError; "auto" then falls back to the arb paths.
+    ``cost`` is the cost as one array when the caller has it (else :func:`exact_array` of the rows); ``log_u``
+    the log of a row scaling of K = exp(-C/eps) to start the float iterations from (POT's own result; the bound
+    does not depend on it). A method asked for by name that cannot run (a cost that is not rational or does not
+    fit float64's range) is a SinkhornInputError; "auto" then falls back to the arb paths.
     """
     if method == "auto" and tol < FLOAT_FLOOR and (not p.rational or p.n * p.m <= PLAIN_ENTRIES):
         return None  # below the float floor, and no high-precision run at this size: the arb paths
@@ -277,25 +280,37 @@ def _shifted(p: Problem, method: str, prec: int, tol: fmpq, max_iter: int, cost:
         if method == "auto":
             return None
         raise SinkhornInputError(f"method {method!r}: {e}") from None
-    run = None
+    run, u0 = None, None if log_u is None else _shifted_start(K, log_u, p.eps)
     if method == "float-verified" or (method == "auto" and FLOAT_FLOOR * inverse_gap(K.delta, 64) <= arb(tol)):
-        run = float_verified(K, p.a, p.b, tol, max_iter=max_iter)
+        run = float_verified(K, p.a, p.b, tol, u0, max_iter=max_iter)
         result = _float_result(p, run, tol)
         if result.certified or method == "float-verified":
             return result
     if method == "high-precision" or (method == "auto" and K.mode == "integers" and K.delta <= HILBERT_MAX_DELTA and p.n * p.m > PLAIN_ENTRIES):
-        start = run.iterations if run is not None else float_start(K, p.a, p.b, max_iter)
+        start = run.iterations if run is not None else float_start(K, p.a, p.b, max_iter, u0)
         return _precise_result(p, K, precise(K, p.a, p.b, tol, start.u, hilbert_precision(prec, K.delta, tol, p.n + p.m)), tol)
     return None
 
 
+def _shifted_start(K: ShiftedKernel, log_u: np.ndarray, eps: fmpq) -> np.ndarray | None:
+    """A row scaling u of K = exp(-C/eps) as one of the shifted kernel: u e^{-alpha/eps}, normalised (float only)."""
+    alpha = K.shifts[0]
+    if K.mode == "integers":
+        x = log_u - alpha * float(K.scale)  # alpha = A/D: A (1/(D eps))
+    else:
+        x = log_u - alpha / float(eps)
+    if x.shape != (K.shape[0],) or not np.isfinite(x).all():
+        return None  # an unusable start is no start: the iterations begin from ones
+    return np.exp(x - x.max())
+
+
 def certified_array(
-    cost: ExactCost, a: list[fmpq], b: list[fmpq], eps: fmpq, prec: int, tol: fmpq, method: str = "auto"
+    cost: ExactCost, a: list[fmpq], b: list[fmpq], eps: fmpq, prec: int, tol: fmpq, method: str = "auto", log_u: np.ndarray | None = None
 ) -> SinkhornResult | None:
     """``method`` (auto, float-verified or high-precision) on a cost given as one array (no rows of rationals are
     formed): the result, or None where "auto" leaves it to the arb paths. a, b > 0 with equal totals and eps > 0
-    (checked by the caller)."""
-    return _shifted(Problem(ArrayRows(cost), a, b, eps), method, prec, tol, MAX_ITER["Ball"], cost)
+    (checked by the caller). ``log_u``: a start for the float iterations (:func:`_shifted`)."""
+    return _shifted(Problem(ArrayRows(cost), a, b, eps), method, prec, tol, MAX_ITER["Ball"], cost, log_u)
 
 
 class LazyList(Sequence):

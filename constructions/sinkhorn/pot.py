@@ -27,7 +27,10 @@ binary floats and their exact totals differ by a relative :data:`FLOAT_TOTAL_RTO
 POT's total mass, sum(a). ``full=True`` returns the run, whose ``problem.b`` is the ``b`` used.
 
 POT's options that only tune its float iterations (``method``, ``numItermax``, ``stopThr``, ``verbose``,
-``warn``, ``warmstart``) are accepted and change nothing: the run goes on until the plan is certified.
+``warn``) are accepted and change nothing: the run goes on until the plan is certified. ``warmstart``, POT's
+dual potentials (log u, log v), e.g. from a run of ``ot.sinkhorn(..., log=True)``, starts the float iterations
+of the float-verified and high-precision paths (numpy input) from POT's own result; the certificate does not
+depend on it.
 ``log=True`` is refused (POT's log has no meaning here; ``full=True`` returns the whole run).
 """
 
@@ -84,7 +87,8 @@ def sinkhorn(
     if sa != sb and _holds_floats(a, b) and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
         bv = [x * sa / sb for x in bv]
     if array:
-        fast = _from_array(M, av, bv, reg, prec, tol)
+        start = pot_options.get("warmstart")
+        fast = _from_array(M, av, bv, reg, prec, tol, None if start is None else np.asarray(start[0], dtype=float))
         if fast is not None:
             G, bound = fast.run.float_plan()
             return (G, Fraction(int(bound.p), int(bound.q)), fast) if full else (G, Fraction(int(bound.p), int(bound.q)))
@@ -96,7 +100,7 @@ def sinkhorn(
     return (G, bound, r) if full else (G, bound)
 
 
-def _from_array(M: np.ndarray, a: list[fmpq], b: list[fmpq], reg: Any, prec: int, tol: Any) -> SinkhornResult | None:
+def _from_array(M: np.ndarray, a: list[fmpq], b: list[fmpq], reg: Any, prec: int, tol: Any, log_u: np.ndarray | None = None) -> SinkhornResult | None:
     """The certified result of the float-verified or high-precision path on the array M (no rational per entry), or
     None where only the arb paths apply (the caller then reads M entry by entry). Bad input: SinkhornInputError."""
     try:
@@ -112,7 +116,7 @@ def _from_array(M: np.ndarray, a: list[fmpq], b: list[fmpq], reg: Any, prec: int
         raise SinkhornInputError(f"the temperature reg must be > 0, got {eps}")
     if t <= 0:
         raise SinkhornInputError(f"the tolerance must be > 0, got {t}")
-    r = certified_array(cost, a, b, eps, prec, t)
+    r = certified_array(cost, a, b, eps, prec, t, log_u=log_u)
     return r if r is not None and r.certified else None
 
 

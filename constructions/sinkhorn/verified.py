@@ -275,9 +275,9 @@ class FloatRun:
 START_TARGET = 1e-11
 
 
-def float_start(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], max_iter: int = 10_000) -> FloatIterations:
-    """Float iterations to START_TARGET or their floor: a starting point for the high-precision path."""
-    return float_sinkhorn(K.K, np.array([float_of(x) for x in a]), np.array([float_of(x) for x in b]), None, START_TARGET, max_iter)
+def float_start(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], max_iter: int = 10_000, u0: np.ndarray | None = None) -> FloatIterations:
+    """Float iterations (from u0, else ones) to START_TARGET or their floor: a starting point for the high-precision path."""
+    return float_sinkhorn(K.K, np.array([float_of(x) for x in a]), np.array([float_of(x) for x in b]), u0, START_TARGET, max_iter)
 
 
 def float_verified(

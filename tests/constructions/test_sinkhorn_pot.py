@@ -161,3 +161,15 @@ def test_integer_arrays_take_the_high_precision_path_past_the_arb_size():
     assert bound <= 8 * Fraction(float(np.spacing(G.max())))  # a few units in the last place of the largest entry
     ref = mp_plan([Fraction(int(x)) for x in a], [Fraction(int(x)) for x in b], [[Fraction(int(x)) for x in r] for r in Z], Fraction(20), dps=40)
     assert_true_bound(G, bound, ref)
+
+
+def test_pots_own_result_starts_the_float_iterations():
+    rng = np.random.default_rng(5)
+    M = rng.random((20, 30))
+    a, b = np.full(20, 1 / 20), np.full(30, 1 / 30)
+    _, log = ot.sinkhorn(a, b, M, 0.25, stopThr=1e-12, log=True)
+    G0, bound0, cold = sinkhorn(a, b, M, 0.25, tol="1e-10", full=True)
+    G1, bound1, warm = sinkhorn(a, b, M, 0.25, tol="1e-10", warmstart=(np.log(log["u"]), np.log(log["v"])), full=True)
+    assert cold.certified and warm.certified and warm.method == cold.method == "float-verified"
+    assert warm.details["float_iterations"] < cold.details["float_iterations"]  # POT's scalings are already converged
+    assert np.abs(G1 - G0).max() <= float(bound0 + bound1)  # both within their bounds of the same P*
