@@ -170,10 +170,10 @@ def _refuse_count(count: int, max_inputs: int) -> None:
 
 
 def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol: Any, prec: int, max_inputs: int, listed: int) -> dict[str, Any]:
-    from attncert.constructions.rasp.values import encode_value
     from attncert.constructions.tracr import certify as C
     from attncert.constructions.tracr.model import model_to_json
     from attncert.constructions.tracr.program import inputs, key, program_to_json
+    from attncert.constructions.tracr.program import value_json as encode_value
 
     from attncert.proofs.progress import bar
 
@@ -188,7 +188,7 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
     total = C.input_count(len(tokens), n)
     with bar(total, "inputs") as progress:
         for length, xs in inputs(tokens, n):
-            outs = C.tabulated(prog, xs)
+            outs = C.tabulated(prog, xs, model.causal)
             verdicts = C.certify_inputs(model, xs, outs, tol, prec)
             row = []
             for x, out, v in zip(xs, outs, verdicts):
@@ -330,9 +330,9 @@ def _decoded(d: Any, ball_json: Callable[[Any], Any], encode: Callable[[Any], An
 
 def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     """The document again from the recorded model, program and inputs: no tracr, no user code."""
-    from attncert.constructions.rasp.values import decode_value
     from attncert.constructions.tracr.model import model_from_json
     from attncert.constructions.tracr.program import program_from_json
+    from attncert.constructions.tracr.program import value_from_json as decode_value
 
     kw = recorded_params(CLAIM, doc, optional=("program",))  # the program is recorded by its tables; where it came from is a side note
     cons, given = doc.get("construction"), doc.get("inputs")

@@ -97,10 +97,10 @@ def ball_json(x: arb) -> dict[str, str]:
     return {"mid": rational_to_json((lo + hi) / 2), "rad": rational_to_json((hi - lo) / 2)}
 
 
-def exact_outputs(prog: Program, inputs: Sequence[Sequence[Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
+def exact_outputs(prog: Program, inputs: Sequence[Sequence[Any]], causal: bool = False) -> tuple[list[Any], list[dict[str, Any]]]:
     """attncert's exact evaluation of the program on each input (its output, or the error line for an
     input it fails on), and every node's value on each input, by label (for tabulation)."""
-    g = rasp.to_graph(to_rasp(prog))
+    g = rasp.to_graph(to_rasp(prog, causal))
     label = {v: g.nodes[v]["label"] for v in g.nodes}
     outs: list[Any] = []
     traces: list[dict[str, Any]] = []
@@ -127,10 +127,10 @@ class EvaluationFailed:
     reason: str
 
 
-def tabulated(prog: Program, inputs: Sequence[Sequence[Any]]) -> list[Any]:
+def tabulated(prog: Program, inputs: Sequence[Sequence[Any]], causal: bool = False) -> list[Any]:
     """Exact outputs on the inputs; a program with callables (while proving) adds the arguments they
     receive to its tables (:func:`.program.tabulate`)."""
-    outs, traces = exact_outputs(prog, inputs)
+    outs, traces = exact_outputs(prog, inputs, causal)
     tabulate(prog, traces)
     return outs
 
@@ -262,7 +262,7 @@ def stream_names(model: TracrModel) -> list[str]:
 def leaves_encoding(model: TracrModel, prog: Program, xs: Sequence[Any], tol: fmpq, precision: int) -> dict[str, Any] | None:
     """The first stream where a SOp already written leaves its encoding on input xs (see the module
     docstring): the stream's name, the SOp, the position and the bounds of the deviation; None if none does."""
-    g = rasp.to_graph(to_rasp(prog))
+    g = rasp.to_graph(to_rasp(prog, model.causal))
     tr = rasp.trace_graph(g, list(xs), QQ)
     values = {g.nodes[v]["label"]: tr[v] for v in g.nodes if g.nodes[v]["op"] not in _SELECTORS}
     encodings = {n.label: n.encoding for n in prog.sops()}

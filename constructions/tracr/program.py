@@ -94,6 +94,8 @@ def key(v: Any) -> tuple[Any, ...]:
         return ("b", v)
     if isinstance(v, str):
         return ("s", v)
+    if isinstance(v, tuple):
+        return ("t", tuple(key(x) for x in v))
     # Plain integers, not the fmpq: hashing an fmpq as Python's numbers hash a Fraction takes microseconds.
     q = v if type(v) is fmpq else QQ.convert(v)
     return ("q", int(q.p), int(q.q))
@@ -139,10 +141,15 @@ def _encoding(x: Any) -> str | None:
     return None if enc is None else str(enc.value)
 
 
-def to_rasp(prog: Program) -> Any:
+def to_rasp(prog: Program, causal: bool = False) -> Any:
     """The attncert program: the same nodes, tracr's labels as names; a tabulated node calls its
-    callable while proving (``fn``) or looks its table up (a recorded program)."""
+    callable while proving (``fn``) or looks its table up (a recorded program).
+
+    ``causal``: tracr's causal semantics (``tracr.rasp.causal_eval``, what a causal model computes),
+    every selector's value masked to the keys k <= q, by a conjunction with Select(indices, indices,
+    LEQ) at every selector node (masking after a ``not`` too, as causal_eval masks every selector)."""
     built: dict[str, Any] = {}
+    prefix = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ).named("causal_mask")
     for n in prog.nodes:
         a = [built[u] for u in n.args]
         f = n.fn if n.fn is not None else (_lookup(n) if n.table is not None else None)
@@ -176,6 +183,8 @@ def to_rasp(prog: Program) -> Any:
             x = rasp.selector_not(a[0])
         if n.encoding is not None:
             x = rasp.numerical(x) if n.encoding == "numerical" else rasp.categorical(x)
+        elif causal:
+            x = rasp.selector_and(x, prefix)
         built[n.label] = x.named(n.label)
     return built[prog.output]
 
@@ -240,16 +249,30 @@ def program_to_json(prog: Program) -> dict[str, Any]:
 
 
 def _value_json(v: Any, n: Node) -> Any:
-    if isinstance(v, (bool, str)) or v is None:
-        return encode_value(v)
     try:
-        return encode_value(v)
+        return value_json(v)
     except ParseError as e:
         raise ProgramError(f"node {n.label!r}: {e}") from None
 
 
 def _unkey(k: tuple[Any, ...]) -> Any:
+    if k[0] == "t":
+        return tuple(_unkey(x) for x in k[1])
     return None if k[0] == "n" else fmpq(k[1], k[2]) if k[0] == "q" else k[1]
+
+
+def value_json(v: Any) -> Any:
+    """A RASP value's tagged JSON (:mod:`constructions.rasp.values`), and a tuple (a SequenceMap may
+    pair values) as ``{"t": [its values]}``."""
+    if isinstance(v, tuple):
+        return {"t": [value_json(x) for x in v]}
+    return encode_value(v)
+
+
+def value_from_json(obj: Any) -> Any:
+    if isinstance(obj, dict) and set(obj) == {"t"} and isinstance(obj["t"], list):
+        return tuple(value_from_json(x) for x in obj["t"])
+    return decode_value(obj)
 
 
 def program_from_json(obj: Any) -> Program:
@@ -272,13 +295,13 @@ def program_from_json(obj: Any) -> Program:
         if (n.encoding is None) != (op in ("select", "constant_selector", "selector_and", "selector_or", "selector_not")) or n.encoding not in (None, "categorical", "numerical"):
             raise ParseError(f"node {d['label']!r}: a SOp has an encoding (categorical or numerical), a selector none")
         if op == "full":
-            n.consts["fill"] = decode_value(d.get("fill"))
+            n.consts["fill"] = value_from_json(d.get("fill"))
         elif op == "constant_sop":
-            n.consts["value"] = [decode_value(v) for v in _list(d.get("value"), n)]
+            n.consts["value"] = [value_from_json(v) for v in _list(d.get("value"), n)]
         elif op == "constant_selector":
             n.consts["value"] = [[_bool(b, n) for b in _list(row, n)] for row in _list(d.get("value"), n)]
         elif op == "aggregate":
-            n.consts["default"] = decode_value(d.get("default"))
+            n.consts["default"] = value_from_json(d.get("default"))
         elif op == "select" and "predicate" in d:
             if d["predicate"] not in rasp.Comparison.__members__:
                 raise ParseError(f"node {n.label!r}: unknown predicate {d['predicate']!r:.20}")
@@ -289,10 +312,10 @@ def program_from_json(obj: Any) -> Program:
             for entry in _list(d.get("table"), n):
                 if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], list) or len(entry[0]) != arity:
                     raise ParseError(f"node {n.label!r}: a table entry is [[{arity} arguments], value]")
-                k = tuple(key(decode_value(v)) for v in entry[0])
+                k = tuple(key(value_from_json(v)) for v in entry[0])
                 if k in n.table:
                     raise ParseError(f"node {n.label!r}: two table entries for the same arguments")
-                n.table[k] = decode_value(entry[1])
+                n.table[k] = value_from_json(entry[1])
         nodes.append(n)
         labels[n.label] = op
     if obj["output"] not in labels or nodes[[m.label for m in nodes].index(obj["output"])].encoding is None:

@@ -54,11 +54,15 @@ def value(j: Any) -> Any:
             return body
         if tag == "q":
             return rational_from_json(body)
+        if tag == "t" and isinstance(body, list):
+            return tuple(value(x) for x in body)
     raise ParseError(f"malformed RASP value {str(j)[:60]}")
 
 
 def same(a: Any, b: Any) -> bool:
     """Equality of RASP values that keeps kinds apart (True is not 1, "1" is not 1)."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, (bool, str)) or isinstance(b, (bool, str)) or a is None or b is None:
         return type(a) is type(b) and a == b
     return a == b
@@ -257,7 +261,7 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
 def position_status(model: Model, row: list[arb], v: Any, tol: fmpq, seen: dict[Any, str]) -> str:
     """correct, counterexample or undecided, by the statement's rules (``seen``: verdicts of identical balls)."""
     balls = [row[c] for _, c in model.classes]
-    memo = (tuple((b.mid().man_exp(), b.rad().man_exp()) for b in balls), repr((type(v).__name__, v)))
+    memo = (tuple((b.mid().man_exp(), b.rad().man_exp()) for b in balls), repr(v), type(v).__name__)
     found = seen.get(memo)
     if found is None:
         found = seen[memo] = _status(model, balls, v, tol)
@@ -275,7 +279,7 @@ def _status(model: Model, balls: list[arb], v: Any, tol: fmpq) -> str:
         return "correct" if cands == [mine] else "undecided"
     if isinstance(v, bool):
         v = fmpq(int(v))
-    if v is None or isinstance(v, str):
+    if v is None or isinstance(v, (str, tuple)):
         return "counterexample"
     lo, hi = _ends(balls[0])
     upper = max(abs(lo - v), abs(hi - v))

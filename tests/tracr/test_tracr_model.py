@@ -283,3 +283,22 @@ def test_an_input_the_program_fails_on_is_undefined_not_an_error():
     outs, _ = C.exact_outputs(prog, [[1], [2], [2, 1]])
     assert isinstance(outs[0], C.EvaluationFailed) and isinstance(outs[2], C.EvaluationFailed)
     assert outs[1] == [1]
+
+
+def test_a_causal_model_is_compared_with_tracrs_causal_semantics():
+    """tracr's causal_eval masks every selector to the keys k <= q; the width of tokens == tokens on
+    a a b a is then 1, 2, 1, 3 (by hand), and 3, 3, 1, 3 without the mask."""
+    width = rasp.categorical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)))
+    prog = from_tracr(width)
+    assert C.exact_outputs(prog, [list("aaba")], causal=True)[0] == [[1, 2, 1, 3]]
+    assert C.exact_outputs(prog, [list("aaba")])[0] == [[3, 3, 1, 3]]
+
+
+def test_tuple_values_are_recorded_and_read_back():
+    pair = rasp.SequenceMap(lambda x, i: (x, i), rasp.tokens, rasp.indices)
+    first = rasp.Map(lambda p: p[0] + p[1], pair)
+    prog = from_tracr(rasp.numerical(first))
+    outs = C.tabulated(prog, [[1, 2], [2, 2]])
+    recorded = program_from_json(json.loads(json.dumps(program_to_json(C.recorded(prog)))))
+    assert C.exact_outputs(recorded, [[1, 2], [2, 2]])[0] == outs == [[1, 3], [2, 3]]
+    assert K.value({"t": [{"q": "1"}, {"s": "a"}]}) == (1, "a") and K.same((fmpq(1), "a"), (1, "a"))
