@@ -26,6 +26,7 @@ import importlib
 import importlib.util
 import re
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -321,11 +322,13 @@ def _listed(model: Any, prog: Any, x: Sequence[Any], out: Any, v: Any, tol: Any,
 
 
 def _decoded(d: Any, ball_json: Callable[[Any], Any], encode: Callable[[Any], Any]) -> Any:
+    from attncert.constructions.tracr.model import class_json
+
     if isinstance(d, dict):
-        return {"among": [encode(u) for u in d["among"]]}
+        return {"among": [class_json(u) for u in d["among"]]}
     if type(d).__name__ == "arb":
         return ball_json(d)
-    return encode(d)
+    return class_json(d)
 
 
 def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
@@ -373,6 +376,8 @@ def _shown(values: list[Any]) -> str:
             ((tag, body),) = j.items()
             if tag == "among":
                 return "one of " + "/".join(one(u) for u in body)
+            if tag == "f":  # a class tracr holds as a float
+                return repr(float(Fraction(body)))
             return repr(body) if tag == "s" else str(body)
         if isinstance(j, dict) and "mid" in j:  # a numerical output: an interval that contains it
             return figures.ball(j["mid"], j["rad"], digits=10)

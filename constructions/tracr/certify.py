@@ -34,7 +34,7 @@ from flint import arb, ctx, fmpq
 from attncert.constructions import rasp
 from attncert.constructions.rasp.evaluate import EvaluationError
 from attncert.constructions.tracr.forward import State, forward
-from attncert.constructions.tracr.model import Matrix, TracrModel, spells
+from attncert.constructions.tracr.model import FloatClass, Matrix, TracrModel, spells
 from attncert.constructions.tracr.program import Program, key, tabulate, to_rasp
 from attncert.exact import QQ
 from attncert.exact.rationals import rational_to_json
@@ -146,7 +146,8 @@ def decide(model: TracrModel, state: State, outputs: Sequence[Any], tol: fmpq) -
     """The verdict of every input of a batch from its final residual stream and exact outputs."""
     cache: dict[tuple[Any, ...], Position] = {}
     verdicts = []
-    class_of = {key(v): c for c, (v, _) in enumerate(model.classes)}
+    class_of = {key(v): c for c, (v, _) in enumerate(model.classes) if not isinstance(v, FloatClass)}
+    doubles = [(c, v) for c, (v, _) in enumerate(model.classes) if isinstance(v, FloatClass)]
     for b, exact in enumerate(outputs):
         if isinstance(exact, EvaluationFailed):
             verdicts.append(Verdict("undefined"))
@@ -158,7 +159,7 @@ def decide(model: TracrModel, state: State, outputs: Sequence[Any], tol: fmpq) -
             ck = (rid, key(v) if not isinstance(v, (list, tuple)) else ("other", repr(v)))
             p = cache.get(ck)
             if p is None:
-                p = cache[ck] = _position(model, state.rows[rid], v, class_of, tol)
+                p = cache[ck] = _position(model, state.rows[rid], v, class_of, doubles, tol)
             if p.error is not None and p.status == "correct":
                 worst = p.error if worst is None or p.error > worst else worst
             if p.status != "correct":
@@ -168,7 +169,7 @@ def decide(model: TracrModel, state: State, outputs: Sequence[Any], tol: fmpq) -
     return verdicts
 
 
-def _position(model: TracrModel, row: list[arb], v: Any, class_of: dict[Any, int], tol: fmpq) -> Position:
+def _position(model: TracrModel, row: list[arb], v: Any, class_of: dict[Any, int], doubles: list[tuple[int, FloatClass]], tol: fmpq) -> Position:
     balls = [row[c] for _, c in model.classes]
     if model.categorical:
         ends = [endpoints(x) for x in balls]
@@ -176,6 +177,8 @@ def _position(model: TracrModel, row: list[arb], v: Any, class_of: dict[Any, int
         cands = [c for c, (_, hi) in enumerate(ends) if hi >= top]
         decoded = model.classes[cands[0]][0] if len(cands) == 1 else {"among": [model.classes[c][0] for c in cands]}
         mine = class_of.get(key(v)) if not isinstance(v, (list, tuple)) else None
+        if mine is None:  # a class tracr holds as a float stands for the exact values that round to it
+            mine = next((c for c, f in doubles if f.matches(v)), None)
         if mine is None or mine not in cands:
             status = "counterexample"
         else:

@@ -104,6 +104,37 @@ def exact(x: Any) -> fmpq:
     return fmpq(f.numerator, f.denominator)
 
 
+@dataclass(frozen=True)
+class FloatClass:
+    """A class of a categorical output whose value tracr holds as a float (its value sets are computed
+    in floats: 1/3 is 0.3333333333333333): it stands for the exact values whose double is this one.
+    ``value`` is the double's exact binary value."""
+
+    value: fmpq
+
+    def matches(self, v: Any) -> bool:
+        """Whether the exact RASP value v rounds to this double (v a number, not a bool)."""
+        if isinstance(v, (bool, str, tuple)) or v is None:
+            return False
+        q = v if isinstance(v, fmpq) else fmpq(v)
+        return exact(float(Fraction(int(q.p), int(q.q)))) == self.value
+
+
+def class_json(v: Any) -> Any:
+    """A class's value in a certificate: ``{"f": "p/q"}`` for a :class:`FloatClass` (the double's exact
+    value), the tagged RASP value otherwise."""
+    from attncert.constructions.tracr.program import value_json
+
+    return {"f": rational_to_json(v.value)} if isinstance(v, FloatClass) else value_json(v)
+
+
+def class_value(v: Any) -> Any:
+    """An output class's value: a float is a :class:`FloatClass`; the others as :func:`exact_value`."""
+    if isinstance(v, (float, np.floating)):
+        return FloatClass(exact(v))
+    return exact_value(v)
+
+
 def exact_value(v: Any) -> Any:
     """A value of tracr's (a token, a class of the output) as an exact RASP value: a float is the
     decimal it prints as (its residual label, ``repr``), read exactly; ints, strings and booleans stay."""
@@ -117,13 +148,29 @@ def exact_value(v: Any) -> Any:
 
 
 def spells(suffix: str, v: Any) -> bool:
-    """Whether a residual label's value part (tracr writes ``f"{name}:{value}"``) spells the exact value v."""
+    """Whether a residual label's value part (tracr writes ``f"{name}:{value}"``) spells the value v: the
+    same token, or number; a float's spelling (``0.3333333333333333``) spells a :class:`FloatClass` of
+    that double and every exact number that rounds to it."""
+    if isinstance(v, FloatClass):
+        return _double(suffix) == v.value
     if isinstance(v, (bool, str)):
         return suffix == str(v)
+    if v is None or isinstance(v, tuple):
+        return False
+    if any(c in suffix for c in ".eE") and (d := _double(suffix)) is not None:
+        return FloatClass(d).matches(v)
     try:
-        return v is not None and parse_rational(suffix) == v
+        return parse_rational(suffix) == v
     except (ParseError, ValueError):
         return False
+
+
+def _double(spelling: str) -> fmpq | None:
+    """The exact value of the double a float's spelling denotes, or None."""
+    try:
+        return exact(float(spelling))
+    except ValueError:
+        return None
 
 
 def read_assembled(assembled: Any, output: str) -> TracrModel:
@@ -153,7 +200,7 @@ def read_assembled(assembled: Any, output: str) -> TracrModel:
     categorical = type(assembled.output_encoder).__name__ == "CategoricalEncoder"
     if categorical:
         order = sorted(assembled.output_encoder.encoding_map.items(), key=lambda kv: kv[1])
-        classes = [(exact_value(v), _column(labels, output, exact_value(v))) for v, _ in order]
+        classes = [(class_value(v), _column(labels, output, class_value(v))) for v, _ in order]
     else:
         if output not in labels:
             raise ModelError(f"the residual space has no column {output!r} for the program's numerical output")
@@ -224,7 +271,7 @@ def model_to_json(m: TracrModel) -> dict[str, Any]:
         "output": {
             "label": m.output,
             "encoding": "categorical" if m.categorical else "numerical",
-            "classes": [[encode_value(v), c] for v, c in m.classes],
+            "classes": [[class_json(v), c] for v, c in m.classes],
         },
     }
 
@@ -257,7 +304,7 @@ def model_from_json(obj: Any) -> TracrModel:
             layers=[{part: mat(layer[part]) for part in ATTENTION + MLP} for layer in obj["layers"]],
             output=str(out["label"]),
             categorical=out["encoding"] == "categorical",
-            classes=[(decode_value(v), int(c)) for v, c in out["classes"]],
+            classes=[(FloatClass(rational_from_json(v["f"])) if isinstance(v, dict) and set(v) == {"f"} else decode_value(v), int(c)) for v, c in out["classes"]],
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ParseError(f"malformed tracr model record ({type(e).__name__}: {str(e)[:80]})") from None

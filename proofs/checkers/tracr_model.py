@@ -127,7 +127,7 @@ class Model:
         for entry in out["classes"]:
             if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[1], int) or isinstance(entry[1], bool) or not 0 <= entry[1] < d:
                 raise ParseError("an output class is [value, residual column]")
-            v, c = value(entry[0]), entry[1]
+            v, c = (_Double(rational_from_json(entry[0]["f"])) if isinstance(entry[0], dict) and set(entry[0]) == {"f"} else value(entry[0])), entry[1]
             label = self.labels[c]
             if self.categorical and not (label.startswith(self.output + ":") and _spells(label[len(self.output) + 1 :], v)):
                 raise _Hypothesis(f"the output class {v!r:.30} reads column {label!r:.40}, which is not the output's column for it")
@@ -160,11 +160,28 @@ class Model:
         return r, c, w, b
 
 
+class _Double:
+    """An output class tracr holds as a float: it stands for the exact numbers whose double is ``value``."""
+
+    def __init__(self, value: fmpq):
+        self.value = value
+
+    def matches(self, v: Any) -> bool:
+        if isinstance(v, (bool, str, tuple)) or v is None:
+            return False
+        return Fraction(float(Fraction(int(v.p), int(v.q)))) == Fraction(int(self.value.p), int(self.value.q))
+
+
 class _Hypothesis(Exception):
     """A hypothesis of the forward pass that the recorded model does not meet (a problem, not malformed)."""
 
 
 def _spells(suffix: str, v: Any) -> bool:
+    if isinstance(v, _Double):
+        try:
+            return Fraction(float(suffix)) == Fraction(int(v.value.p), int(v.value.q))
+        except ValueError:
+            return False
     if isinstance(v, (bool, str)):
         return suffix == str(v)
     try:
@@ -273,7 +290,9 @@ def _status(model: Model, balls: list[arb], v: Any, tol: fmpq) -> str:
         ends = [_ends(b) for b in balls]
         top = max(lo for lo, _ in ends)
         cands = [i for i, (_, hi) in enumerate(ends) if hi >= top]
-        mine = next((i for i, (u, _) in enumerate(model.classes) if same(u, v)), None)
+        mine = next((i for i, (u, _) in enumerate(model.classes) if not isinstance(u, _Double) and same(u, v)), None)
+        if mine is None:
+            mine = next((i for i, (u, _) in enumerate(model.classes) if isinstance(u, _Double) and u.matches(v)), None)
         if mine is None or mine not in cands:
             return "counterexample"
         return "correct" if cands == [mine] else "undecided"

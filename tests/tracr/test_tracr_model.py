@@ -302,3 +302,15 @@ def test_tuple_values_are_recorded_and_read_back():
     recorded = program_from_json(json.loads(json.dumps(program_to_json(C.recorded(prog)))))
     assert C.exact_outputs(recorded, [[1, 2], [2, 2]])[0] == outs == [[1, 3], [2, 3]]
     assert K.value({"t": [{"q": "1"}, {"s": "a"}]}) == (1, "a") and K.same((fmpq(1), "a"), (1, "a"))
+
+
+def test_a_class_tracr_holds_as_a_float_stands_for_the_numbers_that_round_to_it():
+    """tracr computes categorical value sets in floats: the class 0.3333333333333333 is RASP's 1/3."""
+    from attncert.constructions.tracr.model import FloatClass, class_value, spells
+
+    third = class_value(1 / 3)
+    assert isinstance(third, FloatClass) and third.matches(fmpq(1, 3)) and not third.matches(fmpq(3333333333333333, 10**16 + 1))
+    assert not third.matches("1/3") and not third.matches(True)
+    assert spells("0.3333333333333333", third) and spells("0.3333333333333333", fmpq(1, 3)) and not spells("0.3333333333333333", fmpq(1, 2))
+    assert spells("2", fmpq(2)) and spells("True", True) and not spells("1", True)
+    assert K._Double(third.value).matches(fmpq(1, 3)) and K._spells("0.3333333333333333", K._Double(third.value))
