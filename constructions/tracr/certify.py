@@ -267,8 +267,8 @@ def leaves_encoding(model: TracrModel, prog: Program, xs: Sequence[Any], tol: fm
     docstring): the stream's name, the SOp, the position and the bounds of the deviation; None if none does."""
     g = rasp.to_graph(to_rasp(prog, model.causal))
     tr = rasp.trace_graph(g, list(xs), QQ)
-    values = {g.nodes[v]["label"]: tr[v] for v in g.nodes if g.nodes[v]["op"] not in _SELECTORS}
     encodings = {n.label: n.encoding for n in prog.sops()}
+    values = {g.nodes[v]["label"]: tr[v] for v in g.nodes if g.nodes[v]["label"] in encodings}
     with ctx.workprec(precision):
         states = forward(model, [xs], keep=True)
     written: set[int] = set()

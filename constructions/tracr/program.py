@@ -149,7 +149,9 @@ def to_rasp(prog: Program, causal: bool = False) -> Any:
     every selector's value masked to the keys k <= q, by a conjunction with Select(indices, indices,
     LEQ) at every selector node (masking after a ``not`` too, as causal_eval masks every selector)."""
     built: dict[str, Any] = {}
-    prefix = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ).named("causal_mask")
+    # Its own positions, named apart: a graph's labels are its names, and the program's may hold "indices".
+    positions = rasp.indices.named("causal_mask_indices")
+    prefix = rasp.Select(positions, positions, rasp.Comparison.LEQ).named("causal_mask")
     for n in prog.nodes:
         a = [built[u] for u in n.args]
         f = n.fn if n.fn is not None else (_lookup(n) if n.table is not None else None)
