@@ -19,7 +19,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.proofs.rebuild import rebuilt_differences
 from attncert.proofs.registry import load_claim
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.verify import FAIL, verify_bytes
 
 pytest.importorskip("tracr", reason="the tracr extra: pip install 'attncert[tracr]'")
 pytestmark = pytest.mark.slow
