@@ -198,13 +198,44 @@ def _dense(m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]) -> 
     return arb_mat(out)
 
 
-def _affine(x: arb_mat, m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]) -> arb_mat:
-    """x W + 1 b: the bias added to every row by the product of a column of ones and the bias row."""
-    _, c, _, b = m
-    out = x * _dense(m)
-    if b:
-        out += arb_mat(x.nrows(), 1, [1] * x.nrows()) * arb_mat(1, c, [b.get(j, fmpq(0)) for j in range(c)])
-    return out
+Weights = tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]
+
+
+def _affine(x: list[list[arb]], m: Weights, cols: list[int] | None = None) -> list[list[arb]]:
+    """x W + b, columns ``cols`` of it (default all): one product [x[:, read], 1] [W[read, cols]; b[cols]],
+    ``read`` the rows of W with a nonzero weight (the others multiply by 0)."""
+    _, c, w, b = m
+    cols = list(range(c)) if cols is None else cols
+    if not cols:
+        return [[] for _ in x]
+    read = sorted({i for (i, j) in w})
+    at, place = {r: n for n, r in enumerate(read)}, {j: n for n, j in enumerate(cols)}
+    dense = [[fmpq(0)] * len(cols) for _ in range(len(read) + 1)]
+    for (i, j), v in w.items():
+        if j in place:
+            dense[at[i]][place[j]] = v
+    for j, v in b.items():
+        if j in place:
+            dense[len(read)][place[j]] = v
+    one = arb(1)
+    return (arb_mat([[r[i] for i in read] + [one] for r in x]) * arb_mat(dense)).tolist()
+
+
+def _added(x: list[list[arb]], out: list[list[arb]], m: Weights) -> list[list[arb]]:
+    """x + out in the columns the weights or bias of m reach (``out`` holds those columns, in order);
+    the other columns receive exactly 0 and keep their balls."""
+    written = sorted({j for (_, j) in m[2]} | set(m[3]))
+    new = []
+    for r, o in zip(x, out):
+        r = list(r)
+        for n, j in enumerate(written):
+            r[j] = r[j] + o[n]
+        new.append(r)
+    return new
+
+
+def _reached(m: Weights) -> list[int]:
+    return sorted({j for (_, j) in m[2]} | set(m[3]))
 
 
 #: Endpoints on the grid of 2^-GRID: exact for balls with no bit below it, else rounded outward (the
@@ -235,15 +266,15 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
     rows_of = {repr((type(t).__name__, t)): r for t, r in model.row_of}
     tok, pos = _dense(model.token_embed).tolist(), _dense(model.pos_embed).tolist()
     B, T = len(batch), len(batch[0]) + 1
-    x = arb_mat([
+    x = [
         [a + b for a, b in zip(tok[rows_of[repr((type(token).__name__, token))]], pos[t])]
         for xs in batch for t, token in enumerate([model.bos] + list(xs))
-    ])
+    ]
     k = model.key_size
     scale, masked, one = arb(model.scale), arb(model.mask).exp(), arb(1)
     zero = [arb(0)] * k
     for layer in model.layers:
-        q, kk, v = (_affine(x, layer[p]).tolist() for p in ("query", "key", "value"))
+        q, kk, v = (_affine(x, layer[p]) for p in ("query", "key", "value"))
         # A head whose value weights and bias, or whose rows of W_O, are all zero adds exactly 0.
         _, _, wv, bv = layer["value"]
         wo = layer["linear"][2]
@@ -268,11 +299,10 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
                 for i in range(T):
                     out_b[i] += heads_out[i]
             heads.extend(out_b)
-        x += _affine(arb_mat(heads), layer["linear"])
-        hidden = arb_mat([[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"]).tolist()])
-        x += _affine(hidden, layer["linear_2"])
-    rows = x.tolist()
-    return [rows[b * T : (b + 1) * T] for b in range(B)]
+        x = _added(x, _affine(heads, layer["linear"], _reached(layer["linear"])), layer["linear"])
+        hidden = [[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"])]
+        x = _added(x, _affine(hidden, layer["linear_2"], _reached(layer["linear_2"])), layer["linear_2"])
+    return [x[b * T : (b + 1) * T] for b in range(B)]
 
 
 def position_status(model: Model, row: list[arb], v: Any, tol: fmpq, seen: dict[Any, str]) -> str:
