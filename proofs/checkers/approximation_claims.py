@@ -37,6 +37,7 @@ import sympy
 from flint import ctx, fmpq
 
 from attncert.exact import QQ, ParseError
+from attncert.exact.canonical import json_equal
 from attncert.exact.expressions import compile_enclosure, endpoints, interval, parse_function, point, variables
 from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.closed_form import closed_form
@@ -167,7 +168,7 @@ def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, param
 def _hypothesis(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int, rec: dict[str, Any]) -> list[str]:
     """The stated modulus decided again on the tested grid pairs; only a proven pair holds."""
     want = decision_json(decide(expr, d, m, C, alpha, prec), C, alpha, d, m)
-    differ = [k for k in want if rec.get(k) != want[k]] + [k for k in rec if k not in want]
+    differ = [k for k in want if not json_equal(rec.get(k), want[k])] + [k for k in rec if k not in want]  # false is not 0
     if differ:
         return [f"the recorded test of the stated bound on grid pairs differs from its recomputation in {', '.join(differ)}: {decision_text(want) or 'every tested pair is proven'}"]
     failed = decision_text(want)
