@@ -71,15 +71,16 @@ class EvaluationError(AttncertError):
     """A program failed on an input (type mismatch, bad aggregate, wrong length...)."""
 
 
-def evaluate(program: E.RASPExpr, xs: Sequence[Any], domain: Domain | None = None) -> Any:
+def evaluate(program: E.RASPExpr, xs: Sequence[Any], domain: Domain | None = None, causal: bool = False) -> Any:
     """tracr-compatible: the value of ``program`` on input ``xs``.
 
     The domain defaults to the smallest one that holds the tokens (QQ for numbers and
     strings, EE if a token is an :class:`EENumber`). Selectors evaluate to lists of
-    lists of booleans, SOps to lists.
+    lists of booleans, SOps to lists. ``causal``: tracr's causal semantics
+    (``tracr.rasp.causal_eval``): every selector's value is masked to the keys k <= q.
     """
     g = to_graph(program)
-    out = evaluate_graph(g, xs, domain)["output"]
+    out = evaluate_graph(g, xs, domain, causal=causal)["output"]
     return out.to_dense().tolist() if isinstance(out, Selection) else out
 
 
@@ -100,20 +101,28 @@ def evaluate_graph(
     domain: Domain | None = None,
     max_length: int | None = None,
     seconds: dict[int, float] | None = None,
+    causal: bool = False,
 ) -> dict[str, Any]:
     """Evaluate every output of a RASP graph on the token sequence ``xs``.
 
     If ``seconds`` is given, it receives the wall time each computed node took (node id
     -> seconds; a static node read from the per-length cache takes none), for profiling.
+    ``causal``: tracr's causal semantics, every selector masked to the keys k <= q (:data:`SELECTOR_OPS`).
     """
     outputs = g.graph["outputs"]
-    values = _run(g, xs, domain, max_length, keep=set(outputs.values()), seconds=seconds)
+    values = _run(g, xs, domain, max_length, keep=set(outputs.values()), seconds=seconds, causal=causal)
     return {name: values[v] for name, v in outputs.items()}
 
 
-def trace_graph(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None = None) -> dict[int, Any]:
-    """The value of every node of a RASP graph on ``xs`` (SOps as lists, selectors as Selections)."""
-    return _run(g, xs, domain, None, keep=set(g.nodes))
+def trace_graph(g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None = None, causal: bool = False) -> dict[int, Any]:
+    """The value of every node of a RASP graph on ``xs`` (SOps as lists, selectors as Selections);
+    ``causal``: every selector masked to the keys k <= q, as tracr's ``causal_eval``."""
+    return _run(g, xs, domain, None, keep=set(g.nodes), causal=causal)
+
+
+#: The ops whose value is a selection: under causal semantics each is masked to the keys k <= q
+#: (tracr's ``causal_eval`` masks every Selector it evaluates, combined ones included).
+SELECTOR_OPS = frozenset({"select", "constant_selector", "selector_and", "selector_or", "selector_not"})
 
 
 def held_values(g: nx.MultiDiGraph) -> int:
@@ -141,7 +150,7 @@ def held_values(g: nx.MultiDiGraph) -> int:
 
 def _run(
     g: nx.MultiDiGraph, xs: Sequence[Any], domain: Domain | None, max_length: int | None, keep: set[int],
-    seconds: dict[int, float] | None = None,
+    seconds: dict[int, float] | None = None, causal: bool = False,
 ) -> dict[int, Any]:
     if isinstance(xs, (str, bytes)):
         xs = list(xs)
@@ -153,11 +162,11 @@ def _run(
     if len(xs) > max_length:
         raise EvaluationError(f"input of length {len(xs):,}, over the limit of {max_length:,} positions (raise it with --max-positions)")
     domain = domain if domain is not None else _default_domain(xs)
-    ev = _Evaluator(domain, xs)
+    ev = _Evaluator(domain, xs, causal)
     plan = _plan(g)
-    static = plan.static_values(len(xs), domain.name)
+    static = plan.static_values(len(xs), domain.name, causal)
     # Static values decided from balls (Ball): read from the cache, they count as decided again.
-    decided = plan.decided_statics(len(xs), domain.name) if not domain.exact else None
+    decided = plan.decided_statics(len(xs), domain.name, causal) if not domain.exact else None
     remaining = dict(plan.consumers)
     kept, keep = keep, {plan.same.get(v, v) for v in keep}  # the nodes asked for, and the nodes computing them
     values: dict[int, Any] = {}
@@ -267,11 +276,11 @@ class _Plan:
             if d["op"] in ("tokens", "constant_sop", "constant_selector") or "callable" in d or any(u in data for u in args):
                 data.add(v)
         self.static = {v for v, _, _ in self.steps} - data
-        self._cache: dict[tuple[int, str], dict[int, Any]] = {}
-        self._decided: dict[tuple[int, str], set[int]] = {}
+        self._cache: dict[tuple[int, str, bool], dict[int, Any]] = {}
+        self._decided: dict[tuple[int, str, bool], set[int]] = {}
 
-    def static_values(self, n: int, domain: str) -> dict[int, Any]:
-        key = (n, domain)
+    def static_values(self, n: int, domain: str, causal: bool = False) -> dict[int, Any]:
+        key = (n, domain, causal)
         if key not in self._cache:
             if len(self._cache) >= 4:
                 oldest = next(iter(self._cache))
@@ -281,10 +290,10 @@ class _Plan:
             self._decided[key] = set()
         return self._cache[key]
 
-    def decided_statics(self, n: int, domain: str) -> set[int]:
+    def decided_statics(self, n: int, domain: str, causal: bool = False) -> set[int]:
         """The static nodes of :meth:`static_values` whose values were decided from balls."""
-        self.static_values(n, domain)
-        return self._decided[(n, domain)]
+        self.static_values(n, domain, causal)
+        return self._decided[(n, domain, causal)]
 
 
 _PLANS: "weakref.WeakKeyDictionary[nx.MultiDiGraph, _Plan]" = weakref.WeakKeyDictionary()
@@ -355,9 +364,10 @@ def _is_number(v: Any) -> bool:
 
 
 class _Evaluator:
-    def __init__(self, domain: Domain, xs: list[Any]):
+    def __init__(self, domain: Domain, xs: list[Any], causal: bool = False):
         self.domain = domain
         self.n = len(xs)
+        self.causal = causal
         self._int_cache: dict[int, Any] = {}
         # The types a function result may already have: the domain's own element types, and tokens.
         self._kept = _TOKENS | frozenset({type(domain.one()), type(domain.native(1)), type(domain.native(fmpq(1, 2)))})
@@ -399,7 +409,11 @@ class _Evaluator:
         params = {} if py is not None else decode_params(op, d["params"])
         if op == "aggregate":
             return self.op_aggregate(params, py, *args, categorical=d.get("encoding") == "categorical")
-        return getattr(self, f"op_{op}")(params, py, *args)
+        out = getattr(self, f"op_{op}")(params, py, *args)
+        if self.causal and op in SELECTOR_OPS:
+            positions = np.arange(self.n, dtype=np.int64)
+            out = out & Selection.compare(positions, positions, "<=")  # key k <= query q
+        return out
 
     # -- primitives ---------------------------------------------------------------------
     def op_tokens(self, params, py):
