@@ -201,30 +201,32 @@ def _dense(m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]) -> 
 Weights = tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]
 
 
-def _affine(x: list[list[arb]], m: Weights, cols: list[int] | None = None) -> list[list[arb]]:
-    """x W + b, columns ``cols`` of it (default all): one product [x[:, read], 1] [W[read, cols]; b[cols]],
-    ``read`` the rows of W with a nonzero weight (the others multiply by 0)."""
-    _, c, w, b = m
-    cols = list(range(c)) if cols is None else cols
+def _affine(x: list[list[arb]], m: Weights, cols: list[int], place: dict[int, int] | None = None) -> list[list[arb]]:
+    """Columns ``cols`` of x W + b: one product [x[:, read], 1] [W[read, cols]; b[cols]], ``read`` the
+    rows of W with a nonzero weight in those columns (the others multiply by 0). ``place`` maps a
+    column of the full input to its place in the rows of x (default: x is full); a column x does not
+    hold is exactly 0 and is not read."""
+    _, _, w, b = m
     if not cols:
         return [[] for _ in x]
-    read = sorted({i for (i, j) in w})
-    at, place = {r: n for n, r in enumerate(read)}, {j: n for n, j in enumerate(cols)}
+    want = set(cols)
+    read = sorted({i for (i, j) in w if j in want and (place is None or i in place)})
+    at, to = {r: n for n, r in enumerate(read)}, {j: n for n, j in enumerate(cols)}
     dense = [[fmpq(0)] * len(cols) for _ in range(len(read) + 1)]
     for (i, j), v in w.items():
-        if j in place:
-            dense[at[i]][place[j]] = v
+        if j in to and i in at:
+            dense[at[i]][to[j]] = v
     for j, v in b.items():
-        if j in place:
-            dense[len(read)][place[j]] = v
+        if j in to:
+            dense[len(read)][to[j]] = v
     one = arb(1)
-    return (arb_mat([[r[i] for i in read] + [one] for r in x]) * arb_mat(dense)).tolist()
+    where = read if place is None else [place[i] for i in read]
+    return (arb_mat([[r[i] for i in where] + [one] for r in x]) * arb_mat(dense)).tolist()
 
 
-def _added(x: list[list[arb]], out: list[list[arb]], m: Weights) -> list[list[arb]]:
-    """x + out in the columns the weights or bias of m reach (``out`` holds those columns, in order);
-    the other columns receive exactly 0 and keep their balls."""
-    written = sorted({j for (_, j) in m[2]} | set(m[3]))
+def _added(x: list[list[arb]], out: list[list[arb]], written: list[int]) -> list[list[arb]]:
+    """x + out in the columns ``written`` (``out`` holds those columns, in order); the other columns
+    receive exactly 0 and keep their balls."""
     new = []
     for r, o in zip(x, out):
         r = list(r)
@@ -235,6 +237,7 @@ def _added(x: list[list[arb]], out: list[list[arb]], m: Weights) -> list[list[ar
 
 
 def _reached(m: Weights) -> list[int]:
+    """The output columns the weights or bias of m reach; every other output column is exactly 0."""
     return sorted({j for (_, j) in m[2]} | set(m[3]))
 
 
@@ -262,7 +265,12 @@ def _on_grid(m: int, k: int) -> tuple[int, int]:
 
 
 def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
-    """The final residual stream of every input of one length (positions 0..n), at the precision in force."""
+    """The final residual stream of every input of one length (positions 0..n), at the precision in force.
+
+    Only the columns that can be nonzero are computed: a query or key column that the weights and
+    bias of W_Q or W_K do not reach is exactly 0 and adds nothing to a logit; a value column they
+    do not reach averages to exactly 0; a head with no such value column that W_O reads adds exactly
+    0."""
     rows_of = {repr((type(t).__name__, t)): r for t, r in model.row_of}
     tok, pos = _dense(model.token_embed).tolist(), _dense(model.pos_embed).tolist()
     B, T = len(batch), len(batch[0]) + 1
@@ -272,36 +280,35 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
     ]
     k = model.key_size
     scale, masked, one = arb(model.scale), arb(model.mask).exp(), arb(1)
-    zero = [arb(0)] * k
     for layer in model.layers:
-        q, kk, v = (_affine(x, layer[p]) for p in ("query", "key", "value"))
-        # A head whose value weights and bias, or whose rows of W_O, are all zero adds exactly 0.
-        _, _, wv, bv = layer["value"]
-        wo = layer["linear"][2]
-        live = [any(h * k <= j < (h + 1) * k for (_, j) in wv) or any(h * k <= j < (h + 1) * k for j in bv) for h in range(model.heads)]
-        live = [a and any(h * k <= i < (h + 1) * k for (i, _) in wo) for h, a in enumerate(live)]
-        heads = []
+        qc, kc = set(_reached(layer["query"])), set(_reached(layer["key"]))
+        read_o = {i for (i, _) in layer["linear"][2]}
+        vc = [j for j in _reached(layer["value"]) if j in read_o]
+        heads = [(h, [j for j in range(h * k, (h + 1) * k) if j in qc and j in kc], [j for j in vc if h * k <= j < (h + 1) * k]) for h in range(model.heads)]
+        heads = [(h, s, v) for h, s, v in heads if v]
+        scored = sorted({j for _, s, _ in heads for j in s})
+        q, kk = _affine(x, layer["query"], scored), _affine(x, layer["key"], scored)
+        v = _affine(x, layer["value"], vc)
+        at_s, at_v = {j: n for n, j in enumerate(scored)}, {j: n for n, j in enumerate(vc)}
+        out: list[list[arb]] = [[] for _ in range(B * T)]
         for b in range(B):
-            block = slice(b * T, (b + 1) * T)
-            qb, kb, vb = q[block], kk[block], v[block]
-            out_b: list[list[arb]] = [[] for _ in range(T)]
-            for h in range(model.heads):
-                if not live[h]:
-                    for i in range(T):
-                        out_b[i] += zero
-                    continue
-                cols = slice(h * k, (h + 1) * k)
-                logits = (arb_mat([r[cols] for r in qb]) * arb_mat([r[cols] for r in kb]).transpose()).tolist()
+            block = range(b * T, (b + 1) * T)
+            for h, s, vs in heads:
+                si, vi = [at_s[j] for j in s], [at_v[j] for j in vs]
+                if si:
+                    logits = (arb_mat([[q[i][n] for n in si] for i in block]) * arb_mat([[kk[i][n] for n in si] for i in block]).transpose()).tolist()
+                else:
+                    logits = [[arb(0)] * T for _ in block]
                 # softmax_j(l_ij) v_j = (sum_j e^{l_ij} v_j) / (sum_j e^{l_ij}): one product with [v, 1], then a division per entry
                 e = [[masked if model.causal and j > i else (l / scale).exp() for j, l in enumerate(r)] for i, r in enumerate(logits)]
-                sums = (arb_mat(e) * arb_mat([r[cols] + [one] for r in vb])).tolist()
-                heads_out = [[u / r[-1] for u in r[:-1]] for r in sums]
-                for i in range(T):
-                    out_b[i] += heads_out[i]
-            heads.extend(out_b)
-        x = _added(x, _affine(heads, layer["linear"], _reached(layer["linear"])), layer["linear"])
-        hidden = [[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"])]
-        x = _added(x, _affine(hidden, layer["linear_2"], _reached(layer["linear_2"])), layer["linear_2"])
+                sums = (arb_mat(e) * arb_mat([[v[i][n] for n in vi] + [one] for i in block])).tolist()
+                for i, r in zip(block, sums):
+                    out[i] += [u / r[-1] for u in r[:-1]]
+        # out's columns, in the order the heads were visited: each head's value columns, which are vc in order
+        x = _added(x, _affine(out, layer["linear"], _reached(layer["linear"]), at_v), _reached(layer["linear"]))
+        hc = _reached(layer["linear_1"])
+        hidden = [[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"], hc)]
+        x = _added(x, _affine(hidden, layer["linear_2"], _reached(layer["linear_2"]), {j: n for n, j in enumerate(hc)}), _reached(layer["linear_2"]))
     return [x[b * T : (b + 1) * T] for b in range(B)]
 
 
