@@ -17,7 +17,7 @@ import networkx as nx
 from flint import fmpq
 
 from attncert.constructions.compiler.basis import Basis, columns
-from attncert.constructions.compiler.blocks import ONE, Block, aff, affine_block, map_block, maxmin_pick_block
+from attncert.constructions.compiler.blocks import ONE, Block, aff, affine_block, finite_function_block, map_block, maxmin_pick_block
 from attncert.constructions.compiler.check import check_model
 from attncert.constructions.compiler.layers import allocate
 from attncert.constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
@@ -267,7 +267,9 @@ def _mlp_of(g: nx.MultiDiGraph, vs: list[int], c: _Columns, bos: dict[int, Any])
             try:
                 block = map_block(f.name, dict(f.params), args, c.basis["bos"], bos_zero)
             except KeyError:
-                raise NotCompilable(d["label"], f"function {f.name}", "it has no compiled MLP block") from None
+                if any(c.info[u].known() is None for u in arguments(g, v)):
+                    raise NotCompilable(d["label"], f"function {f.name}", "it has no compiled MLP block, and its arguments' value sets are not finite") from None
+                block = _table_block(g, v, c)
         blocks.append((v, block))
     depth = max([1] + [len(b.stages) for _, b in blocks])
     stages: list[list[Unit]] = [[] for _ in range(depth)]
@@ -291,18 +293,21 @@ def _tabulated(g: nx.MultiDiGraph, v: int, c: _Columns) -> bool:
     args = arguments(g, v)
     if c.info[v].categories is not None or any(c.info[u].categories is not None for u in args):
         return True
-    return "callable" in g.nodes[v] and all(c.info[u].finite() is not None for u in args)
+    return "callable" in g.nodes[v] and all(c.info[u].known() is not None for u in args)
 
 
 def _table_block(g: nx.MultiDiGraph, v: int, c: _Columns) -> Block:
-    """f on finite value sets: a sum over the arguments' indicator columns (one argument: affine, no unit),
-    or over products of indicator pairs (two arguments: one product unit per pair)."""
+    """f on finite value sets. With one-hot or static arguments only: a sum over the arguments' indicator
+    columns (one argument: affine, no unit), or over products of indicator pairs (two arguments: one
+    product unit per pair). With a numerical argument of finite value set (one column):
+    :func:`~.blocks.finite_function_block` (affine, a piecewise-linear interpolant, or products of
+    indicators, each exact on the value sets)."""
     d = g.nodes[v]
     args = arguments(g, v)
-    finite = [c.info[u].finite() for u in args]
-    if any(f is None for f in finite):
-        raise NotCompilable(d["label"], "a function of a numerical value and a categorical one", "only finite value sets are tabulated")
-    table = tabulate(d, d["op"], finite)
+    known = [c.info[u].known() for u in args]
+    if any(f is None for f in known):
+        raise NotCompilable(d["label"], "a function of a numerical value whose value set is not finite", "only finite value sets are tabulated")
+    table = tabulate(d, d["op"], known)
     cats = c.info[v].categories
 
     def weight(out: Any, target: Any) -> fmpq:
@@ -316,11 +321,17 @@ def _table_block(g: nx.MultiDiGraph, v: int, c: _Columns) -> Block:
             raise NotCompilable(d["label"], f"the value {out!r}", "a numerical map must give exact numbers") from None
 
     targets = list(cats) if cats is not None else [None]
+    if any(c.info[u].numbers is not None for u in args):
+        specs = [
+            (aff({c.of(u)[0]: 1}), vals, None) if c.info[u].numbers is not None else (None, [a for a in vals if a is not None], [aff({c.indicator(u, a): 1}) for a in vals if a is not None])
+            for u, vals in zip(args, known)
+        ]
+        return finite_function_block(specs, lambda *combo: [weight(table[combo], t) for t in targets], len(targets))
     if len(args) == 1:
-        ind = {a: c.indicator(args[0], a) for a in finite[0] if a is not None}
+        ind = {a: c.indicator(args[0], a) for a in known[0] if a is not None}
         outs = [aff({ind[a]: weight(table[(a,)], t) for a in ind}) for t in targets]
         return affine_block(*outs)
-    pairs = [(a, b) for a in finite[0] for b in finite[1] if a is not None and b is not None and any(weight(table[(a, b)], t) != 0 for t in targets)]
+    pairs = [(a, b) for a in known[0] for b in known[1] if a is not None and b is not None and any(weight(table[(a, b)], t) != 0 for t in targets)]
     units = [Unit("product", (aff({c.indicator(args[0], a): 1}), aff({c.indicator(args[1], b): 1}))) for a, b in pairs]
     outs = [aff({k: weight(table[p], t) for k, p in enumerate(pairs)}) for t in targets]
     return Block([units], outs)

@@ -14,6 +14,24 @@ With categorical tokens, SOps computed from finite value sets are *one-hot*: a
 column per value. A numerical Aggregate of a one-hot SOp with numeric values is
 numerical (RASP averages the numbers, booleans as 0 and 1): one column.
 
+**Finite numerical value sets.** A numerical dynamic SOp keeps one column, and
+gets a finite value set (``NodeInfo.numbers``) when it is computed from finite
+ones (:func:`mean_values`, :func:`table_values`):
+
+* a numerical Map / SequenceMap of arguments with finite value sets takes the
+  values of its table;
+* a numerical Aggregate (a mean) of a SOp with a finite set S of numbers, under a
+  selection that selects w keys at a query, takes a mean of w values of S there:
+  its value set is {(s_1 + ... + s_w) / w : s_j in S, w in W} (plus the default
+  where w = 0), W the widths the selection can have: decided per position for a
+  static selection at this length, 0..N otherwise (a query selects at most the N
+  token positions). For a 0/1 SOp that is {a/w : 0 <= a <= w, w in W};
+* a numerical SelectorWidth takes the values 0..N.
+
+The set is a superset of the values the SOp takes on any input of length N, so a
+map of it compiled exactly on the set (:func:`.blocks.interpolant_block`) is exact
+on every input. Sets larger than MAX_VALUES are left unknown.
+
 Anything outside this class raises :class:`NotCompilable`, naming the node, the
 feature and why.
 """
@@ -21,6 +39,7 @@ feature and why.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +50,9 @@ from attncert.constructions.rasp.evaluate import trace_graph
 from attncert.constructions.rasp.graph import arguments, decode_params
 from attncert.exact import QQ
 from attncert.exact.errors import AttncertError
+
+#: The most values a numerical value set (or a table of one) is enumerated to; beyond it the set is unknown.
+MAX_VALUES = 4096
 
 #: Token layouts: a plain number per position, a pair (value, tag), or a symbol of a vocabulary (one-hot).
 TOKEN_WIDTH = {"scalar": 1, "pair": 2}
@@ -52,14 +74,21 @@ class NodeInfo:
     width: int  # residual dimensions (0 for selectors)
     values: list[Any] | None = None  # exact values at positions 0..N-1 (static SOps)
     categories: tuple[Any, ...] | None = None  # the finite value set of a categorical dynamic SOp (one-hot)
+    numbers: tuple[fmpq, ...] | None = None  # a finite superset of a numerical dynamic SOp's values, ascending
 
     def finite(self) -> tuple[Any, ...] | None:
-        """The values this SOp can take, when there are finitely many known ones (static or categorical)."""
+        """The values this SOp can take, when there are finitely many known ones that have indicator
+        columns (static or categorical)."""
         if self.categories is not None:
             return self.categories
         if self.values is not None:
             return tuple(sorted(set(self.values), key=repr))
         return None
+
+    def known(self) -> tuple[Any, ...] | None:
+        """The finite value set of this SOp, numerical dynamic SOps included (whose value is one column)."""
+        return self.numbers if self.numbers is not None else self.finite()
+
 
 
 def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> dict[int, NodeInfo]:
@@ -102,38 +131,94 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> di
         elif op == "aggregate":
             sel, vals = arguments(g, v)
             default = decode_params(op, d.get("params", {}))["default"]
-            every_query_selects = sel in selections and all(selections[sel].widths() > 0)
+            widths = set(int(w) for w in selections[sel].widths()) if sel in selections else set(range(length + 1))
             cats = info[vals].categories
             if numeric_mean_of_one_hot(d, cats):
                 # RASP averages the numbers (booleans as 0 and 1), so the head outputs one number, not one-hot columns
                 if not all(_is_number(x) for x in cats):
                     raise NotCompilable(label, "a numerical Aggregate of a SOp whose values mix numbers and symbols", f"its value set is {list(cats)!r:.60}")
-                if not _is_number(default) and not (default is None and every_query_selects):
-                    raise NotCompilable(label, f"default {default!r}", "a numeric default is needed where a query selects nothing")
-                info[v] = NodeInfo(label, op, False, 1)
+                _numeric_default_needed(g, v, sel, selections, default)
+                info[v] = NodeInfo(label, op, False, 1, numbers=mean_values(cats, widths, default))
                 continue
-            if not _is_number(default) and not (default is None and (every_query_selects or cats is not None)):
-                raise NotCompilable(label, f"default {default!r}", "a numeric default is needed where a query selects nothing")
-            info[v] = NodeInfo(label, op, False, info[vals].width, categories=cats)
+            if cats is None:
+                _numeric_default_needed(g, v, sel, selections, default)
+            elif default is not None and not _is_number(default):
+                raise NotCompilable(label, f"a categorical Aggregate with default {default!r}", "a query that selects nothing reads BOS, whose columns hold None (all 0) or a number, not a symbol")
+            known = info[vals].known() if cats is None else None
+            numbers = mean_values(known, widths, default) if known is not None and all(_is_number(x) for x in known) else None
+            info[v] = NodeInfo(label, op, False, info[vals].width, categories=cats, numbers=numbers)
         elif op in ("map", "sequence_map"):
             args = arguments(g, v)
-            finite = [info[u].finite() for u in args]
-            if d.get("encoding") == "categorical" and any(info[u].categories is not None for u in args):
-                if any(f is None for f in finite):
+            known = [info[u].known() for u in args]
+            if d.get("encoding") == "categorical" and any(info[u].categories is not None or info[u].numbers is not None for u in args):
+                if any(f is None for f in known):
                     raise NotCompilable(label, "a categorical map of a numerical value", "its value set is not finite")
-                cats = tuple(sorted({x for x in tabulate(d, op, finite).values() if x is not None}, key=repr))
+                cats = tuple(sorted({x for x in tabulate(d, op, known).values() if x is not None}, key=repr))
                 info[v] = NodeInfo(label, op, False, len(cats), categories=cats)
             else:
                 pack = "callable" not in d and decode_params(op, d.get("params", {}))["fn"].name == "pack"
-                info[v] = NodeInfo(label, op, False, 2 if pack else 1)
+                info[v] = NodeInfo(label, op, False, 2 if pack else 1, numbers=None if pack else table_values(d, op, known))
         elif op == "selector_width":  # of a data-dependent selection (a static one is static)
             if g.nodes[arguments(g, v)[0]]["op"] != "select":
                 raise NotCompilable(label, "selector_width of a combined selector", "only Select compiles")
             cats = tuple(range(length + 1)) if d.get("encoding") == "categorical" else None
-            info[v] = NodeInfo(label, op, False, len(cats) if cats else 1, categories=cats)
+            info[v] = NodeInfo(label, op, False, len(cats) if cats else 1, categories=cats, numbers=None if cats else tuple(fmpq(w) for w in range(length + 1)))
         else:
             raise NotCompilable(label, op, "not in the compilable class")
     return info
+
+
+def _numeric_default_needed(g: nx.MultiDiGraph, v: int, sel: int, selections: dict[int, Any], default: Any) -> None:
+    """A numerical column holds a number at every position: an Aggregate whose value is one (a numerical
+    one, or any Aggregate of a numerical SOp) needs a numeric default, unless no query selects nothing.
+
+    That is decided per position for a static selection at this length; a categorical Aggregate of a
+    one-hot SOp needs nothing (its columns are all 0 for None)."""
+    if _is_number(default):
+        return
+    d = g.nodes[v]
+    empty = [i for i, w in enumerate(selections[sel].widths()) if w == 0] if sel in selections else None
+    if default is None and empty == []:
+        return
+    where = f"query position {empty[0]} selects no key at length {len(selections[sel].widths())}" if empty else "its selection depends on the data, so a query may select no key"
+    kind = "numerical Aggregate" if d.get("encoding") == "numerical" else "categorical Aggregate of a numerically encoded SOp (one column, e.g. scalar tokens)"
+    raise NotCompilable(
+        d["label"],
+        f"a {kind} with default {default!r}",
+        f"{where}, where RASP gives the default, and a numerical column holds a number, never None: a numeric default is needed "
+        "(or categorical tokens, whose one-hot columns are all 0 for None)",
+    )
+
+
+def mean_values(values: tuple[Any, ...], widths: set[int], default: Any) -> tuple[fmpq, ...] | None:
+    """{(s_1 + ... + s_w) / w : s_j in values, w in widths, w > 0}, with the default if 0 is a width:
+    every value a mean of w values of the set can take (booleans count 0 and 1). None past MAX_VALUES."""
+    numbers = {_as_number(x) for x in values}
+    sums, out = {fmpq(0)}, set()
+    for w in range(1, max(widths, default=0) + 1):
+        if len(sums) * len(numbers) > 16 * MAX_VALUES:
+            return None
+        sums = {s + x for s in sums for x in numbers}  # the sums of w values of the set
+        if w in widths:
+            out |= {s / w for s in sums}
+    if 0 in widths and _is_number(default):
+        out.add(_as_number(default))
+    return tuple(sorted(out)) if len(out) <= MAX_VALUES else None
+
+
+def table_values(d: dict[str, Any], op: str, known: list[tuple[Any, ...] | None]) -> tuple[fmpq, ...] | None:
+    """The numbers a numerical map takes on its arguments' finite value sets (None if a set is unknown,
+    the table is larger than MAX_VALUES, or a value is not a number)."""
+    if any(k is None for k in known) or not known or math.prod(len(k) for k in known) > MAX_VALUES:
+        return None
+    values = {x for x in tabulate(d, op, known).values() if x is not None}
+    if not all(_is_number(x) for x in values):
+        return None
+    return tuple(sorted({_as_number(x) for x in values}))
+
+
+def _as_number(x: Any) -> fmpq:
+    return fmpq(int(x)) if isinstance(x, bool) else QQ.convert(x)
 
 
 def symbols(vocab: Any) -> tuple[Any, ...]:
