@@ -26,6 +26,9 @@ in the same exact domain (QQ, or EE when the model has exp units):
   rationals p/q (|p| <= 9, 1 <= q <= 4) and integers in -2..2 (pairs tagged 0 or 1).
   Numerical value sets are infinite: nothing is said beyond these inputs.
 
+A model for every length (``Model.lengths == "every"``) is checked so at every length
+1..N; a causal model against tracr's causal semantics (every selector masked to k <= q).
+
 Inputs the RASP evaluation refuses (a division by zero, a non-numeric mean...) are
 outside the program's domain: they are skipped and counted. The number of inputs
 shrinks so that the check scores at most CHECK_PAIRS query-key pairs, but at least
@@ -83,16 +86,18 @@ class CheckReport:
 
     length: int  # N
     inputs: int  # inputs compared
-    exhaustive: bool  # every input of this length (categorical tokens)
+    exhaustive: bool  # every input of this length (categorical tokens); of every length 1..N with every_length
     refused: int  # inputs the RASP evaluation refused, skipped
     sops: int  # SOps compared on each input
     domain: str
     coverage: dict[str, tuple[int, int]]  # one-hot SOp -> (values reached, values in its set)
     unreached: dict[str, tuple[Any, ...]]  # one-hot SOp -> values no checked input reached
+    every_length: bool = False  # checked at every length 1..N (a model for every length)
 
     def describe(self) -> str:
         """One line: what was checked, on which inputs, and what the inputs reached."""
-        which = f"every input of length {self.length}" if self.exhaustive else f"{self.inputs} input{'s' * (self.inputs != 1)}"
+        lengths = f"every length 1..{self.length}" if self.every_length else f"length {self.length}"
+        which = f"every input of {lengths}" if self.exhaustive else f"{self.inputs} input{'s' * (self.inputs != 1)}{' of ' + lengths if self.every_length else ''}"
         text = f"equal to the RASP evaluation, {self.sops} SOps compared at every position ({self.domain}), on {which}"
         if self.exhaustive:
             text += f" ({self.inputs} in the program's domain, {self.refused} outside it, skipped)" if self.refused else f" ({self.inputs})"
@@ -120,7 +125,7 @@ def compare(model: Model, g: nx.MultiDiGraph, xs: Sequence[Any], dom: Domain) ->
 
     The RASP evaluation's refusals (REFUSED) propagate: such an input is outside the program's
     domain. A model that fails where the RASP evaluation does not raises CheckFailed."""
-    rasp = trace_graph(g, xs, dom)
+    rasp = trace_graph(g, xs, dom, causal=model.causal)
     try:
         outputs, history = model.forward(xs, dom, trace=True)
     except LimitExceeded:
@@ -146,12 +151,31 @@ def compare(model: Model, g: nx.MultiDiGraph, xs: Sequence[Any], dom: Domain) ->
 
 
 def check_model(g: nx.MultiDiGraph, model: Model) -> CheckReport:
-    """Run ``model`` against the RASP evaluation of ``g`` on the inputs of the module docstring.
+    """Run ``model`` against the RASP evaluation of ``g`` on the inputs of the module docstring,
+    at its length N, or at every length 1..N for a model of every length.
 
     CheckFailed (one line: the SOp, the input, the position, both values) at the first
     disagreement; NotCompilable if the RASP evaluation refuses every input; LimitExceeded if
     one input scores more query-key pairs than the limit in force."""
-    N = model.length
+    if model.lengths != "every":
+        return _check_length(g, model, model.length)
+    reports = [_check_length(g, model, n) for n in range(1, model.length + 1)]
+    unreached = {label: tuple(x for x in vals if all(_key(x) in map(_key, r.unreached.get(label, ())) for r in reports)) for label, vals in model.one_hot.items()}
+    return CheckReport(
+        length=model.length,
+        inputs=sum(r.inputs for r in reports),
+        exhaustive=all(r.exhaustive for r in reports),
+        refused=sum(r.refused for r in reports),
+        sops=len(model.nodes),
+        domain=reports[0].domain,
+        coverage={label: (len(vals) - len(unreached[label]), len(vals)) for label, vals in model.one_hot.items()},
+        unreached={label: vals for label, vals in unreached.items() if vals},
+        every_length=True,
+    )
+
+
+def _check_length(g: nx.MultiDiGraph, model: Model, N: int) -> CheckReport:
+    """:func:`check_model` at the length N."""
     pairs = (N + 1) ** 2
     lim = current_limits().max_pairs
     if pairs > lim:

@@ -54,6 +54,8 @@ def to_npz(m: Model) -> bytes:
     """The float64 arrays of the module docstring, as the bytes of an .npz file."""
     if m.tokens == "categorical":
         raise AttncertError("the npz format does not record a vocabulary: write a categorical model as JSON")
+    if m.causal or m.lengths != "fixed":
+        raise AttncertError("the npz format records neither a causal mask nor a model for every length: write this model as JSON")
     width, N = m.width(), m.length
     arrays: dict[str, np.ndarray] = {"embedding": np.zeros((N + 1, width)), "token_columns": np.array(m.token_columns, dtype=np.int64)}
     for c, vals in m.positional.items():

@@ -11,7 +11,10 @@ Model class (recorded in every compiled certificate, :data:`MODEL_CLASS`):
   with their outputs added.
 * Attention is average-hard (AHAT): head h scores s_ij = x_i^T W_QK x_j and each
   query i takes the exact mean of W_OV^T x_j over the keys j of maximal score
-  (all keys, BOS included; no causal mask).
+  (all keys, BOS included; a *causal* model masks the keys j > i).
+* Lengths: a model is for exactly N tokens (``lengths="fixed"``), or the same
+  weights serve every length n = 1..N (``lengths="every"``, N = max_seq_len):
+  at length n the positions are 0..n and the positional rows are the first n + 1.
 * Each MLP is K >= 1 stages "affine, then an activation" followed by an affine
   map. Units are ReLU(z), exp(z), 1/z (reciprocal) or z_a z_b (product, a
   bilinear/GLU unit of two affine features); a product with the constant 1 is
@@ -37,6 +40,9 @@ from attncert.exact import QQ, Domain
 from attncert.exact.errors import ParseError
 
 MODEL_FORMAT = "attncert-model/1"
+#: Models for every length 1..max_seq_len, or causal ones: a reader of /1 alone refuses them, so that
+#: it never runs a causal model without its mask, nor a model at a length it was not compiled for.
+MODEL_FORMAT_2 = "attncert-model/2"
 
 MODEL_CLASS = {
     "positions": "0..N; 0 is BOS, t + 1 holds token t",
@@ -48,6 +54,20 @@ MODEL_CLASS = {
     "activations": ["relu", "exp", "reciprocal", "product"],
 }
 UNITS = ("relu", "exp", "reciprocal", "product")
+
+
+def model_class(lengths: str = "fixed", causal: bool = False) -> dict[str, Any]:
+    """The model class of a model in this mode: :data:`MODEL_CLASS`, with the positions and attention
+    of a model for every length 1..N or of a causal one."""
+    out = dict(MODEL_CLASS)
+    if lengths == "every":
+        out["positions"] = "0..n for every length n = 1..max_seq_len, the same weights; 0 is BOS, t + 1 holds token t"
+        out["embedding"] = "positional table (rational, rows 0..max_seq_len; at length n the first n + 1) + token components in the token columns (zero at BOS)"
+    if causal:
+        out["attention"] = (
+            "average-hard, causal: each query i takes the exact mean of W_OV^T x_j over the keys j <= i (BOS included) of maximal score x_i^T W_QK x_j"
+        )
+    return out
 
 Affine = tuple[tuple[tuple[int, fmpq], ...], fmpq]  # ((input, weight), ...), bias
 _ONE: Affine = ((), fmpq(1))
@@ -94,6 +114,8 @@ class Model:
     vocab: tuple[Any, ...] | None = None  # categorical tokens: the symbols of the one-hot token columns
     output_values: dict[str, list[Any] | None] = field(default_factory=dict)  # categorical outputs: column values
     one_hot: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # SOp label -> the values of its one-hot columns
+    lengths: str = "fixed"  # "fixed": exactly N tokens; "every": every length 1..N (N is max_seq_len)
+    causal: bool = False  # each query attends only to the keys at or before it
     #: What the compiler's check ran (:class:`constructions.compiler.check.CheckReport`); None: unchecked.
     checked: Any = field(default=None, compare=False, repr=False)
     #: Selections of heads with rational scores: the same for every input, so found once per model.
@@ -129,17 +151,20 @@ class Model:
     def forward(
         self, tokens: Sequence[Any], domain: Domain, trace: bool = False, beta: Any = None
     ) -> tuple[dict[str, list[Any]], list[list[list[Any]]]]:
-        """The outputs at positions 1..N (pairs as tuples), and with ``trace`` the residual
-        (column-major) after the embedding and after every sublayer.
+        """The outputs at positions 1..n (pairs as tuples), and with ``trace`` the residual
+        (column-major) after the embedding and after every sublayer; n = len(tokens) is N, or
+        any length 1..N for a model of every length.
 
         ``beta``: evaluate the same weights with softmax attention at inverse temperature
         beta (a rational) instead of average-hard attention (the limit beta -> infinity)."""
-        N = self.length
-        if len(tokens) != N:
-            raise ParseError(f"the model was compiled for {N} tokens, got {len(tokens)}")
+        N = len(tokens)
+        if N != self.length and not (self.lengths == "every" and 1 <= N <= self.length):
+            which = f"every length 1..{self.length}" if self.lengths == "every" else f"{self.length} tokens"
+            raise ParseError(f"the model was compiled for {which}, got {N} tokens")
+        positional = {c: vals[: N + 1] for c, vals in self.positional.items()} if N != self.length else self.positional
         zero = domain.zero()
         cols: list[list[Any]] = [[zero] * (N + 1) for _ in self.basis]
-        for c, vals in self.positional.items():
+        for c, vals in positional.items():
             cols[c] = [domain.native(v) for v in vals]
         if self.tokens == "categorical":  # one-hot: token column k is 1 where the token is the k-th symbol
             symbol = {s: k for k, s in enumerate(self.vocab)}
@@ -168,7 +193,7 @@ class Model:
 
         with domain.context():
             for layer in self.layers:
-                added = [_head(h, cols, domain, self.positional, written, N, beta, self._selections) for h in layer.heads]
+                added = [_head(h, cols, domain, positional, written, N, beta, self._selections, self.causal) for h in layer.heads]
                 for h, out in zip(layer.heads, added):
                     for c, vals in out.items():
                         add(c, vals)
@@ -237,18 +262,19 @@ def _head(
     written: set[int],
     N: int,
     beta: fmpq | None = None,
-    cache: dict[int, tuple[list[int], np.ndarray]] | None = None,
+    cache: dict[tuple[int, int], tuple[list[int], np.ndarray]] | None = None,
+    causal: bool = False,
 ) -> dict[int, list[Any]]:
     reads = {a for a, _, _ in h.qk} | {b for _, b, _ in h.qk}
     static = reads <= set(positional) and not reads & written
     if beta is not None:
         if not static:
             raise ParseError(f"softmax mode needs rational scores; head {h.label} reads columns the layers write")
-        return _softmax_head(h, cols, domain, positional, N, beta)
+        return _softmax_head(h, cols, domain, positional, N, beta, causal)
     if static:
-        key = id(h)
+        key = (id(h), N)
         if cache is None or key not in cache:
-            found = _argmax_rational(h, positional, N)
+            found = _argmax_rational(h, positional, N, causal=causal)
             if cache is None:
                 offsets, keys = found
             else:
@@ -256,7 +282,7 @@ def _head(
         if cache is not None:
             offsets, keys = cache[key]
     else:
-        offsets, keys = _argmax_in_domain(h, cols, domain, N)
+        offsets, keys = _argmax_in_domain(h, cols, domain, N, causal)
     out: dict[int, list[Any]] = {}
     means: dict[int, list[Any]] = {}
     for src, dst, w in h.ov:
@@ -293,31 +319,35 @@ def _integer_scores(h: Head, cols: dict[int, list[fmpq]], N: int) -> tuple[np.nd
     return Q, K, D
 
 
-def _argmax_rational(h: Head, cols: dict[int, list[fmpq]], N: int, chunk: int = 1 << 22) -> tuple[list[int], np.ndarray]:
+def _argmax_rational(h: Head, cols: dict[int, list[fmpq]], N: int, chunk: int = 1 << 22, causal: bool = False) -> tuple[list[int], np.ndarray]:
     """Keys of maximal score for every query, in CSR form, for a head that reads positional columns only:
-    the scores are rational and the same for every input, compared exactly as integers."""
+    the scores are rational and the same for every input, compared exactly as integers (``causal``:
+    among the keys j <= i)."""
     Q, K, _ = _integer_scores(h, cols, N)
     rows = max(1, chunk // (N + 1))
     offsets, keys = [0], []
     for start in range(0, N + 1, rows):
         S = Q[start : start + rows] @ K.T
-        best = S.max(axis=1)
         for r in range(S.shape[0]):
-            sel = np.flatnonzero(S[r] == best[r])
+            row = S[r, : start + r + 1] if causal else S[r]
+            sel = np.flatnonzero(row == row.max())
             keys.append(sel)
             offsets.append(offsets[-1] + len(sel))
     return offsets, np.concatenate(keys).astype(np.int64)
 
 
-def _softmax_head(h: Head, cols: list[list[Any]], domain: Domain, positional: dict[int, list[fmpq]], N: int, beta: fmpq) -> dict[int, list[Any]]:
-    """Softmax attention at inverse temperature beta: weights e^{beta (s_ij - max_j s_ij)}, normalised.
+def _softmax_head(
+    h: Head, cols: list[list[Any]], domain: Domain, positional: dict[int, list[fmpq]], N: int, beta: fmpq, causal: bool = False
+) -> dict[int, list[Any]]:
+    """Softmax attention at inverse temperature beta: weights e^{beta (s_ij - max_j s_ij)}, normalised
+    (``causal``: over the keys j <= i).
 
     The scores are rational, so the weights are exact in EE and rigorous balls in Ball."""
     Q, K, D = _integer_scores(h, positional, N)
     srcs = sorted({a for a, _, _ in h.ov})
     mixed: dict[int, list[Any]] = {a: [] for a in srcs}
     for i in range(N + 1):
-        row = [int(v) for v in (Q[i] @ K.T)]
+        row = [int(v) for v in (Q[i] @ K[: i + 1 if causal else N + 1].T)]
         top = max(row)
         w = [domain.exp(domain.convert(fmpq(beta) * fmpq(v - top, D))) for v in row]
         total = domain.sum(w)
@@ -331,16 +361,17 @@ def _softmax_head(h: Head, cols: list[list[Any]], domain: Domain, positional: di
     return out
 
 
-def _argmax_in_domain(h: Head, cols: list[list[Any]], domain: Domain, N: int) -> tuple[list[int], np.ndarray]:
+def _argmax_in_domain(h: Head, cols: list[list[Any]], domain: Domain, N: int, causal: bool = False) -> tuple[list[int], np.ndarray]:
     """The same, for heads whose scores depend on the input: scored and compared in the domain.
 
     Query i's scores are sum over terms (a, b, w) of (w x_a[i]) x_b, a term whose query entry
-    is exactly 0 adding nothing (one-hot columns are mostly 0)."""
+    is exactly 0 adding nothing (one-hot columns are mostly 0); ``causal``: keys j <= i only."""
     terms = [(cols[a], cols[b], domain.convert(w)) for a, b, w in h.qk]
     zero = domain.zero()
     offsets, keys = [0], []
     for i in range(N + 1):
-        s = [zero] * (N + 1)
+        live = i + 1 if causal else N + 1
+        s = [zero] * live
         for query, key, w in terms:
             if query[i] == 0:
                 continue
@@ -367,11 +398,18 @@ def _affine_json(a: Affine) -> dict[str, Any]:
 
 
 def model_to_json(m: Model) -> dict[str, Any]:
-    """The model as canonical JSON: sparse exact weights (rational strings) over the labelled basis."""
+    """The model as canonical JSON: sparse exact weights (rational strings) over the labelled basis.
+
+    A model for exactly N tokens without a causal mask is written as ``attncert-model/1`` (as before
+    issue 25, byte for byte); a model for every length or a causal one as ``attncert-model/2``, with
+    ``mode`` ("fixed" or "every_length"), ``max_seq_len`` (N, in place of ``length``) and ``causal``."""
+    if m.lengths == "fixed" and not m.causal:
+        head: dict[str, Any] = {"format": MODEL_FORMAT, "model_class": MODEL_CLASS, "length": m.length}
+    else:
+        mode = {"fixed": "fixed", "every": "every_length"}[m.lengths]
+        head = {"format": MODEL_FORMAT_2, "model_class": model_class(m.lengths, m.causal), "mode": mode, "max_seq_len": m.length, "causal": m.causal}
     return {
-        "format": MODEL_FORMAT,
-        "model_class": MODEL_CLASS,
-        "length": m.length,
+        **head,
         "tokens": m.tokens,
         "basis": list(m.basis),
         "token_columns": list(m.token_columns),
@@ -400,9 +438,8 @@ def model_to_json(m: Model) -> dict[str, Any]:
 def model_from_json(obj: Any) -> Model:
     """Read a model written by :func:`model_to_json`, checking every index and unit; ParseError otherwise."""
     try:
-        if obj.get("format") != MODEL_FORMAT:
-            raise ParseError(f"not a model of format {MODEL_FORMAT}")
-        width, N = len(obj["basis"]), int(obj["length"])
+        lengths, causal, N = _mode(obj)
+        width = len(obj["basis"])
         col = lambda i: i if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < width else _bad(f"column {i!r:.20}")  # noqa: E731
 
         def affine(a: Any, inputs: int) -> Affine:
@@ -446,9 +483,27 @@ def model_from_json(obj: Any) -> Model:
             vocab=None if obj.get("vocab") is None else tuple(decode_value(x) for x in obj["vocab"]),
             output_values={str(k): None if v is None else [decode_value(x) for x in v] for k, v in obj.get("output_values", {}).items()},
             one_hot={str(k): tuple(decode_value(x) for x in node["values"]) for k, node in obj["nodes"].items() if "values" in node},
+            lengths=lengths,
+            causal=causal,
         )
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise ParseError(f"malformed model: {type(e).__name__}: {str(e)[:80]}") from None
+
+
+def _mode(obj: dict[str, Any]) -> tuple[str, bool, int]:
+    """(lengths, causal, N) of a model's JSON: /1 is for exactly ``length`` tokens, not causal; /2 says
+    its ``mode`` and ``causal`` and gives ``max_seq_len``; ParseError for any other format or value."""
+    if obj.get("format") == MODEL_FORMAT:
+        return "fixed", False, int(obj["length"])
+    if obj.get("format") != MODEL_FORMAT_2:
+        raise ParseError(f"not a model of format {MODEL_FORMAT} or {MODEL_FORMAT_2}")
+    lengths = {"fixed": "fixed", "every_length": "every"}.get(obj.get("mode"))
+    if lengths is None or not isinstance(obj.get("causal"), bool):
+        raise ParseError('malformed model: mode must be "fixed" or "every_length", causal true or false')
+    N = obj["max_seq_len"]
+    if not isinstance(N, int) or isinstance(N, bool) or N < 1:
+        raise ParseError("malformed model: max_seq_len must be a positive integer")
+    return lengths, obj["causal"], N
 
 
 def model_weights(obj: Any, where: str) -> Model:
@@ -480,8 +535,8 @@ def read_model_file(path: str) -> Model:
         obj = parse_json(data)
     except ParseError as e:
         raise ParseError(f"{path}: {e}") from None
-    if not isinstance(obj, dict) or obj.get("format") != MODEL_FORMAT:
-        raise ParseError(f"{path}: not a model of format {MODEL_FORMAT} (attncert compile writes one)")
+    if not isinstance(obj, dict) or obj.get("format") not in (MODEL_FORMAT, MODEL_FORMAT_2):
+        raise ParseError(f"{path}: not a model of format {MODEL_FORMAT} or {MODEL_FORMAT_2} (attncert compile writes one)")
     try:
         return model_weights(obj, str(path))
     except ParseError as e:
