@@ -464,25 +464,63 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from attncert.constructions.compiler.export import to_npz
     from attncert.constructions.compiler.model import model_to_json
     from attncert.exact.canonical import canonical_json
+
+    user = args.file is not None or args.program is not None
+    if user:
+        name, model = _compile_user_program(args)
+    else:
+        name, model = _compile_construction(args)
+    where = _emit(args.target, to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n", not args.out)
+    s = model.summary()
+    print(
+        f"{name}: {s['layers']} layers, heads {s['heads']}, "
+        f"width {s['width']}, {s['parameters']:,} nonzero parameters, sequence length {model.length}; "
+        f"checked: {model.checked.describe()}; written to {where}",
+        file=sys.stdout if args.target else sys.stderr,
+    )
+    return EXIT_HOLDS
+
+
+def _compile_construction(args: argparse.Namespace) -> tuple[str, Any]:
     from attncert.proofs import compiled
     from attncert.proofs.cost import check as check_cost
 
-    target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
+    if args.of is None:
+        raise ParseError("compile needs a construction (e.g. universal), --file F.rasp or --program MODULE:FUNCTION")
+    for flag_, given in (("--vocab", args.vocab), ("--max-seq-len", args.max_seq_len), ("--expr", args.expr)):
+        if given is not None:
+            raise ParseError(f"{flag_} is for a program of your own (--file or --program), not the construction {args.of}")
+    args.target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
     # Compiling builds the construction and its positional table, then checks the model: forward passes of every (query, key) pair.
     sizes = compiled.parse_sizes(args.of, _construction_sizes(args))  # refuses an unknown construction or size first
     lim = _limits(args)
     check_cost(f"compile {args.of}", sizes, compiled.compile_cost(args.of, sizes), lim)
     with limits(lim):
         _, model = compiled.compile_construction(args.of, sizes)
-    where = _emit(target, to_npz(model) if args.format == "npz" else canonical_json(model_to_json(model)) + b"\n", not args.out)
-    s = model.summary()
-    print(
-        f"{args.of} ({compiled.canonical_sizes(sizes)}): {s['layers']} layers, heads {s['heads']}, "
-        f"width {s['width']}, {s['parameters']:,} nonzero parameters, sequence length {model.length}; "
-        f"checked: {model.checked.describe()}; written to {where}",
-        file=sys.stdout if target else sys.stderr,
-    )
-    return EXIT_HOLDS
+    return f"{args.of} ({compiled.canonical_sizes(sizes)})", model
+
+
+def _compile_user_program(args: argparse.Namespace) -> tuple[str, Any]:
+    from attncert.proofs import user_programs
+
+    if args.of is not None:
+        raise ParseError(f"give a construction ({args.of}) or a program of your own (--file/--program), not both")
+    if args.file is not None and args.program is not None:
+        raise ParseError("give --file F.rasp or --program MODULE:FUNCTION, not both")
+    if args.expr is not None and args.file is None:
+        raise ParseError("--expr names a SOp of a --file program")
+    if args.sizes or any(k.startswith(_SIZE) and v is not None for k, v in vars(args).items()):
+        raise ParseError("--sizes is for a construction; a program of your own takes --vocab and --max-seq-len")
+    if args.vocab is None or args.max_seq_len is None:
+        raise ParseError("a program of your own needs --vocab a,b,c and --max-seq-len N")
+    vocab = user_programs.parse_vocab(args.vocab)
+    name = args.expr or (Path(args.file).stem if args.file is not None else user_programs.program_spec(args.program)[1])
+    args.target = _target(args.out, Path("models") / f"{name}.{args.format}")
+    lim = _limits(args)
+    with limits(lim):
+        sop = user_programs.file_program(args.file, args.expr) if args.file is not None else user_programs.attncert_program(user_programs.call_program(args.program), args.program)
+        model = user_programs.compile_program(sop, vocab, args.max_seq_len)
+    return f"{name} (vocab {','.join(map(str, vocab))}, max_seq_len {args.max_seq_len})", model
 
 
 def _cmd_rasp(args: argparse.Namespace) -> int:
@@ -753,8 +791,13 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _claim_parsers(graph_sub, [n for n, e in INDEX.items() if e.graph], chosen if verb == "graph" else None, graph_options)
     sp.set_defaults(func=_cmd_graph)
 
-    sp = sub.add_parser("compile", help="compile a matrix construction to exact transformer weights (JSON, or float64 npz)")
-    sp.add_argument("of", metavar="CLAIM", help="the construction: transpose, matmul, softmax, relu, maxmin, inverse3, universal, multihead, encoder_layer, or a language readout: match2, parity")
+    sp = sub.add_parser("compile", help="compile a matrix construction, or a RASP program of your own, to exact transformer weights (JSON, or float64 npz)")
+    sp.add_argument("of", metavar="CLAIM", nargs="?", help="the construction: transpose, matmul, softmax, relu, maxmin, inverse3, universal, multihead, encoder_layer, or a language readout: match2, parity")
+    sp.add_argument("--file", metavar="F.rasp", action=_Once, help="instead of a construction: a program in the RASP language (docs/rasp-language.md)")
+    sp.add_argument("--expr", metavar="NAME", action=_Once, help="the SOp of --file to compile (default: its last statement)")
+    sp.add_argument("--program", metavar="MODULE:FUNCTION", action=_Once, help="instead of a construction: FUNCTION() of a Python module or .py file returns an attncert or tracr RASP program (runs your code)")
+    sp.add_argument("--vocab", metavar="a,b,c", action=_Once, help="the tokens of --file/--program, categorical (an item spelled as an integer is the integer)")
+    sp.add_argument("--max-seq-len", type=_option(positive_int), metavar="N", action=_Once, help="the sequence length of --file/--program")
     sp.add_argument("--sizes", default="", action=_Once, help="its sizes, e.g. n=4,d=3,dv=2, the same as --n 4 --d 3 --dv 2 (the construction's defaults for the rest)")
     if verb == "compile" and chosen:
         _construction_size_options(sp, chosen)

@@ -22,12 +22,8 @@ user's code.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import re
-import sys
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from attncert.exact import ParseError
@@ -38,6 +34,7 @@ from attncert.proofs.checkers.tracr_model import check_tracr_model, model_sha256
 from attncert.proofs.params import nonnegative_int, positive_int
 from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, flag, register
+from attncert.proofs.user_programs import call_program, parse_vocab, program_spec
 
 NAME = "tracr_model"
 STATEMENT = (
@@ -51,17 +48,6 @@ INSTALL = "pip install 'attncert[tracr]'"
 PROGRAM = "tracr.compiler.lib:make_length"
 #: The default tolerance of a numerical output: |decoded - exact| <= 10^-6.
 TOLERANCE = "1/1000000"
-
-
-def parse_vocab(s: str) -> list[Any]:
-    """'a,b,c' -> ['a', 'b', 'c']; an item spelled as an integer ('1', '-2') is the integer."""
-    items = [t.strip() for t in str(s).split(",")]
-    if not items or any(not t for t in items):
-        raise ParseError(f"expected a comma-separated vocabulary such as a,b,c, got {s!r:.60}")
-    vocab = [int(t) if re.fullmatch(r"-?[0-9]+", t) else t for t in items]
-    if len(set(map(repr, vocab))) != len(vocab):
-        raise ParseError(f"the vocabulary {s!r:.60} names a token twice")
-    return vocab
 
 
 def tolerance(s: str) -> Any:
@@ -89,37 +75,6 @@ def tracr_compiler() -> Any:
     return compiling
 
 
-def program_spec(spec: str) -> tuple[str, str]:
-    """MODULE:FUNCTION -> (MODULE, FUNCTION), or one line."""
-    module, sep, function = str(spec).rpartition(":")
-    if not sep or not module or not function.isidentifier():
-        raise ParseError(f"--program takes MODULE:FUNCTION, got {spec!r:.60}")
-    return module, function
-
-
-def load_program(module: str, function: str) -> Callable[[], Any]:
-    """The function FUNCTION of MODULE, a dotted module importable from here or a .py file (the
-    user's own code, imported when a proof runs; a verifier never does this)."""
-    try:
-        if module.endswith(".py"):
-            path = Path(module)
-            loaded = importlib.util.spec_from_file_location(path.stem, path)
-            if loaded is None or not path.is_file():
-                raise ParseError(f"no Python file {module!r:.60}")
-            mod = importlib.util.module_from_spec(loaded)
-            loaded.loader.exec_module(mod)  # type: ignore[union-attr]
-        else:
-            if "" not in sys.path:
-                sys.path.insert(0, "")
-            mod = importlib.import_module(module)
-    except ImportError as e:
-        raise ParseError(f"cannot import {module!r:.60}: {e}") from None
-    fn = getattr(mod, function, None)
-    if not callable(fn):
-        raise ParseError(f"{module} has no function {function!r:.40}")
-    return fn
-
-
 def prove(
     vocab: str, max_seq_len: int, bos: str, causal: bool, tolerance: Any,
     precision: int, max_inputs: int, listed: int, program: str = PROGRAM,
@@ -131,9 +86,9 @@ def prove(
     if bos in tokens:
         raise ParseError(f"the vocabulary holds the BOS token {bos!r:.40}")
     _refuse_count(input_count(len(tokens), max_seq_len), max_inputs)
-    module, function = program_spec(program)
+    program_spec(program)  # one line for a malformed MODULE:FUNCTION before importing tracr
     compiling = tracr_compiler()
-    rasp_program = load_program(module, function)()
+    rasp_program = call_program(program)
     try:
         model = compiling.compile_rasp_to_model(rasp_program, vocab=set(tokens), max_seq_len=max_seq_len, causal=bool(causal), compiler_bos=bos)
     except (NotImplementedError, ValueError, KeyError, TypeError) as e:

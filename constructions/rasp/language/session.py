@@ -153,22 +153,23 @@ def run_program(
     return at_rising_precision(attempt)
 
 
-def program_value(source: str, name: str, expr: str | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None) -> Any:
+def program_value(source: str, name: str, expr: str | None, e_literals: frozenset[fmpq] = frozenset(), files: Files | None = None, expr_option: str = "--eval") -> Any:
     """The value of a program's last statement (or of ``expr`` after running it), sequences not yet
-    evaluated (a graph to draw), at the first precision that decides the run's comparisons."""
-    return at_rising_precision(lambda bits: _program_at(bits, source, name, expr, e_literals, files)[0])
+    evaluated (a graph to draw), at the first precision that decides the run's comparisons;
+    ``expr_option`` names ``expr`` in messages (the option that gave it)."""
+    return at_rising_precision(lambda bits: _program_at(bits, source, name, expr, e_literals, files, expr_option)[0])
 
 
-def _program_at(bits: int, source: str, name: str, expr: str | None, e_literals: frozenset[fmpq], files: Files | None) -> tuple[Any, Interpreter]:
+def _program_at(bits: int, source: str, name: str, expr: str | None, e_literals: frozenset[fmpq], files: Files | None, expr_option: str = "--eval") -> tuple[Any, Interpreter]:
     """One run at ``bits``: the program's last value, and the interpreter that ran it (its budget and decisions)."""
     if files is not None:
         files.served.clear()  # a run at a higher precision loads its files again
     it = Interpreter(name, e_literals=e_literals, files=files, prec=bits)
     results = it.run(source)
     if expr is not None:
-        results = it.derived("--eval").run(expr.rstrip().rstrip(";") + ";")
+        results = it.derived(expr_option).run(expr.rstrip().rstrip(";") + ";")
     if not results:
-        raise ParseError(f"{name} computes nothing to show; give --eval EXPR")
+        raise ParseError(f"{name} computes nothing to show; give {expr_option} EXPR")
     return results[-1][1], it
 
 
