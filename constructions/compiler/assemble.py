@@ -27,20 +27,27 @@ from attncert.exact import EE, QQ, AttncertError, EENumber
 from attncert.exact.limits import current as current_limits
 
 
-def compile_graph(g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab: Any = None, check: bool = True) -> Model:
+def compile_graph(
+    g: nx.MultiDiGraph, length: int, tokens: str = "scalar", vocab: Any = None, check: bool = True, lengths: str = "fixed", causal: bool = False
+) -> Model:
     """The transformer that computes RASP graph ``g`` on sequences of ``length`` tokens, exactly.
 
     ``tokens``: "scalar" (a number per position), "pair" ((value, tag)) or "categorical"
-    (symbols of ``vocab``, one-hot). With ``check`` (the default) the model is run against
-    the RASP evaluation, SOp by SOp, on the inputs of :mod:`.check` before it is returned
+    (symbols of ``vocab``, one-hot). ``lengths``: "fixed" (a model for exactly ``length``
+    tokens) or "every" (one model, the same weights, for every length 1..``length`` =
+    max_seq_len: what depends on the live length is computed by the network, :func:`.values.infer`).
+    ``causal``: each query attends only to the keys at or before it (BOS included), and the
+    model computes tracr's causal semantics of ``g`` (every selector masked to the keys k <= q).
+    With ``check`` (the default) the model is run against the RASP evaluation, SOp by SOp,
+    on the inputs of :mod:`.check` (at every length in the "every" mode) before it is returned
     (``model.checked`` says which); a disagreement raises :class:`~.check.CheckFailed`.
     ``check=False`` returns the model unchecked."""
-    model = _assemble(g, length, tokens, vocab)
+    model = _assemble(g, length, tokens, vocab, lengths, causal)
     return replace(model, checked=check_model(g, model)) if check else model
 
 
-def _assemble(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any) -> Model:
-    info = infer(g, length, tokens, vocab)
+def _assemble(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any, lengths: str = "fixed", causal: bool = False) -> Model:
+    info = infer(g, length, tokens, vocab, lengths, causal)
     layers, heads, maps, slot, decoded = allocate(g, info)
     c = _Columns(g, info, length)
     for v in nx.topological_sort(g):  # dynamic SOps get their columns in topological order
@@ -84,6 +91,8 @@ def _assemble(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any) -> Model
         vocab=symbols(vocab) if tokens == "categorical" else None,
         output_values=output_values,
         one_hot=one_hot,
+        lengths=lengths,
+        causal=causal,
     )
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
+import numpy as np
 from flint import fmpq
 
 from attncert.constructions.rasp.evaluate import trace_graph
@@ -90,13 +91,27 @@ class NodeInfo:
         return self.numbers if self.numbers is not None else self.finite()
 
 
+#: How many lengths a model serves: exactly N, or every length 1..N.
+LENGTH_MODES = ("fixed", "every")
 
-def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> dict[int, NodeInfo]:
+
+def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengths: str = "fixed", causal: bool = False) -> dict[int, NodeInfo]:
     """NodeInfo for every node of g at sequence length ``length``.
 
     With ``tokens="categorical"`` the tokens are symbols of ``vocab``, one-hot
     encoded; categorical SOps computed from finite value sets get finite value sets
-    (the function applied to every value or pair of values), as in tracr."""
+    (the function applied to every value or pair of values), as in tracr.
+
+    ``lengths="every"``: one model for every length 1..``length``. A static SOp or selection
+    stays static (a positional column, or a score form) only if it is *length-invariant*:
+    its values at every length n are the first n of its values at ``length`` (selections:
+    the top-left n x n block), decided exactly by evaluating the static part at every
+    length (:func:`_length_variant`). The others (the length as SelectorWidth(Select TRUE),
+    a mean over every position) and what depends on them are computed by the network, as
+    dynamic SOps. ``causal``: static values and selections under tracr's causal semantics
+    (every selector masked to the keys k <= q)."""
+    if lengths not in LENGTH_MODES:
+        raise AttncertError(f"lengths must be one of {list(LENGTH_MODES)}, got {lengths!r:.20}")
     if tokens not in TOKEN_MODES:
         raise AttncertError(f"tokens must be one of {list(TOKEN_MODES)}, got {tokens!r}")
     if (tokens == "categorical") != (vocab is not None):
@@ -112,7 +127,11 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None) -> di
         if g.nodes[v]["op"] == "tokens" or any(u in dynamic for u in arguments(g, v)):
             dynamic.add(v)
     static = [v for v in g.nodes if v not in dynamic]
-    values, selections = _static_values(g, static, length)
+    values, selections = _static_values(g, static, length, causal)
+    if lengths == "every":
+        for v in _length_variant(g, static, length, causal, values, selections):
+            dynamic |= {u for u in {v} | nx.descendants(g, v) if not _constant_selection(g, u)}
+        static = [v for v in g.nodes if v not in dynamic]
     info: dict[int, NodeInfo] = {}
     for v in nx.topological_sort(g):
         d = g.nodes[v]
@@ -257,7 +276,7 @@ def _constant_selection(g: nx.MultiDiGraph, v: int) -> bool:
     return decode_params("select", d.get("params", {}))["predicate"].name in ("TRUE", "FALSE")
 
 
-def _static_values(g: nx.MultiDiGraph, static: list[int], length: int) -> tuple[dict[int, list[Any]], dict[int, Any]]:
+def _static_values(g: nx.MultiDiGraph, static: list[int], length: int, causal: bool = False) -> tuple[dict[int, list[Any]], dict[int, Any]]:
     """Exact values of the static SOps (numbers as fmpq, booleans as 0/1, other tokens as they are),
     and the static selections (which keys each query selects)."""
     sops = [v for v in static if g.nodes[v]["op"] not in ("select", "constant_selector", "selector_and", "selector_or", "selector_not")]
@@ -269,11 +288,42 @@ def _static_values(g: nx.MultiDiGraph, static: list[int], length: int) -> tuple[
     h = g.subgraph(keep).copy()
     h.graph["outputs"] = {str(v): v for v in sops + sels}
     try:
-        traced = trace_graph(h, [0] * length, QQ)
+        traced = trace_graph(h, [0] * length, QQ, causal=causal)
     except AttncertError as e:
         raise NotCompilable("(static part)", "the data-independent SOps", f"they do not evaluate: {e}") from None
     values = {v: [QQ.convert(int(x)) if isinstance(x, bool) else (QQ.convert(x) if _is_number(x) else x) for x in traced[v]] for v in sops}
     return values, {v: traced[v] for v in sels}
+
+
+class _EveryLength:
+    """A static selection at every length 1..N: its ``widths`` are those of every query at every
+    length, so that "no query selects nothing" and the set of widths hold for every length."""
+
+    def __init__(self, by_length: list[Any]):
+        self.by_length = by_length
+
+    def widths(self) -> np.ndarray:
+        return np.concatenate([sel.widths() for sel in self.by_length])
+
+
+def _length_variant(g: nx.MultiDiGraph, static: list[int], N: int, causal: bool, values: dict[int, list[Any]], selections: dict[int, Any]) -> set[int]:
+    """The static nodes whose values at some length n < N are not the first n of their values at N
+    (a selection: not the top-left n x n block of its selection at N); each entry of ``selections``
+    becomes the selection at every length (:class:`_EveryLength`)."""
+    dense = {v: sel.to_dense() for v, sel in selections.items()}
+    by_length = {v: [sel] for v, sel in selections.items()}
+    variant = set()
+    for n in range(1, N):
+        vals, sels = _static_values(g, static, n, causal)
+        variant |= {v for v, xs in vals.items() if xs != values[v][:n]}
+        variant |= {v for v, sel in sels.items() if not (sel.to_dense() == dense[v][:n, :n]).all()}
+        for v, sel in sels.items():
+            by_length[v].append(sel)
+    for v in variant:
+        if g.nodes[v]["op"] == "length":
+            raise NotCompilable(g.nodes[v]["label"], "the primitive length in a model for every length", "write it as SelectorWidth(Select(tokens, tokens, TRUE)), which the network computes")
+    selections.update({v: _EveryLength(sels) for v, sels in by_length.items()})
+    return variant
 
 
 def numeric(info: NodeInfo) -> list[fmpq]:
