@@ -12,6 +12,7 @@ bool           ``{"b": true}``
 str            ``{"s": "..."}``
 number         ``{"q": "p/q"}`` (floats are refused: write Fraction(1, 10), not 0.1)
 EENumber       ``{"ee": {"num": [...], "den": [...]}}``
+tuple          ``{"t": [its values]}`` (a SequenceMap may pair values)
 =============  ==========================================
 """
 
@@ -32,6 +33,8 @@ def encode_value(v: Any) -> Any:
         return {"s": v}
     if isinstance(v, EENumber):
         return {"ee": EE.to_json(v)}
+    if isinstance(v, tuple):
+        return {"t": [encode_value(x) for x in v]}
     if is_float(v):  # a graph is evaluated exactly too: a float constant would enter QQ and EE
         refuse_float(v, "a RASP graph constant", strings=False)
     try:
@@ -54,5 +57,7 @@ def decode_value(obj: Any) -> Any:
         return rational_from_json(body)
     if tag == "ee":
         return EE.from_json(body)
+    if tag == "t" and isinstance(body, list):
+        return tuple(decode_value(x) for x in body)
     raise ParseError(f"malformed graph constant {obj!r:.60}: unknown tag or wrong type")
 

@@ -263,18 +263,10 @@ def _unkey(k: tuple[Any, ...]) -> Any:
     return None if k[0] == "n" else fmpq(k[1], k[2]) if k[0] == "q" else k[1]
 
 
-def value_json(v: Any) -> Any:
-    """A RASP value's tagged JSON (:mod:`constructions.rasp.values`), and a tuple (a SequenceMap may
-    pair values) as ``{"t": [its values]}``."""
-    if isinstance(v, tuple):
-        return {"t": [value_json(x) for x in v]}
-    return encode_value(v)
-
-
-def value_from_json(obj: Any) -> Any:
-    if isinstance(obj, dict) and set(obj) == {"t"} and isinstance(obj["t"], list):
-        return tuple(value_from_json(x) for x in obj["t"])
-    return decode_value(obj)
+#: A RASP value's tagged JSON (:mod:`constructions.rasp.values`; a tuple, as a SequenceMap may pair values,
+#: is ``{"t": [its values]}``), and back.
+value_json = encode_value
+value_from_json = decode_value
 
 
 def program_from_json(obj: Any) -> Program:
