@@ -1,7 +1,9 @@
 r"""A minimal forward pass of a compiled model, written apart from the compiler (which it never imports).
 
 It reads the model JSON of docs/compiler.md and runs the model class stated there:
-positions 0..N with BOS at 0; the embedding is the positional table plus the
+positions 0..n with BOS at 0, n the number of tokens (``attncert-model/1``: n = length; ``/2``:
+n = max_seq_len in mode "fixed", any n = 1..max_seq_len in mode "every_length", the positional
+rows 0..n); with ``causal``, query i attends only to the keys j <= i; the embedding is the positional table plus the
 token components (categorical tokens: one-hot over ``vocab``, tokens given in the
 JSON encoding of values, e.g. {"s": "a"}); each layer adds its heads' outputs, all
 heads reading the residual before the layer (average-hard attention: the
@@ -22,12 +24,26 @@ from attncert.exact.limits import current as current_limits
 from attncert.proofs.checkers.reading import integer, items, obj, whole
 
 
+def model_mode(model: dict[str, Any]) -> tuple[bool, bool, int]:
+    """(every length, causal, N) of a model's JSON, read from its format: ``attncert-model/1`` is for
+    exactly ``length`` tokens and not causal; ``/2`` gives ``mode``, ``causal`` and ``max_seq_len``."""
+    lim = current_limits()
+    if model.get("format") == "attncert-model/1":
+        return False, False, integer(model, "length", 1, lim.max_positions)
+    if model.get("format") != "attncert-model/2":
+        raise ParseError("the model's format must be attncert-model/1 or attncert-model/2")
+    if model.get("mode") not in ("fixed", "every_length") or not isinstance(model.get("causal"), bool):
+        raise ParseError('the model\'s mode must be "fixed" or "every_length", and causal true or false')
+    return model["mode"] == "every_length", model["causal"], integer(model, "max_seq_len", 1, lim.max_positions)
+
+
 def check_model_size(model: dict[str, Any], length: int) -> None:
     """Refuse, before anything is allocated, a forward pass over the limits: it scores every
     (query, key) pair of the N + 1 positions and holds width x (N + 1) values."""
     lim = current_limits()
-    if integer(model, "length", 1, lim.max_positions) != length:
-        raise ParseError("the model and the layout have different sequence lengths")
+    every, _, N = model_mode(model)
+    if not (length == N or every and 1 <= length <= N):
+        raise ParseError(f"the model takes {'1..' if every else ''}{N} tokens, not {length}")
     if (length + 1) ** 2 > lim.max_pairs:
         raise LimitExceeded(f"scoring {(length + 1) ** 2:,} query-key pairs, over the limit of {lim.max_pairs:,} (raise it with --max-pairs)")
     width = len(items(model, "basis"))
@@ -45,16 +61,20 @@ def forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta: 
 
 
 def _forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta: fmpq | None) -> list[list[Any]]:
-    N, width = integer(model, "length", 1, 1 << 20), len(items(model, "basis"))
-    if len(tokens) != N:
-        raise ParseError(f"the model takes {N} tokens, the certificate gives {len(tokens)}")
+    every, causal, most = model_mode(model)
+    N, width = len(tokens), len(items(model, "basis"))
+    if not (N == most or every and 1 <= N <= most):
+        raise ParseError(f"the model takes {'1..' if every else ''}{most} tokens, the certificate gives {N}")
     zero = domain.zero()
     x = [[zero] * (N + 1) for _ in range(width)]
     fixed: dict[int, list[fmpq]] = {}  # positional columns that no layer writes: their exact values
     for c, entries in obj(model, "positional").items():
         col = fixed.setdefault(_col(int(c), width), [fmpq(0)] * (N + 1))
         for p, v in entries:
-            col[p] = QQ.from_json(v)
+            if not whole(p) or not 0 <= p <= most:
+                raise ParseError("a positional entry lies outside the positions")
+            if p <= N:  # rows 0..N of the table at length N
+                col[p] = QQ.from_json(v)
     for c, vals in fixed.items():
         x[c] = [domain.convert(v) for v in vals]
     for layer in model["layers"]:
@@ -79,7 +99,7 @@ def _forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta:
         for k, c in enumerate(model["token_columns"]):
             x[_col(c, width)] = [zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or kind == "scalar" else 1)) for t in tokens]
     for layer in model["layers"]:
-        adds = [_attend(h, x, fixed, domain, N, beta) for h in layer["heads"]]
+        adds = [_attend(h, x, fixed, domain, N, beta, causal) for h in layer["heads"]]
         for add in adds:
             for c, vals in add.items():
                 x[c] = [a + b for a, b in zip(x[c], vals)]
@@ -101,7 +121,9 @@ def _rational(v: Any) -> fmpq | None:
     return v.rational_value() if isinstance(v, EENumber) else None
 
 
-def _attend(head: dict[str, Any], x: list[list[Any]], fixed: dict[int, list[fmpq]], domain: Domain, N: int, beta: fmpq | None) -> dict[int, list[Any]]:
+def _attend(
+    head: dict[str, Any], x: list[list[Any]], fixed: dict[int, list[fmpq]], domain: Domain, N: int, beta: fmpq | None, causal: bool = False
+) -> dict[int, list[Any]]:
     qk = [(_col(a, len(x)), _col(b, len(x)), QQ.from_json(w)) for a, b, w in head["qk"]]
     cols = {a for a, _, _ in qk} | {b for _, b, _ in qk}
     exact = {c: fixed[c] if c in fixed else [_rational(v) for v in x[c]] for c in cols}
@@ -109,7 +131,7 @@ def _attend(head: dict[str, Any], x: list[list[Any]], fixed: dict[int, list[fmpq
     if beta is not None:
         if not rational:
             raise ParseError("softmax mode needs rational scores")
-        return _softmax(head, qk, exact, x, domain, N, beta)
+        return _softmax(head, qk, exact, x, domain, N, beta, causal)
     if rational:
         score = lambda i, j: sum((w * exact[a][i] * exact[b][j] for a, b, w in qk), fmpq(0))  # noqa: E731
         better, same = (lambda s, t: s > t), (lambda s, t: s == t)
@@ -118,11 +140,12 @@ def _attend(head: dict[str, Any], x: list[list[Any]], fixed: dict[int, list[fmpq
         better, same = (lambda s, t: domain.lt(t, s)), domain.eq
     out: dict[int, list[Any]] = {}
     for i in range(N + 1):
-        s = [score(i, j) for j in range(N + 1)]
+        live = i + 1 if causal else N + 1  # a causal query sees the keys j <= i
+        s = [score(i, j) for j in range(live)]
         top = s[0]
         for v in s[1:]:
             top = v if better(v, top) else top
-        keys = [j for j in range(N + 1) if same(s[j], top)]
+        keys = [j for j in range(live) if same(s[j], top)]
         for a, b, w in head["ov"]:
             a, b = _col(a, len(x)), _col(b, len(x))
             mean = domain.div(domain.sum(x[a][j] for j in keys), domain.convert(len(keys)))
@@ -130,10 +153,10 @@ def _attend(head: dict[str, Any], x: list[list[Any]], fixed: dict[int, list[fmpq
     return out
 
 
-def _softmax(head: dict[str, Any], qk: list, exact: dict, x: list[list[Any]], domain: Domain, N: int, beta: fmpq) -> dict[int, list[Any]]:
+def _softmax(head: dict[str, Any], qk: list, exact: dict, x: list[list[Any]], domain: Domain, N: int, beta: fmpq, causal: bool = False) -> dict[int, list[Any]]:
     out: dict[int, list[Any]] = {}
     for i in range(N + 1):
-        s = [sum((w * exact[a][i] * exact[b][j] for a, b, w in qk), fmpq(0)) for j in range(N + 1)]
+        s = [sum((w * exact[a][i] * exact[b][j] for a, b, w in qk), fmpq(0)) for j in range(i + 1 if causal else N + 1)]
         top = max(s)
         weights = [domain.exp(domain.convert(beta * (v - top))) for v in s]
         total = domain.sum(weights)
