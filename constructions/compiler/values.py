@@ -189,22 +189,30 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
 
 def _numeric_default_needed(g: nx.MultiDiGraph, v: int, sel: int, selections: dict[int, Any], default: Any) -> None:
     """A numerical column holds a number at every position: an Aggregate whose value is one (a numerical
-    one, or any Aggregate of a numerical SOp) needs a numeric default, unless no query selects nothing.
+    one, or any Aggregate of a numerical SOp) needs a numeric default, unless no query selects nothing
+    and the default is None.
 
-    That is decided per position for a static selection at this length; a categorical Aggregate of a
-    one-hot SOp needs nothing (its columns are all 0 for None)."""
+    That is decided per position for a static selection, at the length compiled (at every length for a
+    model of every length); a categorical Aggregate of a one-hot SOp needs nothing (its columns are all
+    0 for None)."""
     if _is_number(default):
         return
     d = g.nodes[v]
-    empty = [i for i, w in enumerate(selections[sel].widths()) if w == 0] if sel in selections else None
-    if default is None and empty == []:
-        return
-    where = f"query position {empty[0]} selects no key at length {len(selections[sel].widths())}" if empty else "its selection depends on the data, so a query may select no key"
     kind = "numerical Aggregate" if d.get("encoding") == "numerical" else "categorical Aggregate of a numerically encoded SOp (one column, e.g. scalar tokens)"
+    if default is not None:
+        raise NotCompilable(d["label"], f"a {kind} with default {default!r}", "a query that selects nothing reads BOS, which gives a number, and a numerical column holds numbers")
+    if sel in selections:
+        # a selection of one length, or (every-length models) one per length 1..N
+        empty = [(i, len(s.widths())) for s in getattr(selections[sel], "by_length", [selections[sel]]) for i, w in enumerate(s.widths()) if w == 0]
+        if not empty:
+            return
+        where = "query position {} selects no key at length {}".format(*empty[0])
+    else:
+        where = "its selection depends on the data, so a query may select no key"
     raise NotCompilable(
         d["label"],
-        f"a {kind} with default {default!r}",
-        f"{where}, where RASP gives the default, and a numerical column holds a number, never None: a numeric default is needed "
+        f"a {kind} with default None",
+        f"{where}, where RASP gives None, and a numerical column holds a number, never None: a numeric default is needed "
         "(or categorical tokens, whose one-hot columns are all 0 for None)",
     )
 

@@ -24,6 +24,7 @@ from attncert.constructions.compiler.blocks import aff, indicator_units, interpo
 from attncert.constructions.compiler.model import model_to_json
 from attncert.constructions.compiler.values import mean_values
 from attncert.constructions.tracr.program import from_tracr, to_rasp
+from attncert.exact import QQ
 
 pytest.importorskip("tracr", reason="the tracr extra: pip install 'attncert[tracr]'")
 
@@ -153,3 +154,16 @@ def test_a_default_none_aggregate_where_every_query_selects_a_key_compiles_with_
     j = model_to_json(compile_graph(_shift(lambda k, q: k == max(q - 1, 0)), 3, "scalar"))
     for word in ([5, -1, 2], [fmpq(1, 2), 0, 3]):
         assert independent_output(j, word) == [word[0], word[0], word[1]]
+
+
+def test_default_none_is_decided_at_every_length_for_a_model_of_every_length():
+    j = compile_graph(_shift(lambda k, q: k == max(q - 1, 0)), 3, "scalar", lengths="every")
+    assert j.forward([5, -1, 2], QQ)[0]["output"] == [5, 5, -1]
+    with pytest.raises(NotCompilable, match="query position 0 selects no key at length"):
+        compile_graph(_shift(lambda k, q: q == k + 1), 3, "scalar", lengths="every")
+
+
+def test_a_symbol_default_of_a_numerical_column_is_refused():
+    prog = tracr_rasp.numerical(tracr_rasp.Aggregate(tracr_rasp.Select(tracr_rasp.indices, tracr_rasp.indices, tracr_rasp.Comparison.LT), tracr_rasp.tokens, default="x"))
+    with pytest.raises(NotCompilable, match="default 'x'.*numerical column holds numbers"):
+        compile_graph(rasp.to_graph(to_rasp(from_tracr(prog))), 3, "scalar")
