@@ -861,12 +861,23 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return p
 
 
+def _program_claim(words: list[str]) -> list[str]:
+    """``prove compiled --file F`` / ``--program M:F`` proves compiled_program: the compiled claim of a
+    program of your own (a construction's compiled claim takes neither option)."""
+    verb, chosen = _selected(words)
+    own = any(w.split("=", 1)[0] in ("--file", "--program") for w in words)
+    if verb in ("prove", "sweep") and chosen == "compiled" and own:
+        words = list(words)
+        words[words.index("compiled")] = "compiled_program"
+    return words
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C and SIGTERM end a run in order: worker processes stopped, one line, 130 or 143. Run as
     # the program (argv None), a second signal during the shutdown ends it at once, as quietly.
     with orderly_signals("attncert", keep_after_signal=argv is None) as stopped:
         try:
-            words = list(sys.argv[1:] if argv is None else argv)
+            words = _program_claim(list(sys.argv[1:] if argv is None else argv))
             args = build_parser(words).parse_args(words)
             code = args.func(args)
             sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush

@@ -55,6 +55,7 @@ INDEX: dict[str, Entry] = {
     "sinkhorn_transformer": Entry(_SINKHORN, "a Sinkhorn Transformer's coupling, enclosed to a certified bound"),
     "sinkhorn_universality": Entry(_SINKHORN, "Sinkhorn Transformers of growing width: certified W1 bounds on fit and held-out texts", graph=False),
     "compiled": Entry(_P + "compiled", "the compiled exact weights compute the construction exactly, SOp by SOp", graph=False),
+    "compiled_program": Entry(_P + "compiled_program", "your RASP program (--file or --program), compiled exactly, equals its RASP evaluation on every input", graph=False),
     "compiled_softmax": Entry(_P + "compiled_softmax", "softmax attention at inverse temperature beta stays within a certified B(beta) of the compiled model", graph=False),
     "rasp_program": Entry(_P + "rasp_program", "a RASP-language program's output, exact (or in certified balls where it leaves the exact fields)"),
     "lipschitz_approx": Entry(_P + "approximation.approx", "the McShane RASP network is within a certified eps of a Lipschitz or Hölder target"),

@@ -1,0 +1,312 @@
+"""Claim ``compiled_program``: your own RASP program, compiled exactly, computes it on every input.
+
+``attncert prove compiled --file F.rasp [--expr NAME]`` or ``--program MODULE:FUNCTION``, with
+``--vocab a,b,c --max-seq-len N`` (and ``--lengths every``, ``--causal``), compiles the program
+(:func:`constructions.compiler.compile_graph`, categorical tokens) and proves, **for every input
+sequence over the vocabulary** of length N (``--lengths fixed``, a model for exactly N tokens) or
+of every length 1..N (``--lengths every``, one model for all of them), that the model's exact
+forward pass (QQ, or EE where an MLP has exp units) decodes at every position to the program's
+output as attncert's RASP evaluator computes it exactly (with tracr's causal semantics under
+``--causal``). Inputs the RASP evaluation refuses (outside the program's domain) are counted as
+undefined; the claim holds when every input is correct.
+
+The program is recorded without code, in one of three forms:
+
+- ``rasp``: a RASP-language program: its source, the expression and every file it loads; the rebuild
+  runs it again in attncert's bounded interpreter, serving loads from the recorded texts.
+- ``graph``: an attncert program of registered functions (``constructions.rasp.register_function``)
+  and Comparison predicates: its graph JSON. One with a Python lambda is refused in one line.
+- ``tables``: a tracr program: its nodes with each callable replaced by the table of every call the
+  proof made (:mod:`constructions.tracr.program`): the compile, its check and the evaluations call
+  them on finitely many arguments, and the rebuild makes the same calls, so a table lookup returns
+  what the callable returned.
+
+``attncert verify`` runs the recorded weights through the checker's own forward pass
+(:mod:`proofs.checkers.compiled_program`, which never imports the compiler) on every input, then
+rebuilds the whole document from the recorded program: recompiles it, compares the weights, and
+evaluates the program again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from attncert.exact import ParseError
+from attncert.proofs.certify import certificate
+from attncert.proofs.checkers.compiled_program import check_compiled_program, model_sha256
+from attncert.proofs.params import nonnegative_int, positive_int
+from attncert.proofs.rebuild import recorded_params
+from attncert.proofs.registry import Claim, Param, flag, register
+from attncert.proofs.user_programs import attncert_program, call_program, parse_vocab
+
+NAME = "compiled_program"
+STATEMENT = (
+    "for every input sequence over the vocabulary of the lengths checked, the exact forward pass of the compiled model "
+    "(rational weights, average-hard attention) decodes at every position to the recorded RASP program's output as "
+    "attncert evaluates it exactly; the counts and the listed counterexamples are the others"
+)
+LENGTHS = ("fixed", "every")
+#: The program compiled when none is given: attncert's shipped make_reverse.
+DEFAULT_FILE, DEFAULT_EXPR = "<attncert>/classic.rasp", "make_reverse(tokens)"
+
+
+def lengths_option(s: str) -> str:
+    if s not in LENGTHS:
+        raise ParseError(f"--lengths is fixed (a model for exactly max_seq_len tokens) or every (one model for every length 1..max_seq_len), got {s!r:.30}")
+    return s
+
+
+@dataclass
+class Source:
+    """A program as compiled (its graph) and as recorded; ``record()`` is called after the proof."""
+
+    graph: Any
+    record: Callable[[], dict[str, Any]]
+
+
+def _from_file(file: str, expr: str | None, files: Any, source: str | None = None) -> Source:
+    from attncert.constructions import rasp
+    from attncert.constructions.rasp.language import session
+    from attncert.constructions.rasp.language.sources import portable_name, read_source
+
+    name = portable_name(file)
+    text = read_source(name) if source is None else source
+    value = session.program_value(text, name, expr, files=files, expr_option="--expr")
+    graph = rasp.to_graph(attncert_program(value, f"{name}: {expr or 'its last statement'}"))
+    loaded = [{"name": n, "text": t} for n, t in files.served.items()]
+    return Source(graph, lambda: {"kind": "rasp", "file": name, "source": text, "expr": expr, "loaded": loaded})
+
+
+def _from_python(spec: str) -> Source:
+    from attncert.constructions import rasp
+
+    program = call_program(spec)
+    if isinstance(program, rasp.SOp):
+        from attncert.constructions.rasp.graph import graph_to_json
+
+        graph = rasp.to_graph(program)
+        recorded = graph_to_json(graph)  # refuses a Python lambda in one line, before the work
+        return Source(graph, lambda: {"kind": "graph", "graph": recorded})
+    from attncert.constructions.tracr.program import from_tracr, program_to_json, to_rasp
+
+    attncert_program(program, spec)  # one line for what is neither attncert's nor tracr's
+    prog = from_tracr(program)
+    for n in prog.nodes:
+        if n.fn is not None:
+            n.fn = _recording(n)
+    graph = rasp.to_graph(to_rasp(prog))
+
+    def record() -> dict[str, Any]:
+        for n in prog.nodes:
+            n.fn = None
+        return {"kind": "tables", "program": program_to_json(prog)}
+
+    return Source(graph, record)
+
+
+def _recording(n: Any) -> Callable[..., Any]:
+    """n's callable, adding every call to n's table."""
+    from attncert.constructions.tracr.program import key
+
+    f, table = n.fn, n.table if n.table is not None else {}
+    n.table = table
+
+    def call(*args: Any) -> Any:
+        v = f(*args)
+        table[tuple(key(a) for a in args)] = v
+        return v
+
+    return call
+
+
+def _from_record(obj: Any) -> Source:
+    """The recorded program again, for the rebuild: nothing of the user's is imported or executed."""
+    from attncert.constructions import rasp
+
+    if not isinstance(obj, dict) or obj.get("kind") not in ("rasp", "graph", "tables"):
+        raise ParseError('"construction.program" must be a recorded program of kind rasp, graph or tables')
+    if obj["kind"] == "rasp":
+        from attncert.constructions.rasp.language.sources import RecordedFiles
+
+        loaded = obj.get("loaded")
+        if not isinstance(loaded, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str) and isinstance(f.get("text"), str) for f in loaded):
+            raise ParseError('"construction.program.loaded" must list {name, text}')
+        if not isinstance(obj.get("file"), str) or not isinstance(obj.get("source"), str) or not isinstance(obj.get("expr"), (str, type(None))):
+            raise ParseError('a recorded RASP-language program has a file name, a source text and an expression')
+        return _from_file(obj["file"], obj["expr"], RecordedFiles({f["name"]: f["text"] for f in loaded}), obj["source"])
+    if obj["kind"] == "graph":
+        from attncert.constructions.rasp.graph import graph_from_json
+
+        graph = graph_from_json(obj.get("graph"))
+        return Source(graph, lambda: dict(obj))
+    from attncert.constructions.tracr.program import program_from_json, program_to_json, to_rasp
+
+    prog = program_from_json(obj.get("program"))
+    return Source(rasp.to_graph(to_rasp(prog)), lambda: {"kind": "tables", "program": program_to_json(prog)})
+
+
+def _inputs(vocab: list[Any], n: int, lengths: str) -> Iterator[tuple[int, list[tuple[Any, ...]]]]:
+    from attncert.constructions.tracr.program import inputs
+
+    for length, xs in inputs(vocab, n):
+        if lengths == "every" or length == n:
+            yield length, xs
+
+
+def input_count(vocab: int, n: int, lengths: str) -> int:
+    return sum(vocab**k for k in range(1, n + 1)) if lengths == "every" else vocab**n
+
+
+def prove(
+    vocab: str, max_seq_len: int, lengths: str, causal: bool, max_inputs: int, listed: int,
+    file: str | None = None, expr: str | None = None, program: str | None = None,
+) -> dict[str, Any]:
+    """Compile the user's program and check the model on every input (module docstring)."""
+    from attncert.constructions.rasp.language.sources import DiskFiles
+
+    if file is not None and program is not None:
+        raise ParseError("give --file F.rasp or --program MODULE:FUNCTION, not both")
+    if expr is not None and file is None:
+        raise ParseError("--expr names a SOp of a --file program")
+    tokens = parse_vocab(vocab)
+    _refuse_count(input_count(len(tokens), max_seq_len, lengths), max_inputs)
+    if program is not None:
+        src = _from_python(program)
+    else:  # attncert's own reverse over a, b, c when no program is given (prove-all's default)
+        src = _from_file(file or DEFAULT_FILE, expr if file is not None else expr or DEFAULT_EXPR, DiskFiles())
+    return _certify(src, tokens, max_seq_len, lengths, causal, max_inputs, listed, file=file, expr=expr, program=program)
+
+
+def _refuse_count(count: int, max_inputs: int) -> None:
+    if count > max_inputs:
+        raise ParseError(f"{count:,} input sequences, over the limit of {max_inputs:,} (raise it with --max-inputs)")
+
+
+def _certify(src: Source, tokens: list[Any], n: int, lengths: str, causal: bool, max_inputs: int, listed: int, **given: Any) -> dict[str, Any]:
+    from attncert.constructions.compiler import compile_graph
+    from attncert.constructions.compiler.check import REFUSED, check_domain, compare
+    from attncert.constructions.compiler.model import model_to_json
+    from attncert.constructions.tracr.program import key
+    from attncert.constructions.tracr.program import value_json as encode_value
+    from attncert.proofs.progress import bar
+
+    model = compile_graph(src.graph, n, "categorical", tokens, lengths=lengths, causal=causal)
+    dom = check_domain(model)
+    out_label = next(iter(model.outputs))
+    out_node = src.graph.graph["outputs"][out_label]
+    index: dict[Any, int] = {}
+    values: list[Any] = []
+    counts = {"correct": 0, "counterexample": 0, "undefined": 0}
+    found: dict[str, list[dict[str, Any]]] = {"counterexample": [], "undefined": []}
+    by_length: list[list[Any]] = []
+    total = input_count(len(tokens), n, lengths)
+    with bar(total, "inputs") as progress:
+        for _, xs in _inputs(tokens, n, lengths):
+            row: list[Any] = []
+            for x in xs:
+                try:
+                    c = compare(model, src.graph, list(x), dom)
+                except REFUSED as e:
+                    counts["undefined"] += 1
+                    row.append(None)
+                    if len(found["undefined"]) < listed:
+                        found["undefined"].append({"input": [encode_value(t) for t in x], "why": str(e).splitlines()[0][:200] if str(e) else type(e).__name__})
+                    continue
+                want = c.rasp[out_node]
+                ids = []
+                for u in want:
+                    k = key(u)
+                    if k not in index:
+                        index[k] = len(values)
+                        values.append(encode_value(u))
+                    ids.append(index[k])
+                row.append(ids)
+                wrong = [d for d in c.disagreements if d.label == out_label]
+                if wrong:
+                    counts["counterexample"] += 1
+                    if len(found["counterexample"]) < listed:
+                        found["counterexample"].append({"input": [encode_value(t) for t in x], "rasp": [encode_value(u) for u in want], "position": wrong[0].position + 1})
+                else:
+                    counts["correct"] += 1
+            by_length.append(row)
+            progress.update(len(xs))
+    mj = model_to_json(model)
+    return certificate(
+        NAME,
+        {
+            "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "lengths": lengths, "causal": int(causal),
+            "max_inputs": max_inputs, "listed": listed, **{k: v for k, v in given.items() if v is not None},
+        },
+        {"vocab": [encode_value(t) for t in tokens], "max_seq_len": n, "lengths": lengths, "count": total},
+        {"program": src.record(), "model": mj, "model_sha256": model_sha256(mj), "output": out_label},
+        {"counts": {"inputs": total, "correct": counts["correct"], "counterexamples": counts["counterexample"], "undefined": counts["undefined"]}, "counterexamples": found["counterexample"], "undefined": found["undefined"]},
+        {"rasp": {"values": values, "outputs": by_length}},
+        {
+            "relation": "exact_equal",
+            "domain": dom.name,
+            "holds": counts["correct"] == total,
+            "statement": STATEMENT,
+            "inputs": total,
+            "correct": counts["correct"],
+            "counterexamples": counts["counterexample"],
+            "undefined": counts["undefined"],
+        },
+    )
+
+
+def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document again from the recorded program and parameters: no file read, no user code run."""
+    kw = recorded_params(CLAIM, doc, optional=("file", "expr", "program"))
+    cons = doc.get("construction")
+    if not isinstance(cons, dict):
+        raise ParseError("the certificate lacks the recorded program")
+    tokens = parse_vocab(kw["vocab"])
+    _refuse_count(input_count(len(tokens), kw["max_seq_len"], kw["lengths"]), kw["max_inputs"])
+    src = _from_record(cons.get("program"))
+    given = {k: kw.get(k) for k in ("file", "expr", "program")}
+    return _certify(src, tokens, kw["max_seq_len"], kw["lengths"], bool(kw["causal"]), kw["max_inputs"], kw["listed"], **given)
+
+
+def summary(doc: dict[str, Any]) -> str | None:
+    res, out = doc["result"], doc["outputs"]
+    if res["holds"]:
+        return f"all {res['inputs']:,} inputs: the model equals the RASP program exactly ({res['domain']})"
+    head = f"{res['correct']:,} of {res['inputs']:,} inputs correct, {res['counterexamples']:,} counterexamples, {res['undefined']:,} undefined"
+    if out["counterexamples"]:
+        c = out["counterexamples"][0]
+        return f"{head}; first: input {c['input']}, position {c['position']}"
+    return head
+
+
+def cost(vocab: str, max_seq_len: int, lengths: str, **_: Any) -> Any:
+    """Every input of the lengths checked: an exact forward pass and a RASP evaluation each."""
+    from attncert.proofs.cost import Cost
+
+    count = input_count(len(parse_vocab(vocab)), max_seq_len, lengths_option(lengths))
+    n = max_seq_len + 1
+    return Cost(positions=n, pairs=n * n, evaluations=count, seconds=1 + 2e-3 * count * n, memory=(1 << 27) + 512 * count * n)
+
+
+CLAIM = register(
+    Claim(
+        NAME,
+        STATEMENT,
+        prove,
+        (
+            Param("file", str, None, "a program in the RASP language (docs/rasp-language.md)"),
+            Param("expr", str, None, "the SOp of --file to compile (default: its last statement)"),
+            Param("program", str, None, "MODULE:FUNCTION: FUNCTION() returns an attncert or tracr RASP program (runs your code)"),
+            Param("vocab", str, "a,b,c", "the tokens, categorical, comma-separated (an item spelled as an integer is the integer)"),
+            Param("max_seq_len", positive_int, 4, "the sequence length (the longest, with --lengths every)"),
+            Param("lengths", lengths_option, "fixed", "fixed: a model for exactly max_seq_len tokens; every: one model for every length 1..max_seq_len"),
+            Param("causal", flag, False, "causal attention, tracr's causal semantics (every selector masked to keys k <= q)"),
+            Param("max_inputs", positive_int, 100_000, "refuse more input sequences than this"),
+            Param("listed", nonnegative_int, 10, "list at most this many counterexamples (and undefined inputs) in full"),
+        ),
+        check=check_compiled_program,
+        cost=cost,
+        rebuild=rebuild,
+        summary=summary,
+    )
+)
