@@ -15,7 +15,8 @@ tracr's residual width and layer count are those of ``compile_rasp_to_model`` at
 and ``max_seq_len``, computed by its own stages (:func:`tracr_size`: every stage up to the craft
 model, then the residual space ``assemble_craft_model`` joins) without building the haiku model,
 which takes seconds per case; tests/constructions/test_compiler_tracr_cases.py checks the two agree
-(slow). Ours is the width of the model for the test input's length (a model for one length).
+(slow). Ours is the width of the model for the test input's length N (a model for one length), and of the
+model for max_seq_len tokens.
 ``UNSUPPORTED_TEST_CASES`` (tracr refuses them) are listed with what attncert's compiler says at
 ``max_seq_len``.
 """
@@ -110,6 +111,7 @@ def row(case: dict[str, Any]) -> dict[str, Any]:
         "length": len(case["test_input"]),
         "layers": len(model.layers),
         "width": model.width(),
+        "width_at_max": compile_case(case, case["max_seq_len"], check=False).width(),
         "tracr_layers": layers,
         "tracr_width": width,
         "equal": equals_expected(got, case["expected_output"]),
@@ -122,16 +124,19 @@ def unsupported_row(case: dict[str, Any]) -> str:
         model = compile_case(case, case["max_seq_len"])
     except NotCompilable as e:
         return f"refused: {str(e).split(': ', 1)[1]}"
-    return f"compiles: {len(model.layers)} layers, width {model.width()}, checked on {model.checked.inputs} inputs"
+    return f"compiles: {len(model.layers)} layer(s), width {model.width()}, checked on {model.checked.inputs} inputs"
 
 
 def main() -> None:
     rows = [row(c) for c in cases()]
-    print("| case | N | layers (ours / tracr) | width (ours / tracr) | equal to `expected_output` |")
-    print("| --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(f"| {r['case']} | {r['length']} | {r['layers']} / {r['tracr_layers']} | {r['width']} / {r['tracr_width']} | {'yes' if r['equal'] else 'NO'} |")
-    wider = [r["case"] for r in rows if r["width"] > r["tracr_width"]]
+    print("| case | N | max_seq_len | layers (ours / tracr) | width at N (ours / tracr) | ours at max_seq_len | equal to `expected_output` |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r, c in zip(rows, cases()):
+        print(
+            f"| {r['case']} | {r['length']} | {c['max_seq_len']} | {r['layers']} / {r['tracr_layers']} | {r['width']} / {r['tracr_width']} "
+            f"| {r['width_at_max']} | {'yes' if r['equal'] else 'NO'} |"
+        )
+    wider = [r["case"] for r in rows if max(r["width"], r["width_at_max"]) > r["tracr_width"]]
     print(f"\n{sum(r['equal'] for r in rows)} of {len(rows)} equal to expected_output; wider than tracr's: {', '.join(wider) or 'none'}")
     print("\n| tracr refuses (UNSUPPORTED_TEST_CASES) | attncert, at max_seq_len |")
     print("| --- | --- |")
