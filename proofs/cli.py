@@ -487,7 +487,7 @@ def _compile_construction(args: argparse.Namespace) -> tuple[str, Any]:
 
     if args.of is None:
         raise ParseError("compile needs a construction (e.g. universal), --file F.rasp or --program MODULE:FUNCTION")
-    for flag_, given in (("--vocab", args.vocab), ("--max-seq-len", args.max_seq_len), ("--expr", args.expr)):
+    for flag_, given in (("--vocab", args.vocab), ("--max-seq-len", args.max_seq_len), ("--expr", args.expr), ("--lengths", args.lengths), ("--causal", args.causal or None)):
         if given is not None:
             raise ParseError(f"{flag_} is for a program of your own (--file or --program), not the construction {args.of}")
     args.target = _target(args.out, Path("models") / f"{args.of}.{args.format}")
@@ -519,7 +519,7 @@ def _compile_user_program(args: argparse.Namespace) -> tuple[str, Any]:
     lim = _limits(args)
     with limits(lim):
         sop = user_programs.file_program(args.file, args.expr) if args.file is not None else user_programs.attncert_program(user_programs.call_program(args.program), args.program)
-        model = user_programs.compile_program(sop, vocab, args.max_seq_len)
+        model = user_programs.compile_program(sop, vocab, args.max_seq_len, args.lengths or "fixed", args.causal)
     return f"{name} (vocab {','.join(map(str, vocab))}, max_seq_len {args.max_seq_len})", model
 
 
@@ -798,6 +798,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sp.add_argument("--program", metavar="MODULE:FUNCTION", action=_Once, help="instead of a construction: FUNCTION() of a Python module or .py file returns an attncert or tracr RASP program (runs your code)")
     sp.add_argument("--vocab", metavar="a,b,c", action=_Once, help="the tokens of --file/--program, categorical (an item spelled as an integer is the integer)")
     sp.add_argument("--max-seq-len", type=_option(positive_int), metavar="N", action=_Once, help="the sequence length of --file/--program")
+    sp.add_argument("--lengths", choices=["fixed", "every"], default=None, action=_Once, help="--file/--program: a model for exactly N tokens (fixed, the default) or one for every length 1..N (every)")
+    sp.add_argument("--causal", action="store_true", help="--file/--program: causal attention, tracr's causal semantics")
     sp.add_argument("--sizes", default="", action=_Once, help="its sizes, e.g. n=4,d=3,dv=2, the same as --n 4 --d 3 --dv 2 (the construction's defaults for the rest)")
     if verb == "compile" and chosen:
         _construction_size_options(sp, chosen)

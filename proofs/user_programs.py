@@ -102,9 +102,10 @@ def file_program(path: str, expr: str | None) -> Any:
     return attncert_program(value, f"{path}: {expr or 'its last statement'}")
 
 
-def compile_program(sop: Any, vocab: list[Any], max_seq_len: int) -> Any:
+def compile_program(sop: Any, vocab: list[Any], max_seq_len: int, lengths: str = "fixed", causal: bool = False) -> Any:
     """The exact compile of a user's program over categorical tokens (``compile_graph``, checked as
-    every compile is); the sequence length is checked against --max-positions before anything is built."""
+    every compile is), for exactly max_seq_len tokens or every length up to it (``lengths``), causal
+    or not; the sequence length is checked against --max-positions before anything is built."""
     from attncert.constructions import rasp
     from attncert.constructions.compiler import compile_graph
     from attncert.exact.errors import LimitExceeded
@@ -113,4 +114,4 @@ def compile_program(sop: Any, vocab: list[Any], max_seq_len: int) -> Any:
     lim = current()
     if max_seq_len > lim.max_positions:
         raise LimitExceeded(f"--max-seq-len {max_seq_len:,} is over the limit of {lim.max_positions:,} positions (raise it with --max-positions if you mean it)")
-    return compile_graph(rasp.to_graph(sop), max_seq_len, "categorical", vocab)
+    return compile_graph(rasp.to_graph(sop), max_seq_len, "categorical", vocab, lengths=lengths, causal=causal)
