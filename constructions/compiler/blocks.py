@@ -236,7 +236,7 @@ def finite_function_block(args: Sequence[tuple[Affine | None, Sequence[Any], Seq
     ascending values (``(x, values, None)``) or one-hot (``(None, values, indicator columns as forms)``).
 
     Affine on the product of the value sets (every argument numerical): an affine block, no unit. One
-    numerical argument: :func:`interpolant_block`. Two arguments: :func:`table2_block` over the
+    numerical argument: :func:`interpolant_block`. Two arguments (a SequenceMap): :func:`table2_block` over the
     indicators (ReLU units for a number, identity units for one-hot columns)."""
     numbers = [x is not None for x, _, _ in args]
     if all(numbers):
@@ -247,8 +247,6 @@ def finite_function_block(args: Sequence[tuple[Affine | None, Sequence[Any], Seq
         x, vals, _ = args[0]
         rows = [weights(a) for a in vals]
         return interpolant_block(x, vals, [[r[t] for r in rows] for t in range(n_outputs)])
-    if len(args) != 2:
-        raise NotCompilable("(map)", f"a function of {len(args)} values with a numerical one", "tables of one or two values compile")
     inds = [indicator_units(x, vals) if x is not None else ([Unit("product", (f, ONE)) for f in forms], [aff({k: 1}) for k in range(len(forms))]) for x, vals, forms in args]
     table = [(i, j, weights(a, b)) for i, a in enumerate(args[0][1]) for j, b in enumerate(args[1][1])]
     entries = [(i, j, w) for i, j, w in table if any(z != 0 for z in w)]

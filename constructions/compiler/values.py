@@ -157,7 +157,8 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
                 if not all(_is_number(x) for x in cats):
                     raise NotCompilable(label, "a numerical Aggregate of a SOp whose values mix numbers and symbols", f"its value set is {list(cats)!r:.60}")
                 _numeric_default_needed(g, v, sel, selections, default)
-                info[v] = NodeInfo(label, op, False, 1, numbers=mean_values(cats, widths, default))
+                # a key whose value is None has all-0 columns, which the head reads as 0
+                info[v] = NodeInfo(label, op, False, 1, numbers=mean_values(cats + (0,), widths, default))
                 continue
             if cats is None:
                 _numeric_default_needed(g, v, sel, selections, default)
@@ -234,11 +235,12 @@ def mean_values(values: tuple[Any, ...], widths: set[int], default: Any) -> tupl
 
 
 def table_values(d: dict[str, Any], op: str, known: list[tuple[Any, ...] | None]) -> tuple[fmpq, ...] | None:
-    """The numbers a numerical map takes on its arguments' finite value sets (None if a set is unknown,
-    the table is larger than MAX_VALUES, or a value is not a number)."""
+    """The numbers a numerical map takes on its arguments' finite value sets, with 0 where the function
+    fails (RASP's None, which its compiled table gives as 0); None if a set is unknown, the table is
+    larger than MAX_VALUES, or a value is not a number."""
     if any(k is None for k in known) or not known or math.prod(len(k) for k in known) > MAX_VALUES:
         return None
-    values = {x for x in tabulate(d, op, known).values() if x is not None}
+    values = {0 if x is None else x for x in tabulate(d, op, known).values()}
     if not all(_is_number(x) for x in values):
         return None
     return tuple(sorted({_as_number(x) for x in values}))
