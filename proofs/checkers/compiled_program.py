@@ -11,6 +11,9 @@ It never imports the compiler or the RASP evaluator. From the certificate alone:
    MLP has exp units). At positions 1..n the output's columns must decode to the recorded exact RASP
    output: a categorical output is the value whose column holds exactly 1 while every other holds
    exactly 0; a numerical one is its column's value, equal exactly.
+   With ``params.method = "compositional"`` steps 2 and 3 are the compositional proof instead
+   (:mod:`proofs.checkers.every_input`, every input of every length without enumerating them),
+   run again on the recorded model and program (recorded as tables).
 3. **Verdicts.** The counts of correct, counterexample and undefined inputs (undefined: the recorded
    RASP output is null, the program has no value there), and the listed inputs, must be what step 2
    found; ``result`` must state them, and holds only if every input is correct.
@@ -27,6 +30,7 @@ from typing import Any, Iterator, Sequence
 from attncert.exact import EE, QQ, ParseError
 from attncert.exact.canonical import json_equal
 from attncert.proofs.checkers.compiled import model_sha256
+from attncert.proofs.checkers.every_input import check_compositional
 from attncert.proofs.checkers.forward import forward
 from attncert.proofs.checkers.reading import integer, obj
 from attncert.proofs.checkers.tracr_model import same, value
@@ -70,6 +74,8 @@ def check_compiled_program(doc: dict[str, Any]) -> list[str]:
         problems.append("the recorded output is not an output of the model")
     if problems:
         return problems
+    if obj(doc, "params").get("method") == "compositional":
+        return check_compositional(doc, model, len(vocab_json))
     cols = outputs[label]
     classes = None if output_values[label] is None else [value(v) for v in output_values[label]]
     if not isinstance(cols, list) or (classes is None and len(cols) != 1) or (classes is not None and len(classes) != len(cols)):

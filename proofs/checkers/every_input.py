@@ -1,0 +1,592 @@
+r"""Every input of every length, compositionally: a compiled model computes a recorded RASP program.
+
+The check reads two recorded objects only: the model's JSON (docs/compiler.md, ``attncert-model/1``
+or ``/2``) and the program, as :mod:`constructions.tracr.program` records it (nodes with their op,
+arguments, encoding, default, predicate name, and the table of every callable). It never imports
+the compiler, and nothing in the document is executed.
+
+**The statement.** Categorical tokens over the vocabulary V, lengths n in L (every n = 1..N for a
+model of every length, n = N for a fixed one). For every input sequence over V of every length in L
+on which the RASP evaluation of the program (tracr's causal semantics for a causal model) is
+defined, the model's output at every position decodes to the program's output there.
+
+**The invariant.** Let an *owner* be a dynamic SOp (tokens, and every SOp with a path from them or
+computed by the network) or the auxiliary column a SelectorWidth's head writes, 1/(w + 1). After
+every sublayer, for every input and every token position p, the residual row is
+
+    x_p = P[p] + sum over the owners o written so far of enc_o(value of o at p),
+
+P[p] the positional row (the same at every length: rows 0..n of one table), enc_o the one-hot
+indicator of the value (all zeros for None), or the number in the owner's one column; and the BOS
+row is one fixed vector b, the same for every input. Each step below is checked on *every
+configuration*: a position p in 1..N and any values of the owners the step reads, each from the
+owner's value set (tokens: V; a map: its table on the product of its arguments' sets, None passing
+through; a categorical Aggregate: its values' set and the default; a SelectorWidth: 0..N). Those
+sets contain every value the owner takes on any input of any length, and the rows of a
+configuration are those of the invariant, so a step proven on every configuration holds on every
+input. It is sound, not complete: unreachable combinations are checked too.
+
+* **A head** computing Aggregate(Select(K, Q, pred), W) or SelectorWidth(Select(K, Q, pred)). For
+  every query configuration q (p_q and the owners W_QK reads on the query side, and Q), with
+  beta = s(q, BOS) and s(q, k) over the key configurations k (p_k <= p_q for a causal model):
+  the selected keys (pred(K(k), Q(q)) true; pairs with None in K or Q are outside the RASP domain)
+  all score one value m; beta < m (a SelectorWidth: beta = m); every unselected key scores below
+  beta. Then at every input the keys of maximal score are exactly the selected live keys, or BOS
+  alone when none is selected (a SelectorWidth: the selected keys and BOS). The BOS query scores
+  BOS above every key configuration, so BOS attends to itself alone and b stays one vector. The
+  value read from a key: W_OV^T x_k = enc_A(W(k)) on every key configuration (all columns; for a
+  numerical Aggregate the number, so the mean of the encodings is the encoding of the mean), and
+  W_OV^T b = enc_A(default): the mean over a selection of equal values (the only case where a
+  categorical mean is defined) and the empty case are enc_A of RASP's value. A SelectorWidth's
+  head reads the same vector u from every key, and its output is (W_OV^T b + w u) / (w + 1), a
+  function of the width w alone: the auxiliary owner's encoding.
+* **An MLP** computing maps f (and decoding SelectorWidths): on every configuration of the owners
+  it reads and of the maps' arguments, its output (every column) equals the sum of enc_f(f(args)),
+  and of enc_s(w) for a decoded width (w read from its auxiliary owner). Exact rational arithmetic;
+  a division by zero on a configuration refuses the proof. b becomes b + MLP(b).
+* **The output**: its SOp has been written, and its columns and values are the model's outputs.
+
+Static SOps (functions of the position: ``indices``, maps and selections of them) are read from
+the position p through their tables. Anything else (the primitive ``length``, selector
+combinations, constant SOps, an Aggregate or width held in the positional table, exp units,
+numerical tokens) is outside this proof: :class:`Unsupported`, one line.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+from flint import fmpq
+
+from attncert.exact import ParseError
+from attncert.exact.rationals import rational_from_json
+from attncert.proofs.checkers.forward import model_mode
+from attncert.proofs.checkers.reading import items, obj, whole
+
+#: Configurations (query-key pairs of a head, inputs of an MLP) the proof enumerates at most.
+MAX_CONFIGURATIONS = 1 << 22
+
+Row = dict[int, fmpq]
+Value = tuple  # a RASP value, tagged: ("n",) None, ("s", str), ("q", p, q), ("b", bool), ("t", (...))
+NONE: Value = ("n",)
+_SELECTORS = ("select", "constant_selector", "selector_and", "selector_or", "selector_not")
+
+
+class Unsupported(ParseError):
+    """A program or model outside the class this proof covers."""
+
+
+def value(j: Any) -> Value:
+    """The tagged JSON of a RASP value, as a hashable tagged tuple."""
+    if j is None:
+        return NONE
+    if isinstance(j, dict) and len(j) == 1:
+        (tag, v), = j.items()
+        if tag == "s" and isinstance(v, str):
+            return ("s", v)
+        if tag == "b" and isinstance(v, bool):
+            return ("b", v)
+        if tag == "q":
+            q = rational_from_json(v)
+            return ("q", int(q.p), int(q.q))
+        if tag == "t" and isinstance(v, list):
+            return ("t", tuple(value(x) for x in v))
+    raise ParseError(f"not a recorded RASP value: {j!r:.40}")
+
+
+def number(v: Value) -> fmpq | None:
+    """A number or boolean as the rational it counts as (True 1, False 0); None for anything else."""
+    if v[0] == "q":
+        return fmpq(v[1], v[2])
+    if v[0] == "b":
+        return fmpq(int(v[1]))
+    return None
+
+
+def _plain(v: Value) -> Any:
+    """The value as Python compares it in a Comparison (numbers and booleans as numbers, as Python's == does)."""
+    n = number(v)
+    return n if n is not None else v[1] if v[0] == "s" else v
+
+
+_COMPARE = {
+    "EQ": lambda k, q: k == q,
+    "NEQ": lambda k, q: k != q,
+    "LT": lambda k, q: k < q,
+    "LEQ": lambda k, q: k <= q,
+    "GT": lambda k, q: k > q,
+    "GEQ": lambda k, q: k >= q,
+    "TRUE": lambda k, q: True,
+    "FALSE": lambda k, q: False,
+}
+
+
+class Program:
+    """The recorded program: nodes by label, in the recorded order (arguments first)."""
+
+    def __init__(self, record: Any):
+        if not isinstance(record, dict) or not isinstance(record.get("nodes"), list) or not isinstance(record.get("output"), str):
+            raise ParseError("the recorded program must be an object with a list of nodes and an output label")
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.tables: dict[str, dict[tuple[Value, ...], Value]] = {}
+        for d in record["nodes"]:
+            label, op, args = (d.get(k) if isinstance(d, dict) else None for k in ("label", "op", "args"))
+            if not isinstance(label, str) or label in self.nodes or not isinstance(args, list) or any(a not in self.nodes for a in args):
+                raise ParseError(f"malformed program node {str(d)[:60]}")
+            if op not in ("tokens", "indices", "map", "sequence_map", "select", "aggregate", "selector_width"):
+                raise Unsupported(f"node {label!r}: {op!r:.20} is outside the compositional proof (tokens, indices, maps, Select, Aggregate, SelectorWidth)")
+            arity = {"tokens": 0, "indices": 0, "map": 1, "sequence_map": 2, "select": 2, "aggregate": 2, "selector_width": 1}[op]
+            if len(args) != arity or (op in ("aggregate", "selector_width")) != (args[:1] != [] and self.nodes[args[0]]["op"] == "select"):
+                raise ParseError(f"node {label!r}: its arguments do not fit a {op}")
+            if op == "select" and "predicate" in d and d["predicate"] not in _COMPARE:
+                raise ParseError(f"node {label!r}: unknown predicate {d['predicate']!r:.20}")
+            if op in ("map", "sequence_map") or op == "select" and "predicate" not in d:
+                table = {}
+                for entry in d.get("table") if isinstance(d.get("table"), list) else _bad(label, "a table"):
+                    if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], list) or len(entry[0]) != (1 if op == "map" else 2):
+                        _bad(label, "table entries [[arguments], value]")
+                    table[tuple(value(a) for a in entry[0])] = value(entry[1])
+                self.tables[label] = table
+            self.nodes[label] = {"op": op, "args": args, "encoding": d.get("encoding"), "predicate": d.get("predicate"), "default": value(d.get("default"))}
+        if record["output"] not in self.nodes or self.nodes[record["output"]]["op"] == "select":
+            raise ParseError("the program's output must be one of its SOps")
+        self.output = record["output"]
+        self.static: set[str] = set()
+        for label, n in self.nodes.items():  # static: computed from the positions through tables and Comparisons
+            if n["op"] == "indices" or n["op"] in ("map", "sequence_map", "select") and all(a in self.static for a in n["args"]):
+                self.static.add(label)
+
+    def apply(self, label: str, args: tuple[Value, ...]) -> Value:
+        """A map's value on its arguments (None passes through without a call, as RASP's maps do)."""
+        if any(a == NONE for a in args):
+            return NONE
+        try:
+            return self.tables[label][args]
+        except KeyError:
+            raise Unsupported(f"the table of {label!r} has no entry for {args!r:.60}") from None
+
+    def selects(self, label: str, k: Value, q: Value) -> bool:
+        n = self.nodes[label]
+        if n["predicate"] is not None:
+            try:
+                return bool(_COMPARE[n["predicate"]](_plain(k), _plain(q)))
+            except TypeError:
+                raise Unsupported(f"{label!r}: {n['predicate']} does not compare {k!r:.30} with {q!r:.30}") from None
+        got = self.apply(label, (k, q))
+        if got[0] != "b":
+            raise Unsupported(f"the predicate of {label!r} gives {got!r:.30}, not a boolean")
+        return got[1]
+
+    def at(self, label: str, p: int) -> Value:
+        """A static SOp's value at the token position p (1-based: token p - 1)."""
+        n = self.nodes[label]
+        if n["op"] == "indices":
+            return ("q", p - 1, 1)
+        return self.apply(label, tuple(self.at(a, p) for a in n["args"]))
+
+
+def _bad(label: str, what: str) -> Any:
+    raise ParseError(f"node {label!r}: expected {what}")
+
+
+class _Model:
+    """The parts of the model JSON the proof reads."""
+
+    def __init__(self, model: dict[str, Any]):
+        self.every, self.causal, self.N = model_mode(model)
+        if model.get("tokens") != "categorical":
+            raise Unsupported("the compositional proof covers categorical tokens")
+        self.width = len(items(model, "basis"))
+        self.vocab = [value(t) for t in model.get("vocab") or []]
+        self.token_columns = [self.col(c) for c in model.get("token_columns", [])]
+        if self.token_columns and len(self.token_columns) != len(self.vocab):
+            raise ParseError("a categorical model has one token column per symbol")
+        self.positional: dict[int, dict[int, fmpq]] = {}
+        for c, entries in obj(model, "positional").items():
+            col = self.positional.setdefault(self.col(int(c)), {})
+            for p, x in entries:
+                if not whole(p) or not 0 <= p <= self.N:
+                    raise ParseError("a positional entry lies outside the positions")
+                col[p] = rational_from_json(x)
+        self.layers = model.get("layers")
+        self.nodes = obj(model, "nodes")
+        self.outputs, self.output_values = obj(model, "outputs"), model.get("output_values") or {}
+
+    def col(self, c: Any) -> int:
+        if not whole(c) or not 0 <= c < self.width:
+            raise ParseError(f"column {c!r:.20} is outside the basis")
+        return c
+
+    def row(self, p: int) -> Row:
+        return {c: vals[p] for c, vals in self.positional.items() if vals.get(p, 0) != 0}
+
+
+def _affine(a: dict[str, Any], inputs: Row | list[fmpq], size: int) -> fmpq:
+    total = rational_from_json(a["bias"])
+    for i, w in a["terms"]:
+        if not whole(i) or not 0 <= i < size:
+            raise ParseError("an affine form reads outside its inputs")
+        x = inputs.get(i, 0) if isinstance(inputs, dict) else inputs[i]
+        if x != 0:
+            total += rational_from_json(w) * x
+    return total
+
+
+def _mlp(mlp: dict[str, Any], x: Row, width: int) -> Row:
+    """The MLP's output on one row, exactly; Unsupported for exp units and divisions by zero."""
+    inputs: Row | list[fmpq] = x
+    size = width
+    for stage in mlp["stages"]:
+        units = []
+        for u in stage:
+            z = [_affine(a, inputs, size) for a in u["args"]]
+            if u["unit"] == "relu" and len(z) == 1:
+                units.append(max(z[0], fmpq(0)))
+            elif u["unit"] == "product" and len(z) == 2:
+                units.append(z[0] * z[1])
+            elif u["unit"] == "reciprocal" and len(z) == 1:
+                if z[0] == 0:
+                    raise Unsupported("an MLP divides by zero on a configuration")
+                units.append(1 / z[0])
+            else:
+                raise Unsupported(f"a unit {u['unit']!r:.20} is outside the compositional proof (relu, product, reciprocal)")
+        inputs, size = units, len(units)
+    out: Row = {}
+    for c, a in mlp["out"]:
+        out[c] = out.get(c, fmpq(0)) + _affine(a, inputs, size)
+    return _nonzero(out)
+
+
+def _nonzero(r: Row) -> Row:
+    return {c: x for c, x in r.items() if x != 0}
+
+
+def _add(a: Row, b: Row, scale: fmpq = fmpq(1)) -> Row:
+    out = dict(a)
+    for c, x in b.items():
+        out[c] = out.get(c, fmpq(0)) + scale * x
+    return _nonzero(out)
+
+
+class _Proof:
+    """The induction over the sublayers (module docstring), recording each step's configurations."""
+
+    def __init__(self, model: _Model, prog: Program):
+        self.m, self.prog = model, prog
+        self.problems: list[str] = []
+        self.steps: list[dict[str, Any]] = []
+        self.sets = self._value_sets()
+        self.columns: dict[str, list[int]] = {}  # owner -> its columns (an owner without columns adds nothing)
+        self.values: dict[str, list[Value]] = {}  # one-hot owner -> the value of each column
+        self.aux: dict[str, list[Row]] = {}  # SelectorWidth -> its head's output for each width 0..N
+        self.decoded: set[str] = set()  # SelectorWidths whose own columns the MLP after their head has written
+        for label, n in prog.nodes.items():
+            if label in prog.static or n["op"] == "select":
+                continue
+            node = model.nodes.get(label)
+            if n["op"] == "tokens":
+                self.columns[label], self.values[label] = model.token_columns, model.vocab
+            elif isinstance(node, dict):
+                self.columns[label] = [model.col(c) for c in node.get("columns", [])]
+                if "values" in node:
+                    self.values[label] = [value(v) for v in node["values"]]
+        self.owner = {c: o for o, cs in self.columns.items() for c in cs}
+        if len(self.owner) != sum(map(len, self.columns.values())):
+            raise Unsupported("two SOps share a column")
+        for c in self.owner:
+            if any(x != 0 for x in model.positional.get(c, {}).values()):
+                raise Unsupported(f"the positional table writes column {c}, which belongs to {self.owner[c]!r}")
+        self.ready = {label for label, n in prog.nodes.items() if n["op"] == "tokens"}
+        self.bos = model.row(0)
+
+    def _value_sets(self) -> dict[str, list[Value] | None]:
+        """Every value each SOp can take at a token position on any input of any length 1..N (module
+        docstring); None for a numerical mean (not enumerated)."""
+        prog, N = self.prog, self.m.N
+        sets: dict[str, list[Value] | None] = {}
+        for label, n in prog.nodes.items():
+            if n["op"] == "select":
+                continue
+            if label in prog.static:
+                out = [prog.at(label, p) for p in range(1, N + 1)]
+            elif n["op"] == "tokens":
+                out = list(self.m.vocab)
+            elif n["op"] == "selector_width":
+                out = [("q", w, 1) for w in range(N + 1)]
+            elif n["op"] == "aggregate":
+                vals = sets[n["args"][1]]
+                out = vals + [n["default"]] if n["encoding"] == "categorical" and vals is not None else None
+            else:
+                args = [sets[a] for a in n["args"]]
+                out = [prog.apply(label, combo) for combo in itertools.product(*args)] if all(a is not None for a in args) else None
+            sets[label] = None if out is None else sorted(set(out), key=repr)
+        return sets
+
+    def _set(self, owner: str) -> list[Any]:
+        s = self.sets.get(owner)
+        if s is None:
+            raise Unsupported(f"the value set of {owner!r} is not finite here (a numerical mean read by another step)")
+        return s
+
+    def enc(self, owner: str, v: Value) -> Row:
+        """The owner's part of a row when it holds v: a SelectorWidth's head output for w = v, plus its
+        own columns once decoded; a SOp's one-hot indicator (zeros for None) or its number."""
+        if owner in self.aux:
+            head = self.aux[owner][v[1]]
+            return _add(head, self._columns_enc(owner, v)) if owner in self.decoded else head
+        return self._columns_enc(owner, v)
+
+    def _columns_enc(self, owner: str, v: Value) -> Row:
+        cols = self.columns.get(owner, [])
+        if not cols:
+            return {}
+        if owner in self.values:
+            if v == NONE:
+                return {}
+            if v not in self.values[owner]:
+                raise Unsupported(f"{owner!r} takes {v!r:.30}, which has no column")
+            return {cols[self.values[owner].index(v)]: fmpq(1)}
+        x = number(v)
+        if x is None or len(cols) != 1:
+            raise Unsupported(f"{owner!r}: a numerical column cannot hold {v!r:.30}")
+        return {cols[0]: x} if x != 0 else {}
+
+    def owners(self, cols: set[int], where: str) -> set[str]:
+        """The owners of the columns a step reads (positional columns: the position); each must be written."""
+        out = set()
+        for c in cols:
+            o = self.owner.get(c)
+            if o is None and c in self.written_columns:
+                raise Unsupported(f"{where} reads column {c}, which a layer writes for no SOp")
+            if o is not None:
+                out.add(o)
+        for o in out:
+            if o not in self.ready:
+                raise Unsupported(f"{where} reads {o!r} before it is computed")
+        return out
+
+    def configurations(self, owners: list[str]) -> Iterator[tuple[int, dict[str, Any], Row]]:
+        """(p, values of the owners, the row of the invariant) for every position and combination."""
+        for p in range(1, self.m.N + 1):
+            base = self.m.row(p)
+            for combo in itertools.product(*(self._set(o) for o in owners)):
+                row = base
+                for o, v in zip(owners, combo):
+                    row = _add(row, self.enc(o, v))
+                yield p, dict(zip(owners, combo)), row
+
+    def arg(self, label: str, p: int, values: dict[str, Any]) -> Value:
+        return self.prog.at(label, p) if label in self.prog.static else values[label]
+
+    def run(self) -> None:
+        layers = self.m.layers
+        if not isinstance(layers, list):
+            raise ParseError("the model's layers must be a list")
+        self.written_columns = {c for layer in layers for h in layer["heads"] for _, c, _ in h["ov"]}
+        self.written_columns |= {c for layer in layers if layer["mlp"] for c, _ in layer["mlp"]["out"]}
+        for l, layer in enumerate(layers):
+            done, bos_add = [], {}
+            for h in layer["heads"]:
+                label = self._head(h)
+                bos_add = _add(bos_add, self._ov(h, self.bos))
+                done.append(label)
+            self.bos = _add(self.bos, bos_add)
+            self.ready |= set(done)
+            if layer["mlp"] is not None:
+                self._mlp_step(l, layer["mlp"])
+        out = self.prog.output
+        if out not in self.ready:
+            raise Unsupported(f"the output {out!r} is not computed by the model's layers")
+        if self.m.outputs.get("output") != self.columns.get(out):
+            self.problems.append("the model's output columns are not those of the program's output SOp")
+        recorded = self.m.output_values.get("output")
+        if (recorded is None) != (out not in self.values) or recorded is not None and [value(v) for v in recorded] != self.values[out]:
+            self.problems.append("the model's output values are not those of the program's output SOp")
+
+    def _ov(self, h: dict[str, Any], x: Row) -> Row:
+        out: Row = {}
+        for a, b, w in h["ov"]:
+            if x.get(self.m.col(a), 0) != 0:
+                out[self.m.col(b)] = out.get(b, fmpq(0)) + rational_from_json(w) * x[a]
+        return _nonzero(out)
+
+    def _head(self, h: dict[str, Any]) -> str:
+        label = h.get("aggregate")
+        node = self.prog.nodes.get(label)
+        if node is None or node["op"] not in ("aggregate", "selector_width"):
+            raise Unsupported(f"a head computes {label!r:.30}, which is no Aggregate or SelectorWidth of the program")
+        sel = node["args"][0]
+        K, Q = self.prog.nodes[sel]["args"]
+        qk = [(self.m.col(a), self.m.col(b), rational_from_json(w)) for a, b, w in h["qk"]]
+        dyn = lambda *ls: {x for x in ls if x not in self.prog.static}  # noqa: E731
+        where = f"head {label!r}"
+        q_owners = sorted(self.owners({a for a, _, _ in qk}, where) | dyn(Q))
+        width = node["op"] == "selector_width"
+        V = None if width else node["args"][1]
+        k_owners = sorted(self.owners({b for _, b, _ in qk} | {a for a, _, _ in h["ov"]}, where) | dyn(K) | (dyn(V) if V else set()))
+        for o in set(q_owners) | set(k_owners):
+            if o not in self.ready:
+                raise Unsupported(f"{where} reads {o!r} before it is computed")
+        keys = list(self.configurations(k_owners))
+        queries = list(self.configurations(q_owners))
+        if len(keys) * len(queries) > MAX_CONFIGURATIONS:
+            raise Unsupported(f"{where}: {len(keys) * len(queries):,} query-key configurations, over {MAX_CONFIGURATIONS:,}")
+
+        def score(x: Row, y: Row) -> fmpq:
+            return sum((w * x[a] * y[b] for a, b, w in qk if a in x and b in y), fmpq(0))
+
+        bad = []
+        top = score(self.bos, self.bos)
+        if any(score(self.bos, y) >= top for _, _, y in keys):
+            bad.append("the BOS query does not attend to BOS alone")
+        # the value each key gives, and at BOS
+        reads = [self._ov(h, y) for _, _, y in keys]
+        at_bos = self._ov(h, self.bos)
+        if width:
+            if len({tuple(sorted(r.items())) for r in reads}) > 1:
+                bad.append("the width head does not read the same vector from every key")
+            u = reads[0] if reads else {}
+            self.aux[label] = [_nonzero({c: (at_bos.get(c, 0) + w * u.get(c, 0)) / (w + 1) for c in set(at_bos) | set(u)}) for w in range(self.m.N + 1)]
+            for c in {c for r in self.aux[label] for c in r}:
+                if c in self.owner or any(x != 0 for x in self.m.positional.get(c, {}).values()):
+                    raise Unsupported(f"{where} writes column {c}, which another SOp or the positional table holds")
+                self.owner[c] = label
+        else:
+            numeric = node["encoding"] == "numerical"
+            if numeric and (node["default"] == NONE or any(number(v) is None for v in self._set(V) if V not in self.prog.static)):
+                raise Unsupported(f"{where}: a numerical Aggregate needs numbers and a numeric default")
+            for (p, vals, _), r in zip(keys, reads):
+                v = self.arg(V, p, vals)
+                if r != self.enc(label, v if not numeric else ("q", int(number(v).p), int(number(v).q))):
+                    bad.append(f"a key holding {v!r:.30} at position {p} does not give the encoding of its value")
+                    break
+            if at_bos != self.enc(label, node["default"]):
+                bad.append("BOS does not give the encoding of the default")
+        for p_q, qv, x in queries:
+            beta = score(x, self.bos)
+            chosen, others = set(), []
+            for p_k, kv, y in keys:
+                if self.m.causal and p_k > p_q:
+                    continue
+                kval, qval = self.arg(K, p_k, kv), self.arg(Q, p_q, qv)
+                if kval == NONE or qval == NONE:
+                    continue  # Select on None is outside the RASP evaluation's domain
+                s = score(x, y)
+                (chosen.add(s) if self.prog.selects(sel, kval, qval) else others.append(s))
+            worst = max(others, default=None)
+            fine = len(chosen) <= 1 and (worst is None or worst < beta)
+            if len(chosen) == 1:
+                m = next(iter(chosen))
+                fine = fine and (beta == m if width else beta < m)
+            if not fine:
+                bad.append(f"the scores of a query at position {p_q} ({_shown(qv)}) do not separate its selected keys")
+                break
+        self.problems += [f"{where}: {b}" for b in bad]
+        self.steps.append({"sublayer": f"head {label}", "query_configurations": len(queries), "key_configurations": len(keys)})
+        return label
+
+    def _mlp_step(self, l: int, mlp: dict[str, Any]) -> None:
+        targets = [label for label, node in self.m.nodes.items() if isinstance(node, dict) and node.get("slot") == 2 * l + 1 and label in self.prog.nodes]
+        where = f"the MLP of layer {l}"
+        read = {self.m.col(i) for stage in mlp["stages"][:1] for u in stage for a in u["args"] for i, _ in a["terms"]}
+        owners = self.owners(read, where)
+        for t in targets:
+            n = self.prog.nodes[t]
+            if n["op"] == "selector_width":
+                if t not in self.aux:
+                    raise Unsupported(f"{where} decodes {t!r} before its head")
+            elif n["op"] not in ("map", "sequence_map"):
+                raise Unsupported(f"{where} computes {t!r}, a {n['op']}")
+            else:
+                owners |= {a for a in n["args"] if a not in self.prog.static}
+        for o in owners:
+            if o not in self.ready:
+                raise Unsupported(f"{where} reads {o!r} before it is computed")
+        order = sorted(owners)
+        count = 0
+        for p, vals, x in self.configurations(order):
+            count += 1
+            if count > MAX_CONFIGURATIONS:
+                raise Unsupported(f"{where}: over {MAX_CONFIGURATIONS:,} configurations")
+            want: Row = {}
+            for t in targets:
+                n = self.prog.nodes[t]
+                if n["op"] == "selector_width":  # the MLP adds the width's own columns to its head's output
+                    want = _add(want, self._columns_enc(t, vals[t]))
+                else:
+                    want = _add(want, self.enc(t, self.prog.apply(t, tuple(self.arg(a, p, vals) for a in n["args"]))))
+            if _mlp(mlp, x, self.m.width) != want:
+                self.problems.append(f"{where}: at position {p} ({_shown(vals)}) its output is not the encoding of its maps' values")
+                break
+        self.bos = _add(self.bos, _mlp(mlp, self.bos, self.m.width))
+        self.ready |= set(targets)
+        self.decoded |= {t for t in targets if t in self.aux}
+        self.steps.append({"sublayer": f"mlp {l}", "configurations": count})
+
+
+def _shown(vals: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {v!r:.20}" for k, v in list(vals.items())[:3])
+
+
+def prove_every_input(model: dict[str, Any], program: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """(problems, steps): the compositional proof of the module docstring for the recorded model and
+    program; no problem means the model computes the program on every input of every length it
+    serves. Unsupported (a ParseError) for a program or model outside the class it covers."""
+    proof = _Proof(_Model(model), Program(program))
+    proof.run()
+    return proof.problems, proof.steps
+
+
+#: What a compositional ``compiled_program`` certificate states (``result.statement``).
+STATEMENT = (
+    "for every input sequence over the vocabulary of every length in result.lengths on which the RASP evaluation of the recorded "
+    "program is defined (tracr's causal semantics for a causal model: every selector masked to the keys k <= q), the compiled "
+    "model's output at every position equals the program's output; proven compositionally (proofs/checkers/every_input.py): every "
+    "head's selection on every pair of query and key configurations, every sublayer's output on every configuration of the finite "
+    "value sets it reads"
+)
+
+
+def result_of(model: dict[str, Any], program: Any, vocab: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(outputs, result) of a compositional certificate for the recorded model and program over a
+    vocabulary of ``vocab`` tokens: the proof's steps, the lengths served, the inputs they hold."""
+    every, _, N = model_mode(model)
+    problems, steps = prove_every_input(model, program)
+    lengths = list(range(1, N + 1)) if every else [N]
+    outputs = {"proof": {"method": "compositional", "steps": steps}}
+    result = {
+        "relation": "exact_equal",
+        "domain": "QQ",
+        "holds": not problems,
+        "statement": STATEMENT,
+        "lengths": lengths,
+        "inputs": sum(vocab**n for n in lengths),
+        "problems": problems,
+    }
+    return outputs, result
+
+
+def check_compositional(doc: dict[str, Any], model: dict[str, Any], vocab: int) -> list[str]:
+    """Problems with a compositional certificate whose hypotheses (the model's sha256, vocabulary, mode
+    and causality) the caller has checked: the proof is run again on the recorded model and program
+    (a program or model outside its class is a problem, not a proof), and the recorded outputs and
+    result must be what it gives."""
+    cons = obj(doc, "construction")
+    program = obj(cons, "program")
+    if program.get("kind") != "tables":
+        return ["a compositional proof reads a program recorded as tables"]
+    try:
+        outputs, result = result_of(model, program.get("program"), vocab)
+    except Unsupported as e:
+        return [f"the compositional proof does not apply: {e}"]
+    problems = list(result["problems"])
+    if doc.get("outputs") != outputs:
+        problems.append("the recorded proof steps are not the ones the proof takes")
+    res = obj(doc, "result")
+    for k, v in result.items():
+        if k != "holds" and res.get(k) != v:
+            problems.append(f'"result.{k}" must be {str(v)[:60]}')
+    if res.get("holds") is not (not problems):
+        problems.append(f"the recorded result says holds={res.get('holds')!r:.10}, the check says {not problems}")
+    return problems
