@@ -71,3 +71,13 @@ def test_dependencies_point_one_way():
     layer = lambda m: LAYER[m.split(".")[1]]  # noqa: E731
     upward = [(a, b) for a, b in g.edges if layer(a) < layer(b)]
     assert not upward, f"imports against proofs -> constructions -> exact: {upward[:5]}"
+
+
+def test_every_folder_of_modules_is_a_package_that_a_wheel_installs():
+    """setup.py installs what find_packages finds: a folder of modules without __init__.py works in a
+    checkout (a namespace package) and is missing from `pip install .` (proofs/identity once was)."""
+    from setuptools import find_packages
+
+    found = set(find_packages(str(ROOT), include=[f"{f}*" for f in FOLDERS]))
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for f in FOLDERS for p in (ROOT / f).rglob("*.py")}
+    assert folders - found == set()
