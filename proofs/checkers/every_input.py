@@ -37,7 +37,14 @@ input. It is sound, not complete: unreachable combinations are checked too.
   value read from a key: W_OV^T x_k = enc_A(W(k)) on every key configuration (all columns; for a
   numerical Aggregate the number, so the mean of the encodings is the encoding of the mean), and
   W_OV^T b = enc_A(default): the mean over a selection of equal values (the only case where a
-  categorical mean is defined) and the empty case are enc_A of RASP's value. A SelectorWidth's
+  categorical mean of symbols is defined) and the empty case are enc_A of RASP's value. RASP
+  averages *numbers* even in a categorical Aggregate, which a one-hot move cannot: where W's value
+  set holds two numbers, the selected keys must be shown to hold one value. The proof accepts a
+  selection Select(K, Q, EQ) (its selected keys share K) with W *determined by* K within an input:
+  W is K, a map of SOps determined by K, or K is SelectorWidth(Select(X, X, LT or GT)) without a
+  causal mask and W is determined by X (if X_j < X_j' then {k : X_k < X_j} is a proper subset of
+  {k : X_k < X_j'}, which holds j, so equal widths mean equal X; X's values totally ordered:
+  all numbers or all strings). Otherwise it refuses. A SelectorWidth's
   head reads the same vector u from every key, and its output is (W_OV^T b + w u) / (w + 1), a
   function of the width w alone: the auxiliary owner's encoding.
 * **An MLP** computing maps f (and decoding SelectorWidths): on every configuration of the owners
@@ -454,8 +461,14 @@ class _Proof:
                 self.owner[c] = label
         else:
             numeric = node["encoding"] == "numerical"
-            if numeric and (node["default"] == NONE or any(number(v) is None for v in self._set(V) if V not in self.prog.static)):
+            if numeric and (node["default"] == NONE or any(number(v) is None for v in self._set(V))):
                 raise Unsupported(f"{where}: a numerical Aggregate needs numbers and a numeric default")
+            numbers = {v for v in self._set(V) if v[0] == "q"}
+            if not numeric and len(numbers) > 1 and not (self.prog.nodes[sel]["predicate"] == "EQ" and self._determines(K, V)):
+                raise Unsupported(
+                    f"{where}: its selected keys may hold different numbers, which RASP averages and a one-hot move cannot; "
+                    "the proof needs Select(K, Q, EQ) with the values determined by K"
+                )
             for (p, vals, _), r in zip(keys, reads):
                 v = self.arg(V, p, vals)
                 if r != self.enc(label, v if not numeric else ("q", int(number(v).p), int(number(v).q))):
@@ -485,6 +498,23 @@ class _Proof:
         self.problems += [f"{where}: {b}" for b in bad]
         self.steps.append({"sublayer": f"head {label}", "query_configurations": len(queries), "key_configurations": len(keys)})
         return label
+
+    def _determines(self, a: str, v: str) -> bool:
+        """Whether, within any one input, positions where SOp a holds equal values hold equal values of v
+        (the rules of the module docstring)."""
+        if a == v:
+            return True
+        n = self.prog.nodes[v]
+        if n["op"] in ("map", "sequence_map") and all(w not in self.prog.static and self._determines(a, w) for w in n["args"]):
+            return True
+        na = self.prog.nodes[a]
+        if na["op"] == "selector_width" and not self.m.causal:
+            sel = self.prog.nodes[na["args"][0]]
+            X = sel["args"][0]
+            kinds = {x[0] for x in self.sets.get(X) or [("?",)]}
+            if sel["args"][1] == X and sel["predicate"] in ("LT", "GT") and kinds in ({"q"}, {"s"}):
+                return self._determines(X, v)
+        return False
 
     def _mlp_step(self, l: int, mlp: dict[str, Any]) -> None:
         targets = [label for label, node in self.m.nodes.items() if isinstance(node, dict) and node.get("slot") == 2 * l + 1 and label in self.prog.nodes]

@@ -1,0 +1,134 @@
+"""compiled_program --method compositional: every input of every length proven without enumerating them.
+
+The target of issue 25 (tracr's make_sort_unique over five tokens, a model for every length 1..8);
+the proof against the exhaustive route on a small case, and the independent forward pass against
+the program's definition; forgeries: well-formed, re-sealed documents whose claim is false (a model
+right at max_seq_len and wrong at a shorter length), which must FAIL."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+
+import pytest
+
+from attncert.exact import QQ, ParseError
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.proofs import compiled_program as P
+from attncert.proofs.checkers.compiled import model_sha256
+from attncert.proofs.checkers.every_input import result_of
+from attncert.proofs.checkers.forward import forward
+from attncert.proofs.registry import load_claim
+from attncert.proofs.verify import FAIL, OK, verify_bytes
+
+pytest.importorskip("tracr")
+CLAIM = load_claim("compiled_program")
+
+
+def status(doc: dict) -> str:
+    return verify_bytes(canonical_json(seal(doc))).status
+
+
+def compositional(program: str, vocab: str, n: int, lengths: str = "every", causal: bool = False) -> dict:
+    return P.prove(vocab, n, lengths, causal, 100_000, 10, program=f"tests.tracr.programs:{program}", method="compositional")
+
+
+@pytest.fixture(scope="module")
+def sort_unique() -> dict:
+    return compositional("sort_unique", "1,2,3,4,5", 8)
+
+
+def test_sort_unique_over_five_tokens_is_proven_for_every_length_to_8(sort_unique):
+    res = sort_unique["result"]
+    # 5 + 5^2 + ... + 5^8 = (5^9 - 5) / 4 sequences, none enumerated
+    assert res["holds"] and res["problems"] == [] and res["lengths"] == list(range(1, 9)) and res["inputs"] == (5**9 - 5) // 4 == 488_280
+    assert sort_unique["params"]["method"] == "compositional" and sort_unique["construction"]["model"]["mode"] == "every_length"
+    steps = sort_unique["outputs"]["proof"]["steps"]
+    assert [s["sublayer"].split()[0] for s in steps] == ["head", "mlp", "head"]
+    assert status(sort_unique) == OK
+
+
+def sort_unique_by_definition(xs: list) -> list:
+    """Token j goes to position #{k : x_k < x_j}; a position no token goes to is None."""
+    target = [sum(1 for y in xs if y < x) for x in xs]
+    return [next((x for x, t in zip(xs, target) if t == i), None) for i in range(len(xs))]
+
+
+def test_the_proof_agrees_with_the_exhaustive_route_and_the_definition():
+    proven = compositional("sort_unique", "1,2,3", 4)
+    enumerated = P.prove("1,2,3", 4, "every", False, 100_000, 10, program="tests.tracr.programs:sort_unique")
+    assert proven["result"]["holds"] and enumerated["result"]["holds"]
+    assert proven["result"]["inputs"] == enumerated["result"]["inputs"] == 3 + 9 + 27 + 81
+    assert proven["construction"]["model"]["summary"] == enumerated["construction"]["model"]["summary"]
+    model = proven["construction"]["model"]
+    cols, values = model["outputs"]["output"], model["output_values"]["output"]
+    for n in range(1, 5):
+        for xs in itertools.product([1, 2, 3], repeat=n):
+            res = forward(model, [{"q": str(x)} for x in xs], QQ)
+            got = [next((int(v["q"]) for v, c in zip(values, cols) if res[c][p] == 1), None) for p in range(1, n + 1)]
+            assert got == sort_unique_by_definition(list(xs))
+
+
+def reseal_claiming_it_holds(doc: dict, model: dict) -> dict:
+    """The certificate with ``model`` in place: its sha256, and the proof's steps recomputed for it,
+    but the result claiming that it holds (a self-consistent forgery)."""
+    forged = copy.deepcopy(doc)
+    forged["construction"]["model"] = model
+    forged["construction"]["model_sha256"] = model_sha256(model)
+    try:
+        outputs, result = result_of(model, forged["construction"]["program"]["program"], len(forged["inputs"]["vocab"]))
+        forged["outputs"] = outputs
+        forged["result"] = {**result, "holds": True, "problems": []}
+    except ParseError:  # outside the proof's class: keep the honest record's steps
+        pass
+    return forged
+
+
+def decode(model: dict, xs: str) -> list:
+    res = forward(model, [{"s": x} for x in xs], QQ)
+    cols, values = model["outputs"]["output"], model["output_values"]["output"]
+    if values is None:  # a numerical output: its column
+        return [int(x) for x in res[cols[0]][1:]]
+    return [next((int(v["q"]) for v, c in zip(values, cols) if res[c][p] == 1), None) for p in range(1, len(xs) + 1)]
+
+
+@pytest.fixture(scope="module")
+def length() -> dict:
+    return compositional("make_length", "a,b", 5)
+
+
+def test_forgery_a_model_right_at_max_length_and_wrong_at_3_fails(length):
+    assert length["result"]["holds"] and status(length) == OK
+    model = copy.deepcopy(length["construction"]["model"])
+    cols, values = model["outputs"]["output"], model["output_values"]["output"]
+    three, four = cols[values.index({"q": "3"})], cols[values.index({"q": "4"})]
+    out = model["layers"][0]["mlp"]["out"]
+    for entry in out:  # the decoder writes 3's indicator into 4's column and the other way round
+        entry[0] = {three: four, four: three}.get(entry[0], entry[0])
+    assert decode(model, "ababa") == [5] * 5 and decode(model, "aba") == [4] * 3  # right at 5, wrong at 3
+    forged = reseal_claiming_it_holds(length, model)
+    problems = CLAIM.check(forged)
+    assert any("MLP" in p for p in problems), problems
+    assert status(forged) == FAIL
+
+
+def test_forgery_a_fixed_length_model_recorded_as_one_for_every_length_fails(length):
+    fixed = P.prove("a,b", 5, "fixed", False, 100_000, 10, program="tests.tracr.programs:make_length")
+    model = copy.deepcopy(fixed["construction"]["model"])
+    assert model["format"] == "attncert-model/1"
+    n = model.pop("length")
+    model.update({"format": "attncert-model/2", "mode": "every_length", "max_seq_len": n, "causal": False})
+    model["model_class"] = length["construction"]["model"]["model_class"]
+    assert decode(model, "ababa") == [5] * 5 and decode(model, "aba") == [5] * 3  # the length precomputed for 5
+    forged = reseal_claiming_it_holds(length, model)
+    assert any("does not apply" in p for p in CLAIM.check(forged))
+    assert status(forged) == FAIL
+
+
+def test_a_program_outside_the_proof_is_refused_in_one_line():
+    # causal sort_unique: its selected keys may hold different numbers as far as the local rules can tell
+    with pytest.raises(ParseError, match="compositional proof does not apply"):
+        compositional("sort_unique", "1,2,3", 4, causal=True)
+    with pytest.raises(ParseError, match="tracr program"):
+        P.prove("a,b", 3, "every", False, 1000, 10, method="compositional")
