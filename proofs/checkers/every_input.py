@@ -144,7 +144,8 @@ class Program:
             if op not in ("tokens", "indices", "map", "sequence_map", "select", "aggregate", "selector_width"):
                 raise Unsupported(f"node {label!r}: {op!r:.20} is outside the compositional proof (tokens, indices, maps, Select, Aggregate, SelectorWidth)")
             arity = {"tokens": 0, "indices": 0, "map": 1, "sequence_map": 2, "select": 2, "aggregate": 2, "selector_width": 1}[op]
-            if len(args) != arity or (op in ("aggregate", "selector_width")) != (args[:1] != [] and self.nodes[args[0]]["op"] == "select"):
+            selectors = [self.nodes[a]["op"] == "select" for a in args]  # an Aggregate's or width's first argument, and only it
+            if len(args) != arity or selectors != [op in ("aggregate", "selector_width") and k == 0 for k in range(len(args))]:
                 raise ParseError(f"node {label!r}: its arguments do not fit a {op}")
             if op == "select" and "predicate" in d and d["predicate"] not in _COMPARE:
                 raise ParseError(f"node {label!r}: unknown predicate {d['predicate']!r:.20}")
