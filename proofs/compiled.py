@@ -140,10 +140,13 @@ def _certify(of: str, sizes: str, seed: int, given: tuple[str, Callable[[], Mode
 
 def _fits(weights: Model, compiled: Model, of: str, size_kw: dict[str, int], where: str) -> Model:
     """Weights given for the construction: the same sequence length, tokens and SOps as its compile (the weights
-    themselves are what the claim is about), so that every SOp's value is compared; ParseError otherwise."""
+    themselves are what the claim is about), so that every SOp's value is compared; ParseError otherwise. A model
+    for every length 1..N runs at the layout's length N, the only one a matrix layout defines; a causal one is refused."""
     what = f"{of}({canonical_sizes(size_kw)})"
     if weights.length != compiled.length:
         raise ParseError(f"{where} is compiled for sequence length {weights.length}, {what} has length {compiled.length}: give the --of and --sizes it was compiled from")
+    if weights.causal:
+        raise ParseError(f"{where} is a causal model; {what} is compiled without a causal mask (its layout reads every position)")
     if weights.tokens != compiled.tokens or set(weights.nodes) != set(compiled.nodes):
         raise ParseError(f"{where} does not compile {what}: its tokens or SOps differ from the construction's; give the --of and --sizes it was compiled from")
     return weights

@@ -204,3 +204,23 @@ def test_every_leaf_of_a_model_file_certificate_is_pinned(tmp_path):
         if status(with_leaf_changed(doc, path)) == OK:
             accepted.append(path)
     assert not accepted, accepted[:3]
+
+
+def test_a_model_for_every_length_is_certified_at_the_layout_length_and_a_causal_one_refused(tmp_path):
+    """The same weights compiled for every length 1..N (a /2 file) compute transpose at N, the only length
+    its layout defines; the causal compile is refused in one line, since the layout reads every position."""
+    from attncert.constructions.compiler import compile_graph
+    from attncert.constructions.compiler.model import model_to_json
+
+    cons, _ = compiled.compile_construction("transpose", {"r": 2, "c": 3}, check=False)
+    for causal in (False, True):
+        model = model_to_json(compile_graph(cons.graph(), cons.layout.length, "scalar", check=False, lengths="every", causal=causal))
+        path = tmp_path / f"m{causal}.json"
+        write_model(path, model)
+        if causal:
+            with pytest.raises(Exception, match="causal model"):
+                prove_file(path, "transpose", "r=2,c=3")
+            continue
+        doc = prove_file(path, "transpose", "r=2,c=3")
+        assert doc["construction"]["model"]["mode"] == "every_length" and doc["result"]["holds"]
+        assert status(doc) == OK
