@@ -21,7 +21,8 @@ indicator of the value (all zeros for None), or the number in the owner's one co
 row is one fixed vector b, the same for every input. Each step below is checked on *every
 configuration*: a position p in 1..N and any values of the owners the step reads, each from the
 owner's value set (tokens: V; a map: its table on the product of its arguments' sets, None passing
-through; a categorical Aggregate: its values' set and the default; a SelectorWidth: 0..N). Those
+through; a categorical Aggregate: its values' set and the default; a numerical one: every mean of
+w = 1..N values of its values' set, and the default; a SelectorWidth: 0..N). Those
 sets contain every value the owner takes on any input of any length, and the rows of a
 configuration are those of the invariant, so a step proven on every configuration holds on every
 input. It is sound, not complete: unreachable combinations are checked too.
@@ -40,11 +41,14 @@ input. It is sound, not complete: unreachable combinations are checked too.
   categorical mean of symbols is defined) and the empty case are enc_A of RASP's value. RASP
   averages *numbers* even in a categorical Aggregate, which a one-hot move cannot: where W's value
   set holds two numbers, the selected keys must be shown to hold one value. The proof accepts a
-  selection Select(K, Q, EQ) (its selected keys share K) with W *determined by* K within an input:
-  W is K, a map of SOps determined by K, or K is SelectorWidth(Select(X, X, LT or GT)) without a
-  causal mask and W is determined by X (if X_j < X_j' then {k : X_k < X_j} is a proper subset of
-  {k : X_k < X_j'}, which holds j, so equal widths mean equal X; X's values totally ordered:
-  all numbers or all strings). Otherwise it refuses. A SelectorWidth's
+  selection Select(K, Q, EQ) (its selected keys share K) with W, or the position, *determined by*
+  K within an input: W is K; W is a map of SOps determined by K; K is a map whose table, on the
+  product of its arguments' sets, gives equal values only for equal k-th arguments, and its k-th
+  argument determines W; or K is SelectorWidth(Select(X, X, LT or GT)) without a causal mask and
+  X determines W (if X_j < X_j' then {k : X_k < X_j} is a proper subset of {k : X_k < X_j'},
+  which holds j, so equal widths mean equal X; X's values totally ordered: all numbers or all
+  strings). If K determines the position (``indices``), a query selects one key at most.
+  Otherwise it refuses. A SelectorWidth's
   head reads the same vector u from every key, and its output is (W_OV^T b + w u) / (w + 1), a
   function of the width w alone: the auxiliary owner's encoding.
 * **An MLP** computing maps f (and decoding SelectorWidths): on every configuration of the owners
@@ -73,6 +77,8 @@ from attncert.proofs.checkers.reading import items, obj, whole
 
 #: Configurations (query-key pairs of a head, inputs of an MLP) the proof enumerates at most.
 MAX_CONFIGURATIONS = 1 << 22
+#: The most values a numerical mean's value set is enumerated to; past it the set is unknown.
+MAX_VALUES = 4096
 
 Row = dict[int, fmpq]
 Value = tuple  # a RASP value, tagged: ("n",) None, ("s", str), ("q", p, q), ("b", bool), ("t", (...))
@@ -324,7 +330,10 @@ class _Proof:
                 out = [("q", w, 1) for w in range(N + 1)]
             elif n["op"] == "aggregate":
                 vals = sets[n["args"][1]]
-                out = vals + [n["default"]] if n["encoding"] == "categorical" and vals is not None else None
+                if n["encoding"] == "categorical":
+                    out = None if vals is None else vals + [n["default"]]
+                else:
+                    out = _means(vals, N, n["default"])
             else:
                 args = [sets[a] for a in n["args"]]
                 out = [prog.apply(label, combo) for combo in itertools.product(*args)] if all(a is not None for a in args) else None
@@ -334,7 +343,7 @@ class _Proof:
     def _set(self, owner: str) -> list[Any]:
         s = self.sets.get(owner)
         if s is None:
-            raise Unsupported(f"the value set of {owner!r} is not finite here (a numerical mean read by another step)")
+            raise Unsupported(f"the value set of {owner!r} is not finite here (a numerical mean of more than MAX_VALUES values)")
         return s
 
     def enc(self, owner: str, v: Value) -> Row:
@@ -465,7 +474,9 @@ class _Proof:
             if numeric and (node["default"] == NONE or any(number(v) is None for v in self._set(V))):
                 raise Unsupported(f"{where}: a numerical Aggregate needs numbers and a numeric default")
             numbers = {v for v in self._set(V) if v[0] == "q"}
-            if not numeric and len(numbers) > 1 and not (self.prog.nodes[sel]["predicate"] == "EQ" and self._determines(K, V)):
+            positions = [i for i, m in self.prog.nodes.items() if m["op"] == "indices"]
+            one_value = self._determines(K, V) or any(self._determines(K, i) for i in positions)
+            if not numeric and len(numbers) > 1 and not (self.prog.nodes[sel]["predicate"] == "EQ" and one_value):
                 raise Unsupported(
                     f"{where}: its selected keys may hold different numbers, which RASP averages and a one-hot move cannot; "
                     "the proof needs Select(K, Q, EQ) with the values determined by K"
@@ -509,6 +520,8 @@ class _Proof:
         if n["op"] in ("map", "sequence_map") and all(w not in self.prog.static and self._determines(a, w) for w in n["args"]):
             return True
         na = self.prog.nodes[a]
+        if na["op"] in ("map", "sequence_map") and any(self._separates(a, k) and self._determines(w, v) for k, w in enumerate(na["args"])):
+            return True
         if na["op"] == "selector_width" and not self.m.causal:
             sel = self.prog.nodes[na["args"][0]]
             X = sel["args"][0]
@@ -516,6 +529,19 @@ class _Proof:
             if sel["args"][1] == X and sel["predicate"] in ("LT", "GT") and kinds in ({"q"}, {"s"}):
                 return self._determines(X, v)
         return False
+
+    def _separates(self, a: str, k: int) -> bool:
+        """Whether map a's table, on the product of its arguments' value sets, gives equal values only for
+        equal k-th arguments (so equal values of a mean equal values of its k-th argument)."""
+        args = self.prog.nodes[a]["args"]
+        sets = [self.sets.get(w) for w in args]
+        if any(x is None for x in sets) or len(list(itertools.product(*sets))) > MAX_CONFIGURATIONS:
+            return False
+        seen: dict[Value, Value] = {}
+        for combo in itertools.product(*sets):
+            if seen.setdefault(self.prog.apply(a, combo), combo[k]) != combo[k]:
+                return False
+        return True
 
     def _mlp_step(self, l: int, mlp: dict[str, Any]) -> None:
         targets = [label for label, node in self.m.nodes.items() if isinstance(node, dict) and node.get("slot") == 2 * l + 1 and label in self.prog.nodes]
@@ -554,6 +580,23 @@ class _Proof:
         self.ready |= set(targets)
         self.decoded |= {t for t in targets if t in self.aux}
         self.steps.append({"sublayer": f"mlp {l}", "configurations": count})
+
+
+def _means(values: list[Value] | None, N: int, default: Value) -> list[Value] | None:
+    """Every mean of w = 1..N values of a finite set of numbers (booleans as 0 and 1), and the default if it
+    is a number: the values a numerical Aggregate can take; None if unknown or past MAX_VALUES."""
+    nums = None if values is None else [number(x) for x in values]
+    if nums is None or any(x is None for x in nums):
+        return None
+    sums, out = {fmpq(0)}, set()
+    for w in range(1, N + 1):
+        sums = {a + x for a in sums for x in nums}
+        if len(sums) > MAX_VALUES:
+            return None
+        out |= {a / w for a in sums}
+    if number(default) is not None and default[0] == "q":
+        out.add(number(default))
+    return [("q", int(x.p), int(x.q)) for x in sorted(out)]
 
 
 def _shown(vals: dict[str, Any]) -> str:

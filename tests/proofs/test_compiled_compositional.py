@@ -132,3 +132,24 @@ def test_a_program_outside_the_proof_is_refused_in_one_line():
         compositional("sort_unique", "1,2,3", 4, causal=True)
     with pytest.raises(ParseError, match="tracr program"):
         P.prove("a,b", 3, "every", False, 1000, 10, method="compositional")
+
+
+LIBRARY = [  # tracr's lib.py programs (tests/tracr/programs.py and below), with a vocabulary each
+    ("reverse", "a,b,c"), ("hist", "a,b,c"), ("sort", "1,2,3"), ("frac_prevs", "a,b"), ("count_less_freq", "a,b,c"),
+    ("pair_balance", "(,),a"), ("sort_freq", "1,2,3"), ("shuffle_dyck", "(,),a"),
+]
+
+
+def test_pair_balance_a_map_of_numerical_means_is_proven_and_agrees_with_every_input():
+    proven = compositional("pair_balance", "(,),a", 4)
+    enumerated = P.prove("(,),a", 4, "every", False, 100_000, 10, program="tests.tracr.programs:pair_balance")
+    assert proven["result"]["holds"] and enumerated["result"]["holds"] and proven["result"]["inputs"] == 3 + 9 + 27 + 81
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,vocab", LIBRARY)
+def test_tracr_library_programs_are_proven_and_agree_with_every_input(name, vocab):
+    proven = compositional(name, vocab, 4)
+    enumerated = P.prove(vocab, 4, "every", False, 100_000, 10, program=f"tests.tracr.programs:{name}")
+    assert proven["result"]["holds"] and enumerated["result"]["holds"]
+    assert status(proven) == OK

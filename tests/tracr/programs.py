@@ -54,3 +54,45 @@ def sort_unique() -> Any:
 
     rasp = _rasp()
     return lib.make_sort_unique(rasp.tokens, rasp.tokens)
+
+
+def _lib() -> Any:
+    from tracr.compiler import lib
+
+    return lib
+
+
+def reverse() -> Any:
+    """tracr's make_reverse(tokens)."""
+    return _lib().make_reverse(_rasp().tokens)
+
+
+def hist() -> Any:
+    """tracr's make_hist(): how often each token occurs."""
+    return _lib().make_hist()
+
+
+def sort() -> Any:
+    """tracr's make_sort(tokens, tokens, max_seq_len=5, min_key=1): keys made unique by their position."""
+    rasp = _rasp()
+    return _lib().make_sort(rasp.tokens, rasp.tokens, max_seq_len=5, min_key=1)
+
+
+def count_less_freq() -> Any:
+    """tracr's make_count_less_freq(2)."""
+    return _lib().make_count_less_freq(2)
+
+
+def pair_balance() -> Any:
+    """tracr's make_pair_balance(tokens, "(", ")"): the fraction of ( minus that of ) so far (numerical means)."""
+    return _lib().make_pair_balance(_rasp().tokens, "(", ")")
+
+
+def sort_freq() -> Any:
+    """tracr's make_sort_freq(5): the tokens by descending frequency."""
+    return _lib().make_sort_freq(5)
+
+
+def shuffle_dyck() -> Any:
+    """tracr's make_shuffle_dyck(["()"]): whether the parentheses balance."""
+    return _lib().make_shuffle_dyck(["()"])
