@@ -134,30 +134,40 @@ def _recording(n: Any) -> Callable[..., Any]:
     return call
 
 
-def _from_record(obj: Any) -> Source:
-    """The recorded program again, for the rebuild: nothing of the user's is imported or executed."""
+def _from_record(obj: Any, kw: dict[str, Any]) -> Source:
+    """The recorded program again, for the rebuild: nothing of the user's is imported or executed. Its
+    kind follows the recorded parameters (--program: graph or tables; else a RASP-language file), and a
+    RASP-language program runs under the name and expression the parameters give, so the record's own
+    name and expression are recomputed, not read."""
     from attncert.constructions import rasp
 
-    if not isinstance(obj, dict) or obj.get("kind") not in ("rasp", "graph", "tables"):
-        raise ParseError('"construction.program" must be a recorded program of kind rasp, graph or tables')
+    kinds = ("graph", "tables") if kw.get("program") is not None else ("rasp",)
+    if not isinstance(obj, dict) or obj.get("kind") not in kinds:
+        raise ParseError(f'"construction.program" must be a recorded program of kind {" or ".join(kinds)}')
     if obj["kind"] == "rasp":
         from attncert.constructions.rasp.language.sources import RecordedFiles
 
         loaded = obj.get("loaded")
         if not isinstance(loaded, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str) and isinstance(f.get("text"), str) for f in loaded):
             raise ParseError('"construction.program.loaded" must list {name, text}')
-        if not isinstance(obj.get("file"), str) or not isinstance(obj.get("source"), str) or not isinstance(obj.get("expr"), (str, type(None))):
-            raise ParseError('a recorded RASP-language program has a file name, a source text and an expression')
-        return _from_file(obj["file"], obj["expr"], RecordedFiles({f["name"]: f["text"] for f in loaded}), obj["source"])
+        if not isinstance(obj.get("source"), str):
+            raise ParseError("a recorded RASP-language program has a source text")
+        file, expr = _file_and_expr(kw.get("file"), kw.get("expr"))
+        return _from_file(file, expr, RecordedFiles({f["name"]: f["text"] for f in loaded}), obj["source"])
     if obj["kind"] == "graph":
-        from attncert.constructions.rasp.graph import graph_from_json
+        from attncert.constructions.rasp.graph import graph_from_json, graph_to_json
 
         graph = graph_from_json(obj.get("graph"))
-        return Source(graph, lambda: dict(obj))
+        return Source(graph, lambda: {"kind": "graph", "graph": graph_to_json(graph)})
     from attncert.constructions.tracr.program import program_from_json, program_to_json, to_rasp
 
     prog = program_from_json(obj.get("program"))
     return Source(rasp.to_graph(to_rasp(prog)), lambda: {"kind": "tables", "program": program_to_json(prog)})
+
+
+def _file_and_expr(file: str | None, expr: str | None) -> tuple[str, str | None]:
+    """The RASP-language file and expression compiled: the given ones, or attncert's reverse by default."""
+    return (file, expr) if file is not None else (DEFAULT_FILE, expr or DEFAULT_EXPR)
 
 
 def _inputs(vocab: list[Any], n: int, lengths: str) -> Iterator[tuple[int, list[tuple[Any, ...]]]]:
@@ -191,7 +201,7 @@ def prove(
     if program is not None:
         src = _from_python(program)
     else:  # attncert's own reverse over a, b, c when no program is given (prove-all's default)
-        src = _from_file(file or DEFAULT_FILE, expr if file is not None else expr or DEFAULT_EXPR, DiskFiles())
+        src = _from_file(*_file_and_expr(file, expr), DiskFiles())
     return _certify(src, tokens, max_seq_len, lengths, causal, max_inputs, listed, file=file, expr=expr, program=program, method=_method(method))
 
 
@@ -317,7 +327,7 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     tokens = parse_vocab(kw["vocab"])
     if kw["method"] != "compositional":
         _refuse_count(input_count(len(tokens), kw["max_seq_len"], kw["lengths"]), kw["max_inputs"])
-    src = _from_record(cons.get("program"))
+    src = _from_record(cons.get("program"), kw)
     given = {k: kw.get(k) for k in ("file", "expr", "program")} | {"method": _method(kw["method"])}
     return _certify(src, tokens, kw["max_seq_len"], kw["lengths"], bool(kw["causal"]), kw["max_inputs"], kw["listed"], **given)
 
