@@ -475,7 +475,10 @@ class _Proof:
                 raise Unsupported(f"{where}: a numerical Aggregate needs numbers and a numeric default")
             numbers = {v for v in self._set(V) if v[0] == "q"}
             positions = [i for i, m in self.prog.nodes.items() if m["op"] == "indices"]
-            one_value = self._determines(K, V) or any(self._determines(K, i) for i in positions)
+            # EQ compares as Python does (True == 1): the selected keys share K's value only if no two values of K's set compare equal
+            k_values = self.sets.get(K) or []
+            distinct = len({repr(_plain(x)) for x in k_values}) == len(k_values)
+            one_value = distinct and (self._determines(K, V) or any(self._determines(K, i) for i in positions))
             if not numeric and len(numbers) > 1 and not (self.prog.nodes[sel]["predicate"] == "EQ" and one_value):
                 raise Unsupported(
                     f"{where}: its selected keys may hold different numbers, which RASP averages and a one-hot move cannot; "
