@@ -18,7 +18,9 @@ every sublayer, for every input and every token position p, the residual row is
 
 P[p] the positional row (the same at every length: rows 0..n of one table), enc_o the one-hot
 indicator of the value (all zeros for None), or the number in the owner's one column; and the BOS
-row is one fixed vector b, the same for every input. Each step below is checked on *every
+row is one fixed vector b, the same for every input. The owners' columns are disjoint and the
+positional table is zero on them (both checked), so at the end the output's columns hold its
+encoding alone. Each step below is checked on *every
 configuration*: a position p in 1..N and any values of the owners the step reads, each from the
 owner's value set (tokens: V; a map: its table on the product of its arguments' sets, None passing
 through; a categorical Aggregate: its values' set and the default; a numerical one: every mean of
@@ -41,7 +43,8 @@ input. It is sound, not complete: unreachable combinations are checked too.
   categorical mean of symbols is defined) and the empty case are enc_A of RASP's value. RASP
   averages *numbers* even in a categorical Aggregate, which a one-hot move cannot: where W's value
   set holds two numbers, the selected keys must be shown to hold one value. The proof accepts a
-  selection Select(K, Q, EQ) (its selected keys share K) with W, or the position, *determined by*
+  selection Select(K, Q, EQ) (its selected keys share K, when no two values of K's set compare
+  equal as Python's == does: True == 1) with W, or the position, *determined by*
   K within an input: W is K; W is a map of SOps determined by K; K is a map whose table, on the
   product of its arguments' sets, gives equal values only for equal k-th arguments, and its k-th
   argument determines W; or K is SelectorWidth(Select(X, X, LT or GT)) without a causal mask and
