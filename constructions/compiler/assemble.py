@@ -92,7 +92,7 @@ def _assemble(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any, lengths:
         output_values=output_values,
         one_hot=one_hot,
         lengths=lengths,
-        causal=causal,
+        causal=bool(causal),  # a flag given as 0 or 1 (a recorded parameter) is written as the JSON boolean
     )
 
 

@@ -153,3 +153,22 @@ def test_tracr_library_programs_are_proven_and_agree_with_every_input(name, voca
     enumerated = P.prove(vocab, 4, "every", False, 100_000, 10, program=f"tests.tracr.programs:{name}")
     assert proven["result"]["holds"] and enumerated["result"]["holds"]
     assert status(proven) == OK
+
+
+def test_every_leaf_of_a_compositional_certificate_is_pinned():
+    """As tests/proofs/test_every_leaf.py does for every claim at its defaults (compiled_program there is
+    exhaustive): change any one leaf of a compositional certificate, reseal, and verify is not OK."""
+    from tests.proofs.test_every_leaf import leaves, with_leaf_changed
+
+    doc = compositional("make_length", "a,b", 3)
+    paths = list(leaves({k: v for k, v in doc.items() if k not in ("provenance", "side_notes", "sha256")}))
+    assert len(paths) > 100
+    unnoticed = []
+    for p in paths:
+        if p == ("params", "program"):
+            continue  # where the program came from, a label: the claim is about the recorded tables, and verify imports nothing
+        forged = with_leaf_changed(doc, p)
+        if status(forged) == OK:  # status reseals it
+            unnoticed.append(p)
+    # the exhaustive method's bounds, which a compositional proof does not use: any value certifies the same claim
+    assert unnoticed == [("params", "max_inputs"), ("params", "listed")]
