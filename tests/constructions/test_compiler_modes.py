@@ -127,3 +127,22 @@ def test_model_json_of_both_modes_round_trips_and_old_files_keep_format_1():
         independent_forward(bad, [{"s": "a"}], QQ)
     with pytest.raises(ParseError, match="format"):
         model_from_json({**bad, "format": "attncert-model/3"})
+
+
+def test_the_causal_mode_equals_the_programs_rewritten_with_a_prefix_mask():
+    """Two routes to tracr's causal semantics: the evaluator's mode, and constructions/tracr/program.py's
+    rewrite (every selector conjoined with Select(indices, indices, LEQ)) evaluated in full; every input."""
+    programs = [c["program"] for c in CAUSAL] + [lib.make_sort_unique(tracr_rasp.tokens, tracr_rasp.tokens), lib.make_reverse(tracr_rasp.tokens), lib.make_hist()]
+    for program in programs:
+        prog = from_tracr(program)
+        plain, masked = rasp.to_graph(to_rasp(prog)), rasp.to_graph(to_rasp(prog, causal=True))
+        vocab = ["a", "b", "c"] if "frac" not in str(program.label) else ["x", "a"]
+        for n in range(1, 5):
+            for xs in itertools.product(vocab, repeat=n):
+                try:
+                    want = evaluate_graph(masked, list(xs), QQ)["output"]
+                except Exception as e:  # outside the program's domain: the causal mode refuses it too
+                    with pytest.raises(type(e)):
+                        evaluate_graph(plain, list(xs), QQ, causal=True)
+                    continue
+                assert evaluate_graph(plain, list(xs), QQ, causal=True)["output"] == want
