@@ -298,6 +298,7 @@ class _Proof:
         self.values: dict[str, list[Value]] = {}  # one-hot owner -> the value of each column
         self.aux: dict[str, list[Row]] = {}  # SelectorWidth -> its head's output for each width 0..N
         self.decoded: set[str] = set()  # SelectorWidths whose own columns the MLP after their head has written
+        self.computed: set[str] = set()  # the SOps a head has computed
         for label, n in prog.nodes.items():
             if label in prog.static or n["op"] == "select":
                 continue
@@ -436,6 +437,9 @@ class _Proof:
         node = self.prog.nodes.get(label)
         if node is None or node["op"] not in ("aggregate", "selector_width"):
             raise Unsupported(f"a head computes {label!r:.30}, which is no Aggregate or SelectorWidth of the program")
+        if label in self.ready or label in self.aux or label in self.computed:
+            raise Unsupported(f"{label!r} is computed twice")  # the invariant adds each owner's encoding once
+        self.computed.add(label)
         sel = node["args"][0]
         K, Q = self.prog.nodes[sel]["args"]
         qk = [(self.m.col(a), self.m.col(b), rational_from_json(w)) for a, b, w in h["qk"]]
@@ -556,6 +560,8 @@ class _Proof:
         owners = self.owners(read, where)
         for t in targets:
             n = self.prog.nodes[t]
+            if t in self.ready and t not in self.aux or t in self.decoded:
+                raise Unsupported(f"{where} computes {t!r}, which is computed already")
             if n["op"] == "selector_width":
                 if t not in self.aux:
                     raise Unsupported(f"{where} decodes {t!r} before its head")

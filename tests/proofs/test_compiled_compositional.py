@@ -172,3 +172,12 @@ def test_every_leaf_of_a_compositional_certificate_is_pinned():
             unnoticed.append(p)
     # the exhaustive method's bounds, which a compositional proof does not use: any value certifies the same claim
     assert unnoticed == [("params", "max_inputs"), ("params", "listed")]
+
+
+def test_forgery_a_head_computed_twice_fails(length):
+    """Two copies of the width head add 2/(n + 1) where one adds 1/(n + 1): the invariant adds each SOp once."""
+    model = copy.deepcopy(length["construction"]["model"])
+    model["layers"][0]["heads"].append(copy.deepcopy(model["layers"][0]["heads"][0]))
+    forged = reseal_claiming_it_holds(length, model)
+    assert any("computed twice" in p for p in CLAIM.check(forged))
+    assert status(forged) == FAIL
