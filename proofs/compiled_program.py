@@ -21,7 +21,9 @@ The program is recorded without code, in one of three forms:
   them on finitely many arguments, and the rebuild makes the same calls, so a table lookup returns
   what the callable returned.
 
-``--method compositional`` (a tracr program, recorded as tables) proves the same statement without
+``--method compositional`` (any of the three: a tracr program's record is its tables; for the other
+two, the program's registered functions are tabulated the same way and recorded beside it, as
+``construction.tables``) proves the same statement without
 enumerating the inputs (:mod:`proofs.checkers.every_input`): each head's selection on every pair of
 query and key configurations and each sublayer's output on every configuration of the finite value
 sets it reads, so every input of every length is covered at the cost of one pass over the value
@@ -196,8 +198,6 @@ def prove(
     tokens = parse_vocab(vocab)
     if method != "compositional":
         _refuse_count(input_count(len(tokens), max_seq_len, lengths), max_inputs)
-    elif program is None:
-        raise ParseError("--method compositional proves a tracr program recorded as tables: give --program MODULE:FUNCTION")
     if program is not None:
         src = _from_python(program)
     else:  # attncert's own reverse over a, b, c when no program is given (prove-all's default)
@@ -290,18 +290,20 @@ def _certify(src: Source, tokens: list[Any], n: int, lengths: str, causal: bool,
 
 
 def _compositional(src: Source, model: Any, tokens: list[Any], n: int, lengths: str, causal: bool, max_inputs: int, listed: int, given: dict[str, Any]) -> dict[str, Any]:
-    """The certificate of the compositional proof (:mod:`proofs.checkers.every_input`) for the compile of a
-    program recorded as tables; one line for a program or model outside the class it covers."""
+    """The certificate of the compositional proof (:mod:`proofs.checkers.every_input`) for the compile of the
+    program, read as tables (a tracr program's record, or :func:`_tables` of the others); one line for a
+    program or model outside the class it covers."""
     from attncert.constructions.compiler.model import model_to_json
     from attncert.constructions.tracr.program import value_json as encode_value
     from attncert.proofs.checkers.every_input import Unsupported, result_of
 
     record = src.record()
-    if record.get("kind") != "tables":
-        raise ParseError("--method compositional proves a tracr program recorded as tables (--program MODULE:FUNCTION)")
-    mj = model_to_json(model)
+    tables = record["program"] if record.get("kind") == "tables" else None
     try:
-        outputs, result = result_of(mj, record["program"], len(tokens))
+        if tables is None:
+            tables = _tables(src.graph, tokens, n, lengths, causal)
+        mj = model_to_json(model)
+        outputs, result = result_of(mj, tables, len(tokens))
     except Unsupported as e:
         raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
     return certificate(
@@ -311,11 +313,33 @@ def _compositional(src: Source, model: Any, tokens: list[Any], n: int, lengths: 
             "max_inputs": max_inputs, "listed": listed, **{k: v for k, v in given.items() if v is not None},
         },
         {"vocab": [encode_value(t) for t in tokens], "max_seq_len": n, "lengths": lengths, "count": result["inputs"]},
-        {"program": record, "model": mj, "model_sha256": model_sha256(mj), "output": next(iter(model.outputs))},
+        {"program": record, "model": mj, "model_sha256": model_sha256(mj), "output": next(iter(model.outputs)), **({} if tables is record.get("program") else {"tables": tables})},
         outputs,
         {"semantics": "tracr's causal evaluation (every selector masked to the keys k <= q)" if causal else "RASP evaluation"},
         result,
     )
+
+
+def _tables(graph: Any, tokens: list[Any], n: int, lengths: str, causal: bool) -> dict[str, Any]:
+    """A RASP-language or registered-function program as the compositional proof reads it: its nodes
+    (:func:`constructions.tracr.program.from_graph`), each function tabulated on every argument the
+    compiler applies it to while compiling the program so (its value sets), as a tracr program's calls are."""
+    from attncert.constructions import rasp
+    from attncert.constructions.compiler import NotCompilable, compile_graph
+    from attncert.constructions.tracr.program import ProgramError, from_graph, program_to_json, to_rasp
+    from attncert.proofs.checkers.every_input import Unsupported
+
+    try:
+        prog = from_graph(graph)
+        for node in prog.nodes:
+            if node.fn is not None:
+                node.fn = _recording(node)
+        compile_graph(rasp.to_graph(to_rasp(prog)), n, "categorical", tokens, check=False, lengths=lengths, causal=causal)
+        for node in prog.nodes:
+            node.fn = None
+        return program_to_json(prog)
+    except (ProgramError, NotCompilable) as e:
+        raise Unsupported(f"its functions cannot be tabulated on finite value sets: {e}") from None
 
 
 def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
@@ -376,7 +400,7 @@ CLAIM = register(
             Param("causal", flag, False, "causal attention, tracr's causal semantics (every selector masked to keys k <= q)"),
             Param("max_inputs", positive_int, 100_000, "refuse more input sequences than this"),
             Param("listed", nonnegative_int, 10, "list at most this many counterexamples (and undefined inputs) in full"),
-            Param("method", method_option, "exhaustive", "exhaustive: every input through the forward pass; compositional: every configuration of the value sets (a tracr --program)"),
+            Param("method", method_option, "exhaustive", "exhaustive: every input through the forward pass; compositional: every configuration of the value sets, no input enumerated"),
         ),
         check=check_compiled_program,
         cost=cost,

@@ -42,8 +42,39 @@ def compile_graph(
     on the inputs of :mod:`.check` (at every length in the "every" mode) before it is returned
     (``model.checked`` says which); a disagreement raises :class:`~.check.CheckFailed`.
     ``check=False`` returns the model unchecked."""
+    if lengths == "every" and not causal:
+        g = length_as_width(g)
     model = _assemble(g, length, tokens, vocab, lengths, causal)
     return replace(model, checked=check_model(g, model)) if check else model
+
+
+def length_as_width(g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """g with each primitive ``length`` written as SelectorWidth(Select(tokens, tokens, TRUE)), under its
+    own label: the same value n at every position of every input (without a causal mask), and one the
+    network computes at the live length (a model for every length cannot hold it in its positional table).
+    g itself if it has none."""
+    lengths = [v for v in g.nodes if g.nodes[v]["op"] == "length"]
+    if not lengths:
+        return g
+    h = g.copy()
+    toks = next((v for v in h.nodes if h.nodes[v]["op"] == "tokens"), None)
+    fresh = iter(range(max(h.nodes) + 1, max(h.nodes) + 2 + 2 * len(lengths)))
+    if toks is None:
+        toks = next(fresh)
+        h.add_node(toks, op="tokens", name="tokens", params={}, encoding="categorical", label="tokens")
+    taken = {h.nodes[v]["label"] for v in h.nodes}
+    for v in lengths:
+        label = h.nodes[v]["label"]
+        sel, name = next(fresh), f"{label}:all_true"
+        while name in taken:
+            name += "'"
+        taken.add(name)
+        h.add_node(sel, op="select", name="select", params={"predicate": "TRUE"}, label=name)
+        h.add_edge(toks, sel, key=0, arg=0)
+        h.add_edge(toks, sel, key=1, arg=1)
+        h.nodes[v].update(op="selector_width", name="selector_width", params={})
+        h.add_edge(sel, v, key=0, arg=0)
+    return h
 
 
 def _assemble(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any, lengths: str = "fixed", causal: bool = False) -> Model:

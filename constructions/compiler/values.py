@@ -331,7 +331,7 @@ def _length_variant(g: nx.MultiDiGraph, static: list[int], N: int, causal: bool,
             by_length[v].append(sel)
     for v in variant:
         if g.nodes[v]["op"] == "length":
-            raise NotCompilable(g.nodes[v]["label"], "the primitive length in a model for every length", "write it as SelectorWidth(Select(tokens, tokens, TRUE)), which the network computes")
+            raise NotCompilable(g.nodes[v]["label"], "the primitive length in a causal model for every length", "a causal query does not see the positions after it")
     selections.update({v: _EveryLength(sels) for v, sels in by_length.items()})
     return variant
 

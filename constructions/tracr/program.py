@@ -24,13 +24,16 @@ Values in tables, defaults and fills are the tagged JSON constants of RASP graph
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
+import networkx as nx
 from flint import fmpq
 
 from attncert.constructions import rasp
+from attncert.constructions.rasp.graph import arguments, decode_params
 from attncert.constructions.rasp.values import decode_value, encode_value
 from attncert.exact import QQ, ParseError
 from attncert.exact.errors import AttncertError
@@ -134,6 +137,31 @@ def from_tracr(program: Any) -> Program:
         seen[label] = node
         order.append(node)
     return Program(order, str(program.label))
+
+
+def from_graph(g: nx.MultiDiGraph) -> Program:
+    """An attncert program's graph as a program to record: the same nodes, labels, encodings and
+    constants; a map's registered function (applied in QQ, as the compiler tabulates it) or Python
+    callable, and a Select's callable predicate, kept for tabulation. ProgramError for an op it lacks."""
+    nodes = []
+    for v in nx.lexicographical_topological_sort(g):
+        d = g.nodes[v]
+        op = d["op"]
+        if op not in OPS:
+            raise ProgramError(f"node {d['label']!r} is a {op}, which a recorded program does not hold")
+        params = {} if "callable" in d else decode_params(op, d.get("params", {}))
+        selector = op in ("select", "constant_selector", "selector_and", "selector_or", "selector_not")
+        node = Node(d["label"], op, tuple(g.nodes[u]["label"] for u in arguments(g, v)), None if selector else d.get("encoding", "categorical"))
+        if op == "aggregate":
+            node.consts["default"] = params.get("default")
+        elif op in ("full", "constant_sop", "constant_selector"):
+            node.consts.update({k: params[k] for k in ("fill", "value") if k in params})
+        elif op == "select" and "callable" not in d:
+            node.consts["predicate"] = params["predicate"].name
+        if op in ("map", "sequence_map") or op == "select" and "predicate" not in node.consts:
+            node.fn = d["callable"] if "callable" in d else functools.partial(params["fn"].apply, QQ)
+        nodes.append(node)
+    return Program(nodes, g.nodes[g.graph["outputs"]["output"]]["label"])
 
 
 def _encoding(x: Any) -> str | None:

@@ -141,15 +141,20 @@ _COMPARE = {
 class Program:
     """The recorded program: nodes by label, in the recorded order (arguments first)."""
 
-    def __init__(self, record: Any):
+    def __init__(self, record: Any, causal: bool = False):
         if not isinstance(record, dict) or not isinstance(record.get("nodes"), list) or not isinstance(record.get("output"), str):
             raise ParseError("the recorded program must be an object with a list of nodes and an output label")
         self.nodes: dict[str, dict[str, Any]] = {}
         self.tables: dict[str, dict[tuple[Value, ...], Value]] = {}
+        #: the program's tokens (a node the primitive length may come before, in the recorded order)
+        self._tokens = next((d.get("label") for d in record["nodes"] if isinstance(d, dict) and d.get("op") == "tokens"), None)
         for d in record["nodes"]:
             label, op, args = (d.get(k) if isinstance(d, dict) else None for k in ("label", "op", "args"))
             if not isinstance(label, str) or label in self.nodes or not isinstance(args, list) or any(a not in self.nodes for a in args):
                 raise ParseError(f"malformed program node {str(d)[:60]}")
+            if op == "length" and args == []:
+                self._length_as_width(label, d.get("encoding"), causal)
+                continue
             if op not in ("tokens", "indices", "map", "sequence_map", "select", "aggregate", "selector_width"):
                 raise Unsupported(f"node {label!r}: {op!r:.20} is outside the compositional proof (tokens, indices, maps, Select, Aggregate, SelectorWidth)")
             arity = {"tokens": 0, "indices": 0, "map": 1, "sequence_map": 2, "select": 2, "aggregate": 2, "selector_width": 1}[op]
@@ -173,6 +178,19 @@ class Program:
         for label, n in self.nodes.items():  # static: computed from the positions through tables and Comparisons
             if n["op"] == "indices" or n["op"] in ("map", "sequence_map", "select") and all(a in self.static for a in n["args"]):
                 self.static.add(label)
+
+    def _length_as_width(self, label: str, encoding: Any, causal: bool) -> None:
+        """The primitive length as SelectorWidth(Select(tokens, tokens, TRUE)): the same value n at every
+        position without a causal mask (the compiler computes it so in a model for every length)."""
+        if causal:
+            raise Unsupported(f"node {label!r}: the primitive length under a causal mask (a query does not see the positions after it)")
+        toks = self._tokens
+        if toks is None:  # a program that reads no token: its own
+            toks = self._tokens = f"{label}:tokens"
+            self.nodes[toks] = {"op": "tokens", "args": [], "encoding": "categorical", "predicate": None, "default": NONE}
+        sel = f"{label}:all_true"
+        self.nodes[sel] = {"op": "select", "args": [toks, toks], "encoding": None, "predicate": "TRUE", "default": NONE}
+        self.nodes[label] = {"op": "selector_width", "args": [sel], "encoding": encoding, "predicate": None, "default": NONE}
 
     def apply(self, label: str, args: tuple[Value, ...]) -> Value:
         """A map's value on its arguments (None passes through without a call, as RASP's maps do)."""
@@ -293,7 +311,6 @@ class _Proof:
         self.m, self.prog = model, prog
         self.problems: list[str] = []
         self.steps: list[dict[str, Any]] = []
-        self.sets = self._value_sets()
         self.columns: dict[str, list[int]] = {}  # owner -> its columns (an owner without columns adds nothing)
         self.values: dict[str, list[Value]] = {}  # one-hot owner -> the value of each column
         self.aux: dict[str, list[Row]] = {}  # SelectorWidth -> its head's output for each width 0..N
@@ -309,6 +326,7 @@ class _Proof:
                 self.columns[label] = [model.col(c) for c in node.get("columns", [])]
                 if "values" in node:
                     self.values[label] = [value(v) for v in node["values"]]
+        self.sets = self._value_sets()
         self.owner = {c: o for o, cs in self.columns.items() for c in cs}
         if len(self.owner) != sum(map(len, self.columns.values())):
             raise Unsupported("two SOps share a column")
@@ -334,7 +352,7 @@ class _Proof:
                 out = [("q", w, 1) for w in range(N + 1)]
             elif n["op"] == "aggregate":
                 vals = sets[n["args"][1]]
-                if n["encoding"] == "categorical":
+                if self._moves(label):
                     out = None if vals is None else vals + [n["default"]]
                 else:
                     out = _means(vals, N, n["default"])
@@ -343,6 +361,11 @@ class _Proof:
                 out = [prog.apply(label, combo) for combo in itertools.product(*args)] if all(a is not None for a in args) else None
             sets[label] = None if out is None else sorted(set(out), key=repr)
         return sets
+
+    def _moves(self, label: str) -> bool:
+        """Whether an Aggregate moves one-hot columns (a categorical one held one-hot); otherwise its one
+        column holds the mean of the numbers, whatever its encoding (RASP averages numbers)."""
+        return self.prog.nodes[label]["encoding"] == "categorical" and label in self.values
 
     def _set(self, owner: str) -> list[Any]:
         s = self.sets.get(owner)
@@ -477,9 +500,9 @@ class _Proof:
                     raise Unsupported(f"{where} writes column {c}, which another SOp or the positional table holds")
                 self.owner[c] = label
         else:
-            numeric = node["encoding"] == "numerical"
+            numeric = not self._moves(label)
             if numeric and (node["default"] == NONE or any(number(v) is None for v in self._set(V))):
-                raise Unsupported(f"{where}: a numerical Aggregate needs numbers and a numeric default")
+                raise Unsupported(f"{where}: an Aggregate held as one number needs numbers and a numeric default")
             numbers = {v for v in self._set(V) if v[0] == "q"}
             positions = [i for i, m in self.prog.nodes.items() if m["op"] == "indices"]
             # EQ compares as Python does (True == 1): the selected keys share K's value only if no two values of K's set compare equal
@@ -496,7 +519,11 @@ class _Proof:
                 if r != self.enc(label, v if not numeric else ("q", int(number(v).p), int(number(v).q))):
                     bad.append(f"a key holding {v!r:.30} at position {p} does not give the encoding of its value")
                     break
-            if at_bos != self.enc(label, node["default"]):
+            try:
+                default = self.enc(label, node["default"])
+            except Unsupported:
+                raise Unsupported(f"{where}: its default {node['default']!r:.30} has no encoding in its columns (a query that selects nothing reads it)") from None
+            if at_bos != default:
                 bad.append("BOS does not give the encoding of the default")
         for p_q, qv, x in queries:
             beta = score(x, self.bos)
@@ -619,7 +646,8 @@ def prove_every_input(model: dict[str, Any], program: Any) -> tuple[list[str], l
     """(problems, steps): the compositional proof of the module docstring for the recorded model and
     program; no problem means the model computes the program on every input of every length it
     serves. Unsupported (a ParseError) for a program or model outside the class it covers."""
-    proof = _Proof(_Model(model), Program(program))
+    m = _Model(model)
+    proof = _Proof(m, Program(program, m.causal))
     proof.run()
     return proof.problems, proof.steps
 
@@ -660,10 +688,10 @@ def check_compositional(doc: dict[str, Any], model: dict[str, Any], vocab: int) 
     result must be what it gives."""
     cons = obj(doc, "construction")
     program = obj(cons, "program")
-    if program.get("kind") != "tables":
-        return ["a compositional proof reads a program recorded as tables"]
+    # a tracr program is recorded as its tables; the others carry them beside their record (the rebuild tabulates again)
+    tables = program.get("program") if program.get("kind") == "tables" else cons.get("tables")
     try:
-        outputs, result = result_of(model, program.get("program"), vocab)
+        outputs, result = result_of(model, tables, vocab)
     except Unsupported as e:
         return [f"the compositional proof does not apply: {e}"]
     problems = list(result["problems"])

@@ -146,3 +146,20 @@ def test_the_causal_mode_equals_the_programs_rewritten_with_a_prefix_mask():
                         evaluate_graph(plain, list(xs), QQ, causal=True)
                     continue
                 assert evaluate_graph(plain, list(xs), QQ, causal=True)["output"] == want
+
+
+def test_the_primitive_length_is_computed_by_the_network_for_every_length():
+    """reverse = aggregate(select(indices, length - indices - 1, ==), tokens) with RASP's primitive length: the
+    model for every length 1..5 reverses every input (checked by hand: the reversed word); a causal model for
+    every length cannot know the length and is refused."""
+    from attncert.constructions.compiler import NotCompilable
+
+    length = rasp.length
+    flip = rasp.Select(rasp.indices, rasp.SequenceMap(lambda n, i: n - i - 1, length, rasp.indices), rasp.Comparison.EQ)
+    g = rasp.to_graph(rasp.categorical(rasp.Aggregate(flip, rasp.tokens)))
+    m = compile_graph(g, 5, "categorical", list("abc"), lengths="every")
+    for n in range(1, 6):
+        for xs in itertools.product("abc", repeat=n):
+            assert m.forward(list(xs), QQ)[0]["output"] == list(reversed(xs))
+    with pytest.raises(NotCompilable, match="causal"):
+        compile_graph(g, 5, "categorical", list("abc"), lengths="every", causal=True)

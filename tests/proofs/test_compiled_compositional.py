@@ -130,8 +130,6 @@ def test_a_program_outside_the_proof_is_refused_in_one_line():
     # causal sort_unique: its selected keys may hold different numbers as far as the local rules can tell
     with pytest.raises(ParseError, match="compositional proof does not apply"):
         compositional("sort_unique", "1,2,3", 4, causal=True)
-    with pytest.raises(ParseError, match="tracr program"):
-        P.prove("a,b", 3, "every", False, 1000, 10, method="compositional")
 
 
 LIBRARY = [  # tracr's lib.py programs (tests/tracr/programs.py and below), with a vocabulary each
@@ -181,3 +179,18 @@ def test_forgery_a_head_computed_twice_fails(length):
     forged = reseal_claiming_it_holds(length, model)
     assert any("computed twice" in p for p in CLAIM.check(forged))
     assert status(forged) == FAIL
+
+
+def test_a_rasp_language_program_is_tabulated_and_proven(tmp_path):
+    """A program of registered functions (the RASP language) carries the tables of its functions beside its
+    record; the primitive length is the network's SelectorWidth in a model for every length."""
+    prog = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "prog.rasp")
+    frac = P.prove("a,b,c", 5, "every", False, 1000, 10, file=prog, expr="frac_a", method="compositional")
+    assert frac["result"]["holds"] and frac["result"]["inputs"] == 3 + 9 + 27 + 81 + 243
+    assert frac["construction"]["program"]["kind"] == "rasp" and "tables" in frac["construction"]
+    assert status(frac) == OK
+    # reverse reads the primitive length and a default 0 no one-hot column holds: every input, enumerated
+    rev = P.prove("a,b,c", 4, "every", False, 1000, 10, file=prog, expr="reverse")
+    assert rev["result"]["holds"] and rev["construction"]["model"]["mode"] == "every_length"
+    with pytest.raises(ParseError, match="default"):
+        P.prove("a,b,c", 4, "every", False, 1000, 10, file=prog, expr="reverse", method="compositional")
