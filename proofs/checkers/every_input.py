@@ -61,9 +61,10 @@ input. It is sound, not complete: unreachable combinations are checked too.
 * **The output**: its SOp has been written, and its columns and values are the model's outputs.
 
 Static SOps (functions of the position: ``indices``, maps and selections of them) are read from
-the position p through their tables. Anything else (the primitive ``length``, selector
-combinations, constant SOps, an Aggregate or width held in the positional table, exp units,
-numerical tokens) is outside this proof: :class:`Unsupported`, one line.
+the position p through their tables; the primitive ``length`` is read as SelectorWidth(Select(tokens,
+tokens, TRUE)), as the compiler computes it without a causal mask. Anything else (selector
+combinations, constant SOps, ``length`` under a causal mask, an Aggregate or width held in the
+positional table, exp units, numerical tokens) is outside this proof: :class:`Unsupported`, one line.
 """
 
 from __future__ import annotations
