@@ -50,7 +50,10 @@ input. It is sound, not complete: unreachable combinations are checked too.
   argument determines W; or K is SelectorWidth(Select(X, X, LT or GT)) without a causal mask and
   X determines W (if X_j < X_j' then {k : X_k < X_j} is a proper subset of {k : X_k < X_j'},
   which holds j, so equal widths mean equal X; X's values totally ordered: all numbers or all
-  strings). If K determines the position (``indices``), a query selects one key at most.
+  strings). If K determines the position (``indices``), a query selects one key at most; so it does
+  under a causal mask for Select(K, indices, EQ) with K = SelectorWidth(Select(X, X, pred)), pred(x, x)
+  false on X's values: K counts earlier keys only, K_k <= k, and a query t selects keys k <= t with
+  K_k = t, so k = t.
   Otherwise it refuses. A SelectorWidth's
   head reads the same vector u from every key, and its output is (W_OV^T b + w u) / (w + 1), a
   function of the width w alone: the auxiliary owner's encoding.
@@ -510,6 +513,7 @@ class _Proof:
             k_values = self.sets.get(K) or []
             distinct = len({repr(_plain(x)) for x in k_values}) == len(k_values)
             one_value = distinct and (self._determines(K, V) or any(self._determines(K, i) for i in positions))
+            one_value = one_value or self.m.causal and Q in positions and self._before_itself(K)
             if not numeric and len(numbers) > 1 and not (self.prog.nodes[sel]["predicate"] == "EQ" and one_value):
                 raise Unsupported(
                     f"{where}: its selected keys may hold different numbers, which RASP averages and a one-hot move cannot; "
@@ -567,6 +571,18 @@ class _Proof:
             if sel["args"][1] == X and sel["predicate"] in ("LT", "GT") and kinds in ({"q"}, {"s"}):
                 return self._determines(X, v)
         return False
+
+    def _before_itself(self, a: str) -> bool:
+        """Whether SOp a is, under the causal mask, SelectorWidth(Select(X, X, pred)) with pred(x, x) false
+        on X's values: at token t it counts keys k <= t other than t, so a <= t. Then Select(a, indices, EQ)
+        selects one key at most: query t selects keys k <= t with a_k = t, and a_k <= k <= t forces k = t."""
+        n = self.prog.nodes[a]
+        if n["op"] != "selector_width":
+            return False
+        sel = self.prog.nodes[n["args"][0]]
+        X = sel["args"][0]
+        values = self.sets.get(X)
+        return sel["args"][1] == X and values is not None and not any(self.prog.selects(n["args"][0], x, x) for x in values if x != NONE)
 
     def _separates(self, a: str, k: int) -> bool:
         """Whether map a's table, on the product of its arguments' value sets, gives equal values only for

@@ -126,10 +126,13 @@ def test_forgery_a_fixed_length_model_recorded_as_one_for_every_length_fails(len
     assert status(forged) == FAIL
 
 
-def test_a_program_outside_the_proof_is_refused_in_one_line():
-    # causal sort_unique: its selected keys may hold different numbers as far as the local rules can tell
-    with pytest.raises(ParseError, match="compositional proof does not apply"):
-        compositional("sort_unique", "1,2,3", 4, causal=True)
+def test_causal_sort_unique_is_proven_and_agrees_with_every_input():
+    """Under the causal mask target_pos counts earlier smaller tokens only, so it is at most the position,
+    and Select(target_pos, indices, EQ) selects one key at most (the rule of every_input's docstring)."""
+    proven = compositional("sort_unique", "1,2,3", 4, causal=True)
+    enumerated = P.prove("1,2,3", 4, "every", True, 100_000, 10, program="tests.tracr.programs:sort_unique")
+    assert proven["result"]["holds"] and enumerated["result"]["holds"] and proven["construction"]["model"]["causal"] is True
+    assert status(proven) == OK
 
 
 LIBRARY = [  # tracr's lib.py programs (tests/tracr/programs.py and below), with a vocabulary each
