@@ -24,7 +24,7 @@ def attncert(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def test_the_readme_commands_on_the_example_program_work(tmp_path):
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     using = [c[1:] for c in COMMANDS if "examples/prog.rasp" in c]
-    assert [a[:2] for a in using] == [["rasp", "examples/prog.rasp"], ["prove", "rasp_program"], ["plot", "rasp_program"]]
+    assert [a[:2] for a in using] == [["compile", "--file"], ["prove", "compiled"], ["rasp", "examples/prog.rasp"], ["prove", "rasp_program"], ["plot", "rasp_program"]]
     for args in using:
         r = attncert(args, tmp_path)
         assert r.returncode == 0, (args, r.stderr)
@@ -32,6 +32,9 @@ def test_the_readme_commands_on_the_example_program_work(tmp_path):
     assert json.loads(attncert(run, tmp_path).stdout) == list(reversed("hello"))  # --eval reverse --input hello
     r = attncert(["verify", "certificates/rasp_program.json"], tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("OK "), r.stdout + r.stderr
+    assert json.loads((tmp_path / "models" / "reverse.json").read_text())["outputs"]  # compile --file wrote the model
+    r = attncert(["verify", "r.json"], tmp_path)  # prove compiled --file: every input over a, b, c of length 5
+    assert r.returncode == 0 and r.stdout.startswith("OK ") and json.loads((tmp_path / "r.json").read_text())["result"]["inputs"] == 3**5
     plot = next(a for a in using if a[0] == "plot")
     assert_picture(tmp_path / plot[plot.index("--out") + 1], 250, 250)  # reverse's one selection pattern
 
@@ -46,7 +49,8 @@ def written(args: list[str]) -> list[str]:
     if verb == "prove":
         return [f"certificates/{args[2]}.json"]
     if verb == "compile":
-        return [f"models/{args[2]}.{opts.get('--format', 'json')}"]
+        name = opts.get("--expr") or (Path(opts["--file"]).stem if "--file" in opts else opts["--program"].split(":")[-1] if "--program" in opts else args[2])
+        return [f"models/{name}.{opts.get('--format', 'json')}"]
     if verb == "plot":
         return [f"plots/{args[2]}.png"]
     return []
