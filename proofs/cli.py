@@ -165,9 +165,9 @@ _DEFAULT_SHOWN = {"max_memory": "this machine's available memory"}
 def _add_limits(sp: argparse.ArgumentParser, *groups: tuple[tuple[str, str, str], ...]) -> None:
     """The limit options of these groups (each once), defaults from Limits."""
     d = Limits()
-    for flag, field, what in dict.fromkeys(o for g in groups for o in g):
+    for option, field, what in dict.fromkeys(o for g in groups for o in g):
         shown = _DEFAULT_SHOWN.get(field, getattr(d, field))
-        sp.add_argument(flag, dest=field, type=_limit(field), action=_Once, default=getattr(d, field), help=f"{what} (default {shown})")
+        sp.add_argument(option, dest=field, type=_limit(field), action=_Once, default=getattr(d, field), help=f"{what} (default {shown})")
 
 
 def _limits(args: argparse.Namespace) -> Limits:

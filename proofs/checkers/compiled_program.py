@@ -31,7 +31,7 @@ from attncert.exact import EE, QQ, ParseError
 from attncert.exact.canonical import json_equal
 from attncert.proofs.checkers.compiled import model_sha256
 from attncert.proofs.checkers.every_input import check_compositional
-from attncert.proofs.checkers.forward import forward
+from attncert.proofs.checkers.forward import forward, model_mode
 from attncert.proofs.checkers.reading import integer, obj
 from attncert.proofs.checkers.tracr_model import same, value
 
@@ -42,25 +42,16 @@ def inputs(vocab: Sequence[Any], n: int, every: bool) -> Iterator[list[tuple[Any
         yield list(itertools.product(vocab, repeat=length))
 
 
-def _mode(model: dict[str, Any]) -> tuple[int, bool, bool]:
-    """(max_seq_len, every length, causal) of a model record, format 1 or 2 (docs/compiler.md)."""
-    if "mode" not in model:
-        return integer(model, "length", 1, 1 << 20), False, False
-    if model["mode"] not in ("fixed", "every_length") or not isinstance(model.get("causal"), bool):
-        raise ParseError('a model of format 2 has mode "fixed" or "every_length" and causal true or false')
-    return integer(model, "max_seq_len", 1, 1 << 20), model["mode"] == "every_length", model["causal"]
-
-
 def check_compiled_program(doc: dict[str, Any]) -> list[str]:
     """Problems with a compiled_program certificate (empty: its claim holds as recorded)."""
-    given, cons, out, res = obj(doc, "inputs"), obj(doc, "construction"), obj(doc, "outputs"), obj(doc, "result")
+    given, cons = obj(doc, "inputs"), obj(doc, "construction")
     model = obj(cons, "model")
     if cons.get("model_sha256") != model_sha256(model):
         return ["construction.model_sha256 is not the sha256 of the recorded model"]
     vocab_json = given.get("vocab")
     if not isinstance(vocab_json, list) or not vocab_json:
         raise ParseError('"inputs.vocab" must be a non-empty list')
-    n, every, causal = _mode(model)
+    every, causal, n = model_mode(model)
     problems = []
     if not json_equal(model.get("vocab"), vocab_json) or model.get("tokens") != "categorical":
         problems.append("the model's one-hot tokens are not the recorded vocabulary")
