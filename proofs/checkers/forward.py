@@ -125,6 +125,7 @@ def _attend(
     head: dict[str, Any], x: list[list[Any]], fixed: dict[int, list[fmpq]], domain: Domain, N: int, beta: fmpq | None, causal: bool = False
 ) -> dict[int, list[Any]]:
     qk = [(_col(a, len(x)), _col(b, len(x)), QQ.from_json(w)) for a, b, w in head["qk"]]
+    ov = _ov(head, x, domain)
     cols = {a for a, _, _ in qk} | {b for _, b, _ in qk}
     exact = {c: fixed[c] if c in fixed else [_rational(v) for v in x[c]] for c in cols}
     rational = all(v is not None for vs in exact.values() for v in vs)
@@ -146,24 +147,28 @@ def _attend(
         for v in s[1:]:
             top = v if better(v, top) else top
         keys = [j for j in range(live) if same(s[j], top)]
-        for a, b, w in head["ov"]:
-            a, b = _col(a, len(x)), _col(b, len(x))
+        for a, b, w in ov:
             mean = domain.div(domain.sum(x[a][j] for j in keys), domain.convert(len(keys)))
-            out.setdefault(b, [domain.zero()] * (N + 1))[i] += domain.convert(QQ.from_json(w)) * mean
+            out.setdefault(b, [domain.zero()] * (N + 1))[i] += w * mean
     return out
 
 
+def _ov(head: dict[str, Any], x: list[list[Any]], domain: Domain) -> list[tuple[int, int, Any]]:
+    """W_OV's entries (read column, written column, weight in the domain), read once per head."""
+    return [(_col(a, len(x)), _col(b, len(x)), domain.convert(QQ.from_json(w))) for a, b, w in head["ov"]]
+
+
 def _softmax(head: dict[str, Any], qk: list, exact: dict, x: list[list[Any]], domain: Domain, N: int, beta: fmpq, causal: bool = False) -> dict[int, list[Any]]:
+    ov = _ov(head, x, domain)
     out: dict[int, list[Any]] = {}
     for i in range(N + 1):
         s = [sum((w * exact[a][i] * exact[b][j] for a, b, w in qk), fmpq(0)) for j in range(i + 1 if causal else N + 1)]
         top = max(s)
         weights = [domain.exp(domain.convert(beta * (v - top))) for v in s]
         total = domain.sum(weights)
-        for a, b, w in head["ov"]:
-            a, b = _col(a, len(x)), _col(b, len(x))
+        for a, b, w in ov:
             mean = domain.div(domain.sum(wj * x[a][j] for j, wj in enumerate(weights)), total)
-            out.setdefault(b, [domain.zero()] * (N + 1))[i] += domain.convert(QQ.from_json(w)) * mean
+            out.setdefault(b, [domain.zero()] * (N + 1))[i] += w * mean
     return out
 
 
