@@ -25,7 +25,7 @@ def certify_case(case: dict[str, Any], causal: bool, max_inputs: int) -> tuple[s
     """(verdict, inputs, max_seq_len used, seconds of CPU) of one case through tracr_model."""
     from tracr.compiler import compiling
 
-    from attncert.constructions.tracr.certify import input_count
+    from attncert.constructions.tracr.program import input_count
     from attncert.proofs.tracr_model import certify_tracr, summary
 
     vocab = sorted(case["vocab"], key=repr)

@@ -47,7 +47,7 @@ from attncert.proofs.checkers.compiled_program import check_compiled_program, mo
 from attncert.proofs.params import nonnegative_int, positive_int
 from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, flag, register
-from attncert.proofs.user_programs import attncert_program, call_program, parse_vocab
+from attncert.proofs.user_programs import attncert_program, call_program, parse_vocab, refuse_input_count
 
 NAME = "compiled_program"
 STATEMENT = (
@@ -104,36 +104,13 @@ def _from_python(spec: str) -> Source:
         graph = rasp.to_graph(program)
         recorded = graph_to_json(graph)  # refuses a Python lambda in one line, before the work
         return Source(graph, lambda: {"kind": "graph", "graph": recorded})
-    from attncert.constructions.tracr.program import from_tracr, program_to_json, to_rasp
+    from attncert.constructions.tracr.certify import recorded
+    from attncert.constructions.tracr.program import from_tracr, program_to_json, record_calls, to_rasp
 
     attncert_program(program, spec)  # one line for what is neither attncert's nor tracr's
-    prog = from_tracr(program)
-    for n in prog.nodes:
-        if n.fn is not None:
-            n.fn = _recording(n)
+    prog = record_calls(from_tracr(program))
     graph = rasp.to_graph(to_rasp(prog))
-
-    def record() -> dict[str, Any]:
-        for n in prog.nodes:
-            n.fn = None
-        return {"kind": "tables", "program": program_to_json(prog)}
-
-    return Source(graph, record)
-
-
-def _recording(n: Any) -> Callable[..., Any]:
-    """n's callable, adding every call to n's table."""
-    from attncert.constructions.tracr.program import key
-
-    f, table = n.fn, n.table if n.table is not None else {}
-    n.table = table
-
-    def call(*args: Any) -> Any:
-        v = f(*args)
-        table[tuple(key(a) for a in args)] = v
-        return v
-
-    return call
+    return Source(graph, lambda: {"kind": "tables", "program": program_to_json(recorded(prog))})
 
 
 def _from_record(obj: Any, kw: dict[str, Any]) -> Source:
@@ -181,7 +158,10 @@ def _inputs(vocab: list[Any], n: int, lengths: str) -> Iterator[tuple[int, list[
 
 
 def input_count(vocab: int, n: int, lengths: str) -> int:
-    return sum(vocab**k for k in range(1, n + 1)) if lengths == "every" else vocab**n
+    """The inputs an exhaustive proof runs: every length 1..n, or n alone."""
+    from attncert.constructions.tracr.program import input_count as count
+
+    return count(vocab, n, every=lengths == "every")
 
 
 def prove(
@@ -197,7 +177,7 @@ def prove(
         raise ParseError("--expr names a SOp of a --file program")
     tokens = parse_vocab(vocab)
     if method != "compositional":
-        _refuse_count(input_count(len(tokens), max_seq_len, lengths), max_inputs)
+        refuse_input_count(input_count(len(tokens), max_seq_len, lengths), max_inputs)
     if program is not None:
         src = _from_python(program)
     else:  # attncert's own reverse over a, b, c when no program is given (prove-all's default)
@@ -210,16 +190,11 @@ def _method(method: str) -> str | None:
     return method if method == "compositional" else None
 
 
-def _refuse_count(count: int, max_inputs: int) -> None:
-    if count > max_inputs:
-        raise ParseError(f"{count:,} input sequences, over the limit of {max_inputs:,} (raise it with --max-inputs)")
-
-
 def _certify(src: Source, tokens: list[Any], n: int, lengths: str, causal: bool, max_inputs: int, listed: int, **given: Any) -> dict[str, Any]:
     from attncert.constructions.compiler import compile_graph
     from attncert.constructions.compiler.check import REFUSED, check_domain, compare
     from attncert.constructions.compiler.model import model_to_json
-    from attncert.constructions.tracr.program import key
+    from attncert.constructions.tracr.program import intern
     from attncert.constructions.tracr.program import value_json as encode_value
     from attncert.proofs.progress import bar
 
@@ -249,14 +224,7 @@ def _certify(src: Source, tokens: list[Any], n: int, lengths: str, causal: bool,
                         found["undefined"].append({"input": [encode_value(t) for t in x], "why": str(e).splitlines()[0][:200] if str(e) else type(e).__name__})
                     continue
                 want = c.rasp[out_node]
-                ids = []
-                for u in want:
-                    k = key(u)
-                    if k not in index:
-                        index[k] = len(values)
-                        values.append(encode_value(u))
-                    ids.append(index[k])
-                row.append(ids)
+                row.append([intern(index, values, u) for u in want])
                 wrong = [d for d in c.disagreements if d.label == out_label]
                 if wrong:
                     counts["counterexample"] += 1
@@ -269,11 +237,7 @@ def _certify(src: Source, tokens: list[Any], n: int, lengths: str, causal: bool,
     mj = model_to_json(model)
     return certificate(
         NAME,
-        {
-            "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "lengths": lengths, "causal": int(causal),
-            "max_inputs": max_inputs, "listed": listed, **{k: v for k, v in given.items() if v is not None},
-        },
-        {"vocab": [encode_value(t) for t in tokens], "max_seq_len": n, "lengths": lengths, "count": total},
+        *_params_and_inputs(tokens, n, lengths, causal, max_inputs, listed, given, total),
         {"program": src.record(), "model": mj, "model_sha256": model_sha256(mj), "output": out_label},
         {"counts": {"inputs": total, "correct": counts["correct"], "counterexamples": counts["counterexample"], "undefined": counts["undefined"]}, "counterexamples": found["counterexample"], "undefined": found["undefined"]},
         {"rasp": {"values": values, "outputs": by_length}},
@@ -290,12 +254,23 @@ def _certify(src: Source, tokens: list[Any], n: int, lengths: str, causal: bool,
     )
 
 
+def _params_and_inputs(tokens: list[Any], n: int, lengths: str, causal: bool, max_inputs: int, listed: int, given: dict[str, Any], count: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The certificate's ``params`` (those given, the program's source among them) and ``inputs``, the
+    same for both methods."""
+    from attncert.constructions.tracr.program import value_json
+
+    params = {
+        "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "lengths": lengths, "causal": int(causal),
+        "max_inputs": max_inputs, "listed": listed, **{k: v for k, v in given.items() if v is not None},
+    }
+    return params, {"vocab": [value_json(t) for t in tokens], "max_seq_len": n, "lengths": lengths, "count": count}
+
+
 def _compositional(src: Source, model: Any, tokens: list[Any], n: int, lengths: str, causal: bool, max_inputs: int, listed: int, given: dict[str, Any]) -> dict[str, Any]:
     """The certificate of the compositional proof (:mod:`proofs.checkers.every_input`) for the compile of the
     program, read as tables (a tracr program's record, or :func:`_tables` of the others); one line for a
     program or model outside the class it covers."""
     from attncert.constructions.compiler.model import model_to_json
-    from attncert.constructions.tracr.program import value_json as encode_value
     from attncert.proofs.checkers.every_input import Unsupported, result_of
 
     record = src.record()
@@ -309,11 +284,7 @@ def _compositional(src: Source, model: Any, tokens: list[Any], n: int, lengths: 
         raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
     return certificate(
         NAME,
-        {
-            "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "lengths": lengths, "causal": int(causal),
-            "max_inputs": max_inputs, "listed": listed, **{k: v for k, v in given.items() if v is not None},
-        },
-        {"vocab": [encode_value(t) for t in tokens], "max_seq_len": n, "lengths": lengths, "count": result["inputs"]},
+        *_params_and_inputs(tokens, n, lengths, causal, max_inputs, listed, given, result["inputs"]),
         {"program": record, "model": mj, "model_sha256": model_sha256(mj), "output": next(iter(model.outputs)), **({} if tables is record.get("program") else {"tables": tables})},
         outputs,
         {"semantics": "tracr's causal evaluation (every selector masked to the keys k <= q)" if causal else "RASP evaluation"},
@@ -327,18 +298,14 @@ def _tables(graph: Any, tokens: list[Any], n: int, lengths: str, causal: bool) -
     compiler applies it to while compiling the program so (its value sets), as a tracr program's calls are."""
     from attncert.constructions import rasp
     from attncert.constructions.compiler import NotCompilable, compile_graph
-    from attncert.constructions.tracr.program import ProgramError, from_graph, program_to_json, to_rasp
+    from attncert.constructions.tracr.certify import recorded
+    from attncert.constructions.tracr.program import ProgramError, from_graph, program_to_json, record_calls, to_rasp
     from attncert.proofs.checkers.every_input import Unsupported
 
     try:
-        prog = from_graph(graph)
-        for node in prog.nodes:
-            if node.fn is not None:
-                node.fn = _recording(node)
+        prog = record_calls(from_graph(graph))
         compile_graph(rasp.to_graph(to_rasp(prog)), n, "categorical", tokens, check=False, lengths=lengths, causal=causal)
-        for node in prog.nodes:
-            node.fn = None
-        return program_to_json(prog)
+        return program_to_json(recorded(prog))
     except (ProgramError, NotCompilable) as e:
         raise Unsupported(f"its functions cannot be tabulated on finite value sets: {e}") from None
 
@@ -351,7 +318,7 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
         raise ParseError("the certificate lacks the recorded program")
     tokens = parse_vocab(kw["vocab"])
     if kw["method"] != "compositional":
-        _refuse_count(input_count(len(tokens), kw["max_seq_len"], kw["lengths"]), kw["max_inputs"])
+        refuse_input_count(input_count(len(tokens), kw["max_seq_len"], kw["lengths"]), kw["max_inputs"])
     src = _from_record(cons.get("program"), kw)
     given = {k: kw.get(k) for k in ("file", "expr", "program")} | {"method": _method(kw["method"])}
     return _certify(src, tokens, kw["max_seq_len"], kw["lengths"], bool(kw["causal"]), kw["max_inputs"], kw["listed"], **given)

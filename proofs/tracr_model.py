@@ -34,7 +34,7 @@ from attncert.proofs.checkers.tracr_model import check_tracr_model, model_sha256
 from attncert.proofs.params import nonnegative_int, positive_int
 from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, flag, register
-from attncert.proofs.user_programs import call_program, parse_vocab, program_spec
+from attncert.proofs.user_programs import call_program, parse_vocab, program_spec, refuse_input_count
 
 NAME = "tracr_model"
 STATEMENT = (
@@ -80,12 +80,12 @@ def prove(
     precision: int, max_inputs: int, listed: int, program: str = PROGRAM,
 ) -> dict[str, Any]:
     """Compile FUNCTION() with tracr at these settings and certify the model tracr produced."""
-    from attncert.constructions.tracr.certify import input_count
+    from attncert.constructions.tracr.program import input_count
 
     tokens = parse_vocab(vocab)
     if bos in tokens:
         raise ParseError(f"the vocabulary holds the BOS token {bos!r:.40}")
-    _refuse_count(input_count(len(tokens), max_seq_len), max_inputs)
+    refuse_input_count(input_count(len(tokens), max_seq_len), max_inputs)
     program_spec(program)  # one line for a malformed MODULE:FUNCTION before importing tracr
     compiling = tracr_compiler()
     rasp_program = call_program(program)
@@ -106,9 +106,9 @@ def certify_tracr(
     (MODULE:FUNCTION on the command line), recorded in ``side_notes`` with tracr's version (informational:
     the program itself is recorded by its tables). Bad input (a vocabulary holding BOS or a token the model has no row for, a length over the model's, a residual space without the program's output, too many
     inputs) raises ParseError in one line."""
-    from attncert.constructions.tracr.certify import input_count, relabel
+    from attncert.constructions.tracr.certify import relabel
     from attncert.constructions.tracr.model import read_assembled
-    from attncert.constructions.tracr.program import from_tracr
+    from attncert.constructions.tracr.program import from_tracr, input_count
     from attncert.exact.rationals import parse_rational
 
     prog = from_tracr(program)
@@ -116,19 +116,14 @@ def certify_tracr(
     relabel(prog, model)
     tokens = list(model.vocab() if vocab is None else vocab)
     n = model.max_seq_len if max_seq_len is None else max_seq_len
-    _refuse_count(input_count(len(tokens), n), max_inputs)
+    refuse_input_count(input_count(len(tokens), n), max_inputs)
     return _certify(model, prog, tokens, n, source, parse_rational(tolerance), precision, max_inputs, listed)
-
-
-def _refuse_count(count: int, max_inputs: int) -> None:
-    if count > max_inputs:
-        raise ParseError(f"{count:,} input sequences, over the limit of {max_inputs:,} (raise it with --max-inputs)")
 
 
 def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol: Any, prec: int, max_inputs: int, listed: int) -> dict[str, Any]:
     from attncert.constructions.tracr import certify as C
     from attncert.constructions.tracr.model import model_to_json
-    from attncert.constructions.tracr.program import inputs, key, program_to_json
+    from attncert.constructions.tracr.program import input_count, inputs, intern, program_to_json
     from attncert.constructions.tracr.program import value_json as encode_value
 
     from attncert.proofs.progress import bar
@@ -141,7 +136,7 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
     counts = {"correct": 0, "counterexample": 0, "undecided": 0, "undefined": 0}
     decided_at: dict[int, int] = {}
     worst = None
-    total = C.input_count(len(tokens), n)
+    total = input_count(len(tokens), n)
     with bar(total, "inputs") as progress:
         for length, xs in inputs(tokens, n):
             outs = C.tabulated(prog, xs, model.causal)
@@ -151,7 +146,7 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
                 counts[v.status] += 1
                 if v.status != "undefined":
                     decided_at[v.precision] = decided_at.get(v.precision, 0) + 1
-                    row.append([_index(exact_values, values_json, key(u), u, encode_value) for u in out])
+                    row.append([intern(exact_values, values_json, u) for u in out])
                 else:
                     row.append(None)
                 if v.status == "correct" and v.error is not None and (worst is None or v.error > worst):
@@ -225,14 +220,6 @@ def _size(model: Any) -> dict[str, Any]:
     return {"layers": len(model.layers), "heads": heads, "mlp_hidden": hidden, "width": model.width, "key_size": k}
 
 
-def _index(seen: dict[Any, int], values: list[Any], k: Any, v: Any, encode: Callable[[Any], Any]) -> int:
-    i = seen.get(k)
-    if i is None:
-        i = seen[k] = len(values)
-        values.append(encode(v))
-    return i
-
-
 def _refuse_inputs(model: Any, tokens: list[Any], n: int) -> None:
     from attncert.constructions.tracr.program import key
 
@@ -289,7 +276,7 @@ def _decoded(d: Any, ball_json: Callable[[Any], Any], encode: Callable[[Any], An
 def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     """The document again from the recorded model, program and inputs: no tracr, no user code."""
     from attncert.constructions.tracr.model import model_from_json
-    from attncert.constructions.tracr.program import program_from_json
+    from attncert.constructions.tracr.program import input_count, program_from_json
     from attncert.constructions.tracr.program import value_from_json as decode_value
 
     kw = recorded_params(CLAIM, doc, optional=("program",))  # the program is recorded by its tables; where it came from is a side note
@@ -299,12 +286,8 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     model = model_from_json(cons.get("model"))
     prog = program_from_json(cons.get("program"))
     tokens = [decode_value(t) for t in given["vocab"]]
-    _refuse_count(_count(len(tokens), kw["max_seq_len"]), kw["max_inputs"])
+    refuse_input_count(input_count(len(tokens), kw["max_seq_len"]), kw["max_inputs"])
     return _certify(model, prog, tokens, kw["max_seq_len"], "", kw["tolerance"], kw["precision"], kw["max_inputs"], kw["listed"])
-
-
-def _count(v: int, n: int) -> int:
-    return sum(v**k for k in range(1, n + 1))
 
 
 def summary(doc: dict[str, Any]) -> str | None:
@@ -344,9 +327,10 @@ def _shown(values: list[Any]) -> str:
 def cost(vocab: str, max_seq_len: int, precision: int, **_: Any) -> Any:
     """Every input of every length up to N, N + 1 positions each (BOS first), balls up to 4 times the
     precision; about 10 s of tracr's own compile and JAX import, then the forward passes."""
+    from attncert.constructions.tracr.program import input_count
     from attncert.proofs.cost import Cost
 
-    count = _count(len(parse_vocab(vocab)), max_seq_len)
+    count = input_count(len(parse_vocab(vocab)), max_seq_len)
     n = max_seq_len + 1
     return Cost(positions=n, pairs=n * n, evaluations=count, precision=4 * precision, seconds=10 + 1e-4 * count * n, memory=(1 << 28) + 256 * count * n)
 

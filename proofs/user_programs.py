@@ -39,6 +39,12 @@ def parse_vocab(s: str) -> list[Any]:
     return vocab
 
 
+def refuse_input_count(count: int, max_inputs: int) -> None:
+    """One line, before the work, when the exhaustive input set is over --max-inputs."""
+    if count > max_inputs:
+        raise ParseError(f"{count:,} input sequences, over the limit of {max_inputs:,} (raise it with --max-inputs)")
+
+
 def program_spec(spec: str) -> tuple[str, str]:
     """MODULE:FUNCTION -> (MODULE, FUNCTION), or one line."""
     module, sep, function = str(spec).rpartition(":")

@@ -309,8 +309,3 @@ def _deviation(x: arb, target: fmpq) -> tuple[fmpq, fmpq]:
     lo, hi = endpoints(x)
     upper = max(abs(lo - target), abs(hi - target))
     return (fmpq(0) if lo <= target <= hi else min(abs(lo - target), abs(hi - target))), upper
-
-
-def input_count(vocab_size: int, max_seq_len: int) -> int:
-    """sum_{n=1..N} V^n."""
-    return sum(vocab_size**n for n in range(1, max_seq_len + 1))

@@ -238,6 +238,42 @@ def inputs(vocab: Sequence[Any], max_seq_len: int) -> Iterator[tuple[int, list[t
         yield n, list(itertools.product(vocab, repeat=n))
 
 
+def input_count(vocab_size: int, max_seq_len: int, every: bool = True) -> int:
+    """How many sequences the exhaustive input set holds: sum_{n=1..N} V^n over every length (the
+    sequences :func:`inputs` gives), or V^N at length N alone."""
+    return sum(vocab_size**n for n in range(1, max_seq_len + 1)) if every else vocab_size**max_seq_len
+
+
+def intern(seen: dict[Any, int], values: list[Any], v: Any) -> int:
+    """The index of the RASP value ``v`` in a recorded list of values (``values``, JSON), its JSON
+    appended at first sight; ``seen`` maps each value's :func:`key` to its index."""
+    k = key(v)
+    i = seen.get(k)
+    if i is None:
+        i = seen[k] = len(values)
+        values.append(value_json(v))
+    return i
+
+
+def record_calls(prog: Program) -> Program:
+    """Every callable of the program wrapped so that each call it receives adds (arguments, value) to
+    its node's table: the tables of a proof are then every call the proof made (the compiler's value
+    sets included, which no input need reach). :func:`.certify.recorded` drops the callables after."""
+    for n in prog.nodes:
+        if n.fn is None:
+            continue
+        f, table = n.fn, n.table if n.table is not None else {}
+        n.table = table
+
+        def call(*args: Any, f: Callable[..., Any] = f, table: dict[Any, Any] = table) -> Any:
+            v = f(*args)
+            table[tuple(key(a) for a in args)] = v
+            return v
+
+        n.fn = call
+    return prog
+
+
 def tabulate(prog: Program, traces: Sequence[dict[str, Any]]) -> None:
     """Add to the table of every node with a callable from traced evaluations (label -> the node's values
     on one input): each callable is called once on each argument tuple some position presents."""
