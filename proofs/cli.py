@@ -505,10 +505,7 @@ def _compile_user_program(args: argparse.Namespace) -> tuple[str, Any]:
 
     if args.of is not None:
         raise ParseError(f"give a construction ({args.of}) or a program of your own (--file/--program), not both")
-    if args.file is not None and args.program is not None:
-        raise ParseError("give --file F.rasp or --program MODULE:FUNCTION, not both")
-    if args.expr is not None and args.file is None:
-        raise ParseError("--expr names a SOp of a --file program")
+    user_programs.check_sources(args.file, args.expr, args.program)
     if args.sizes or any(k.startswith(_SIZE) and v is not None for k, v in vars(args).items()):
         raise ParseError("--sizes is for a construction; a program of your own takes --vocab and --max-seq-len")
     if args.vocab is None or args.max_seq_len is None:

@@ -47,7 +47,7 @@ from attncert.proofs.checkers.compiled_program import check_compiled_program, mo
 from attncert.proofs.params import nonnegative_int, positive_int
 from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, flag, register
-from attncert.proofs.user_programs import attncert_program, call_program, parse_vocab, refuse_input_count
+from attncert.proofs.user_programs import attncert_program, call_program, check_sources, file_program, parse_vocab, refuse_input_count
 
 NAME = "compiled_program"
 STATEMENT = (
@@ -83,13 +83,11 @@ class Source:
 
 def _from_file(file: str, expr: str | None, files: Any, source: str | None = None) -> Source:
     from attncert.constructions import rasp
-    from attncert.constructions.rasp.language import session
     from attncert.constructions.rasp.language.sources import portable_name, read_source
 
     name = portable_name(file)
     text = read_source(name) if source is None else source
-    value = session.program_value(text, name, expr, files=files, expr_option="--expr")
-    graph = rasp.to_graph(attncert_program(value, f"{name}: {expr or 'its last statement'}"))
+    graph = rasp.to_graph(file_program(name, expr, text, files))
     loaded = [{"name": n, "text": t} for n, t in files.served.items()]
     return Source(graph, lambda: {"kind": "rasp", "file": name, "source": text, "expr": expr, "loaded": loaded})
 
@@ -171,10 +169,7 @@ def prove(
     """Compile the user's program and check the model on every input (module docstring)."""
     from attncert.constructions.rasp.language.sources import DiskFiles
 
-    if file is not None and program is not None:
-        raise ParseError("give --file F.rasp or --program MODULE:FUNCTION, not both")
-    if expr is not None and file is None:
-        raise ParseError("--expr names a SOp of a --file program")
+    check_sources(file, expr, program)
     tokens = parse_vocab(vocab)
     if method != "compositional":
         refuse_input_count(input_count(len(tokens), max_seq_len, lengths), max_inputs)

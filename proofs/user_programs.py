@@ -99,13 +99,24 @@ def attncert_program(program: Any, where: str) -> Any:
     raise ParseError(f"{where} gives a {type(program).__name__}, not a RASP SOp (attncert's or tracr's)")
 
 
-def file_program(path: str, expr: str | None) -> Any:
-    """The SOp NAME (default: the last statement) of a RASP-language file, run by attncert's interpreter."""
+def file_program(path: str, expr: str | None, text: str | None = None, files: Any = None) -> Any:
+    """The SOp ``expr`` (default: the last statement) of a RASP-language program, run by attncert's
+    interpreter under the file's portable name: the file's text (read from the disk, or ``text`` as
+    recorded), its loads served by ``files`` (default: the disk)."""
     from attncert.constructions.rasp.language import session
-    from attncert.constructions.rasp.language.sources import read_source
+    from attncert.constructions.rasp.language.sources import portable_name, read_source
 
-    value = session.program_value(read_source(path), path, expr, expr_option="--expr")
-    return attncert_program(value, f"{path}: {expr or 'its last statement'}")
+    name = portable_name(path)
+    value = session.program_value(read_source(name) if text is None else text, name, expr, files=files, expr_option="--expr")
+    return attncert_program(value, f"{name}: {expr or 'its last statement'}")
+
+
+def check_sources(file: str | None, expr: str | None, program: str | None) -> None:
+    """One line for a program given twice (--file and --program) or an --expr without --file."""
+    if file is not None and program is not None:
+        raise ParseError("give --file F.rasp or --program MODULE:FUNCTION, not both")
+    if expr is not None and file is None:
+        raise ParseError("--expr names a SOp of a --file program")
 
 
 def compile_program(sop: Any, vocab: list[Any], max_seq_len: int, lengths: str = "fixed", causal: bool = False) -> Any:
