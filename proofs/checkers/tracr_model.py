@@ -305,10 +305,10 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
                 for i, r in zip(block, sums):
                     out[i] += [u / r[-1] for u in r[:-1]]
         # out's columns, in the order the heads were visited: each head's value columns, which are vc in order
-        x = _added(x, _affine(out, layer["linear"], _reached(layer["linear"]), at_v), _reached(layer["linear"]))
-        hc = _reached(layer["linear_1"])
+        wo, hc, w2 = _reached(layer["linear"]), _reached(layer["linear_1"]), _reached(layer["linear_2"])
+        x = _added(x, _affine(out, layer["linear"], wo, at_v), wo)
         hidden = [[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"], hc)]
-        x = _added(x, _affine(hidden, layer["linear_2"], _reached(layer["linear_2"]), {j: n for n, j in enumerate(hc)}), _reached(layer["linear_2"]))
+        x = _added(x, _affine(hidden, layer["linear_2"], w2, {j: n for n, j in enumerate(hc)}), w2)
     return [x[b * T : (b + 1) * T] for b in range(B)]
 
 
