@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,9 @@ def test_a_tracr_program_is_recorded_by_tables_and_verifies(tmp_path, monkeypatc
     for xs, out in zip(itertools.product("abc", repeat=3), doc["reference"]["rasp"]["outputs"][0]):
         assert [values[i] for i in out] == list(reversed(xs))
     assert status(doc) == OK
+    # verify needs neither tracr nor JAX: the tables are the program
+    cert = tmp_path / "tables.json"
+    cert.write_bytes(canonical_json(seal(doc)))
+    blocked = "import sys\nfor m in ('tracr', 'jax', 'haiku'): sys.modules[m] = None\nfrom attncert.proofs.cli import main\nsys.exit(main(['verify', sys.argv[1]]))"
+    r = subprocess.run([sys.executable, "-c", blocked, str(cert)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("OK "), r.stdout + r.stderr
