@@ -324,6 +324,11 @@ def summary(doc: dict[str, Any]) -> str | None:
     if doc["params"].get("method") == "compositional":
         lengths = res["lengths"]
         span = f"{lengths[0]}..{lengths[-1]}" if len(lengths) > 1 else f"{lengths[0]}"
+        if res["holds"] and res["may_be_undefined"]:
+            return (
+                f"proven compositionally on the inputs of lengths {span} where RASP's evaluation is defined, not shown to be "
+                f"all {res['inputs']:,}: {res['may_be_undefined'][0]}"
+            )
         if res["holds"]:
             return f"proven compositionally for all {res['inputs']:,} inputs of lengths {span}"
         return f"the compositional proof fails: {res['problems'][0] if res['problems'] else 'see result'}"

@@ -247,12 +247,38 @@ def _scores(g: nx.MultiDiGraph, sel: int, c: _Columns, tie: bool = False) -> tup
         delta = fmpq(0) if tie else _gap(kv, qv) ** 2 / 2
         return ((q, k, fmpq(2)), (one, kk, fmpq(-1)), (qq, b, fmpq(1)), (one, b, -delta), (b, b, delta + 1))
     qk = [(one, b, 1 - half), (b, b, fmpq(2))]
-    query_values = c.info[queries].finite()
-    for u in c.info[keys].finite():
+    key_values, query_values = (_with_none(c.info[u]) for u in (keys, queries))
+    for u in key_values:
         for w in query_values:
-            if u is not None and w is not None and pred(u, w):
+            if u is None or w is None:
+                _refuse_selecting_none(d, pred, u, w)
+            elif pred(u, w):
                 qk.append((c.indicator(queries, w), c.indicator(keys, u), fmpq(1)))
     return tuple(qk)
+
+
+def _with_none(info: NodeInfo) -> list[Any]:
+    """A key's or query's values with indicator columns, then None if the SOp may hold it (all its columns 0)."""
+    return [x for x in info.finite() if x is not None] + ([None] if info.none else [])
+
+
+def _refuse_selecting_none(d: dict[str, Any], pred: Any, u: Any, w: Any) -> None:
+    """The one-hot scores above read a key or query holding None as all 0: such a key is never selected
+    and such a query selects BOS alone. That is RASP's selection only where the predicate does not select
+    the pair; where RASP's evaluation raises on it (a Comparison), no input presenting it is in the domain.
+    A callable predicate is called on None, as RASP calls it, and the node is refused where it selects."""
+    if getattr(pred, "name", None) is not None:
+        return  # a Comparison raises on None: the input is outside the program's domain
+    try:
+        picked = bool(pred(u, w))
+    except Exception:  # the predicate fails there, and so does RASP's evaluation on any input presenting the pair
+        return
+    if picked:
+        raise NotCompilable(
+            d["label"],
+            f"a predicate that selects a {'key' if u is None else 'query'} holding None (predicate({u!r:.20}, {w!r:.20}) is true)",
+            "None has all-0 one-hot columns, which this head's scores cannot select; RASP's evaluation selects it",
+        )
 
 
 def _numeric_default(g: nx.MultiDiGraph, v: int) -> Any:

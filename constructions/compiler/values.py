@@ -76,6 +76,9 @@ class NodeInfo:
     values: list[Any] | None = None  # exact values at positions 0..N-1 (static SOps)
     categories: tuple[Any, ...] | None = None  # the finite value set of a categorical dynamic SOp (one-hot)
     numbers: tuple[fmpq, ...] | None = None  # a finite superset of a numerical dynamic SOp's values, ascending
+    #: whether the SOp may hold None (RASP's "no value") at some position: a static value, an Aggregate's default
+    #: where a query may select nothing, a map whose function gives None or fails, and what None passes through
+    none: bool = False
 
     def finite(self) -> tuple[Any, ...] | None:
         """The values this SOp can take, when there are finitely many known ones that have indicator
@@ -143,7 +146,7 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
                 raise NotCompilable(label, "a data-dependent selection of numerical values", "keys and queries must be static or categorical")
             info[v] = NodeInfo(label, op, v not in dynamic, 0)
         elif v not in dynamic:
-            info[v] = NodeInfo(label, op, True, 1, values[v])
+            info[v] = NodeInfo(label, op, True, 1, values[v], none=None in values[v])
         elif op == "tokens":
             cats = symbols(vocab) if tokens == "categorical" else None
             info[v] = NodeInfo(label, op, False, len(cats) if cats else TOKEN_WIDTH[tokens], categories=cats)
@@ -152,13 +155,14 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
             default = decode_params(op, d.get("params", {}))["default"]
             widths = set(int(w) for w in selections[sel].widths()) if sel in selections else set(range(length + 1))
             cats = info[vals].categories
+            none = info[vals].none or (default is None and 0 in widths)
             if numeric_mean_of_one_hot(d, cats):
                 # RASP averages the numbers (booleans as 0 and 1), so the head outputs one number, not one-hot columns
                 if not all(_is_number(x) for x in cats):
                     raise NotCompilable(label, "a numerical Aggregate of a SOp whose values mix numbers and symbols", f"its value set is {list(cats)!r:.60}")
                 _numeric_default_needed(g, v, sel, selections, default)
                 # a key whose value is None has all-0 columns, which the head reads as 0
-                info[v] = NodeInfo(label, op, False, 1, numbers=mean_values(cats + (0,), widths, default))
+                info[v] = NodeInfo(label, op, False, 1, numbers=mean_values(cats + (0,), widths, default), none=none)
                 continue
             if cats is None:
                 _numeric_default_needed(g, v, sel, selections, default)
@@ -166,18 +170,22 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
                 raise NotCompilable(label, f"a categorical Aggregate with default {default!r}", "a query that selects nothing reads BOS, whose columns hold None (all 0) or a number, not a symbol")
             known = info[vals].known() if cats is None else None
             numbers = mean_values(known, widths, default) if known is not None and all(_is_number(x) for x in known) else None
-            info[v] = NodeInfo(label, op, False, info[vals].width, categories=cats, numbers=numbers)
+            info[v] = NodeInfo(label, op, False, info[vals].width, categories=cats, numbers=numbers, none=none)
         elif op in ("map", "sequence_map"):
             args = arguments(g, v)
             known = [info[u].known() for u in args]
+            through = any(info[u].none for u in args)  # None passes through a map without a call
             if d.get("encoding") == "categorical" and any(info[u].categories is not None or info[u].numbers is not None for u in args):
                 if any(f is None for f in known):
                     raise NotCompilable(label, "a categorical map of a numerical value", "its value set is not finite")
-                cats = tuple(sorted({x for x in tabulate(d, op, known).values() if x is not None}, key=repr))
-                info[v] = NodeInfo(label, op, False, len(cats), categories=cats)
+                table = list(tabulate(d, op, known).values())
+                cats = tuple(sorted({x for x in table if x is not None}, key=repr))
+                info[v] = NodeInfo(label, op, False, len(cats), categories=cats, none=through or None in table)
             else:
                 pack = "callable" not in d and decode_params(op, d.get("params", {}))["fn"].name == "pack"
-                info[v] = NodeInfo(label, op, False, 2 if pack else 1, numbers=None if pack else table_values(d, op, known))
+                table = None if pack else _small_table(d, op, known)
+                # without a table nothing bounds where the function fails: it may give None
+                info[v] = NodeInfo(label, op, False, 2 if pack else 1, numbers=None if table is None else table_values(table), none=through or table is None or None in table)
         elif op == "selector_width":  # of a data-dependent selection (a static one is static)
             if g.nodes[arguments(g, v)[0]]["op"] != "select":
                 raise NotCompilable(label, "selector_width of a combined selector", "only Select compiles")
@@ -234,13 +242,18 @@ def mean_values(values: tuple[Any, ...], widths: set[int], default: Any) -> tupl
     return tuple(sorted(out)) if len(out) <= MAX_VALUES else None
 
 
-def table_values(d: dict[str, Any], op: str, known: list[tuple[Any, ...] | None]) -> tuple[fmpq, ...] | None:
-    """The numbers a numerical map takes on its arguments' finite value sets, with 0 where the function
-    fails (RASP's None, which its compiled table gives as 0); None if a set is unknown, the table is
-    larger than MAX_VALUES, or a value is not a number."""
+def _small_table(d: dict[str, Any], op: str, known: list[tuple[Any, ...] | None]) -> list[Any] | None:
+    """The values of a map's table on its arguments' finite value sets (:func:`tabulate`); None if a set is
+    unknown or the table is larger than MAX_VALUES."""
     if any(k is None for k in known) or not known or math.prod(len(k) for k in known) > MAX_VALUES:
         return None
-    values = {0 if x is None else x for x in tabulate(d, op, known).values()}
+    return list(tabulate(d, op, known).values())
+
+
+def table_values(table: list[Any]) -> tuple[fmpq, ...] | None:
+    """The numbers a numerical map takes, from the values of its table (:func:`_small_table`), with 0 where
+    the function fails (RASP's None, which its compiled table gives as 0); None if a value is not a number."""
+    values = {0 if x is None else x for x in table}
     if not all(_is_number(x) for x in values):
         return None
     return tuple(sorted({_as_number(x) for x in values}))

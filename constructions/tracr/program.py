@@ -287,8 +287,8 @@ def tabulate(prog: Program, traces: Sequence[dict[str, Any]]) -> None:
             else:
                 pairs = zip(*(tr[u] for u in n.args))
             for args in pairs:
-                if any(v is None for v in args):
-                    continue  # None passes through maps without a call (tracr's rule and attncert's)
+                if n.op != "select" and any(v is None for v in args):
+                    continue  # None passes through maps without a call (tracr's rule and attncert's); a predicate is called on it
                 k = tuple(key(v) for v in args)
                 if k not in table:
                     table[k] = n.fn(*args)

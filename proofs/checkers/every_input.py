@@ -10,6 +10,14 @@ model of every length, n = N for a fixed one). For every input sequence over V o
 on which the RASP evaluation of the program (tracr's causal semantics for a causal model) is
 defined, the model's output at every position decodes to the program's output there.
 
+**The domain.** RASP's evaluation is undefined (it raises) on an input where a Comparison other
+than TRUE and FALSE meets None, or a mean of values that are not all numbers meets two different
+ones. The proof also decides, on the value sets, whether either can happen, and records where
+(``result.may_be_undefined``): empty, the statement covers every input of the lengths in L; not
+empty, only those on which the evaluation is defined, and the certificate says so. None is not
+outside the domain of everything: TRUE, FALSE and a callable predicate (tabulated, None included
+where a key or query can hold it) are evaluated on it, and so is every pair they decide.
+
 **The invariant.** Let an *owner* be a dynamic SOp (tokens, and every SOp with a path from them or
 computed by the network) or the auxiliary column a SelectorWidth's head writes, 1/(w + 1). After
 every sublayer, for every input and every token position p, the residual row is
@@ -32,8 +40,10 @@ input. It is sound, not complete: unreachable combinations are checked too.
 * **A head** computing Aggregate(Select(K, Q, pred), W) or SelectorWidth(Select(K, Q, pred)). For
   every query configuration q (p_q and the owners W_QK reads on the query side, and Q), with
   beta = s(q, BOS) and s(q, k) over the key configurations k (p_k <= p_q for a causal model):
-  the selected keys (pred(K(k), Q(q)) true; pairs with None in K or Q are outside the RASP domain)
-  all score one value m; beta < m (a SelectorWidth: beta = m); every unselected key scores below
+  the selected keys (pred(K(k), Q(q)) true, None a value like any other: a callable predicate's
+  table must hold every pair the configurations present, None included, or the proof is refused;
+  only a Comparison other than TRUE and FALSE on None, where RASP raises, leaves a pair outside the
+  domain) all score one value m; beta < m (a SelectorWidth: beta = m); every unselected key scores below
   beta. Then at every input the keys of maximal score are exactly the selected live keys, or BOS
   alone when none is selected (a SelectorWidth: the selected keys and BOS). The BOS query scores
   BOS above every key configuration, so BOS attends to itself alone and b stays one vector. The
@@ -53,8 +63,11 @@ input. It is sound, not complete: unreachable combinations are checked too.
   strings). If K determines the position (``indices``), a query selects one key at most; so it does
   under a causal mask for Select(K, indices, EQ) with K = SelectorWidth(Select(X, X, pred)), pred(x, x)
   false on X's values: K counts earlier keys only, K_k <= k, and a query t selects keys k <= t with
-  K_k = t, so k = t.
-  Otherwise it refuses. A SelectorWidth's
+  K_k = t, so k = t. A static selection (keys and queries functions of the position) that selects one
+  key at most for every query position 1..N, whatever its predicate, is accepted too (a static value is
+  the same at every length). Otherwise it refuses. Where the values are not all numbers, RASP's mean is
+  a value only when the selected values are equal: without one of these arguments the input may be
+  outside the domain, and the proof records so. A SelectorWidth's
   head reads the same vector u from every key, and its output is (W_OV^T b + w u) / (w + 1), a
   function of the width w alone: the auxiliary owner's encoding.
 * **An MLP** computing maps f (and decoding SelectorWidths): on every configuration of the owners
@@ -205,14 +218,27 @@ class Program:
         except KeyError:
             raise Unsupported(f"the table of {label!r} has no entry for {args!r:.60}") from None
 
-    def selects(self, label: str, k: Value, q: Value) -> bool:
+    def selects(self, label: str, k: Value, q: Value) -> bool | None:
+        """Whether Select ``label`` selects a key holding k for a query holding q, as RASP's evaluation
+        decides it; None where that evaluation raises (a comparison other than TRUE and FALSE on None),
+        so that no input presenting the pair is in the program's domain.
+
+        None is a value like any other to a callable predicate, which RASP calls on it (maps pass None
+        through without a call; a predicate does not): its table must hold the pair, or the proof is
+        refused. TRUE and FALSE select every key, or none, whatever the values (attncert's evaluator)."""
         n = self.nodes[label]
         if n["predicate"] is not None:
+            if n["predicate"] in ("TRUE", "FALSE"):
+                return n["predicate"] == "TRUE"
+            if k == NONE or q == NONE:
+                return None
             try:
                 return bool(_COMPARE[n["predicate"]](_plain(k), _plain(q)))
             except TypeError:
                 raise Unsupported(f"{label!r}: {n['predicate']} does not compare {k!r:.30} with {q!r:.30}") from None
-        got = self.apply(label, (k, q))
+        got = self.tables[label].get((k, q))
+        if got is None:
+            raise Unsupported(f"the table of {label!r} has no entry for {(k, q)!r:.60}, which the proof needs")
         if got[0] != "b":
             raise Unsupported(f"the predicate of {label!r} gives {got!r:.30}, not a boolean")
         return got[1]
@@ -314,6 +340,9 @@ class _Proof:
     def __init__(self, model: _Model, prog: Program):
         self.m, self.prog = model, prog
         self.problems: list[str] = []
+        #: where RASP's evaluation may raise on some input (then outside the statement's domain): empty when
+        #: the proof also shows the program defined on every input of the lengths it serves
+        self.undefined: list[str] = []
         self.steps: list[dict[str, Any]] = []
         self.columns: dict[str, list[int]] = {}  # owner -> its columns (an owner without columns adds nothing)
         self.values: dict[str, list[Value]] = {}  # one-hot owner -> the value of each column
@@ -488,6 +517,9 @@ class _Proof:
             return sum((w * x[a] * y[b] for a, b, w in qk if a in x and b in y), fmpq(0))
 
         bad = []
+        pred = self.prog.nodes[sel]["predicate"]
+        if pred not in (None, "TRUE", "FALSE") and (NONE in self._set(K) or NONE in self._set(Q)):
+            self.undefined.append(f"Select {sel!r} may apply {pred} to None, on which RASP's evaluation raises")
         top = score(self.bos, self.bos)
         if any(score(self.bos, y) >= top for _, _, y in keys):
             bad.append("the BOS query does not attend to BOS alone")
@@ -514,11 +546,15 @@ class _Proof:
             distinct = len({repr(_plain(x)) for x in k_values}) == len(k_values)
             one_value = distinct and (self._determines(K, V) or any(self._determines(K, i) for i in positions))
             one_value = one_value or self.m.causal and Q in positions and self._before_itself(K)
-            if not numeric and len(numbers) > 1 and not (self.prog.nodes[sel]["predicate"] == "EQ" and one_value):
+            one_value = pred == "EQ" and one_value or self._one_key(sel)
+            if not numeric and len(numbers) > 1 and not one_value:
                 raise Unsupported(
                     f"{where}: its selected keys may hold different numbers, which RASP averages and a one-hot move cannot; "
                     "the proof needs Select(K, Q, EQ) with the values determined by K"
                 )
+            if not numeric and len(self._set(V)) > 1 and not one_value:
+                # RASP's mean of values that are not all numbers is defined only where they are equal
+                self.undefined.append(f"Aggregate {label!r} may select keys holding different values, whose mean RASP's evaluation does not define")
             for (p, vals, _), r in zip(keys, reads):
                 v = self.arg(V, p, vals)
                 if r != self.enc(label, v if not numeric else ("q", int(number(v).p), int(number(v).q))):
@@ -536,11 +572,11 @@ class _Proof:
             for p_k, kv, y in keys:
                 if self.m.causal and p_k > p_q:
                     continue
-                kval, qval = self.arg(K, p_k, kv), self.arg(Q, p_q, qv)
-                if kval == NONE or qval == NONE:
-                    continue  # Select on None is outside the RASP evaluation's domain
+                picked = self.prog.selects(sel, self.arg(K, p_k, kv), self.arg(Q, p_q, qv))
+                if picked is None:
+                    continue  # RASP raises on this pair: no input presenting it is in the domain (recorded above)
                 s = score(x, y)
-                (chosen.add(s) if self.prog.selects(sel, kval, qval) else others.append(s))
+                (chosen.add(s) if picked else others.append(s))
             worst = max(others, default=None)
             fine = len(chosen) <= 1 and (worst is None or worst < beta)
             if len(chosen) == 1:
@@ -572,6 +608,19 @@ class _Proof:
                 return self._determines(X, v)
         return False
 
+    def _one_key(self, sel: str) -> bool:
+        """Whether a static selection (keys and queries functions of the position) selects one key at most
+        for every query: decided on every pair of positions 1..N (under a causal mask, keys k <= q), which
+        covers every length, since a static SOp's value at a position is the same at every length."""
+        if sel not in self.prog.static:
+            return False
+        K, Q = self.prog.nodes[sel]["args"]
+        N = self.m.N
+        return all(
+            sum(1 for k in range(1, (q if self.m.causal else N) + 1) if self.prog.selects(sel, self.prog.at(K, k), self.prog.at(Q, q))) <= 1
+            for q in range(1, N + 1)
+        )
+
     def _before_itself(self, a: str) -> bool:
         """Whether SOp a is, under the causal mask, SelectorWidth(Select(X, X, pred)) with pred(x, x) false
         on X's values: at token t it counts keys k <= t other than t, so a <= t. Then Select(a, indices, EQ)
@@ -582,7 +631,8 @@ class _Proof:
         sel = self.prog.nodes[n["args"][0]]
         X = sel["args"][0]
         values = self.sets.get(X)
-        return sel["args"][1] == X and values is not None and not any(self.prog.selects(n["args"][0], x, x) for x in values if x != NONE)
+        # a pair on which RASP raises (None) is in no input of the domain
+        return sel["args"][1] == X and values is not None and not any(self.prog.selects(n["args"][0], x, x) for x in values)
 
     def _separates(self, a: str, k: int) -> bool:
         """Whether map a's table, on the product of its arguments' value sets, gives equal values only for
@@ -659,20 +709,23 @@ def _shown(vals: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v!r:.20}" for k, v in list(vals.items())[:3])
 
 
-def prove_every_input(model: dict[str, Any], program: Any) -> tuple[list[str], list[dict[str, Any]]]:
-    """(problems, steps): the compositional proof of the module docstring for the recorded model and
-    program; no problem means the model computes the program on every input of every length it
-    serves. Unsupported (a ParseError) for a program or model outside the class it covers."""
+def prove_every_input(model: dict[str, Any], program: Any) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """(problems, steps, undefined): the compositional proof of the module docstring for the recorded
+    model and program; no problem means the model computes the program on every input of every length
+    it serves on which RASP's evaluation is defined, which is every such input if ``undefined`` (where
+    the evaluation may raise) is empty. Unsupported (a ParseError) for a program or model outside the
+    class it covers."""
     m = _Model(model)
     proof = _Proof(m, Program(program, m.causal))
     proof.run()
-    return proof.problems, proof.steps
+    return proof.problems, proof.steps, sorted(set(proof.undefined))
 
 
 #: What a compositional ``compiled_program`` certificate states (``result.statement``).
 STATEMENT = (
     "for every input sequence over the vocabulary of every length in result.lengths on which the RASP evaluation of the recorded "
-    "program is defined (tracr's causal semantics for a causal model: every selector masked to the keys k <= q), the compiled "
+    "program is defined (tracr's causal semantics for a causal model: every selector masked to the keys k <= q; every one of the "
+    "result.inputs sequences when result.may_be_undefined is empty, which the proof then shows), the compiled "
     "model's output at every position equals the program's output; proven compositionally (proofs/checkers/every_input.py): every "
     "head's selection on every pair of query and key configurations, every sublayer's output on every configuration of the finite "
     "value sets it reads"
@@ -683,7 +736,7 @@ def result_of(model: dict[str, Any], program: Any, vocab: int) -> tuple[dict[str
     """(outputs, result) of a compositional certificate for the recorded model and program over a
     vocabulary of ``vocab`` tokens: the proof's steps, the lengths served, the inputs they hold."""
     every, _, N = model_mode(model)
-    problems, steps = prove_every_input(model, program)
+    problems, steps, undefined = prove_every_input(model, program)
     lengths = list(range(1, N + 1)) if every else [N]
     outputs = {"proof": {"method": "compositional", "steps": steps}}
     result = {
@@ -693,6 +746,7 @@ def result_of(model: dict[str, Any], program: Any, vocab: int) -> tuple[dict[str
         "statement": STATEMENT,
         "lengths": lengths,
         "inputs": sum(vocab**n for n in lengths),
+        "may_be_undefined": undefined,
         "problems": problems,
     }
     return outputs, result

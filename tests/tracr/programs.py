@@ -96,3 +96,53 @@ def sort_freq() -> Any:
 def shuffle_dyck() -> Any:
     """tracr's make_shuffle_dyck(["()"]): whether the parentheses balance."""
     return _lib().make_shuffle_dyck(["()"])
+
+
+# Issue 30: None in keys and queries. RASP calls a callable predicate on None (a map passes None through
+# without a call; a predicate does not), so a head must select a key holding None where the predicate does.
+
+
+def _shifted() -> Any:
+    """The tokens shifted one place right: None at position 0 (a categorical Aggregate with default None)."""
+    rasp = _rasp()
+    previous = rasp.Select(rasp.indices, rasp.indices, lambda k, q: q == k + 1)
+    return rasp.categorical(rasp.Aggregate(previous, rasp.tokens, default=None))
+
+
+def _none_where_a() -> Any:
+    """None wherever the token is "a", the token elsewhere."""
+    rasp = _rasp()
+    return rasp.categorical(rasp.Map(lambda t: None if t == "a" else t, rasp.tokens))
+
+
+def width_of_none_keys() -> Any:
+    """SelectorWidth(Select(shifted, tokens, k is None)): 1 at every position (the key at position 0 holds None)."""
+    rasp = _rasp()
+    return rasp.numerical(rasp.SelectorWidth(rasp.Select(_shifted(), rasp.tokens, lambda k, q: k is None)))
+
+
+def width_of_everything() -> Any:
+    """SelectorWidth(Select(none_where_a, tokens, lambda: True)): the length, keys holding None included."""
+    rasp = _rasp()
+    return rasp.numerical(rasp.SelectorWidth(rasp.Select(_none_where_a(), rasp.tokens, lambda k, q: True)))
+
+
+def mean_over_everything() -> Any:
+    """The fraction of b among all tokens, selected by lambda: True over keys that hold None where the token is a."""
+    rasp = _rasp()
+    is_b = rasp.numerical(rasp.Map(lambda t: 1 if t == "b" else 0, rasp.tokens))
+    return rasp.numerical(rasp.Aggregate(rasp.Select(_none_where_a(), rasp.tokens, lambda k, q: True), is_b, default=0))
+
+
+def width_of_keys_not_none() -> Any:
+    """SelectorWidth(Select(none_where_a, tokens, k is not None)): how many tokens are not a. The predicate is
+    called on None and is false there, so the compiled head, which never selects a key holding None, is right."""
+    rasp = _rasp()
+    return rasp.numerical(rasp.SelectorWidth(rasp.Select(_none_where_a(), rasp.tokens, lambda k, q: k is not None)))
+
+
+def width_comparing_none() -> Any:
+    """SelectorWidth(Select(shifted, tokens, EQ)): RASP's evaluation raises at every input (position 0's key is
+    None, and a Comparison raises on None), so no input is in the program's domain."""
+    rasp = _rasp()
+    return rasp.numerical(rasp.SelectorWidth(rasp.Select(_shifted(), rasp.tokens, rasp.Comparison.EQ)))
