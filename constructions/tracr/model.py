@@ -13,7 +13,10 @@ Its forward pass (``tracr/transformer/model.py``, ``attention.py``, ``assemble.p
   outputs (weights times x W_V + b_V) concatenated and projected by W_O, b_O, added to x;
 * then the MLP x + relu(x W_1 + b_1) W_2 + b_2;
 * unembedding: the output SOp's columns of the residual; a categorical output decodes to the
-  value of the largest column (argmax), a numerical one is the column's value.
+  value of the largest column (argmax over *every* column of the output space, those labelled
+  ``OUTPUT:VALUE``), a numerical one is the value of the column labelled ``OUTPUT``. The decoder is
+  derived from the labels (:func:`check_decoder`); a record whose classes leave a column of the
+  output space out, or read another, is refused.
 
 Every float32 weight is a dyadic rational m 2^e, read here exactly (:func:`exact_weights`), as
 are s and the mask logit. The record (:func:`model_to_json`) keeps nonzero weights only; the
@@ -30,6 +33,7 @@ import numpy as np
 from flint import fmpq
 
 from attncert.constructions.rasp.values import decode_value, encode_value
+from attncert.constructions.tracr.program import key
 from attncert.exact import ParseError, parse_rational
 from attncert.exact.errors import AttncertError
 from attncert.exact.rationals import rational_from_json, rational_to_json
@@ -123,9 +127,7 @@ class FloatClass:
 def class_json(v: Any) -> Any:
     """A class's value in a certificate: ``{"f": "p/q"}`` for a :class:`FloatClass` (the double's exact
     value), the tagged RASP value otherwise."""
-    from attncert.constructions.tracr.program import value_json
-
-    return {"f": rational_to_json(v.value)} if isinstance(v, FloatClass) else value_json(v)
+    return {"f": rational_to_json(v.value)} if isinstance(v, FloatClass) else encode_value(v)
 
 
 def class_value(v: Any) -> Any:
@@ -206,7 +208,7 @@ def read_assembled(assembled: Any, output: str) -> TracrModel:
             raise ModelError(f"the residual space has no column {output!r} for the program's numerical output")
         classes = [(None, labels.index(output))]
     pos = params["pos_embed"]["embeddings"]
-    return TracrModel(
+    return check_decoder(TracrModel(
         labels=labels,
         token_rows=[(exact_value(t), int(i)) for t, i in sorted(enc.encoding_map.items(), key=lambda kv: kv[1])],
         bos=exact_value(enc.bos_token),
@@ -223,7 +225,34 @@ def read_assembled(assembled: Any, output: str) -> TracrModel:
         output=output,
         categorical=categorical,
         classes=classes,
-    )
+    ))
+
+
+def check_decoder(m: TracrModel) -> TracrModel:
+    """The model if its classes are the decoder tracr's unembedding computes from its residual labels:
+    categorical, one class per column labelled ``OUTPUT:VALUE`` (every one: the argmax reads the whole
+    output space), its value spelled by the label, no value twice; numerical, the one column labelled
+    ``OUTPUT``. ModelError otherwise."""
+    cols = [c for _, c in m.classes]
+    if any(not 0 <= c < m.width for c in cols) or len(set(cols)) != len(cols):
+        raise ModelError("the output classes must read distinct residual columns")
+    if not m.categorical:
+        if len(m.classes) != 1 or m.classes[0][0] is not None or m.labels[cols[0]] != m.output:
+            raise ModelError(f"a numerical output reads the one column labelled {m.output!r:.40}")
+        return m
+    space = {c for c, label in enumerate(m.labels) if label.startswith(m.output + ":")}
+    if set(cols) != space:
+        raise ModelError(f"the decoder reads {len(cols)} of the {len(space)} columns labelled {m.output!r:.40}:VALUE; tracr's argmax reads every one")
+    for v, c in m.classes:
+        if not spells(m.labels[c][len(m.output) + 1 :], v):
+            raise ModelError(f"the output class {v!r:.30} reads column {m.labels[c]!r:.40}, which does not spell it")
+    if len({_class_key(v) for v, _ in m.classes}) != len(m.classes):
+        raise ModelError("two output classes have the same value")
+    return m
+
+
+def _class_key(v: Any) -> Any:
+    return ("f", v.value) if isinstance(v, FloatClass) else key(v)
 
 
 def _column(labels: list[str], sop: str, v: Any) -> int:
@@ -288,7 +317,7 @@ def model_from_json(obj: Any) -> TracrModel:
             return Matrix(int(rows), int(cols), w, b)
 
         out = obj["output"]
-        return TracrModel(
+        return check_decoder(TracrModel(
             labels=[str(s) for s in obj["residual"]],
             token_rows=[(decode_value(t), int(i)) for t, i in obj["tokens"]],
             bos=decode_value(obj["bos"]),
@@ -305,6 +334,8 @@ def model_from_json(obj: Any) -> TracrModel:
             output=str(out["label"]),
             categorical=out["encoding"] == "categorical",
             classes=[(FloatClass(rational_from_json(v["f"])) if isinstance(v, dict) and set(v) == {"f"} else decode_value(v), int(c)) for v, c in out["classes"]],
-        )
+        ))
+    except ModelError as e:
+        raise ParseError(f"the recorded tracr model: {e}") from None
     except (KeyError, TypeError, ValueError) as e:
         raise ParseError(f"malformed tracr model record ({type(e).__name__}: {str(e)[:80]})") from None

@@ -136,6 +136,16 @@ class Model:
             self.classes.append((v, c))
         if len({c for _, c in self.classes}) != len(self.classes):
             raise _Hypothesis("two output classes read the same column")
+        if self.categorical:
+            # tracr decodes by the argmax over its output space: every residual column labelled OUTPUT:VALUE
+            space = {c for c, label in enumerate(self.labels) if label.startswith(self.output + ":")}
+            if space != {c for _, c in self.classes}:
+                raise _Hypothesis(
+                    f"the recorded decoder reads {len(self.classes)} of the {len(space)} columns labelled {self.output!r:.40}:VALUE; "
+                    "tracr's argmax reads every one"
+                )
+            if any(same(u, v) or isinstance(u, _Double) and isinstance(v, _Double) and u.value == v.value for i, (u, _) in enumerate(self.classes) for v, _ in self.classes[:i]):
+                raise _Hypothesis("two output classes have the same value")
 
     def _matrix(self, m: Any, rows: int | None, cols: int) -> tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]:
         if not isinstance(m, dict) or not isinstance(m.get("shape"), list) or len(m["shape"]) != 2:

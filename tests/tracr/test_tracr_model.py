@@ -230,6 +230,42 @@ def test_forgery_of_the_model_record_fails_the_hypotheses(change, match):
     assert status(forged) == FAIL
 
 
+def test_forgery_a_decoder_missing_a_class_whose_column_the_model_writes_fails():
+    """Issue 30: class 0 left out of the recorded decoder while its column OUTPUT:0 stays in the residual, and
+    the last MLP writes a large bias there. Read as recorded, the other classes still decode every length; tracr's
+    argmax reads every OUTPUT:VALUE column and decodes 0 everywhere. The decoder is derived from the labels, so
+    the record is refused by the check and by the rebuild's reader."""
+    forged = doc_of("make_length")
+    m = forged["construction"]["model"]
+    zero = next(c for v, c in m["output"]["classes"] if K.value(v) == 0)
+    assert m["residual"][zero] == m["output"]["label"] + ":0"
+    m["output"]["classes"] = [[v, c] for v, c in m["output"]["classes"] if c != zero]
+    last = m["layers"][-1]["linear_2"]
+    last["b"] = sorted([e for e in last["b"] if e[0] != zero] + [[zero, "1000"]])
+    with_sha(forged)
+    problems = CLAIM.check(forged)
+    assert any("tracr's argmax reads every one" in p for p in problems), problems
+    with pytest.raises(ParseError, match="argmax reads every one"):
+        model_from_json(m)
+    assert status(forged) == FAIL
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda cl: cl.append(copy.deepcopy(cl[0])), "same column"),  # a class twice
+        (lambda cl: cl.__setitem__(0, [{"q": "7"}, cl[0][1]]), "column"),  # a value its column's label does not spell
+        (lambda cl: cl.pop(), "reads every one"),  # the last class deleted
+    ],
+)
+def test_forgery_of_the_decoder_by_structure_fails(change, match):
+    forged = doc_of("make_length")
+    change(forged["construction"]["model"]["output"]["classes"])
+    with_sha(forged)
+    assert any(match in p for p in CLAIM.check(forged)), CLAIM.check(forged)
+    assert status(forged) == FAIL
+
+
 # -- bad input: one line, exit 2 ---------------------------------------------------------------
 
 
