@@ -173,15 +173,16 @@ class Model:
             except (KeyError, TypeError):
                 raise ParseError(f"a token is not a symbol of the vocabulary {list(self.vocab)!r:.60}") from None
             one = domain.one()
-            for c in self.token_columns:
-                cols[c] = [zero] * (N + 1)
-            for p, k in enumerate(ks):
-                if self.token_columns:
-                    cols[self.token_columns[k]][p + 1] = one
-        for k, c in enumerate(self.token_columns if self.tokens != "categorical" else ()):
+            parts = [[zero] + [one if k == j else zero for k in ks] for j in range(len(self.token_columns))]
+        else:
             # a plain number in a pair layout is the pair (number, 1): a data token (token_tag's rule)
-            comp = [t[k] if isinstance(t, tuple) else (t if k == 0 else 1) for t in tokens] if self.tokens == "pair" else list(tokens)
-            cols[c] = [zero] + [domain.native(x) for x in comp]
+            comps = [[t[k] if isinstance(t, tuple) else (t if k == 0 else 1) for t in tokens] if self.tokens == "pair" else list(tokens) for k in range(len(self.token_columns))]
+            parts = [[zero] + [domain.native(x) for x in comp] for comp in comps]
+        with domain.context():  # at the domain's precision: a ball's sum is rounded there
+            for c, part in zip(self.token_columns, parts):
+                cols[c] = [a + b for a, b in zip(cols[c], part)]  # the embedding: the positional row plus the token's components
+        # a column a head scores from its exact positional values: one no token writes (those depend on the input)
+        positional = {c: vals for c, vals in positional.items() if c not in self.token_columns}
         history = [[list(c) for c in cols]] if trace else []
         written = {c for layer in self.layers for h in layer.heads for _, c, _ in h.ov}
         written |= {c for layer in self.layers if layer.mlp for c, _ in layer.mlp.out}

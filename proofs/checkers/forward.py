@@ -86,18 +86,26 @@ def _forward(model: dict[str, Any], tokens: Sequence[Any], domain: Domain, beta:
     kind = model.get("tokens")
     if kind not in ("scalar", "pair", "categorical"):
         raise ParseError("tokens must be scalar, pair or categorical")
+    token_columns = model.get("token_columns")
+    if not isinstance(token_columns, list):
+        raise ParseError('"token_columns" must be a list')
+    token_columns = [_col(c, width) for c in token_columns]
+    if len(set(token_columns)) != len(token_columns):
+        raise ParseError("two token components share a column")
     if kind == "categorical":
         # one-hot: token column k is 1 where the token is the k-th symbol (symbols and tokens in the JSON encoding of values)
         vocab = items(model, "vocab")
-        if len(vocab) != len(model["token_columns"]) and model["token_columns"]:
+        if len(vocab) != len(token_columns) and token_columns:
             raise ParseError("a categorical model has one token column per symbol of its vocabulary")
         if any(t not in vocab for t in tokens):
             raise ParseError("a token is not a symbol of the vocabulary")
-        for k, c in enumerate(model["token_columns"]):
-            x[_col(c, width)] = [zero] + [domain.one() if t == vocab[k] else zero for t in tokens]
+        parts = [[zero] + [domain.one() if t == vocab[k] else zero for t in tokens] for k in range(len(token_columns))]
     else:  # a plain number in a pair layout is the pair (number, 1)
-        for k, c in enumerate(model["token_columns"]):
-            x[_col(c, width)] = [zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or kind == "scalar" else 1)) for t in tokens]
+        parts = [[zero] + [domain.convert(t[k] if isinstance(t, tuple) else (t if k == 0 or kind == "scalar" else 1)) for t in tokens] for k in range(len(token_columns))]
+    for c, part in zip(token_columns, parts):
+        # the embedding is the positional row plus the token's components; a token column's values depend on the input
+        x[c] = [a + b for a, b in zip(x[c], part)]
+        fixed.pop(c, None)
     for layer in model["layers"]:
         adds = [_attend(h, x, fixed, domain, N, beta, causal) for h in layer["heads"]]
         for add in adds:

@@ -6,8 +6,9 @@ to the construction's reference, and the positions after the output block to 0, 
 inputs of its sizes.
 
 **Static selection on the weights.** A head attends to the keys j of maximal score x_i^T W_QK x_j.
-If every column the score form reads is positional (the same rational values for every input) and
-written by no layer (so it keeps those values up to the head's layer), the scores, hence the keys
+If every column the score form reads is positional (the same rational values for every input), no
+token component is added to it (the embedding is the positional row plus the token's components), and it
+is written by no layer (so it keeps those values up to the head's layer), the scores, hence the keys
 each query attends to, are the same for every input. This module derives, from the recorded model
 alone, per head (layer by layer) the columns its scores read, requires each such column to be
 positional and unwritten, and requires the recorded ``static_heads`` to be that list.
@@ -89,6 +90,7 @@ def static_heads(model: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         written = {c for layer in layers for h in layer["heads"] for _, c, _ in h["ov"]}
         written |= {c for layer in layers if layer["mlp"] is not None for c, _ in layer["mlp"]["out"]}
+        written |= set(model.get("token_columns") or [])  # a token's components are added to the positional row there
         out = []
         for k, layer in enumerate(layers):
             for h in layer["heads"]:

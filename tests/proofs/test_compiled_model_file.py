@@ -224,3 +224,32 @@ def test_a_model_for_every_length_is_certified_at_the_layout_length_and_a_causal
         doc = prove_file(path, "transpose", "r=2,c=3")
         assert doc["construction"]["model"]["mode"] == "every_length" and doc["result"]["holds"]
         assert status(doc) == OK
+
+
+def test_a_positional_entry_in_a_token_column_is_added_to_the_token(tmp_path, capsys):
+    """Issue 30: the embedding is the positional row plus the token's components (docs/compiler.md). Both forward
+    passes used to overwrite a token column with the token, dropping a positional entry there, so a file whose
+    positional table writes 5 into the token column at position 1 (under the documented embedding: token 1 read
+    as x + 5) was proven to compute the transpose. Both now add, and the file is found wrong."""
+    from attncert.constructions.compiler.model import model_from_json
+    from attncert.exact import QQ
+    from attncert.proofs.checkers.forward import forward
+
+    path = compile_to(tmp_path, "transpose", "r=2,c=3")
+    model = json.loads(path.read_text())
+    (col,) = model["token_columns"]
+    assert str(col) not in model["positional"]
+    model["positional"][str(col)] = [[1, "5"]]
+    model["summary"] = model_from_json(model).summary()  # the file consistent with its weights, as a forger makes it
+    write_model(path, model)
+    xs = ["1", "2", "3", "4", "5", "6"]
+    embedded = forward({**model, "layers": []}, xs, QQ)[col]
+    assert embedded == [0, 1 + 5, 2, 3, 4, 5, 6]  # positional + token, by the documented formula
+    out = tmp_path / "c.json"
+    assert main(["prove", "compiled", "--of", "transpose", "--sizes", "r=2,c=3", "--model", str(path), "--out", str(out)]) == 1
+    honest = read_certificate(out)
+    assert not honest["result"]["holds"]
+    forged = copy.deepcopy(prove_file(compile_to(tmp_path, "transpose", "r=2,c=3", "good.json"), "transpose", "r=2,c=3"))
+    forged["construction"]["model"] = model
+    forged["construction"]["model_sha256"] = hashlib.sha256(canonical_json(model) + b"\n").hexdigest()
+    assert status(forged) == FAIL
