@@ -537,6 +537,7 @@ class Evaluator:
         self.graph, self.F, self.S = graph, field, oracle
         self._cache = static_cache
         self._static = _position_only(graph)
+        self.start(0)
         self._functions: dict[int, tuple[FunctionSpec, Callable[..., Any]]] = {}
         for v, node in graph.nodes.items():  # every function has a rule before anything is evaluated
             if node.op in ("map", "sequence_map"):
@@ -544,6 +545,11 @@ class Evaluator:
                 if spec.arity != OPS[node.op][0]:
                     raise IdentityFailure(f"node {v}: the function {spec.name!r} takes {spec.arity} argument(s), {node.op} gives {OPS[node.op][0]}")
                 self._functions[v] = spec, spec.bind(field, oracle)
+
+    def start(self, n: int) -> None:
+        """Begin an evaluation at length n: every op reads the length, and the selections' count of pairs
+        (which the limit on pairs bounds) starts at 0. :meth:`values` and :func:`influences` call it."""
+        self.n, self.pairs = n, 0
 
     def run(self, tokens: list[Any], output: str = "output") -> list[Any]:
         """The value of the graph's output ``output`` on the token sequence."""
@@ -577,8 +583,7 @@ class Evaluator:
         for _, args in steps:
             for u in args:
                 uses[u] = uses.get(u, 0) + 1
-        self.n = len(tokens)
-        self.pairs = 0
+        self.start(len(tokens))
         values: dict[int, Any] = {}
         cache = self._cache if self._cache is not None else {}
         plain: set[int] = set()  # nodes whose value is in the cache
@@ -761,15 +766,14 @@ def influences(evaluator: Evaluator, n: int, output: str = "output") -> list[fro
             data.add(v)
     dummy = [fmpq(0)] * n
     patterns: dict[int, Selection] = {}
+    evaluator.start(n)  # the ops below read the length and count their pairs, as in an evaluation
 
     def pattern(v: int) -> Selection:
         if v not in patterns:
             node = graph.nodes[v]
             if node.op == "select" and node.params.get("predicate") in ("TRUE", "FALSE"):
-                evaluator.n = n
                 patterns[v] = evaluator.op_select(node, dummy, [None] * n, [None] * n)
             elif node.op in ("selector_and", "selector_or", "selector_not"):
-                evaluator.n = n
                 patterns[v] = getattr(evaluator, f"op_{node.op}")(node, dummy, *(pattern(u) for u in node.args))
             else:  # a static select or a constant selector: its ancestry reads no tokens
                 patterns[v] = evaluator.values(dummy, [v])[v]
