@@ -25,6 +25,7 @@ docstring); :func:`float_of` rounds an exact rational to the nearest double.
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 
 import numpy as np
@@ -34,6 +35,8 @@ from flint import arb, ctx, fmpq
 U = fmpq(1, 2**53)
 #: The smallest positive normal double, 2^-1022.
 SMALLEST_NORMAL = 2.0**-1022
+#: The largest finite double, (2 - 2^-52) 2^1023, as an exact rational (:func:`float_of` overflows above it).
+LARGEST = fmpq(int(sys.float_info.max))
 #: The largest argument of :func:`exp_neg`: e^-700 (about 1e-304) is still a normal double.
 EXP_MAX = 700.0
 #: :func:`exp_neg` reduces y modulo 2^-GRID_BITS; the Taylor polynomial then has degree EXP_DEGREE.

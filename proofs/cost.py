@@ -273,9 +273,15 @@ def krawczyk_bits(cost_range: fmpq, eps: fmpq, prec: int) -> int:
 
 
 def sinkhorn_cost(n: int, m: int, runs: int, bits: int) -> Cost:
+    """``runs`` certified runs on an n x m plan at up to ``bits`` bits. A cost of 10^400 over eps asks for 10^400
+    bits: precision and memory are capped at CAP, far above the precision ceiling (2^24 bits), so that they print."""
     work = min(n * m, CAP) * max(1.0, min(bits, 10**12) / 128) ** 1.5
     return Cost(
-        evaluations=runs, precision=bits, seconds=SINKHORN_SECONDS * work * runs, memory=64 * n * m * max(bits, 64) + (1 << 20), entries=n * m
+        evaluations=runs,
+        precision=min(bits, CAP),
+        seconds=SINKHORN_SECONDS * work * runs,
+        memory=min(64 * n * m * max(bits, 64) + (1 << 20), CAP),
+        entries=n * m,
     )
 
 

@@ -46,6 +46,7 @@ from flint import fmpq
 
 from attncert.constructions.sinkhorn.logdomain import log_sinkhorn, semidual_newton
 from attncert.constructions.sinkhorn.problem import Problem
+from attncert.exact.roundoff import float_of
 
 #: Projective diameter Delta(K) of the first stage's problem.
 START_DELTA = 40
@@ -94,22 +95,28 @@ def schedule(eps: fmpq, delta: fmpq) -> list[fmpq]:
 
 
 def continuation_start(p: Problem, delta: fmpq) -> FloatStart:
-    """The float start for ``p`` (Delta(K) = ``delta``) by eps-continuation (see the module docstring)."""
-    C = -p.log_kernel_float * float(p.eps)  # the cost in float64
+    """The float start for ``p`` (Delta(K) = ``delta``) by eps-continuation (see the module docstring).
+
+    The floats are in units of the target eps: stage k has t_k = eps_k / eps in [1, Delta / START_DELTA] and
+    log-kernel L / t_k (L = -C/eps), and the predictor extrapolates t y = g / eps, which is linear in t
+    exactly when g is linear in eps_k. So neither eps nor C is formed as a double: either may be far outside
+    float64's range when C / eps is not (eps = 1e-400 with a cost of the same size).
+    """
+    L0 = p.log_kernel_float
     a, b = p.float_marginals()
     stages: list[Stage] = []
-    history: list[tuple[float, np.ndarray]] = []  # (eps_k, g = eps_k y at stage k)
+    history: list[tuple[float, np.ndarray]] = []  # (t_k, t_k y at stage k)
     y: np.ndarray | None = None
     for k, e in enumerate(schedule(p.eps, delta)):
-        ef = float(e)
+        t = float_of(e / p.eps)
         if len(history) >= 2:
-            (e1, g1), (e2, g2) = history[-2:]
-            y = (g2 + (ef - e2) * (g2 - g1) / (e2 - e1)) / ef
+            (t1, h1), (t2, h2) = history[-2:]
+            y = (h2 + (t - t2) * (h2 - h1) / (t2 - t1)) / t
         elif history:
-            y = history[-1][1] / ef
-        L = -C / ef
+            y = history[-1][1] / t
+        L = L0 / t
         s = log_sinkhorn(L, a, b, 1e-12, STAGE_SINKHORN if k else FIRST_SINKHORN, y0=y)
         x, y, steps = semidual_newton(L, a, b, s.y, gtol=SEMIDUAL_GTOL)
         stages.append(Stage(e, s.iterations, steps))
-        history.append((ef, ef * y))
+        history.append((t, t * y))
     return FloatStart(x, y, tuple(stages))

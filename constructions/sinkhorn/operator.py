@@ -58,7 +58,7 @@ from attncert.constructions.sinkhorn.continuation import continuation_start
 from attncert.constructions.sinkhorn.krawczyk import certify_dual
 from attncert.constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
 from attncert.constructions.sinkhorn.precise import PreciseRun, precise
-from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, read_problem
+from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, check_float_masses, check_float_scale, figure, read_problem
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
 from attncert.constructions.sinkhorn.shifted import ArrayRows, ExactCost, ShiftedKernel, UnsupportedKernel, enclosed_kernel, exact_cost, shifted_kernel
 from attncert.constructions.sinkhorn.verified import FloatRun, float_start, float_verified
@@ -66,8 +66,10 @@ from attncert.exact.domains.ball import Ball, BallField
 from attncert.exact.domains.base import Domain
 from attncert.exact.domains.ee import EE
 from attncert.exact.domains.floats import Float
+from attncert.exact.limits import current as current_limits
 from attncert.exact.matrices import Rows
 from attncert.exact.rationals import parse_rational
+from attncert.exact.roundoff import LARGEST, float_of
 
 #: ``method="auto"`` uses the Hilbert bound up to this projective diameter
 #: (then 1/(1 - lambda) <= (e^20 + 1)/2, about 2.4e8) and Krawczyk beyond.
@@ -142,7 +144,9 @@ def sinkhorn(
     ``tol``: Ball -- the certified bound to reach (default 1e-30); EE -- stop early
     once the bound is below it (default: run ``max_iter`` iterations); Float --
     the L1 row residual to reach (default 1e-13). Raises SinkhornInputError on
-    bad input: different totals, non-positive masses, eps <= 0, mismatched shapes.
+    bad input: different totals, non-positive masses, eps <= 0, mismatched shapes, and in Ball and Float
+    a problem outside the float range their float iterations start from (a mass outside float64's normal
+    range; max |C_ij| / eps over 2^53 where the arb paths run: :mod:`constructions.sinkhorn.problem`).
     Float inputs (C, a, b, eps) are read as their exact binary values in Ball and
     Float, and refused in EE (write decimals as strings: "0.1" is exactly 1/10).
     """
@@ -150,6 +154,8 @@ def sinkhorn(
         raise SinkhornInputError(f"max_iter must be a positive integer, got {max_iter!r}")
     if domain is Float:
         p = read_problem(C, a, b, eps, total_rtol=fmpq(1, 10**12), dyadic_floats=True)
+        check_float_masses(p.a, p.b)
+        check_float_scale(p)
         return _float(p, _tol(tol, "Float", dyadic_floats=True), max_iter or MAX_ITER["Float"])
     # Ball reads a float input as its exact binary value (as Ball.convert does); EE refuses floats.
     p = read_problem(C, a, b, eps, dyadic_floats=isinstance(domain, BallField))
@@ -163,15 +169,22 @@ def sinkhorn(
     if isinstance(domain, BallField):
         if method not in BALL_METHODS:
             raise SinkhornInputError(f"unknown method {method!r}: expected {', '.join(BALL_METHODS)}")
+        check_float_masses(p.a, p.b)
         if method in ("auto", "float-verified", "high-precision"):
             r = _shifted(p, method, domain.prec, _tol(tol, "Ball", dyadic_floats=True), max_iter or MAX_ITER["Ball"])
             if r is not None:
                 return r
+        check_float_scale(p)  # the arb paths start from -C/eps and the potentials in float64
         delta = projective_diameter(p)
         if method == "krawczyk" or (method == "auto" and delta > HILBERT_MAX_DELTA):
             return _krawczyk(p, delta, domain.prec, _tol(tol, "Ball", dyadic_floats=True))
         t = _tol(tol, "Ball", dyadic_floats=True)
         prec, limit = hilbert_precision(domain.prec, delta, t, p.n + p.m), max_iter or MAX_ITER["Ball"]
+        if prec > current_limits().max_precision:  # Hilbert's bound at this Delta and tol is out of reach
+            raise SinkhornInputError(
+                f"method 'hilbert' at Delta(K) = {figure(delta)} and tol {t} needs about {prec:,} bits, over the precision "
+                f"limit of {current_limits().max_precision:,} (max_precision); Krawczyk's method ('auto' or 'krawczyk') takes a large Delta"
+            )
         for _ in range(HILBERT_RUNGS):
             r = _hilbert(p, delta, prec, t, limit)
             if r.certified or r.iterations >= limit:
@@ -247,7 +260,7 @@ def exact_array(p: Problem) -> ExactCost | None:
     cost = exact_cost(p.integer_cost)
     if cost is not None:
         return cost
-    if all(int(x.q) & (int(x.q) - 1) == 0 for row in p.C for x in row):
+    if p.scale * p.eps <= LARGEST and all(int(x.q) & (int(x.q) - 1) == 0 for row in p.C for x in row):
         values = np.array([[float(x) for x in row] for row in p.C])
         if np.isfinite(values).all() and all(fmpq(*float(v).as_integer_ratio()) == x for vr, row in zip(values.tolist(), p.C) for v, x in zip(vr, row)):
             return ExactCost(values, None)
@@ -309,7 +322,9 @@ def certified_array(
 ) -> SinkhornResult | None:
     """``method`` (auto, float-verified or high-precision) on a cost given as one array (no rows of rationals are
     formed): the result, or None where "auto" leaves it to the arb paths. a, b > 0 with equal totals and eps > 0
-    (checked by the caller). ``log_u``: a start for the float iterations (:func:`_shifted`)."""
+    (checked by the caller; masses outside float64's normal range are refused here). ``log_u``: a start for the
+    float iterations (:func:`_shifted`)."""
+    check_float_masses(a, b)
     return _shifted(Problem(ArrayRows(cost), a, b, eps), method, prec, tol, MAX_ITER["Ball"], cost, log_u)
 
 
@@ -464,7 +479,11 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
     """Interval Newton at ``prec`` bits; on failure, or a bound above tol, retry at doubled precision.
 
     The Jacobian's condition number can reach about e^{Delta/2}, so precision is
-    doubled up to at least Delta / (2 ln 2) + 128 bits (and at least 4 prec).
+    doubled up to at least Delta / (2 ln 2) + 128 bits (and at least 4 prec), but
+    not past the precision limit in force (``max_precision`` of
+    :mod:`exact.limits`, the limit ``prove`` checks its cost model against): a
+    problem whose ladder would climb further stops there, not certified, instead
+    of running for hours at millions of bits.
     This ladder is a heuristic; the test at each rung is rigorous. Every rung
     starts from the same float eps-continuation point
     (:mod:`constructions.sinkhorn.continuation`). ``iterations`` counts every
@@ -473,10 +492,10 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
     """
     start = continuation_start(p, delta)
     arb_steps = 0
-    need = max(4 * prec, math.ceil(float(delta) / (2 * math.log(2))) + 128)
+    need, top = max(4 * prec, math.ceil(float(delta) / (2 * math.log(2))) + 128), current_limits().max_precision
     ladder = [prec]
-    while ladder[-1] < need:
-        ladder.append(2 * ladder[-1])
+    while ladder[-1] < min(need, top):
+        ladder.append(min(2 * ladder[-1], top))
     for work in ladder:
         d = certify_dual(p, work, (start.x, start.y))
         arb_steps += d.newton_steps
@@ -501,7 +520,8 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
         rows, cols = _marginal_errors(P, p, arb(0))
         lam = contraction(delta, d.prec)
         if not d.verified:
-            status = f"NOT certified: {d.reason} (tried {prec} to {d.prec} bits)"
+            cut = f"; the ladder's top, {need:,} bits, is over the precision limit (max_precision)" if need > top else ""
+            status = f"NOT certified: {d.reason} (tried {prec} to {d.prec} bits{cut})"
             return SinkhornResult(p, Ball(prec), "krawczyk", steps, P, rows, cols, delta, lam, tol, None, None, status, details)
         plan = ScaledKernel([t.exp() for t in d.x_box], K, [t.exp() for t in d.y_box], d.prec)
     verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
@@ -520,14 +540,15 @@ def _krawczyk(p: Problem, delta: fmpq, prec: int, tol: fmpq) -> SinkhornResult:
 def _float(p: Problem, tol: fmpq, max_iter: int) -> SinkhornResult:
     L = p.log_kernel_float
     a, b = p.float_marginals()
-    s = log_sinkhorn(L, a, b, float(tol), max_iter)
+    t = float_of(min(tol, LARGEST))  # a tol beyond the doubles is met by every finite residual
+    s = log_sinkhorn(L, a, b, t, max_iter)
     P = s.plan(L)
     rows = list(P.sum(1) - a)
     cols = list(P.sum(0) - b)
     delta = projective_diameter(p)
-    reached = s.row_error <= float(tol)
+    reached = s.row_error <= t
     status = (
         f"float only (agreement, not a certificate): ||P1 - a||_1 = {s.row_error:.3g} after {s.iterations} iterations"
-        + ("" if reached else f", NOT below tol {float(tol):.3g} within the limit of {max_iter}")
+        + ("" if reached else f", NOT below tol {t:.3g} within the limit of {max_iter}")
     )
     return SinkhornResult(p, Float, "log-domain", s.iterations, P.tolist(), rows, cols, delta, contraction(delta, 64), tol, None, None, status, {"reached_tol": reached})

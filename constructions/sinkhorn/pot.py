@@ -47,7 +47,7 @@ from attncert.constructions.sinkhorn.operator import sinkhorn as certified_sinkh
 from attncert.constructions.sinkhorn.shifted import array_cost
 from attncert.constructions.sinkhorn.problem import SinkhornInputError, as_lists, read_marginal, uniform_marginal
 from attncert.exact.domains.ball import Ball
-from attncert.exact.errors import AttncertError
+from attncert.exact.errors import AttncertError, ParseError
 from attncert.exact.rationals import is_float, parse_rational
 
 #: The relative difference of the exact totals of float marginals that is taken for their rounding (as in the
@@ -69,13 +69,29 @@ def sinkhorn(
     ``tol``: the certified bound on max |log P^ - log P*| the run reaches for its own plan P^ before ``G``
     is read from it (default 1e-30); ``prec``: the starting precision in bits. ``full=True`` also returns the
     :class:`SinkhornResult` (the enclosure ``plan``, its ``bound``, ``status``, ``problem``). Raises
-    SinkhornInputError (a ParseError) on bad input and NotCertified when no enclosure was found.
+    SinkhornInputError (a ParseError) on bad input, including a problem outside the float range its iterations
+    start from (a mass outside float64's normal range, max |M_ij| / reg over 2^53 where the arb paths run:
+    :mod:`constructions.sinkhorn.problem`), NotCertified when no enclosure was found, and TypeError for an
+    unknown keyword argument; nothing else.
     """
     unknown = sorted(set(pot_options) - POT_TUNING)
     if unknown:
         raise TypeError(f"sinkhorn() got an unexpected keyword argument {unknown[0]!r}")
     if log:
         raise SinkhornInputError("log=True is POT's float log, which has no meaning here; full=True returns the certified run")
+    try:
+        return _certified(a, b, M, reg, tol, prec, full, pot_options.get("warmstart"))
+    except SinkhornInputError:
+        raise
+    except ParseError as e:  # a number, a precision or a size the readers refuse: the one error of bad input here
+        raise SinkhornInputError(str(e)) from None
+
+
+def _certified(
+    a: Any, b: Any, M: Any, reg: Any, tol: Any, prec: Any, full: bool, start: Any
+) -> tuple[np.ndarray, Fraction] | tuple[np.ndarray, Fraction, SinkhornResult]:
+    """The body of :func:`sinkhorn`, on its arguments once POT's options are set aside."""
+    domain = Ball(prec)  # a precision outside [2, 2^24] is refused before anything is read
     array = isinstance(M, np.ndarray) and M.ndim == 2 and M.size > 0 and M.dtype.kind in "iuf"
     if not array:
         M = as_lists(M)
@@ -87,13 +103,12 @@ def sinkhorn(
     if sa != sb and _holds_floats(a, b) and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
         bv = [x * sa / sb for x in bv]
     if array:
-        start = pot_options.get("warmstart")
-        fast = _from_array(M, av, bv, reg, prec, tol, None if start is None else np.asarray(start[0], dtype=float))
+        fast = _from_array(M, av, bv, reg, prec, tol, _log_u(start))
         if fast is not None:
             G, bound = fast.run.float_plan()
             return (G, Fraction(int(bound.p), int(bound.q)), fast) if full else (G, Fraction(int(bound.p), int(bound.q)))
         M = M.tolist()
-    r = certified_sinkhorn(M, av, bv, reg, Ball(prec), tol=tol)
+    r = certified_sinkhorn(M, av, bv, reg, domain, tol=tol)
     if r.plan is None:
         raise NotCertified(f"no enclosure of the Sinkhorn plan: {r.status}")
     G, bound = float_plan(r.plan, r.details.get("prec", prec))
@@ -120,15 +135,32 @@ def _from_array(M: np.ndarray, a: list[fmpq], b: list[fmpq], reg: Any, prec: int
     return r if r is not None and r.certified else None
 
 
+def _log_u(start: Any) -> np.ndarray | None:
+    """log u of POT's dual potentials ``warmstart`` = (log u, log v) as doubles, or None without a warm start."""
+    if start is None:
+        return None
+    try:
+        return np.asarray(start[0], dtype=float)
+    except (TypeError, ValueError, IndexError, KeyError):
+        raise SinkhornInputError("warmstart must be POT's dual potentials (log u, log v), two arrays of numbers") from None
+
+
 def float_plan(plan: Any, prec: int) -> tuple[np.ndarray, Fraction]:
-    """The doubles at the centres of the balls of ``plan`` and an exact bound on their distance to any matrix in them."""
+    """The doubles at the centres of the balls of ``plan`` and an exact bound on their distance to any matrix in them.
+
+    The distances are exact arbs, compared in arb; only the largest becomes a rational. An entry of a plan with a
+    large Delta can be e^-(10^15), whose own rational would have 10^15 bits (FLINT aborts on it).
+    """
     G = np.array([[float(x.mid()) for x in row] for row in plan], dtype=np.float64)
-    worst = fmpq(0)
+    worst = arb(0)
     with ctx.workprec(prec):
         for g_row, row in zip(G.tolist(), plan):
             for g, x in zip(g_row, row):
-                worst = max(worst, (arb(g) - x).abs_upper().fmpq())
-    return G, Fraction(int(worst.p), int(worst.q))
+                d = (arb(g) - x).abs_upper()
+                if d > worst:
+                    worst = d
+    q = worst.fmpq()
+    return G, Fraction(int(q.p), int(q.q))
 
 
 def _marginal(x: Any, size: int, name: str) -> list[fmpq]:

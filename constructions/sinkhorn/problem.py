@@ -12,6 +12,17 @@ paths of :func:`constructions.sinkhorn.sinkhorn`, whose inputs may be float
 data), and then a float becomes the dyadic rational it stores. Bad input raises
 one :class:`SinkhornInputError` naming what is wrong.
 
+**Float range.** The Ball and Float paths start from float64 iterations, which hold the masses, the
+log-kernel -C/eps and the dual potentials (log u, log v) as doubles. Two hypotheses make that
+possible, and each is refused up front with its figure where it fails (instead of an OverflowError,
+a NaN start or a precision ladder without end): every mass and the total mass lie in float64's normal
+range [2^-1022, 2^1024) (:func:`check_float_masses`), and, for the paths that start from -C/eps (Hilbert's
+and Krawczyk's), max_ij |C_ij| / eps <= :data:`MAX_SCALE` = 2^53 (:func:`check_float_scale`). The
+potentials are of that size (on the support of the plan, x_i + y_j = log P_ij + C_ij/eps), and past
+2^53 a double no longer resolves a unit of them; the projective diameter, a sum of four such ratios,
+is then at most 2^55 and every float formed from it is finite. The exact (EE) path holds no float and
+takes any size.
+
 Also here: seeded generators of random problems with small-height rational
 entries, shared by the proof scripts, the tests and the benchmark.
 """
@@ -25,12 +36,18 @@ from functools import cached_property
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-from flint import arb, fmpq
+from flint import arb, ctx, fmpq
 
 from attncert.exact.domains.qq import QQ
 from attncert.exact.errors import ParseError
 from attncert.exact.matrices import Rows, convert_rows, to_fmpq_mat
 from attncert.exact.rationals import dyadic_rational, is_float, parse_rational
+from attncert.exact.roundoff import LARGEST, float_of
+
+#: The largest max_ij |C_ij| / eps whose problem the float starting points take (module docstring).
+MAX_SCALE = fmpq(2**53)
+#: The smallest positive normal double, exactly.
+FLOAT_MIN = fmpq(1, 2**1022)
 
 
 class SinkhornInputError(ParseError):
@@ -101,15 +118,65 @@ class Problem:
         return Z.reshape(self.n, self.m), int(den)
 
     @cached_property
-    def log_kernel_float(self) -> np.ndarray:
-        """-C/eps in float64: for warm starts and float comparisons only, never for a certificate."""
+    def scale(self) -> fmpq:
+        """max_ij |C_ij| / eps: exactly for a rational C, an exact upper bound for a CostEnclosure."""
         if not self.rational:
-            return -np.array([[float(x.mid()) for x in row] for row in self.C.balls(64)]) / float(self.eps)
+            return max(abs(x).upper().fmpq() for row in self.C.balls(64) for x in row) / self.eps
         Z, den = self.integer_cost
-        return -Z.astype(float) / float(den * self.eps)
+        return fmpq(max(int(Z.max()), -int(Z.min())), den) / self.eps
+
+    @cached_property
+    def log_kernel_float(self) -> np.ndarray:
+        """-C/eps in float64: for warm starts and float comparisons only, never for a certificate.
+
+        Finite where :func:`check_float_scale` holds. C/eps = Z / (D eps) is divided in float64 when Z and
+        D eps are doubles; otherwise (a cost of binary floats with tiny exponents has D up to 2^1074) each entry
+        is the correctly rounded quotient of its integers.
+        """
+        if not self.rational:
+            with ctx.workprec(64):
+                return np.array([[float(-(x / self.eps).mid()) for x in row] for row in self.C.balls(64)])
+        Z, den = self.integer_cost
+        s = den * self.eps  # C / eps = Z / s
+        if Z.dtype != object and FLOAT_MIN <= s <= LARGEST:
+            return -Z.astype(float) / float_of(s)
+        p, q = int(s.p), int(s.q)
+        return np.array([[-(z * q) / p for z in row] for row in Z.tolist()])
 
     def float_marginals(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.array([float(x) for x in self.a]), np.array([float(x) for x in self.b])
+        """a and b as doubles (nearest; within the normal range where :func:`check_float_masses` holds)."""
+        return np.array([float_of(x) for x in self.a]), np.array([float_of(x) for x in self.b])
+
+
+def figure(x: fmpq) -> str:
+    """A rational of any size in three digits (2.00e+308), without forming a float."""
+    return arb(x).str(3, radius=False)
+
+
+def check_float_masses(a: Sequence[fmpq], b: Sequence[fmpq]) -> None:
+    """SinkhornInputError unless every mass of a and b, and the total mass, lie in float64's normal range
+    [2^-1022, 2^1024), where the float iterations hold them (module docstring)."""
+    for name, v in (("a", a), ("b", b)):
+        for i, w in enumerate(v):
+            if not FLOAT_MIN <= w <= LARGEST:
+                raise SinkhornInputError(
+                    f"marginal {name}: {name}[{i}] = {figure(w)} is outside float64's normal range [2.2e-308, 1.8e+308], "
+                    "in which the float iterations hold the masses"
+                )
+    total = sum(a, fmpq(0))
+    if total > LARGEST:
+        raise SinkhornInputError(f"the total mass sum(a) = {figure(total)} is above float64's range (1.8e+308), in which the float iterations hold it")
+
+
+def check_float_scale(p: Problem) -> None:
+    """SinkhornInputError unless max_ij |C_ij| / eps <= MAX_SCALE, the size of the dual potentials that the float
+    starting points of the Hilbert and Krawczyk paths resolve (module docstring)."""
+    if p.scale > MAX_SCALE:
+        raise SinkhornInputError(
+            f"the cost over eps reaches max |C_ij| / eps = {figure(p.scale)}, over the limit of 2^53 (about 9.01e+15): "
+            "the float starting points hold -C/eps and the dual potentials, which are of that size, in float64, which past 2^53 "
+            "does not resolve a unit of them"
+        )
 
 
 def as_lists(x: Any) -> Any:

@@ -56,7 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
+from attncert.exact.roundoff import EXP_MAX, LARGEST, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
 
 #: Precision of the scalar bounds (arb), bits.
 BOUND_BITS = 128
@@ -137,7 +137,10 @@ def _two_largest(x: np.ndarray) -> fmpq:
 
 
 def _normal_scale(s: fmpq) -> float:
-    """fl(s), refused below the normal range (its relative error would not be <= u)."""
+    """fl(s), refused outside the normal range (below it its relative error would not be <= u; above it there is
+    no double)."""
+    if s > LARGEST:
+        raise UnsupportedKernel(f"1/eps = {arb(s).str(3, radius=False)} is above float64's range")
     s_f = float_of(s)
     if not s_f >= SMALLEST_NORMAL:
         raise UnsupportedKernel(f"1/eps = {s_f:.3g} is below float64's normal range")

@@ -44,7 +44,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ShiftedKernel, UnsupportedKernel
-from attncert.exact.roundoff import SMALLEST_NORMAL, U, Factor, exact, float_of, gamma
+from attncert.exact.roundoff import LARGEST, SMALLEST_NORMAL, U, Factor, exact, float_of, gamma
 from attncert.exact.slices import MAX_DIGITS, MatrixDigits, float_value, grid_floor, vector_digits
 
 #: The kernel's digits: two of 32 bits (entries of [0, 2) to 2^-63).
@@ -288,7 +288,7 @@ def float_verified(
     bf = np.array([float_of(x) for x in b])
     with ctx.workprec(BOUND_BITS):
         gap = float(((arb(K.delta) / 2).exp() + 1) / 2)
-    target = float(tol) / (MARGIN * gap) if gap < math.inf else 0.0
+    target = float_of(min(tol, LARGEST)) / (MARGIN * gap) if gap < math.inf else 0.0  # a tol beyond the doubles: the largest
     its = float_sinkhorn(K.K, af, bf, u0, target, max_iter)
     try:
         return FloatRun(K, its, hilbert_float_bound(K, witness_point(its.u), a, b, af, bf), "")

@@ -25,6 +25,7 @@ from attncert.exact import Ball, Float, QQ
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.numberfiles import FORMATS, read_matrix
+from attncert.exact.roundoff import LARGEST
 from attncert.proofs import figures
 from attncert.proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
 from attncert.proofs.params import int_list, positive_int, positive_rational, rational_list
@@ -257,9 +258,13 @@ def pot_side_notes(version: str | None, method: str, key: str, entries: list[dic
 
 
 def pot_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, max_iter: int) -> dict[str, Any]:
-    """POT's float64 ``ot.sinkhorn`` (method "sinkhorn", stopThr 1e-9) on the same problem, and how it ended."""
+    """POT's float64 ``ot.sinkhorn`` (method "sinkhorn", stopThr 1e-9) on the same problem, and how it ended; not
+    run where a number of the problem has no double (POT takes doubles)."""
     ot = import_pot()
 
+    if any(abs(x) > LARGEST for x in [eps, *a, *b, *(c for row in C for c in row)]):
+        outcome = "not run: a number of the problem is beyond float64's range, and POT takes doubles"
+        return {"plan": np.full((len(a), len(b)), np.nan), "outcome": outcome, "iterations": 0, "err": None, "warnings": [], "ok": False}
     Cf = np.array([[float(c) for c in row] for row in C])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
