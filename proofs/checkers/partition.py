@@ -13,6 +13,11 @@ branch, so if no branch ends in a hole the leaves cover the cube. A leaf the
 walk never reaches lies below another leaf (an overlap), and a leaf listed twice
 overlaps itself; both are reported. The walk visits fewer than twice as many
 nodes as there are leaves.
+
+**Record.** A partition is a set of leaves; a certificate records it one way
+only, in strictly increasing order of (D, a_1, ..., a_d), as the search writes
+it, so that a reordered or repeated leaf is a malformed record, not another
+certificate of the same claim.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ def sides(leaf: Leaf) -> list[tuple[fmpq, fmpq]]:
 
 
 def read_leaves(obj: Any, d: int, most: int) -> list[Leaf]:
-    """The recorded leaves, each [D, a_1..a_d] with 0 <= a_k < 2^l_k; at most ``most`` of them."""
+    """The recorded leaves, each [D, a_1..a_d] with 0 <= a_k < 2^l_k; at most ``most`` of them, in strictly
+    increasing order of (D, a_1, ..., a_d). A partition is a set: it has one record, the sorted one."""
     if not isinstance(obj, list) or not obj:
         raise ParseError("the partition must be a non-empty list of leaves")
     if len(obj) > most:
@@ -53,6 +59,8 @@ def read_leaves(obj: Any, d: int, most: int) -> list[Leaf]:
         depth, corner = leaf[0], tuple(leaf[1:])
         if not 0 <= depth <= MAX_LEVEL * d or not all(0 <= a < 1 << l for a, l in zip(corner, levels(depth, d))):
             raise ParseError(f"the leaf {leaf!r:.60} is not a box of the bisection of [0, 1]^{d}")
+        if out and (depth, corner) <= out[-1]:
+            raise ParseError(f"the leaves must be listed once each, in increasing order [D, a_1, ..., a_d]: {leaf!r:.60} follows {[out[-1][0], *out[-1][1]]!r:.60}")
         out.append((depth, corner))
     return out
 
@@ -60,8 +68,6 @@ def read_leaves(obj: Any, d: int, most: int) -> list[Leaf]:
 def tiling_problem(leaves: list[Leaf], d: int) -> str | None:
     """None if the leaves tile [0, 1]^d exactly (module docstring), else what is wrong."""
     listed = set(leaves)
-    if len(listed) != len(leaves):
-        return "a leaf of the partition is listed twice"
     above: set[Leaf] = set()  # every strict ancestor of a leaf: the nodes with some leaf below them
     for depth, corner in leaves:
         while depth > 0:

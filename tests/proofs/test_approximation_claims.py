@@ -58,6 +58,12 @@ def small() -> dict:
     return prove(APPROX, **SMALL)
 
 
+@pytest.fixture(scope="module")
+def small_rates() -> dict:
+    """Four rows of three cones, at d = 1 (m = 1, 2), 2 and 3 (m = 1)."""
+    return prove(RATES, m1="1,2", m2="1", m3="1", holder_targets="")
+
+
 def test_the_default_certificate_holds_and_verifies():
     doc = prove(APPROX)
     r = doc["result"]
@@ -290,8 +296,37 @@ def test_forgery_a_partition_that_misses_a_corner(small):
 
 def test_forgery_overlapping_leaves(small):
     bad = copy.deepcopy(small)
-    bad["outputs"]["certified"]["leaves"].append([1, 0, 0])
+    leaves = bad["outputs"]["certified"]["leaves"]
+    leaves.append([1, 0, 0])
+    leaves.sort()  # recorded in order, as the search writes them: the tiling check finds the overlap
     refused(bad, "overlap")
+
+
+@pytest.mark.parametrize("change", ["swap", "repeat"])
+def test_a_partition_has_one_record_the_sorted_one(small, small_rates, change):
+    """Issue 30's structural walk: two leaves swapped verified OK (the rebuild wrote the recorded order back).
+    A partition is a set; its record lists the leaves once each in increasing order, and another order or a
+    repeated leaf is malformed."""
+    bad = copy.deepcopy(small)
+    leaves = bad["outputs"]["certified"]["leaves"]
+    if change == "swap":
+        leaves[3], leaves[4] = leaves[4], leaves[3]
+    else:
+        leaves.insert(3, leaves[3])
+    refused(bad, "in increasing order")
+    rows = copy.deepcopy(small_rates)
+    leaves = rows["outputs"]["rows"][0]["certified"]["leaves"]
+    leaves[0], leaves[1] = leaves[1], leaves[0]
+    refused(rows, "in increasing order", RATES)
+
+
+def test_a_null_member_left_out_of_the_recorded_grid_pair_decision_is_a_difference(small, small_rates):
+    """Issue 30's structural walk: the decision's ``undecided_pair`` (null: no pair is undecided) dropped
+    verified OK, since a missing member read as null and the rebuild wrote the record back as it was."""
+    for doc, claim, record in ((small, APPROX, lambda d: d["reference"]["hypothesis"]), (small_rates, RATES, lambda d: d["outputs"]["rows"][0]["hypothesis"])):
+        bad = copy.deepcopy(doc)
+        assert record(bad).pop("undecided_pair") is None and record(bad)["violated_pair"] is None
+        refused(bad, "differs from its recomputation in undecided_pair", claim)
 
 
 def test_forgery_samples_that_are_not_f(monkeypatch):
