@@ -21,6 +21,7 @@ from attncert.constructions.compiler.check import NUMERIC_INPUTS, compare
 from attncert.constructions.compiler.model import Model, model_to_json, model_weights, read_model_file
 from attncert.constructions.languages import match2, match2_readout, parity, parity_readout
 from attncert.exact import EE, QQ, Domain, ParseError
+from attncert.exact.canonical import json_equal
 from attncert.exact.matrices import matrix_to_json
 from attncert.proofs import cost as costs
 from attncert.proofs import references
@@ -135,13 +136,20 @@ def _certify(of: str, sizes: str, seed: int, given: tuple[str, Callable[[], Mode
     if given is None:
         return _prove(of, size_kw, seed, cons, compiled, given=False)
     where, read = given
-    return _prove(of, size_kw, seed, cons, _fits(read(), compiled, of, size_kw, where), given=True)
+    return _prove(of, size_kw, seed, cons, _fits(read(), cons, compiled, of, size_kw, where), given=True)
 
 
-def _fits(weights: Model, compiled: Model, of: str, size_kw: dict[str, int], where: str) -> Model:
-    """Weights given for the construction: the same sequence length, tokens and SOps as its compile (the weights
-    themselves are what the claim is about), so that every SOp's value is compared; ParseError otherwise. A model
-    for every length 1..N runs at the layout's length N, the only one a matrix layout defines; a causal one is refused."""
+#: The members of a model's JSON that describe its residual stream rather than weigh it: the column labels,
+#: the token columns, each SOp's columns and sublayer (and a categorical one's values), the outputs, the vocabulary.
+LAYOUT = ("basis", "token_columns", "nodes", "outputs", "output_values", "vocab")
+
+
+def _fits(weights: Model, cons: Any, compiled: Model, of: str, size_kw: dict[str, int], where: str) -> Model:
+    """Weights given for the construction: the same sequence length, tokens and SOps as its compile, and the very
+    residual layout the compiler gives it in the model's mode (:data:`LAYOUT`), so that every SOp's value is read
+    where the construction puts it and the record describes nothing the compiler did not derive; only the weights
+    are the file's (they are what the claim is about). ParseError otherwise. A model for every length 1..N runs at
+    the layout's length N, the only one a matrix layout defines; a causal one is refused."""
     what = f"{of}({canonical_sizes(size_kw)})"
     if weights.length != compiled.length:
         raise ParseError(f"{where} is compiled for sequence length {weights.length}, {what} has length {compiled.length}: give the --of and --sizes it was compiled from")
@@ -149,6 +157,11 @@ def _fits(weights: Model, compiled: Model, of: str, size_kw: dict[str, int], whe
         raise ParseError(f"{where} is a causal model; {what} is compiled without a causal mask (its layout reads every position)")
     if weights.tokens != compiled.tokens or set(weights.nodes) != set(compiled.nodes):
         raise ParseError(f"{where} does not compile {what}: its tokens or SOps differ from the construction's; give the --of and --sizes it was compiled from")
+    own = compiled if weights.lengths == compiled.lengths else compile_graph(cons.graph(), compiled.length, "scalar", check=False, lengths=weights.lengths)
+    given, derived = model_to_json(weights), model_to_json(own)
+    differing = next((k for k in LAYOUT if not json_equal(given[k], derived[k])), None)
+    if differing is not None:
+        raise ParseError(f"{where} does not compile {what}: its {differing} is not the one the compiler gives the construction (only the weights may differ)")
     return weights
 
 

@@ -15,13 +15,14 @@ import sys
 
 import pytest
 
+from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs import compiled
 from attncert.proofs.checkers.compiled import check_compiled
 from attncert.proofs.cli import main
 from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["compiled"]
 
@@ -122,18 +123,46 @@ def test_forgery_a_sha256_of_another_file(tmp_path):
 
 def test_forgery_weights_that_give_the_output_but_not_every_sop(tmp_path):
     # The file says one SOp is ready a layer before the weights compute it: the output is still right (the
-    # independent forward pass is satisfied), but the SOp-by-SOp comparison, which the rebuild runs, is not.
+    # independent forward pass is satisfied), but the record describes a residual the compiler does not give the
+    # construction. prove refuses the file; a certificate forged to record it is refused by the rebuild.
     path = compile_to(tmp_path, "transpose", "r=2,c=3")
+    doc = prove_file(path, "transpose", "r=2,c=3")
     model = json.loads(path.read_text())
     label, node = next((k, v) for k, v in model["nodes"].items() if v["slot"] >= 1)
     node["slot"] -= 1
     write_model(path, model)
-    doc = prove_file(path, "transpose", "r=2,c=3")
-    assert doc["result"]["equals_reference"] and label in doc["result"]["sops_differing"] and not doc["result"]["holds"]
+    with pytest.raises(ParseError, match="its nodes is not the one the compiler gives the construction"):
+        prove_file(path, "transpose", "r=2,c=3")
     forged = copy.deepcopy(doc)
-    forged["result"].update(holds=True, sops_differing=[])
+    forged["construction"]["model"] = model
+    forged["construction"]["model_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     assert check_compiled(forged) == []  # the output alone cannot show it...
-    assert status(forged) == FAIL  # ...the rebuild's comparison of every SOp does
+    assert status(forged) == BAD  # ...the rebuild derives the residual layout from the construction
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: m["basis"].__setitem__(slice(3, 5), m["basis"][4:2:-1]),  # two column labels swapped
+        lambda m: m["nodes"][next(iter(m["nodes"]))].update(unknown=0),  # a member the reader does not know
+        lambda m: m["output_values"].pop("output"),  # a member left out, which the reader took as absent
+    ],
+    ids=["basis-swapped", "node-unknown-member", "output-values-dropped"],
+)
+def test_forgery_a_model_record_that_describes_another_residual_is_refused(tmp_path, change):
+    """Issue 30's structural walk: a certificate of a model file verified OK with two basis labels swapped, an
+    unknown member in a SOp's record, or the output's values left out, since the rebuild wrote the recorded
+    description back. The description is derived from the construction's compile; only the weights are the file's."""
+    path = compile_to(tmp_path, "transpose", "r=2,c=3")
+    doc = prove_file(path, "transpose", "r=2,c=3")
+    forged = copy.deepcopy(doc)
+    change(forged["construction"]["model"])
+    forged["construction"]["model_sha256"] = hashlib.sha256(canonical_json(forged["construction"]["model"]) + b"\n").hexdigest()
+    assert check_compiled(forged) == []  # the weights still compute transpose...
+    assert status(forged) == BAD  # ...but the record is not the compiler's description of the construction
+    write_model(path, forged["construction"]["model"])
+    with pytest.raises(ParseError, match="is not the one the compiler gives the construction"):
+        prove_file(path, "transpose", "r=2,c=3")
 
 
 def test_a_model_file_compiled_as_the_identity_fails(tmp_path, monkeypatch):
