@@ -11,9 +11,10 @@ from attncert.constructions import rasp
 from attncert.constructions.layout import Construction, Layout
 from attncert.constructions.linalg import _check_sizes, gather, index_map
 from attncert.constructions.rasp import Comparison as Cmp
+from attncert.constructions.sizes.expr import SizeLike
 
 
-def softmax_rows(r: int, c: int) -> Construction:
+def softmax_rows(r: SizeLike, c: SizeLike) -> Construction:
     """Row-wise softmax of an r x c score matrix S: out[i][j] = e^{S_ij} / sum_l e^{S_il}.
 
     Input vec(S), length rc. Layer 0 MLP: e = exp(S) and e/c; layer 1: one head averages
@@ -28,13 +29,13 @@ def softmax_rows(r: int, c: int) -> Construction:
     return Construction("softmax", out, Layout((("S", r, c),), (r, c), r * c))
 
 
-def relu(n: int) -> Construction:
+def relu(n: SizeLike) -> Construction:
     """ReLU(x) = max(x, 0) elementwise on a 1 x n row: one MLP map, 1 layer, exact sign."""
     _check_sizes(n=n)
     return Construction("relu", rasp.numerical(rasp.Map(rasp.fn("relu"), rasp.tokens)).named("relu"), Layout((("x", 1, n),), (1, n), n))
 
 
-def maxmin(n: int) -> Construction:
+def maxmin(n: SizeLike) -> Construction:
     """MaxMin = GroupSort with groups of 2 on a 1 x n row (Anil, Lucas, Grosse, ICML 2019).
 
     Each adjacent pair (x_{2m}, x_{2m+1}) is sorted in descending order:

@@ -17,9 +17,10 @@ from __future__ import annotations
 from attncert.constructions import rasp
 from attncert.constructions.layout import Construction, Layout
 from attncert.constructions.rasp import Comparison as Cmp
+from attncert.constructions.sizes.expr import SizeLike, smax, symbolic
 
 
-def index_map(radices: tuple[int, ...], coeffs: tuple[int, ...], const: int = 0, bound: int | None = None, other: int = -1) -> rasp.SOp:
+def index_map(radices: tuple[SizeLike, ...], coeffs: tuple[SizeLike, ...], const: SizeLike = 0, bound: SizeLike | None = None, other: SizeLike = -1) -> rasp.SOp:
     """The position arithmetic t -> const + sum coeffs_i digit_i(t) (see ``radix_affine``), as one map."""
     f = rasp.fn("radix_affine", radices=radices, coeffs=coeffs, const=const, bound=bound, other=other)
     return rasp.numerical(rasp.Map(f, rasp.indices))
@@ -30,13 +31,15 @@ def gather(source: rasp.SOp, values: rasp.SOp = rasp.tokens) -> rasp.SOp:
     return rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, source, Cmp.EQ), rasp.numerical(values), default=0))
 
 
-def _check_sizes(**sizes: int) -> None:
+def _check_sizes(**sizes: SizeLike) -> None:
+    """Each size a positive integer, or a size expression with symbols (a template's: symbols stand for
+    positive integers)."""
     for k, v in sizes.items():
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        if not symbolic(v) and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise ValueError(f"size {k} must be a positive integer, got {v!r}")
 
 
-def transpose(r: int, c: int) -> Construction:
+def transpose(r: SizeLike, c: SizeLike) -> Construction:
     """M^T for an r x c matrix M.
 
     Input vec(M) (length N = r c). Output position t = i r + j (i < c, j < r) holds
@@ -47,7 +50,7 @@ def transpose(r: int, c: int) -> Construction:
     return Construction("transpose", gather(source).named("transpose"), Layout((("M", r, c),), (c, r), r * c))
 
 
-def matmul(r: int, k: int, c: int) -> Construction:
+def matmul(r: SizeLike, k: SizeLike, c: SizeLike) -> Construction:
     """A B for A (r x k) and B (k x c), both in one sequence vec(A) ++ vec(B).
 
     Length N = max(rk + kc, rck). Position t = (i c + j) k + l (i < r, j < c, l < k)
@@ -57,7 +60,7 @@ def matmul(r: int, k: int, c: int) -> Construction:
     positions rc .. N-1 hold 0. 3 layers, 3 heads.
     """
     _check_sizes(r=r, k=k, c=c)
-    n = max(r * k + k * c, r * c * k)
+    n = smax(r * k + k * c, r * c * k)
     radices = (r, c, k)  # digits (i, j, l) of t
     a = gather(index_map(radices, (k, 0, 1)).named("A_source")).named("A_il")
     b = gather(index_map(radices, (0, 1, c), const=r * k).named("B_source")).named("B_lj")

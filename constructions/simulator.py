@@ -46,6 +46,7 @@ from attncert.constructions import rasp
 from attncert.constructions.layout import Construction, Layout
 from attncert.constructions.linalg import _check_sizes, gather, index_map
 from attncert.constructions.rasp import Comparison as Cmp
+from attncert.constructions.sizes.expr import SizeLike, smax
 from attncert.exact import Domain
 from attncert.exact.matrices import Rows
 
@@ -55,8 +56,9 @@ def _mean_over_groups(group_key: rasp.SOp, values: rasp.SOp) -> rasp.SOp:
     return rasp.numerical(rasp.Aggregate(rasp.Select(group_key, rasp.indices, Cmp.EQ), values, default=0))
 
 
-def _mul(a: rasp.SOp, b: rasp.SOp, scale: int = 1) -> rasp.SOp:
-    f = rasp.fn("mul") if scale == 1 else rasp.fn("mul_scaled", c=scale)
+def _mul(a: rasp.SOp, b: rasp.SOp, scale: SizeLike = 1) -> rasp.SOp:
+    """scale a b: one product, scaled in the same MLP unless the scale is 1 (a case of a template)."""
+    f = rasp.size_case(scale - 1, rasp.fn("mul"), rasp.fn("mul_scaled", c=scale))
     return rasp.numerical(rasp.SequenceMap(f, a, b))
 
 
@@ -115,12 +117,12 @@ def _times_matrix(left: rasp.SOp, value: rasp.SOp, n: int, c: int, co: int, oW: 
     )
 
 
-def sequence_length(n: int, d: int, dv: int, h: int = 1, do: int = 0, f: int = 0, inputs: int = 0) -> int:
+def sequence_length(n: SizeLike, d: SizeLike, dv: SizeLike, h: SizeLike = 1, do: SizeLike = 0, f: SizeLike = 0, inputs: SizeLike = 0) -> SizeLike:
     """The positions the stages need (see each builder), and at least the input length."""
-    return max(inputs, h * n * d * d, h * n * dv * d, h * n * n * d, h * n * n * dv, n * do * h * dv, n * f * d, 1)
+    return smax(inputs, h * n * d * d, h * n * dv * d, h * n * n * d, h * n * n * dv, n * do * h * dv, n * f * d, 1)
 
 
-def universal(n: int, d: int, dv: int) -> Construction:
+def universal(n: SizeLike, d: SizeLike, dv: SizeLike) -> Construction:
     """U(n, d, d_v) as one RASP program (see the module docstring for the schedule)."""
     _check_sizes(n=n, d=d, dv=dv)
     value, tag = _tokens()
@@ -130,7 +132,7 @@ def universal(n: int, d: int, dv: int) -> Construction:
     return Construction("universal", out, Layout(inputs, (n, dv), length))
 
 
-def multihead(n: int, d: int, dv: int, h: int, do: int) -> Construction:
+def multihead(n: SizeLike, d: SizeLike, dv: SizeLike, h: int, do: SizeLike) -> Construction:
     """MHA(X) = [T_1(X), ..., T_h(X)] W_O with T_m(X) = softmax(X A_m X^T)(X V_m), as one program.
 
     Input vec(X) ++ vec(A_1) ++ ... ++ vec(A_h) ++ vec(V_1) ++ ... ++ vec(V_h) ++ vec(W_O),
@@ -147,7 +149,7 @@ def multihead(n: int, d: int, dv: int, h: int, do: int) -> Construction:
     return Construction("multihead", mha, Layout(inputs, (n, do), length))
 
 
-def encoder_layer(n: int, d: int, dv: int, h: int, f: int) -> Construction:
+def encoder_layer(n: SizeLike, d: SizeLike, dv: SizeLike, h: int, f: SizeLike) -> Construction:
     """One encoder layer: Y = X + MHA(X), Z = Y + ReLU(Y W_1 + b_1) W_2 + b_2, as one program.
 
     Input: the multi-head input (with d_o = d), then vec(W_1) (d x f), b_1 (1 x f),

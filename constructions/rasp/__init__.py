@@ -42,7 +42,7 @@ from attncert.constructions.rasp.expr import (
     sop_not,
     tokens,
 )
-from attncert.constructions.rasp.functions import NamedFn, fn, register_function
+from attncert.constructions.rasp.functions import NamedFn, fn, register_function, size_case
 from attncert.constructions.rasp.graph import graph_from_json, graph_to_graphml, graph_to_json, to_graph
 from attncert.constructions.rasp.dot import graph_to_dot
 from attncert.constructions.rasp.size import Size, size
@@ -53,6 +53,6 @@ __all__ = [
     "Map", "NumericValue", "Predicate", "SelectorValue", "Value", "RASPExpr", "Select", "Selector", "SelectorAnd", "SelectorNot", "SelectorOr", "SelectorWidth",
     "SequenceMap", "SOp", "annotate", "categorical", "get_encoding", "indices", "is_categorical",
     "is_numerical", "length", "numerical", "selector_and", "selector_not", "selector_or", "sop_not", "tokens",
-    "evaluate", "evaluate_graph", "trace_graph", "EvaluationError", "NamedFn", "fn", "register_function", "to_graph",
+    "evaluate", "evaluate_graph", "trace_graph", "EvaluationError", "NamedFn", "fn", "register_function", "size_case", "to_graph",
     "graph_to_json", "graph_from_json", "graph_to_dot", "graph_to_graphml", "size", "Size",
 ]

@@ -34,8 +34,9 @@ from flint import fmpq
 
 from attncert.exact import Domain, ParseError, decide
 from attncert.exact.domains import domain_of
-from attncert.exact.errors import NotInFieldError
+from attncert.exact.errors import AttncertError, NotInFieldError
 from attncert.constructions.rasp.values import decode_value, encode_value
+from attncert.constructions.sizes.expr import concrete
 
 
 @dataclass(frozen=True)
@@ -668,3 +669,29 @@ def _lookup_ints(x, table, other):
     for k, v in reversed(pairs):  # the first matching pair wins, as in the scalar form
         out[x == k] = v
     return out
+
+
+# --- templates: a function chosen by the sizes ----------------------------------------------------------
+
+
+def _size_case(domain, when, then, otherwise):
+    raise AttncertError(
+        f"a template's size case (when {when!r}) is evaluated before the template is instantiated at given sizes "
+        "(constructions.rasp.template.instantiate)"
+    )
+
+
+for _arity in (1, 2):
+    register_function(f"size_case{_arity}", _arity, ("when", "then", "otherwise"))(_size_case)
+
+
+def size_case(when: Any, then: NamedFn, otherwise: NamedFn) -> NamedFn:
+    """``then`` where the size expression ``when`` is 0, ``otherwise`` elsewhere: a Python branch on sizes
+    made explicit, so that a template (symbolic sizes) holds both functions and the condition, and an
+    integer ``when`` (a builder called with integer sizes) picks one now. Both have the same arity."""
+    if then.arity != otherwise.arity:
+        raise ParseError("the two functions of a size case take the same number of arguments")
+    k = concrete(when)
+    if k is not None:
+        return then if k == 0 else otherwise
+    return NamedFn(f"size_case{then.arity}", when=when, then=then, otherwise=otherwise)

@@ -13,13 +13,18 @@ str            ``{"s": "..."}``
 number         ``{"q": "p/q"}`` (floats are refused: write Fraction(1, 10), not 0.1)
 EENumber       ``{"ee": {"num": [...], "den": [...]}}``
 tuple          ``{"t": [its values]}`` (a SequenceMap may pair values)
+SizeExpr       ``{"size": "h*n*d^2"}``: a template's size expression (:mod:`constructions.sizes.expr`)
 =============  ==========================================
+
+A size expression without symbols is stored as the number it is, so a template instantiated
+at given sizes (:mod:`constructions.rasp.template`) holds what the integers give.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from attncert.constructions.sizes.expr import SizeExpr, parse
 from attncert.exact import EE, EENumber, ParseError, parse_rational
 from attncert.exact.rationals import is_float, rational_from_json, rational_to_json, refuse_float
 
@@ -35,6 +40,8 @@ def encode_value(v: Any) -> Any:
         return {"ee": EE.to_json(v)}
     if isinstance(v, tuple):
         return {"t": [encode_value(x) for x in v]}
+    if isinstance(v, SizeExpr):
+        return {"size": v.text()} if v.constant() is None else encode_value(v.constant())
     if is_float(v):  # a graph is evaluated exactly too: a float constant would enter QQ and EE
         refuse_float(v, "a RASP graph constant", strings=False)
     try:
@@ -59,5 +66,10 @@ def decode_value(obj: Any) -> Any:
         return EE.from_json(body)
     if tag == "t" and isinstance(body, list):
         return tuple(decode_value(x) for x in body)
+    if tag == "size":
+        v = parse(body)
+        if v.constant() is not None or v.text() != body:
+            raise ParseError(f"a size expression is recorded in its canonical text: {body!r:.60}")
+        return v
     raise ParseError(f"malformed graph constant {obj!r:.60}: unknown tag or wrong type")
 
