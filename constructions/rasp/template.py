@@ -32,18 +32,30 @@ def instantiate(template: nx.MultiDiGraph, sizes: Mapping[str, int]) -> nx.Multi
 
 def instantiate_json(obj: Any, sizes: Mapping[str, int]) -> Any:
     """The same on the graph JSON: every ``{"size": text}`` its integer, every size case its branch."""
+    return substitute_json(obj, sizes, whole=True)
+
+
+def substitute_json(obj: Any, sizes: Mapping[str, int], whole: bool = False) -> Any:
+    """Some sizes given: each size expression with those symbols replaced (a number once no symbol is
+    left), each size case whose condition became a number replaced by its branch. ``whole``: every
+    symbol must be given (:func:`instantiate_json`)."""
     if isinstance(obj, list):
-        return [instantiate_json(x, sizes) for x in obj]
+        return [substitute_json(x, sizes, whole) for x in obj]
     if not isinstance(obj, dict):
         return obj
     if set(obj) == {"size"}:
-        return {"q": str(parse(obj["size"]).value(sizes))}
+        e = parse(obj["size"])
+        if whole:
+            return {"q": str(e.value(sizes))}
+        e = e.substitute(sizes)
+        return {"size": e.text()} if e.constant() is None else {"q": str(e.constant())}
     if set(obj) == {"name", "params"} and isinstance(obj["name"], str) and obj["name"].startswith("size_case"):
         p = obj["params"]
-        when = instantiate_json(p["when"], sizes)
-        branch = p["then"] if when == {"q": "0"} else p["otherwise"]
-        return instantiate_json(branch["fn"], sizes)
-    return {k: instantiate_json(v, sizes) for k, v in obj.items()}
+        when = substitute_json(p["when"], sizes, whole)
+        if set(when) == {"q"}:
+            branch = p["then"] if when == {"q": "0"} else p["otherwise"]
+            return substitute_json(branch["fn"], sizes, whole)
+    return {k: substitute_json(v, sizes, whole) for k, v in obj.items()}
 
 
 def symbols_of(template: nx.MultiDiGraph) -> set[str]:

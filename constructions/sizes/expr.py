@@ -76,6 +76,15 @@ class Atom:
             return min(vals)
         return vals[0] // vals[1] if self.op == "floor" else vals[0] % vals[1]
 
+    def substitute(self, m: Mapping[str, SizeLike]) -> "SizeExpr":
+        """The atom with symbols replaced, as an expression (a max of integers is one integer)."""
+        if self.op == "sym":
+            return size(m[self.args[0]]) if self.args[0] in m else SizeExpr.of_atom(self)
+        args = [a.substitute(m) if isinstance(a, SizeExpr) else a for a in self.args]
+        if self.op in ("max", "min"):
+            return size((smax if self.op == "max" else smin)(*args))
+        return args[0] // args[1] if self.op == "floor" else args[0] % args[1]
+
     def symbols(self) -> set[str]:
         if self.op == "sym":
             return {self.args[0]}
@@ -130,6 +139,18 @@ class SizeExpr:
 
     def symbols(self) -> set[str]:
         return set().union(*(a.symbols() for m in self.terms for a, _ in m))
+
+    def substitute(self, m: Mapping[str, SizeLike]) -> "SizeExpr":
+        """The expression with the symbols of m replaced by integers or expressions (atoms rebuilt)."""
+        if not (self.symbols() & set(m)):
+            return self
+        out = SizeExpr.const(0)
+        for mono, c in self.terms.items():
+            t = SizeExpr.const(c)
+            for atom, e in mono:
+                t = t * atom.substitute(m) ** e
+            out = out + t
+        return out
 
     def atoms(self) -> set[Atom]:
         return {a for m in self.terms for a, _ in m}
@@ -264,9 +285,13 @@ def _divmod_const(x: SizeExpr, k: int, op: str) -> SizeExpr:
         return SizeExpr.const(c // k if op == "floor" else c % k)
     if k == 1:
         return x if op == "floor" else SizeExpr.const(0)
-    if all(coef % k == 0 for coef in x.terms.values()):  # k divides every coefficient: exact
-        return SizeExpr({m: coef // k for m, coef in x.terms.items()}) if op == "floor" else SizeExpr.const(0)
-    return SizeExpr.of_atom(Atom(op, (x, k)))
+    # floor(a + k b, k) = b + floor(a, k) and mod(a + k b, k) = mod(a, k): the terms k divides leave the atom
+    whole = SizeExpr({m: coef // k for m, coef in x.terms.items()})
+    rest = SizeExpr({m: coef % k for m, coef in x.terms.items()})
+    r = rest.constant()
+    if r is not None:
+        return whole + (r // k) if op == "floor" else SizeExpr.const(r % k)
+    return whole + SizeExpr.of_atom(Atom("floor", (rest, k))) if op == "floor" else SizeExpr.of_atom(Atom("mod", (rest, k)))
 
 
 def _times(a: Monomial, b: Monomial) -> Monomial:
