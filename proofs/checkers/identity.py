@@ -55,7 +55,7 @@ from attncert.exact.canonical import json_equal
 from attncert.exact.errors import LimitExceeded, ParseError
 from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import parse_rational, rational_from_json
-from attncert.proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Vector
+from attncert.proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Poly
 from attncert.proofs.checkers.identity_graph import OPS, Evaluator, Graph, SignOracle, influences, read_graph, static_selections
 from attncert.proofs.checkers.identity_references import CLAIMS, Reference
 from attncert.proofs.checkers.identity_regions import RegionOracle, read_regions
@@ -406,10 +406,10 @@ class Reader:
             q = self._rationals[obj_] = rational_from_json(obj_)
         return q
 
-    def polynomial(self, obj_: Any, what: str) -> Vector:
+    def polynomial(self, obj_: Any, what: str) -> Poly:
         if not isinstance(obj_, list):
             raise ParseError(f"{what} must be a list of terms")
-        out: Vector = {}
+        out: Poly = {}
         previous: Monomial | None = None
         for t in obj_:
             if not isinstance(t, list) or len(t) != 2:
@@ -477,9 +477,9 @@ def sign_certificate(e: ExpPoly) -> str | None:
     signs, free = set(), False
     for p in e.values():
         for mono, c in p.items():
-            if any(x % 2 for x in mono):
+            if any(x % 2 for _, x in mono):
                 return None
-            free = free or not any(mono)
+            free = free or not mono
             signs.add(c > 0)
     if not free or len(signs) != 1:
         return None

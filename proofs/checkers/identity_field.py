@@ -1,4 +1,4 @@
-"""The identity checker's own arithmetic: quotients of exponential polynomials, with sympy's sparse rings.
+"""The identity checker's own arithmetic: quotients of exponential polynomials over its own sparse polynomials.
 
 An identity certificate (docs/identity.md) claims that a graph computes its reference as a
 function of m real input variables x. The checker evaluates both in the field
@@ -40,27 +40,40 @@ quotient n/d (d not the zero function) is zero exactly when n has no term.
 
 **Representation (two levels).** Exponents of E_i and T may be negative (an argument's
 coordinates, e^{-c}), so an exponential polynomial is a Laurent polynomial in E and T with
-coefficients in R = Q[x]: a dict from its *key* (a_1, ..., a_r, t, u_1, ..., u_j), a tuple of
-integers of any sign standing for E^a T^t R^u (the exponents of the uninterpreted values R_k
-last, with no trailing zero, so a key without them is r + 1 long and one monomial has one key),
-to a nonzero element of sympy's sparse ring
-``ring(variables, QQ)`` (never FLINT's polynomials: the prover uses those). One sympy ring with
-a generator per E_i and for T as well would need the negative powers moved into denominators,
-where the softmax weights e^{S_ik} / D_i of one row get different denominators, which then
-multiply; or a shift kept beside every polynomial. As keys they cost nothing: a unit
-r E^a T^t multiplies by shifting keys, and a monomial's tuple holds the m input exponents only
-(a product of a 16-term by an 8-term polynomial took 1.4 ms with 64 generators, 2.3 ms with
-129). Sympy's ``FracField`` is not used: its gcd normalisation took 140 s on the softmax part
-of U(8, 4, 4), against 0.6 s for ring arithmetic on unreduced pairs (the lead engineer's
-measurement).
+coefficients in R = Q[x]: a dict from its *key*, the Laurent monomial E^a T^t R^u, to a nonzero
+polynomial of R. As keys they cost nothing: a unit r E^a T^t multiplies by shifting keys. A
+polynomial (:data:`Poly`) is a dict from monomials to nonzero ``fmpq``, a monomial spelt as
+the certificate spells it, sorted (variable, exponent) pairs, and a key likewise as sorted
+(position, exponent) pairs, the exponents of any sign (:data:`Key`): each costs the size of its
+support, whatever the number m of variables, the number r of basis rows or the exponents, and
+a product merges two short tuples (:func:`power_product`). (Sympy's sparse ring, used before,
+spelt a monomial as a dense tuple of m exponents, and keys were dense tuples of r + 1: a
+product of two monomials cost ~35 µs at m = 197, 16,384 variables made each monomial 128 KiB,
+and U(32, 8, 8)'s 1,024 rows made each key 8 KiB; FLINT's polynomials are the prover's, and
+not used here.) Sympy's ``FracField`` is not used either: its gcd normalisation took 140 s on the
+softmax part of U(8, 4, 4), against 0.6 s for ring arithmetic on unreduced pairs (the lead
+engineer's measurement).
+
+**Sizes.** A forged graph can ask for any product: (mean of 120 tokens)^4, x^(2^40) by 40
+squarings, (2x)^(2^40). Before a product of exponential polynomials of s and t terms is
+formed, s t (the terms it can have; s(s + 1)/2 for a square) is held to the limit on the terms
+a for-all-inputs proof may hold (``max_symbolic_terms``, which the cost model's estimate of the
+whole proof, the prover's and this check's, is held to before anything runs, so an honest
+product is within it); after it, every coefficient is held to the limit on digits (a product's
+coefficient has about the digits of both factors', so each squaring doubles them); a
+polynomial restricted to a region's equalities is bounded likewise before it is multiplied out
+(:meth:`Field.restricted`). Exponents are only added, compared and taken modulo a prime
+(:meth:`Field.value_at`), so no size limits them.
 
 A :class:`Quotient` is Σ_j n_j / d_j, one *part* per distinct denominator, each d_j None (for
-1) or *normalised*: its largest key is the zero key and that key's polynomial has leading
-coefficient 1 (sympy's lex order), reached by dividing n_j and d_j by the unit r E^a T^t of
-d_j's largest term. Denominators equal up to a unit have one normalised form, so the entries
-of one softmax row share it and add by adding numerators; and the heads of a multi-head layer,
-each over its own row sums, are never put over the product of those sums (one fraction per
-value took 219 s and 4.4 GB to check multihead(8, 4, 4, 4, 8); parts, 4 s). Only a division
+1) or *normalised*: its largest key (in the lexicographic order of the exponent vectors, which
+products preserve: :func:`key_order`) is 1 and that key's polynomial has leading coefficient 1
+(the coefficient of its largest monomial, in Python's order of the spellings), reached by
+dividing n_j and d_j by the unit r E^a T^t of d_j's largest term. Denominators
+equal up to a unit have one normalised form, so the entries of one softmax row share it and
+add by adding numerators; and the heads of a multi-head layer, each over its own row sums, are
+never put over the product of those sums (one fraction per value took 219 s and 4.4 GB to
+check multihead(8, 4, 4, 4, 8); parts, 4 s). Only a division
 (by the divisor's single numerator) and the zero test of a value with two or more parts
 combine parts, by cross-multiplication; an output entry minus its reference cancels part by
 part. No gcd is taken. A value that is a rational constant is kept as an ``fmpq``.
@@ -74,25 +87,24 @@ from __future__ import annotations
 
 import random
 from math import lcm
-from operator import add, neg
 from typing import Any, Iterable, Union
 
-from flint import fmpq
+from flint import fmpq, nmod
 from sympy import integer_nthroot
-from sympy.polys.domains import QQ as SYMPY_QQ
-from sympy.polys.rings import PolyElement, ring
 
 from attncert.exact.errors import AttncertError, LimitExceeded
 from attncert.exact.limits import current as current_limits
 
-#: A Laurent monomial E^a T^t R^u as (a_1, ..., a_r, t, u_1, ..., u_j), u without trailing zeros.
-Key = tuple[int, ...]
-#: A monomial as sorted (variable index, exponent) pairs: the certificate's spelling, ordered as Python orders lists.
+#: A monomial as sorted (variable index, exponent) pairs, exponents positive: the certificate's spelling,
+#: ordered as Python orders tuples; () is 1.
 Monomial = tuple[tuple[int, int], ...]
-#: A polynomial of the certificate: monomial -> nonzero rational.
-Vector = dict[Monomial, fmpq]
-#: An exponential polynomial: key -> nonzero polynomial of the ring.
-ExpPoly = dict[Key, PolyElement]
+#: A Laurent monomial E^a T^t R^u as sorted (position, exponent) pairs, exponents nonzero of any sign:
+#: position i < r for E_i, r for T, r + 1 + k for R_k; () is 1.
+Key = tuple[tuple[int, int], ...]
+#: A polynomial of Q[x], the certificate's and the checker's: monomial -> nonzero rational.
+Poly = dict[Monomial, fmpq]
+#: An exponential polynomial: key -> nonzero polynomial.
+ExpPoly = dict[Key, Poly]
 #: A fraction n/d of exponential polynomials, d normalised or None for 1.
 Part = tuple[ExpPoly, "ExpPoly | None"]
 
@@ -112,7 +124,7 @@ class Basis:
     and p' is outside the span as soon as its largest monomial leads no row.
     """
 
-    def __init__(self, rows: list[Vector]):
+    def __init__(self, rows: list[Poly]):
         self.rows = rows
         self._by_lead: dict[Monomial, int] = {}
         for i, row in enumerate(rows):
@@ -128,7 +140,7 @@ class Basis:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def coordinates(self, v: Vector) -> dict[int, fmpq]:
+    def coordinates(self, v: Poly) -> dict[int, fmpq]:
         """The rational a with v = Σ a_i H_i; IdentityFailure if v is outside the span."""
         rest = dict(v)
         coords: dict[int, fmpq] = {}
@@ -149,23 +161,161 @@ class Basis:
         return coords
 
 
+# -- polynomials ---------------------------------------------------------------------------------
+
+ONE, TWO = fmpq(1), fmpq(2)
+#: The polynomial 1.
+UNIT: Poly = {(): ONE}
+
+
+def is_constant(p: Poly) -> bool:
+    """Whether the nonzero polynomial p is a rational constant."""
+    return len(p) == 1 and () in p
+
+
+def terms(e: ExpPoly) -> int:
+    """The terms of an exponential polynomial: its polynomials' terms, over all its keys."""
+    return sum(map(len, e.values()))
+
+
+def inverse_key(key: Key) -> Key:
+    return tuple((p, -a) for p, a in key)
+
+
+def power_product(a: Key, b: Key) -> Key:
+    """a b for two monomials or two keys: the pairs of both, sorted by position, the exponents at a
+    position in both added (a key's may cancel: a zero exponent is dropped)."""
+    if not a:
+        return b
+    if not b:
+        return a
+    if a[-1][0] < b[0][0]:
+        return a + b
+    if b[-1][0] < a[0][0]:
+        return b + a
+    s = sorted(a + b)
+    for i in range(1, len(s)):
+        if s[i - 1][0] == s[i][0]:
+            out = [s[0]]
+            for v, e in s[1:]:
+                if out and out[-1][0] == v:
+                    e += out.pop()[1]
+                    if not e:
+                        continue
+                out.append((v, e))
+            return tuple(out)
+    return tuple(s)
+
+
+def key_order(key: Key) -> tuple[tuple[int, ...], ...]:
+    """A sort key for keys in the lexicographic order of their exponent vectors (E_1, ..., E_r, T, R_1, ...).
+
+    That order is compatible with products (k < k' implies k u < k' u), so the largest key of u e is
+    u times e's largest. Two keys compare by their first pairs that differ: at a position p in one key
+    only, with exponent a there, that key is the larger iff a > 0; so (p, a) maps to (1, -p, a) for
+    a > 0 and to (-1, p, a) for a < 0, and the end of a key to (0,), which lies between.
+    """
+    return tuple((1, -p, a) if a > 0 else (-1, p, a) for p, a in key) + ((0,),)
+
+
+def multiply_into(out: dict[Monomial, fmpq], p: Poly, q: Poly, factor: fmpq = ONE) -> None:
+    """Add factor p q to the coefficients ``out`` (a zero sum is left for the caller to drop)."""
+    get = out.get
+    for ma, ca in p.items():
+        if factor != 1:
+            ca = ca * factor
+        if not ma:
+            for mb, cb in q.items():
+                out[mb] = get(mb, 0) + ca * cb
+            continue
+        for mb, cb in q.items():
+            m = power_product(ma, mb)
+            out[m] = get(m, 0) + ca * cb
+
+
+def square_into(out: dict[Monomial, fmpq], p: Poly) -> None:
+    """Add p² to ``out``: (Σ c_m m)² = Σ c_m² m² + Σ 2 c_m c_m' m m' over the unordered pairs of distinct
+    terms, each formed once."""
+    get = out.get
+    items = list(p.items())
+    for i, (ma, ca) in enumerate(items):
+        m = tuple((v, 2 * e) for v, e in ma)
+        out[m] = get(m, 0) + ca * ca
+        twice = ca * TWO
+        for mb, cb in items[:i]:
+            m = power_product(ma, mb)
+            out[m] = get(m, 0) + twice * cb
+
+
+def poly_sum(ps: list[Poly]) -> Poly:
+    """Σ ps, zeros dropped (one summand is returned as it is: polynomials are never changed in place)."""
+    if len(ps) == 1:
+        return ps[0]
+    acc = dict(ps[0])
+    get = acc.get
+    for p in ps[1:]:
+        for m, c in p.items():
+            acc[m] = get(m, 0) + c
+    return {m: c for m, c in acc.items() if c}
+
+
+def poly_product(p: Poly, q: Poly) -> Poly:
+    out: dict[Monomial, fmpq] = {}
+    multiply_into(out, p, q)
+    return {m: c for m, c in out.items() if c}
+
+
+def poly_power(p: Poly, e: int) -> Poly:
+    """p^e for e >= 1, by repeated squaring."""
+    out: Poly | None = None
+    while True:
+        if e & 1:
+            out = p if out is None else poly_product(out, p)
+        e >>= 1
+        if not e:
+            return out
+        p = poly_product(p, p)
+
+
+def scaled(p: Poly, c: fmpq) -> Poly:
+    """c p for a nonzero rational c."""
+    return {m: a * c for m, a in p.items()}
+
+
+def capped_binomial(n: int, r: int, cap: int) -> int:
+    """C(n, r), or cap + 1 if it is over cap; 0 for r < 0. Stepwise, C(n, i + 1) = C(n, i) (n - i)/(i + 1)
+    with r <= n/2 (C(n, r) = C(n, n - r)), so the steps never decrease and stop once over cap."""
+    if r < 0:
+        return 0
+    r = min(r, n - r)
+    c = 1
+    for i in range(r):
+        c = c * (n - i) // (i + 1)
+        if c > cap:
+            return cap + 1
+    return c
+
+
 class Field:
-    """K = Q(x)(E, T) for one certificate (with the uninterpreted values R_k): the ring, the basis, and
-    the record of exps, divisors and uninterpreted values met."""
+    """K = Q(x)(E, T) for one certificate (with the uninterpreted values R_k): the basis, the limits on
+    sizes, and the record of exps, divisors and uninterpreted values met."""
 
     def __init__(self, variables: list[str], basis: Basis, denominator: int):
-        self.ring, *gens = ring(variables, SYMPY_QQ)
-        self.gens: list[PolyElement] = gens
         self.m = len(variables)
         self.basis = basis
         self.denominator = denominator
-        #: The length of a key without uninterpreted values (r + 1: the E_i, then T).
-        self.base = len(basis) + 1
-        self.zero_key: Key = (0,) * self.base
-        self.one_poly = self.ring.one
-        self._zero_coeff = self.ring.domain.zero
-        #: The most terms a product may have (a forged graph could square its way to any size).
-        self.max_terms = current_limits().max_terms
+        #: T's position in a key: the E_i come before it, the R_k after.
+        self.t = len(basis)
+        #: The key of 1.
+        self.zero_key: Key = ()
+        lim = current_limits()
+        #: The most terms a product may have (a forged graph could square its way to any size): no more than
+        #: the whole proof may hold, by the limit the cost model checks its estimate of them against.
+        self.max_terms = lim.max_symbolic_terms
+        #: The most bits a coefficient's numerator or denominator may have: one of b > ceil(3.322 d) + 1 bits
+        #: is at least 2^(b - 1) > 2^(3.322 d) > 10^d (log2 10 < 3.322), over d = max_digits digits.
+        self.max_bits = -(-3322 * lim.max_digits // 1000) + 1
+        self._max_digits = lim.max_digits
         #: Every distinct non-constant part p' of an exp argument met, with its integer coordinates (i, a_i).
         self.arguments: list[tuple[tuple[tuple[Monomial, fmpq], ...], tuple[tuple[int, int], ...]]] = []
         #: The denominators of the constant parts c of the exp arguments met.
@@ -178,16 +328,16 @@ class Field:
         self.uninterpreted_values: list[tuple[str, Number]] = []
         #: The k whose argument is shown in its function's domain (every ReLU; a power's when a caller shows it positive).
         self.in_domain: set[int] = set()
-        self._uninterpreted_at: list[fmpq | None] = []
-        self._values_at: dict[int, tuple[ExpPoly, fmpq]] = {}
+        self._uninterpreted_at: list[nmod | None] = []
+        self._values_at: dict[int, tuple[ExpPoly, nmod]] = {}
         self._random = random.Random(len(variables))
-        self._point = [fmpq(self._random.randint(-97, 97), self._random.randint(1, 89)) for _ in variables]
-        # by the argument's terms (hashing a PolyElement hashes its rationals through Python's Fraction: slow)
+        self._point = [nmod(self._random.randrange(1, PRIME), PRIME) for _ in variables]
+        # by the argument's terms (hashing an fmpq goes through Python's Fraction: slow)
         self._exp_cache: dict[frozenset, Quotient | fmpq] = {}
 
     # -- elements -------------------------------------------------------------------------
     def variable(self, k: int) -> "Quotient":
-        return Quotient((({self.zero_key: self.gens[k]}, None),), self)
+        return Quotient((({self.zero_key: {((k, 1),): ONE}}, None),), self)
 
     def make(self, parts: list[Part]) -> "Quotient | fmpq":
         """Σ parts (distinct normalised denominators, nonzero numerators); a rational constant as an ``fmpq``."""
@@ -197,8 +347,8 @@ class Field:
             num, den = parts[0]
             if den is None and len(num) == 1:
                 p = num.get(self.zero_key)
-                if p is not None and p.is_ground:
-                    return rational(p.LC)
+                if p is not None and is_constant(p):
+                    return p[()]
         return Quotient(tuple(parts), self)
 
     def part(self, num: ExpPoly, den: ExpPoly | None) -> Part:
@@ -206,42 +356,31 @@ class Field:
         if den is None:
             return num, None
         unit_key, r = self.leading_unit(den)
-        if unit_key != self.zero_key or r != 1:
-            inv = tuple(map(neg, unit_key))
+        if unit_key or r != 1:
+            inv = inverse_key(unit_key)
             num = self.shift(num, inv, 1 / r)
             den = self.shift(den, inv, 1 / r)
-        if len(den) == 1 and den[self.zero_key] == self.one_poly:
+        if len(den) == 1 and den[self.zero_key] == UNIT:
             return num, None
         return num, den
 
-    def leading_unit(self, e: ExpPoly) -> tuple[Key, Any]:
-        """(a, r): e's largest key and the leading coefficient of its polynomial."""
-        top = max(e)
-        return top, e[top].LC
+    def leading_unit(self, e: ExpPoly) -> tuple[Key, fmpq]:
+        """(a, r): e's largest key (:func:`key_order`) and the coefficient of the largest monomial of its polynomial."""
+        top = max(e, key=key_order)
+        p = e[top]
+        return top, p[max(p)]
 
     def normalised(self, e: ExpPoly) -> ExpPoly:
         """e divided by its leading unit: one form for all unit multiples of e."""
         top, r = self.leading_unit(e)
-        return self.shift(e, tuple(map(neg, top)), 1 / r)
+        return self.shift(e, inverse_key(top), 1 / r)
 
-    def shift(self, e: ExpPoly, key: Key, r: Any) -> ExpPoly:
+    def shift(self, e: ExpPoly, key: Key, r: fmpq) -> ExpPoly:
         """e times the unit r E^a T^t R^u with (a, t, u) = key."""
-        return {self.key_product(k, key): p.mul_ground(r) if r != 1 else p for k, p in e.items()}
-
-    def key_product(self, a: Key, b: Key) -> Key:
-        """The key of E^a T^t R^u times E^a' T^t' R^u': exponents added, trailing zeros of u dropped."""
-        base = self.base
-        if len(a) == base == len(b):
-            return tuple(map(add, a, b))
-        if len(a) < len(b):
-            a, b = b, a
-        k = tuple(map(add, a, b)) + a[len(b) :]
-        while len(k) > base and not k[-1]:
-            k = k[:-1]
-        return k
+        return {power_product(k, key): scaled(p, r) if r != 1 else p for k, p in e.items()}
 
     def lift(self, q: fmpq) -> ExpPoly:
-        return {self.zero_key: self.ring.ground_new(SYMPY_QQ(q.p, q.q))} if q else {}
+        return {self.zero_key: {(): q}} if q else {}
 
     def parts(self, x: "Quotient | fmpq") -> tuple[Part, ...]:
         if type(x) is fmpq:
@@ -278,7 +417,7 @@ class Field:
 
     def merged(self, parts: Iterable[Part]) -> list[Part]:
         """The parts over equal denominators added (numerators only, no cross-multiplication), zeros dropped."""
-        groups: list[tuple[ExpPoly | None, dict[Key, list[PolyElement]]]] = []
+        groups: list[tuple[ExpPoly | None, dict[Key, list[Poly]]]] = []
         for num, den in parts:
             for d, acc in groups:
                 if d is den or (d is not None and den is not None and d == den):
@@ -290,20 +429,10 @@ class Field:
                 acc.setdefault(k, []).append(p)
         out = []
         for den, acc in groups:
-            num = {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}
+            num = {k: s for k, ps in acc.items() if (s := poly_sum(ps))}
             if num:
                 out.append((num, den))
         return out
-
-    def poly_sum(self, ps: list[PolyElement]) -> PolyElement:
-        if len(ps) == 1:
-            return ps[0]
-        acc = dict(ps[0])
-        get, zero = acc.get, self._zero_coeff
-        for p in ps[1:]:
-            for m, c in p.items():
-                acc[m] = get(m, zero) + c
-        return self.ring.dtype({m: c for m, c in acc.items() if c})
 
     def add_exp(self, a: ExpPoly, b: ExpPoly) -> ExpPoly:
         out = dict(a)
@@ -311,68 +440,69 @@ class Field:
             s = out.get(k)
             if s is None:
                 out[k] = p
+            elif s := poly_sum([s, p]):
+                out[k] = s
             else:
-                s = s + p
-                if s:
-                    out[k] = s
-                else:
-                    del out[k]
+                del out[k]
         return out
 
     def mul_exp(self, a: ExpPoly, b: ExpPoly | None) -> ExpPoly:
-        """a b (b None for 1)."""
+        """a b (b None for 1), its size bounded before it is formed (module docstring, "Sizes")."""
         if b is None:
             return a
-        zero, base, key_product = self.zero_key, self.base, self.key_product
-        acc: dict[Key, list[PolyElement]] = {}
+        self._refuse_over_terms(terms(a) * terms(b))
+        acc: dict[Key, dict[Monomial, fmpq]] = {}
         for ka, pa in a.items():
-            ca = pa.LC if pa.is_ground else None
             for kb, pb in b.items():
-                if kb == zero:
-                    k = ka
-                elif ka == zero:
-                    k = kb
-                else:
-                    k = tuple(map(add, ka, kb)) if len(ka) == base == len(kb) else key_product(ka, kb)
-                if ca is not None:
-                    p = pb if ca == 1 else pb.mul_ground(ca)
-                elif pb.is_ground:
-                    cb = pb.LC
-                    p = pa if cb == 1 else pa.mul_ground(cb)
-                else:
-                    p = pa * pb
-                acc.setdefault(k, []).append(p)
-        return self.bounded(acc)
+                multiply_into(acc.setdefault(power_product(ka, kb), {}), pa, pb)
+        return self.product(acc)
 
     def square_exp(self, a: ExpPoly) -> ExpPoly:
         """a², as (Σ_k p_k E^k)² = Σ_k p_k² E^{2k} + Σ_{j<k} 2 p_j p_k E^{j+k}: each product of two distinct
-        terms formed once (and sympy's ``square`` within a term), about half the work of ``mul_exp(a, a)``."""
+        terms formed once, within a term as between terms (:func:`square_into`), about half the work of
+        ``mul_exp(a, a)``; a has at most t(t + 1)/2 distinct products of its t terms."""
+        t = terms(a)
+        self._refuse_over_terms(t * (t + 1) // 2)
         keys = list(a)
-        two = self.ring.domain(2)
-        acc: dict[Key, list[PolyElement]] = {}
+        acc: dict[Key, dict[Monomial, fmpq]] = {}
         for i, ka in enumerate(keys):
             pa = a[ka]
-            acc.setdefault(self.key_product(ka, ka), []).append(pa.square())
+            square_into(acc.setdefault(tuple((p, 2 * x) for p, x in ka), {}), pa)
             for kb in keys[:i]:
-                acc.setdefault(self.key_product(ka, kb), []).append((pa * a[kb]).mul_ground(two))
-        return self.bounded(acc)
+                multiply_into(acc.setdefault(power_product(ka, kb), {}), pa, a[kb], TWO)
+        return self.product(acc)
 
-    def bounded(self, acc: dict[Key, list[PolyElement]]) -> ExpPoly:
-        """The product whose terms ``acc`` collects, summed key by key, within the limit on terms."""
-        out = {k: s for k, ps in acc.items() if (s := self.poly_sum(ps))}
-        if sum(map(len, out.values())) > self.max_terms:
-            raise LimitExceeded(f"a product in the evaluation has over {self.max_terms:,} terms, the limit (raise it with --max-terms)")
+    def _refuse_over_terms(self, bound: int) -> None:
+        if bound > self.max_terms:
+            raise LimitExceeded(
+                f"a product in the evaluation may have {bound:,} terms, over the limit of {self.max_terms:,} (raise it with --max-symbolic-terms)"
+            )
+
+    def product(self, acc: dict[Key, dict[Monomial, fmpq]]) -> ExpPoly:
+        """The product whose terms ``acc`` collects, zeros dropped, every coefficient within the limit on digits."""
+        out = {}
+        for k, p in acc.items():
+            p = {m: c for m, c in p.items() if c}
+            if p:
+                self.refuse_over_digits(p)
+                out[k] = p
         return out
+
+    def refuse_over_digits(self, p: Poly) -> None:
+        """LimitExceeded if a coefficient of p has over max_digits digits in its numerator or denominator."""
+        if max(c.height_bits() for c in p.values()) > self.max_bits:
+            raise LimitExceeded(
+                f"a coefficient in the evaluation has over {self._max_digits:,} digits, the limit (raise it with --max-digits)"
+            )
 
     def square(self, x: "Quotient") -> "Quotient | fmpq":
         """x² for x = Σ_i n_i/d_i: Σ_i n_i²/d_i² + Σ_{j<i} 2 n_i n_j/(d_i d_j), the numerators by
         :meth:`square_exp` (layer norm's variance squares values over one denominator per head and row)."""
-        two = self.ring.domain(2)
         products: list[Part] = []
         for i, (n1, d1) in enumerate(x.parts):
             products.append(self.part(self.square_exp(n1), None if d1 is None else self.square_exp(d1)))
             for n2, d2 in x.parts[:i]:
-                num = {k: p.mul_ground(two) for k, p in self.mul_exp(n1, n2).items()}
+                num = {k: scaled(p, TWO) for k, p in self.mul_exp(n1, n2).items()}
                 products.append(self.part(num, d2 if d1 is None else self.mul_exp(d1, d2)))
         return self.make(self.merged(products))
 
@@ -388,8 +518,11 @@ class Field:
                 return fmpq(0)
             if y == 1:
                 return x
-            c = SYMPY_QQ(y.p, y.q)
-            return Quotient(tuple(({k: p.mul_ground(c) for k, p in n.items()}, d) for n, d in x.parts), self)
+            parts = tuple(({k: scaled(p, y) for k, p in n.items()}, d) for n, d in x.parts)
+            for n, _ in parts:
+                for p in n.values():
+                    self.refuse_over_digits(p)
+            return Quotient(parts, self)
         products = []
         for n1, d1 in x.parts:
             for n2, d2 in y.parts:
@@ -403,7 +536,7 @@ class Field:
     def neg(self, x: Any) -> "Quotient | fmpq":
         if type(x) is fmpq:
             return -x
-        return Quotient(tuple(({k: -p for k, p in n.items()}, d) for n, d in x.parts), self)
+        return Quotient(tuple(({k: {m: -c for m, c in p.items()} for k, p in n.items()}, d) for n, d in x.parts), self)
 
     def div(self, x: Any, y: Any) -> "Quotient | fmpq":
         """x / y; a divisor y that depends on the inputs is recorded (as one fraction's numerator), a zero one refused."""
@@ -425,7 +558,7 @@ class Field:
         if self.has_uninterpreted(e):
             self.uninterpreted_divisors += 1
             return
-        if len(e) == 1 and next(iter(e.values())).is_ground:
+        if len(e) == 1 and is_constant(next(iter(e.values()))):
             return
         if not self.depends_on_inputs(e):
             return  # Σ q_k T^k with a term: nonzero, T being transcendental
@@ -435,14 +568,14 @@ class Field:
 
     def depends_on_inputs(self, e: ExpPoly) -> bool:
         """Whether e involves an input variable, some E_i or some R_k (else it is a constant Σ q_k T^k)."""
-        r = self.base - 1
-        return any(any(k[:r]) or len(k) > self.base or not p.is_ground for k, p in e.items())
+        t = self.t
+        return any(k and (k[0][0] < t or k[-1][0] > t) or not is_constant(p) for k, p in e.items())
 
     def value_depends_on_inputs(self, x: "Quotient | fmpq") -> bool:
         return any(self.depends_on_inputs(n) or (d is not None and self.depends_on_inputs(d)) for n, d in self.parts(x))
 
     def has_uninterpreted(self, e: ExpPoly) -> bool:
-        return any(len(k) > self.base for k in e)
+        return any(k and k[-1][0] > self.t for k in e)
 
     # -- uninterpreted values -------------------------------------------------------------
     def uninterpreted(self, name: str, x: "Quotient", in_domain: bool = True) -> "Quotient":
@@ -478,58 +611,58 @@ class Field:
             raise IdentityFailure(f"a non-integer power {y} of a constant with exponentials has no rule")
         return self.uninterpreted(f"power({y})", x, in_domain=positive)
 
-    def value_at(self, x: "Quotient | fmpq") -> fmpq | None:
-        """x at one fixed rational point of (x, E, T, R), or None where a denominator vanishes there.
+    def value_at(self, x: "Quotient | fmpq") -> nmod | None:
+        """x at one fixed point of (x, E, T, R) modulo the prime P = 2^61 - 1, or None where that is not
+        defined (P divides a coefficient's denominator, or a denominator's value).
 
-        Sending each input variable, each E_i, T and each R_k to a nonzero rational (fixed
-        pseudo-random values, the same for the whole check) is a ring homomorphism from
-        Q[x][E^±, T^±, R^±]; where it keeps the denominators nonzero it extends to their fractions,
-        so a value that is nonzero at the point is a nonzero element of the field. (A zero value
-        proves nothing: only the exact test decides equality.)
+        Let A be the Laurent polynomials Z_(P)[x][E^±, T^±, R^±] whose coefficients have denominators
+        prime to P. Sending each input variable, each E_i, T and each R_k to a nonzero residue mod P
+        (fixed pseudo-random values, the same for the whole check) is a ring homomorphism
+        φ: A -> F_P; it extends to the fractions n/d of A with φ(d) != 0, a subring of the field. So
+        two values whose images differ are different elements of the field. (Equal images prove
+        nothing: only the exact test decides equality.) Modulo P a power costs the logarithm of its
+        exponent: a degree or an exp constant of any size (x^(2^40), e^(10^12)) is evaluated at once,
+        where rationals at a rational point would grow without bound.
         """
-        if type(x) is fmpq:
-            return x
-        total = fmpq(0)
-        for n, d in x.parts:
-            num = self._exp_poly_at(n)
-            if d is None:
-                total += num
-                continue
-            den = self._exp_poly_at(d)
-            if not den:
-                return None
-            total += num / den
-        return total
+        try:
+            if type(x) is fmpq:
+                return nmod(x, PRIME)
+            total = nmod(0, PRIME)
+            for n, d in x.parts:
+                value = self._exp_poly_at(n)
+                if d is not None:
+                    value = value / self._exp_poly_at(d)
+                total += value
+            return total
+        except ZeroDivisionError:  # P divides a denominator
+            return None
 
-    def _exp_poly_at(self, e: ExpPoly) -> fmpq:
+    def _exp_poly_at(self, e: ExpPoly) -> nmod:
         known = self._values_at.get(id(e))
         if known is not None and known[0] is e:
             return known[1]
-        point = self._point
-        total = fmpq(0)
+        point, total = self._point, nmod(0, PRIME)
         for key, p in e.items():
-            term = fmpq(0)
+            term = nmod(0, PRIME)
             for mono, c in p.items():
-                t = rational(c)
-                for i, a in enumerate(mono):
-                    if a:
-                        t *= point[i] ** a
+                t = nmod(c, PRIME)
+                for v, a in mono:
+                    t *= point[v] if a == 1 else point[v] ** a
                 term += t
-            for i, a in enumerate(key):
-                if a:
-                    term *= self._key_point(i) ** a
+            for i, a in key:
+                term *= self._key_point(i) ** a
             total += term
         self._values_at[id(e)] = (e, total)  # e kept alive with its value: its id stays its own
         return total
 
-    def _key_point(self, i: int) -> fmpq:
+    def _key_point(self, i: int) -> nmod:
         """The value of key position i (E_i, then T, then the R_k) at the point."""
         while len(self._point) <= self.m + i:
-            self._point.append(fmpq(self._random.randint(2, 97), self._random.randint(1, 89)))
+            self._point.append(nmod(self._random.randrange(1, PRIME), PRIME))
         return self._point[self.m + i]
 
     def _uninterpreted_symbol(self, k: int) -> "Quotient":
-        return Quotient((({self.zero_key + (0,) * k + (1,): self.one_poly}, None),), self)
+        return Quotient((({((self.t + 1 + k, 1),): UNIT}, None),), self)
 
     # -- affine forms and regions ---------------------------------------------------------
     def affine(self, x: "Quotient | fmpq") -> tuple[dict[int, fmpq], fmpq] | None:
@@ -545,13 +678,12 @@ class Field:
             return None
         coefficients, constant = {}, fmpq(0)
         for mono, c in p.items():
-            degree = sum(mono)
-            if degree > 1:
-                return None
-            if degree:
-                coefficients[mono.index(1)] = rational(c)
+            if not mono:
+                constant = c
+            elif len(mono) == 1 and mono[0][1] == 1:
+                coefficients[mono[0][0]] = c
             else:
-                constant = rational(c)
+                return None
         return coefficients, constant
 
     def is_zero_on(self, x: "Quotient | fmpq", equalities: list[tuple[dict[int, fmpq], fmpq]]) -> bool:
@@ -572,46 +704,78 @@ class Field:
         p = num.get(self.zero_key)
         if p is None or len(num) != 1:
             raise IdentityFailure("restricting a value with exponentials or uninterpreted functions to a region's equalities has no rule")
-        one = self.ring.one
-        substitution = [
-            (self.gens[v], sum((self.gens[w] * SYMPY_QQ(c.p, c.q) for w, c in lin.items()), one * SYMPY_QQ(const.p, const.q)))
-            for v, (lin, const) in solved.items()
-        ]
-        return not p.compose(substitution)
+        return not self.restricted(p, solved)
+
+    def restricted(self, p: Poly, solved: dict[int, tuple[dict[int, fmpq], fmpq]]) -> Poly:
+        """p with each solved variable v replaced by its affine expression s_v in the free ones.
+
+        Its size is bounded before anything is multiplied out: a monomial Π v^{e_v} becomes at most
+        Π_v C(e_v + t_v - 1, t_v - 1) terms (t_v the terms of s_v; the product over the solved v),
+        each coefficient a sum of products of 1 + Σ_v e_v rationals; the sum over p's monomials of
+        terms times that degree is held to the limit on terms (x^(2^40) on the leaf x = 2 would
+        otherwise ask for 2^(2^40)).
+        """
+        subs: dict[int, Poly] = {}
+        for v, (lin, const) in solved.items():
+            s = {((w, 1),): c for w, c in lin.items()}
+            if const:
+                s[()] = const
+            subs[v] = s
+        size = 0
+        for mono in p:
+            degree, count = 1, 1
+            for v, e in mono:
+                if v in subs:
+                    degree += e
+                    count *= capped_binomial(e + len(subs[v]) - 1, len(subs[v]) - 1, self.max_terms)
+                    count = min(count, self.max_terms + 1)
+            size += min(degree, self.max_terms + 1) * count
+            if size > self.max_terms:
+                raise LimitExceeded(
+                    f"a value restricted to a region's equalities may have {size:,} or more terms times degree, over the limit of "
+                    f"{self.max_terms:,} (raise it with --max-symbolic-terms)"
+                )
+        out: list[Poly] = []
+        for mono, c in p.items():
+            term: Poly = {(): c}
+            free = []
+            for v, e in mono:
+                if v in subs:
+                    term = poly_product(term, poly_power(subs[v], e))
+                else:
+                    free.append((v, e))
+            out.append({power_product(m, tuple(free)): a for m, a in term.items()})
+        return poly_sum(out)
 
     # -- exponentials ---------------------------------------------------------------------
     def exp(self, x: Any) -> "Quotient | fmpq":
         """e^x for a polynomial x = c + p': T^{cD} E^a with a the integer coordinates of p' over H."""
         if type(x) is fmpq:
-            return self._exp_of(self.ring.ground_new(SYMPY_QQ(x.p, x.q)))
+            return self._exp_of({(): x} if x else {})
         if len(x.parts) != 1 or x.parts[0][1] is not None or set(x.parts[0][0]) != {self.zero_key}:
             raise IdentityFailure("an exp of a value that is not a polynomial of the inputs (it has exponentials or a denominator)")
         return self._exp_of(x.parts[0][0][self.zero_key])
 
-    def _exp_of(self, p: PolyElement) -> "Quotient | fmpq":
-        fingerprint = frozenset((m, c.numerator, c.denominator) for m, c in p.items())
+    def _exp_of(self, p: Poly) -> "Quotient | fmpq":
+        fingerprint = frozenset((m, int(c.p), int(c.q)) for m, c in p.items())
         known = self._exp_cache.get(fingerprint)
         if known is not None:
             return known
-        zero_monom = self.ring.zero_monom
-        c = rational(p.get(zero_monom, self._zero_coeff))
+        c = p.get((), fmpq(0))
         cd = c * self.denominator
         if cd.q != 1:
             raise IdentityFailure(f"an exp argument's constant {c} is not a multiple of 1/D = 1/{self.denominator}")
         self.constant_denominators.add(int(c.q))
         coords: tuple[tuple[int, int], ...] = ()
-        vector = {monomial(m): rational(a) for m, a in p.items() if m != zero_monom}
+        vector = {m: a for m, a in p.items() if m}
         if vector:
             solved = self.basis.coordinates(vector)
             if any(a.q != 1 for a in solved.values()):
                 raise IdentityFailure("an exp argument has a non-integer coordinate over the recorded exp_basis rows")
             coords = tuple(sorted((i, int(a.p)) for i, a in solved.items() if a))
             self.arguments.append((tuple(sorted(vector.items())), coords))
-        key = [0] * self.base
-        for i, a in coords:
-            key[i] = a
-        key[-1] = int(cd.p)
-        out = self.make([({tuple(key): self.one_poly}, None)]) if any(key) else fmpq(1)
+        key = coords + (((self.t, int(cd.p)),) if cd else ())
+        out = self.make([({key: UNIT}, None)]) if key else fmpq(1)
         self._exp_cache[fingerprint] = out
         return out
 
@@ -636,28 +800,16 @@ class Field:
         return self.is_zero(self.add(x, self.neg(y)))
 
     # -- reading the certificate's exponential polynomials --------------------------------
-    def from_terms(self, terms: list[tuple[dict[int, int], fmpq, Vector]]) -> ExpPoly:
+    def from_terms(self, terms: list[tuple[dict[int, int], fmpq, Poly]]) -> ExpPoly:
         """Σ T^{cD} E^a p over the recorded terms (coordinates a, constant c, polynomial p)."""
         out: ExpPoly = {}
         for coords, c, poly in terms:
             cd = c * self.denominator
             if cd.q != 1:
                 raise IdentityFailure(f"a recorded divisor has a constant {c} that is not a multiple of 1/D")
-            key = [0] * self.base
-            for i, a in coords.items():
-                key[i] = a
-            key[-1] = int(cd.p)
-            out = self.add_exp(out, {tuple(key): self.polynomial(poly)})
+            key = tuple(sorted(coords.items())) + (((self.t, int(cd.p)),) if cd else ())
+            out = self.add_exp(out, {key: poly})
         return out
-
-    def polynomial(self, v: Vector) -> PolyElement:
-        dense: dict[tuple[int, ...], Any] = {}
-        for mono, c in v.items():
-            exps = [0] * self.m
-            for i, e in mono:
-                exps[i] = e
-            dense[tuple(exps)] = SYMPY_QQ(c.p, c.q)
-        return self.ring.dtype(dense)
 
 
 class Quotient:
@@ -690,7 +842,7 @@ class Quotient:
 
     def __repr__(self) -> str:
         def show(e: ExpPoly) -> str:
-            return " + ".join(f"({p})*{_key_str(k, self.field.base - 1)}" for k, p in sorted(e.items()))
+            return " + ".join(f"({_poly_str(p)})*{_key_str(k, self.field.t)}" for k, p in sorted(e.items()))
 
         return " + ".join(f"[{show(n)}]" + ("" if d is None else f" / [{show(d)}]") for n, d in self.parts)
 
@@ -698,9 +850,8 @@ class Quotient:
 Number = Union[Quotient, fmpq]
 
 
-def rational(c: Any) -> fmpq:
-    """A coefficient of sympy's QQ (FLINT's or sympy's own rationals, by ground types) as an ``fmpq``."""
-    return fmpq(int(SYMPY_QQ.numer(c)), int(SYMPY_QQ.denom(c)))
+#: The modulus of :meth:`Field.value_at` (a Mersenne prime, within FLINT's word-sized ``nmod``).
+PRIME = (1 << 61) - 1
 
 
 def rational_power(x: fmpq, y: fmpq) -> fmpq:
@@ -775,17 +926,12 @@ def _substituted(lin: dict[int, fmpq], c: fmpq, solved: dict[int, tuple[dict[int
     return lin, c
 
 
-def monomial(exps: tuple[int, ...]) -> Monomial:
-    """A dense exponent tuple as the certificate's sorted (index, exponent) pairs."""
-    return tuple((i, e) for i, e in enumerate(exps) if e)
+def _poly_str(p: Poly) -> str:
+    return " + ".join(str(c) + "".join(f"*x{v}" + (f"^{e}" if e != 1 else "") for v, e in m) for m, c in sorted(p.items()))
 
 
-def _key_str(k: Key, r: int) -> str:
-    parts = [f"E{i}^{a}" for i, a in enumerate(k[:r]) if a]
-    if k[r]:
-        parts.append(f"T^{k[r]}")
-    parts += [f"R{j}^{a}" for j, a in enumerate(k[r + 1 :]) if a]
-    return "*".join(parts) or "1"
+def _key_str(k: Key, t: int) -> str:
+    return "*".join(f"E{i}^{a}" if i < t else f"T^{a}" if i == t else f"R{i - t - 1}^{a}" for i, a in k) or "1"
 
 
-__all__ = ["Basis", "Field", "Quotient", "Number", "IdentityFailure", "as_number", "monomial", "rational", "rational_power"]
+__all__ = ["Basis", "Field", "Quotient", "Number", "IdentityFailure", "Poly", "as_number", "rational_power"]

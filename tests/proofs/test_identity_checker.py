@@ -290,10 +290,10 @@ def test_a_function_without_a_rule_fails():
 def test_a_product_over_the_term_limit_is_bad():
     # in U(3, 2, 2) the weight E_ik times (X V)_kv, of 2 terms, is over a limit of 1 term
     doc = prove("universal", n=3, d=2, dv=2)
-    with limits(Limits(max_terms=1)), pytest.raises(LimitExceeded, match="a product in the evaluation"):
+    with limits(Limits(max_symbolic_terms=1)), pytest.raises(LimitExceeded, match="a product in the evaluation"):
         check_identity(doc)
-    out = verify_bytes(canonical_json(seal(doc)), lim=Limits(max_terms=1))
-    assert out.status == BAD and "--max-terms" in out.reason
+    out = verify_bytes(canonical_json(seal(doc)), lim=Limits(max_symbolic_terms=1))
+    assert out.status == BAD and "--max-symbolic-terms" in out.reason
 
 
 def test_an_empty_list_of_regions_is_malformed():
@@ -359,14 +359,13 @@ def value_at(field: Field, v, point: list) -> mpmath.mpf:
     """A number of the field at a point, term by term (E_i = e^{H_i(point)}, T = e^{1/D})."""
     if type(v) is fmpq:
         return mpmath.mpf(v.p) / v.q
-    es = [mpmath.e ** (point[0] * point[1]), mpmath.e ** point[2]]
-    t = mpmath.e ** (mpmath.mpf(1) / field.denominator)
+    units = [mpmath.e ** (point[0] * point[1]), mpmath.e ** point[2], mpmath.e ** (mpmath.mpf(1) / field.denominator)]  # E_1, E_2, T
 
     def at(e):
         total = mpmath.mpf(0)
         for key, p in e.items():
-            term = sum(mpmath.mpf(int(c.p)) / int(c.q) * mpmath.fprod(x**k for x, k in zip(point, m)) for m, c in p.items())
-            total += term * es[0] ** key[0] * es[1] ** key[1] * t ** key[2]
+            term = sum(mpmath.mpf(int(c.p)) / int(c.q) * mpmath.fprod(point[v] ** k for v, k in m) for m, c in p.items())
+            total += term * mpmath.fprod(units[i] ** a for i, a in key)
         return total
 
     return sum(at(n) / (at(d) if d is not None else 1) for n, d in v.parts)
@@ -475,16 +474,18 @@ def test_the_basis_solver_and_its_independence_test():
 
 
 def test_the_sign_certificate_by_hand():
-    F = Field(["x", "y"], Basis([{((0, 1),): fmpq(1)}]), 1)
-    x, y = F.gens
-    one, e1 = F.zero_key, (1, 0)
-    assert sign_certificate({one: 1 + x**2 * y**4}) == "positive"
-    assert sign_certificate({one: 1 + x**2, e1: 3 * y**2}) == "positive"  # E_1 > 0
-    assert sign_certificate({one: -2 - y**2, (-1, 3): -F.ring.one}) == "negative"
-    assert sign_certificate({one: 1 - x**2}) is None  # mixed signs
-    assert sign_certificate({one: x**2 + y**2}) is None  # zero at x = y = 0
-    assert sign_certificate({one: 1 + x}) is None  # odd exponent
-    assert sign_certificate({e1: x**2, one: x**2 * y**2}) is None  # no term free of the variables
+    one, e1 = (), ((0, 1),)  # the keys of 1 and E_1
+
+    def poly(*terms):  # (coefficient, exponent of x, exponent of y)
+        return {tuple((v, e) for v, e in enumerate(exps) if e): fmpq(c) for c, *exps in terms}
+
+    assert sign_certificate({one: poly((1, 0, 0), (1, 2, 4))}) == "positive"
+    assert sign_certificate({one: poly((1, 0, 0), (1, 2, 0)), e1: poly((3, 0, 2))}) == "positive"  # E_1 > 0
+    assert sign_certificate({one: poly((-2, 0, 0), (-1, 0, 2)), ((0, -1), (1, 3)): poly((-1, 0, 0))}) == "negative"  # E_1^-1 T^3
+    assert sign_certificate({one: poly((1, 0, 0), (-1, 2, 0))}) is None  # mixed signs
+    assert sign_certificate({one: poly((1, 2, 0), (1, 0, 2))}) is None  # zero at x = y = 0
+    assert sign_certificate({one: poly((1, 0, 0), (1, 1, 0))}) is None  # odd exponent
+    assert sign_certificate({e1: poly((1, 2, 0)), one: poly((1, 2, 2))}) is None  # no term free of the variables
 
 
 def test_position_only_values_are_shared_between_fields_only_when_plain():

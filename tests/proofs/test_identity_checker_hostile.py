@@ -1,17 +1,190 @@
 """Hostile identity certificates (issue 30, "3b"): verify refuses each cleanly and quickly, never crashes.
 
 Each document is well-formed and correctly sealed; what it records is built to make the checker
-fail other than with one line: a selection by TRUE beside recorded regions (the data flow reads
-its pattern from the predicate alone, outside an evaluation).
+fail other than with one line. Sizes nothing bounded: ReLU of e^x e^(10^12) or of x^(2^40) (40
+squarings), whose values at the checker's point were rationals to those powers (SIGFPE, exit
+136); x^(2^40) restricted to a region's equality x = 2 (the same, in the substitution);
+(2x)^(2^40), whose coefficient doubles its digits at each squaring; the fourth power of the mean
+of 120 tokens, a product of 26 million terms that was formed before it was counted (261 s and
+past 10 GB). Each now ends in one line, FAIL or BAD, in a process whose address space is capped.
+And a selection by TRUE beside recorded regions (the data flow read its pattern outside an
+evaluation: an AttributeError).
 """
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from flint import fmpq
+
 from attncert.constructions import rasp
+from attncert.exact import LimitExceeded
+from attncert.exact.canonical import canonical_json
+from attncert.exact.certificate import seal
+from attncert.proofs.checkers import identity_field
 from attncert.proofs.checkers.identity import check_identity
+from attncert.proofs.checkers.identity_field import Basis, Field
+from attncert.proofs.checkers.identity_graph import read_graph, static_selections
 from attncert.proofs.verify import FAIL
 from tests.proofs.test_identity_checker import prove, refused, status
 from tests.proofs.test_identity_checker_regions import _prove_relu_with, _relu_construction
+
+# -- sizes nothing bounded ---------------------------------------------------------------------------
+
+MUL, ADD, RELU = ({"name": name, "params": {}} for name in ("mul", "add", "relu"))
+
+
+class Graph:
+    """A recorded graph (format attncert-rasp/1) built node by node; each method returns the new node's id."""
+
+    def __init__(self) -> None:
+        self.nodes: list[dict] = []
+        self.edges: list[dict] = []
+
+    def add(self, op: str, *args: int, **params) -> int:
+        v = len(self.nodes)
+        self.nodes.append({"id": v, "op": op, "label": f"v{v}", "name": f"v{v}", "params": params, "encoding": "numerical"})
+        self.edges += [{"source": u, "target": v, "arg": k} for k, u in enumerate(args)]
+        return v
+
+    def squared(self, v: int, times: int) -> int:
+        for _ in range(times):
+            v = self.add("sequence_map", v, v, fn=MUL)
+        return v
+
+    def json(self, output: int) -> dict:
+        return {"format": "attncert-rasp/1", "outputs": {"output": output}, "nodes": self.nodes, "edges": self.edges}
+
+
+def relu_document(n: int, graph: dict) -> dict:
+    """relu(n)'s honest certificate with its graph (and the static-selection proof) replaced: sealed, well-formed."""
+    doc = prove("relu", n=n)
+    doc["construction"]["graph"] = graph
+    doc["construction"]["static_selections"] = static_selections(read_graph(graph))
+    return doc
+
+
+def relu_of_exponentials() -> dict:
+    # relu(e^x e^(10^12)): x lies in the recorded basis (one row, x), e^(10^12) is T^(10^12)
+    g = Graph()
+    x = g.add("tokens")
+    product = g.add("sequence_map", g.add("map", x, fn={"name": "exp", "params": {}}), g.add("map", g.add("full", fill={"q": str(10**12)}), fn={"name": "exp", "params": {}}), fn=MUL)
+    doc = relu_document(1, g.json(g.add("map", product, fn=RELU)))
+    doc["outputs"]["exp_basis"].update(rows=[[[[[0, 1]], "1"]]], arguments=[[[[[[0, 1]], "1"]], [[0, 1]]]])
+    return doc
+
+
+def relu_of_a_power() -> dict:
+    g = Graph()
+    return relu_document(1, g.json(g.add("map", g.squared(g.add("tokens"), 40), fn=RELU)))
+
+
+def a_power_on_a_region_equality() -> dict:
+    # x^(2^40) + relu(x - 2) against relu(x), on the recorded leaves of x - 2 and then x: on x - 2 = 0
+    # the difference is restricted to x = 2
+    g = Graph()
+    x = g.add("tokens")
+    shifted = g.add("map", g.add("sequence_map", x, g.add("full", fill={"q": "-2"}), fn=ADD), fn=RELU)
+    doc = relu_document(1, g.json(g.add("sequence_map", g.squared(x, 40), shifted, fn=ADD)))
+
+    def x_then(*branches):
+        return {"form": {"coefficients": [[0, "1"]], "constant": "0"}, "branches": list(branches)}
+
+    # {x - 2 = 0, x < 0} and {x - 2 = 0, x = 0} are empty: 1 (x - 2) + 1 (-x) = -2 and 1 (x - 2) - 1 x = -2;
+    # with x - 2 > 0, the same multipliers
+    empty = [{"empty": ["1", "1"]}, {"empty": ["1", "-1"]}]
+    tree = {
+        "form": {"coefficients": [[0, "1"]], "constant": "-2"},
+        "branches": [x_then({"leaf": 0}, {"leaf": 1}, {"leaf": 2}), x_then(*empty, {"leaf": 3}), x_then(*empty, {"leaf": 4})],
+    }
+    doc["outputs"]["regions"] = [{"variables": [0], "tree": tree}]
+    return doc
+
+
+def a_coefficient_squared_forty_times() -> dict:
+    g = Graph()
+    twice = g.add("map", g.add("tokens"), fn={"name": "mul_const", "params": {"c": {"q": "2"}}})
+    return relu_document(1, g.json(g.add("map", g.squared(twice, 40), fn=RELU)))
+
+
+def the_mean_to_the_fourth(n: int = 120) -> dict:
+    # (mean of the n tokens)^4 at every position: the square of the square of an n-term mean
+    g = Graph()
+    indices = g.add("indices", encoding="numerical")
+    everything = g.add("select", indices, indices, predicate="TRUE")
+    g.nodes[everything].pop("encoding")
+    mean = g.add("aggregate", everything, g.add("tokens"), default=None)
+    doc = relu_document(n, g.json(g.squared(mean, 2)))
+    del doc["outputs"]["regions"]  # the output reads every group; without regions the evaluation is reached
+    return doc
+
+
+HOSTILE = {
+    "exponentials": (relu_of_exponentials, "FAIL", "restricting a value with exponentials or uninterpreted functions"),
+    "power": (relu_of_a_power, "FAIL", "restricting a value with exponentials or uninterpreted functions"),
+    "region": (a_power_on_a_region_equality, "BAD", "a value restricted to a region's equalities may have"),
+    "coefficient": (a_coefficient_squared_forty_times, "BAD", "a coefficient in the evaluation has over 10,000 digits"),
+    "mean4": (the_mean_to_the_fourth, "BAD", "a product in the evaluation may have 26,357,430 terms"),
+}
+
+#: The address space of the verifying process: a blow-up is a MemoryError or an abort, never the machine's memory.
+MEMORY_CAP = 2 << 30
+
+
+def _capped() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def test_hostile_sizes_are_refused_in_one_line_each(tmp_path: Path):
+    paths = []
+    for name, (build, _, _) in HOSTILE.items():
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_bytes(canonical_json(seal(build())) + b"\n")
+    start = time.monotonic()
+    r = subprocess.run(
+        [sys.executable, "-m", "attncert", "verify", *map(str, paths)], capture_output=True, text=True, timeout=300, preexec_fn=_capped
+    )
+    assert time.monotonic() - start < 60, "each refusal is quick"
+    assert r.returncode == 2 and "Traceback" not in r.stderr, (r.returncode, r.stderr[-2000:])
+    lines = r.stdout.splitlines()
+    assert len(lines) == len(HOSTILE), r.stdout
+    for line, (name, (_, outcome, reason)) in zip(lines, HOSTILE.items()):
+        assert line.startswith(outcome) and f"{name}.json" in line and reason in line, line
+
+
+def test_a_product_is_counted_before_it_is_formed(monkeypatch):
+    # the square of the mean of 120 tokens has 7,260 terms, its square at most 7,260 * 7,261 / 2
+    with pytest.raises(LimitExceeded, match="26,357,430 terms, over the limit of 5,000,000"):
+        check_identity(the_mean_to_the_fourth())
+    # refused before a term of it is multiplied: the square of a 4-term mean has 10 terms, over a limit of 9
+    field = Field([f"x_0_{i}" for i in range(4)], Basis([]), 1)
+    mean = field.mul(field.total(field.variable(i) for i in range(4)), fmpq(1, 4))  # a sum, scaled: no product
+    field.max_terms = 9
+
+    def formed(*_):
+        raise AssertionError("a term of the refused product was formed")
+
+    monkeypatch.setattr(identity_field, "square_into", formed)
+    monkeypatch.setattr(identity_field, "multiply_into", formed)
+    with pytest.raises(LimitExceeded, match="may have 10 terms, over the limit of 9"):
+        field.mul(mean, mean)
+
+
+def test_huge_exponents_are_evaluated_at_the_point_at_once():
+    # x^(2^40) e^(10^12), and its reciprocal, at the checker's point: residues mod 2^61 - 1
+    field = Field(["x_0_0"], Basis([]), 1)
+    x = field.variable(0)
+    for _ in range(40):
+        x = field.mul(x, x)
+    big = field.mul(x, field.exp(fmpq(10**12)))
+    assert field.value_at(big) * field.value_at(field.div(fmpq(1), big)) == 1
+
+
 
 # -- a TRUE or FALSE select beside recorded regions --------------------------------------------------
 
