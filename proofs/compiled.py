@@ -13,6 +13,7 @@ and compares the whole document.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any, Callable
 
 from attncert.constructions import rasp
@@ -140,8 +141,14 @@ def _certify(of: str, sizes: str, seed: int, given: tuple[str, Callable[[], Mode
 
 
 #: The members of a model's JSON that describe its residual stream rather than weigh it: the column labels,
-#: the token columns, each SOp's columns and sublayer (and a categorical one's values), the outputs, the vocabulary.
+#: the token columns, each SOp's columns and sublayer (and a categorical one's values), the outputs, the vocabulary
+#: (and, in ``layers``, the SOp each head aggregates).
 LAYOUT = ("basis", "token_columns", "nodes", "outputs", "output_values", "vocab")
+
+
+def _heads(m: Model) -> list[list[str]]:
+    """The SOps each layer's heads aggregate, in any order (the heads' outputs are added)."""
+    return [sorted(h.label for h in layer.heads) for layer in m.layers]
 
 
 def _fits(weights: Model, cons: Any, compiled: Model, of: str, size_kw: dict[str, int], where: str) -> Model:
@@ -159,9 +166,9 @@ def _fits(weights: Model, cons: Any, compiled: Model, of: str, size_kw: dict[str
         raise ParseError(f"{where} does not compile {what}: its tokens or SOps differ from the construction's; give the --of and --sizes it was compiled from")
     own = compiled if weights.lengths == compiled.lengths else compile_graph(cons.graph(), compiled.length, "scalar", check=False, lengths=weights.lengths)
     given, derived = model_to_json(weights), model_to_json(own)
-    differing = next((k for k in LAYOUT if not json_equal(given[k], derived[k])), None)
+    differing = next((k for k in LAYOUT if not json_equal(given[k], derived[k])), None if _heads(weights) == _heads(own) else "heads' SOps")
     if differing is not None:
-        raise ParseError(f"{where} does not compile {what}: its {differing} is not the one the compiler gives the construction (only the weights may differ)")
+        raise ParseError(f"{where} does not compile {what}: its {differing} differ from what the compiler gives the construction (only the weights may be the file's own)")
     return weights
 
 
@@ -218,8 +225,10 @@ def construction_cost(of: str, kw: dict[str, int]) -> Cost:
 
 
 def cost(of: str, sizes: str, **_: Any) -> Cost:
-    """The construction's own cost; the forward pass scores every (query, key) pair of every head."""
-    return _with_forward_passes(construction_cost(of, parse_sizes(of, sizes)), 1)
+    """The construction's own cost; the forward pass scores every (query, key) pair of every head. The certificate
+    holds the construction's, a third copy of the outputs and the model (:func:`proofs.cost.compiled_document`)."""
+    own = construction_cost(of, parse_sizes(of, sizes))
+    return replace(_with_forward_passes(own, 1), document=costs.compiled_document(of, own))
 
 
 def compile_cost(of: str, kw: dict[str, int]) -> Cost:

@@ -131,7 +131,7 @@ def test_forgery_weights_that_give_the_output_but_not_every_sop(tmp_path):
     label, node = next((k, v) for k, v in model["nodes"].items() if v["slot"] >= 1)
     node["slot"] -= 1
     write_model(path, model)
-    with pytest.raises(ParseError, match="its nodes is not the one the compiler gives the construction"):
+    with pytest.raises(ParseError, match="its nodes differ from what the compiler gives the construction"):
         prove_file(path, "transpose", "r=2,c=3")
     forged = copy.deepcopy(doc)
     forged["construction"]["model"] = model
@@ -146,13 +146,15 @@ def test_forgery_weights_that_give_the_output_but_not_every_sop(tmp_path):
         lambda m: m["basis"].__setitem__(slice(3, 5), m["basis"][4:2:-1]),  # two column labels swapped
         lambda m: m["nodes"][next(iter(m["nodes"]))].update(unknown=0),  # a member the reader does not know
         lambda m: m["output_values"].pop("output"),  # a member left out, which the reader took as absent
+        lambda m: m["layers"][1]["heads"][0].update(aggregate="indices"),  # a head said to compute another SOp
     ],
-    ids=["basis-swapped", "node-unknown-member", "output-values-dropped"],
+    ids=["basis-swapped", "node-unknown-member", "output-values-dropped", "head-of-another-sop"],
 )
 def test_forgery_a_model_record_that_describes_another_residual_is_refused(tmp_path, change):
     """Issue 30's structural walk: a certificate of a model file verified OK with two basis labels swapped, an
-    unknown member in a SOp's record, or the output's values left out, since the rebuild wrote the recorded
-    description back. The description is derived from the construction's compile; only the weights are the file's."""
+    unknown member in a SOp's record, the output's values left out, or a head said to aggregate another SOp, since
+    the rebuild wrote the recorded description back. The description is derived from the construction's compile;
+    only the weights are the file's."""
     path = compile_to(tmp_path, "transpose", "r=2,c=3")
     doc = prove_file(path, "transpose", "r=2,c=3")
     forged = copy.deepcopy(doc)
@@ -161,7 +163,7 @@ def test_forgery_a_model_record_that_describes_another_residual_is_refused(tmp_p
     assert check_compiled(forged) == []  # the weights still compute transpose...
     assert status(forged) == BAD  # ...but the record is not the compiler's description of the construction
     write_model(path, forged["construction"]["model"])
-    with pytest.raises(ParseError, match="is not the one the compiler gives the construction"):
+    with pytest.raises(ParseError, match="differ from what the compiler gives the construction"):
         prove_file(path, "transpose", "r=2,c=3")
 
 
