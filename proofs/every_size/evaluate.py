@@ -1,0 +1,433 @@
+r"""A template evaluated at a symbolic position: the value of a construction for every size.
+
+The template (:mod:`constructions.rasp.template`) is read from its graph JSON. A position is an
+integer polynomial in the size symbols and the *digits* of the context (:mod:`.facts`); a node's
+value there is an :class:`Int` (the index arithmetic: positions, group keys) or a :class:`Real`, a
+quotient of two Σ normal forms (:mod:`.forms`). Each step that depends on the sizes is decided by a
+proven fact, and recorded (:class:`Step`) so that an independent checker can retrace it:
+
+* ``radix_affine`` (index arithmetic): the digits of p in the radices R_m, ..., R_2 are proposed by
+  *syntactic division* (the terms of p that the monomial R divides make the quotient, the others the
+  remainder r) and checked, 0 <= r < R, which makes them the digits (the mixed-radix representation
+  is unique); where that fails the digits are *defined*, fresh q, r with p = q R + r, 0 <= r < R
+  (Euclid's division: they exist and are unique, so assuming them is sound). ``bound``: p < bound
+  or p >= bound, proven;
+* a token read at p: the input block that holds p (off <= p < off + rows cols, proven), its row and
+  column by syntactic division by cols (0 <= col < cols, 0 <= row < rows, proven), or the padding
+  after the inputs (p >= their length, proven), whose token is 0;
+* ``Aggregate(Select(K, Q, EQ), v)``, numerical, in two shapes. A *gather*, K = indices: the query
+  q = Q(p) selects the key at q if 0 <= q < N, none if q < 0 or q >= N (proven). A *group mean*,
+  K(s) = s // R for s < B (else o): if q != o or B >= N, the keys are {q R + l : 0 <= l < R} when
+  q >= 0 and q R + R - 1 < min(B, N), none when q < 0 or q R >= min(B, N) (proven): membership and
+  completeness follow from the uniqueness of s = (s // R) R + s mod R. The mean is
+  (1/R) Σ_{l<R} v(q R + l), v evaluated with the digit l in [0, R);
+* a size case (``size_case``): its condition, proven true or false.
+
+Where neither a relation nor its negation is proven, evaluation stops with :class:`Split`, and the
+region is divided in two by that relation (:mod:`.prove`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+from flint import fmpq
+
+from attncert.constructions.sizes.expr import SizeExpr, parse
+from attncert.exact.errors import AttncertError, ParseError
+from attncert.proofs.every_size.facts import Context, Prover, Rel
+from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Sizes, extremum, fresh, read
+
+ZERO, ONE = SizeExpr.const(0), SizeExpr.const(1)
+
+
+class Unsupported(AttncertError):
+    """A template, function or selection outside what the every-size prover covers."""
+
+
+class Split(Exception):
+    """A relation the prover could neither prove nor refute where a step needs it: the region is split by it."""
+
+    def __init__(self, rel: Rel):
+        super().__init__(rel.text())
+        self.rel = rel
+
+
+class Refine(Exception):
+    """A digit whose quotient and remainder by R a step needs: the region writes it as R q + r."""
+
+    def __init__(self, digit: str, radix: SizeExpr):
+        super().__init__(f"{digit} = {radix.text()} q + r")
+        self.digit, self.radix = digit, radix
+
+
+@dataclass(frozen=True)
+class Int:
+    """An integer value: a polynomial in the sizes and the digits."""
+
+    e: SizeExpr
+
+
+@dataclass(frozen=True)
+class Real:
+    """A real value num / den (forms; den is the constant 1 unless a division made it)."""
+
+    num: Form
+    den: Form
+
+    def is_plain(self) -> bool:
+        c = self.den.constant()
+        return c is not None and c == self.num.sizes.const(1)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A packed pair (``pack``): a real value and an integer of the position."""
+
+    x: Any
+    y: Any
+
+
+@dataclass
+class Step:
+    """One decision of the evaluation: the node, the position, the context, what was decided, the facts."""
+
+    node: int
+    position: str
+    context: str
+    kind: str
+    decision: str
+    facts: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node": self.node, "position": self.position, "context": self.context, "kind": self.kind, "decision": self.decision, "facts": self.facts}
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str
+    rows: SizeExpr
+    cols: SizeExpr
+    offset: SizeExpr
+
+
+class Evaluator:
+    """Values of a template's nodes at symbolic positions (module docstring), with every step recorded."""
+
+    def __init__(self, graph: dict[str, Any], blocks: list[tuple[str, SizeExpr, SizeExpr]], length: SizeExpr, sizes: Sizes, prover: Prover):
+        self.nodes = {n["id"]: n for n in graph["nodes"]}
+        self.args: dict[int, list[int]] = {v: [] for v in self.nodes}
+        for e in sorted(graph["edges"], key=lambda e: (e["target"], e["arg"])):
+            self.args[e["target"]].append(e["source"])
+        self.blocks, off = [], ZERO
+        for name, r, c in blocks:
+            self.blocks.append(Block(name, r, c, off))
+            off = off + r * c
+        self.inputs_end, self.N, self.sizes, self.prover = off, length, sizes, prover
+        self.steps: list[Step] = []
+        self._memo: dict[tuple[int, str, str], Any] = {}
+
+    # -- recording --------------------------------------------------------------------------------
+    def decide_step(self, node: int, pos: SizeExpr, ctx: Context, kind: str, rel: Rel) -> bool:
+        """rel or its negation, proven, recorded as a step; Split when neither is."""
+        verdict = self.prover.decide(ctx, rel)
+        if verdict is None:
+            raise Split(rel)
+        fact = self.prover.valid(ctx, rel if verdict else rel.negated())
+        self.steps.append(Step(node, pos.text(), ctx.text(), kind, (rel if verdict else rel.negated()).text(), [self.prover.index(fact)]))
+        return verdict
+
+    def _require(self, node: int, pos: SizeExpr, ctx: Context, kind: str, rels: list[Rel]) -> None:
+        facts = [self.prover.index(self.prover.require(ctx, r, f"node {node} ({kind})")) for r in rels]
+        self.steps.append(Step(node, pos.text(), ctx.text(), kind, " and ".join(r.text() for r in rels), facts))
+
+    # -- evaluation -------------------------------------------------------------------------------
+    def value(self, node: int, pos: SizeExpr, ctx: Context) -> Int | Real:
+        key = (node, pos.text(), ctx.text())
+        if key not in self._memo:
+            self._memo[key] = self._value(node, pos, ctx)
+        return self._memo[key]
+
+    def _value(self, v: int, pos: SizeExpr, ctx: Context) -> Int | Real:
+        n = self.nodes[v]
+        op, args = n["op"], self.args[v]
+        if op == "indices":
+            return Int(pos)
+        if op == "tokens":
+            return self._token(v, pos, ctx)
+        if op == "map":
+            return self._apply(v, n["params"]["fn"], [self.value(args[0], pos, ctx)], pos, ctx)
+        if op == "sequence_map":
+            return self._apply(v, n["params"]["fn"], [self.value(a, pos, ctx) for a in args], pos, ctx)
+        if op == "aggregate":
+            return self._aggregate(v, pos, ctx)
+        raise Unsupported(f"node {v} ({n['label']!r}): {op} is outside the every-size prover")
+
+    def _token(self, v: int, pos: SizeExpr, ctx: Context) -> Real:
+        for b in self.blocks:
+            inside = [Rel("<=", b.offset, pos), Rel("<", pos, b.offset + b.rows * b.cols)]
+            if all(self.prover.valid(ctx, r) is not None for r in inside):
+                row, col = self._digits(pos - b.offset, b.cols, ctx)
+                rels = inside + [Rel("<=", ZERO, col), Rel("<", col, b.cols), Rel("<=", ZERO, row), Rel("<", row, b.rows)]
+                self._require(v, pos, ctx, f"token of {b.name}", rels)
+                return self._real(read(self.sizes, b.name, row, col))
+        if self.decide_step(v, pos, ctx, "padding", Rel("<=", self.inputs_end, pos)):
+            return self._real(Form.const(self.sizes, 0))
+        raise Unsupported(f"node {v}: the token at {pos.text()} is in no single input block for every size (split the region)")
+
+    def _real(self, f: Form) -> Real:
+        return Real(f, Form.const(self.sizes, 1))
+
+    # -- index arithmetic ---------------------------------------------------------------------------
+    def radix_affine(self, v: int, p: SizeExpr, params: dict[str, Any], pos: SizeExpr, ctx: Context) -> SizeExpr:
+        radices, coeffs = params["radices"], params["coeffs"]
+        const, bound, other = params["const"], params["bound"], params["other"]
+        if bound is not None and not self.decide_step(v, pos, ctx, "bound", Rel("<", p, bound)):
+            return other
+        digits, rest = [], p
+        for R in reversed(radices[1:]):
+            q, r = self._digits(rest, R, ctx)
+            self._require(v, pos, ctx, "digit", [Rel("<=", ZERO, r), Rel("<", r, R)])
+            digits.append(r)
+            rest = q
+        digits.append(rest)
+        digits.reverse()
+        out = const
+        for c, d in zip(coeffs, digits):
+            out = out + c * d
+        return out
+
+    def _digits(self, p: SizeExpr, R: SizeExpr, ctx: Context) -> tuple[SizeExpr, SizeExpr]:
+        """(q, r) with p = q R + r and 0 <= r < R proven: the first of the proposals of :func:`_proposals`
+        that holds; a digit of the context that none fits is refined (Refine), anything else refused."""
+        for q, r in _proposals(p, R):
+            if self.prover.valid(ctx, Rel("<=", ZERO, r)) is not None and self.prover.valid(ctx, Rel("<", r, R)) is not None:
+                return q, r
+        digit = _digit(p, ctx)
+        if digit is not None:
+            raise Refine(digit, R)
+        q, r = _divide(p, R)
+        self.prover.counter_model(ctx, Rel("<", r, R))  # where the division's remainder leaves [0, R)
+        self.prover.counter_model(ctx, Rel("<=", ZERO, r))
+        raise Unsupported(f"the digits of {p.text()} in radix {R.text()} are not found by division")
+
+    # -- attention ----------------------------------------------------------------------------------
+    def _aggregate(self, v: int, pos: SizeExpr, ctx: Context) -> Real:
+        sel, vals = self.args[v]
+        s = self.nodes[sel]
+        if s["op"] != "select" or s["params"].get("predicate") != "EQ":
+            raise Unsupported(f"node {v}: only Select(K, Q, EQ) is covered")
+        K, Q = self.args[sel]
+        default = self._real(_const_form(self.sizes, _decode(self.nodes[v]["params"].get("default"))))
+        q = self.value(Q, pos, ctx)
+        if not isinstance(q, Int):
+            raise Unsupported(f"node {v}: a query that is not an integer of the position")
+        q = q.e
+        k = self.nodes[K]
+        if k["op"] == "indices":  # a gather: the one key at q
+            if not self.decide_step(v, pos, ctx, "gather low", Rel("<=", ZERO, q)):
+                return default
+            if not self.decide_step(v, pos, ctx, "gather high", Rel("<", q, self.N)):
+                return default
+            return self._as_real(v, self.value(vals, q, ctx))
+        group = _group_key(k, self.args[K], self.nodes)
+        if group is None:
+            raise Unsupported(f"node {v}: its keys {k['label']!r} are neither the positions nor a group s // R")
+        R, B, o = group
+        self._require(v, pos, ctx, "group size", [Rel("<=", ONE, R)])
+        top = self.N if B is None else _min(B, self.N)
+        if B is not None and self.prover.valid(ctx, Rel("<=", self.N, B)) is None:
+            self._require(v, pos, ctx, "group other", [Rel("!=", q, o)])
+        if not self.decide_step(v, pos, ctx, "group low", Rel("<=", ZERO, q)):
+            return default
+        if not self.decide_step(v, pos, ctx, "group start", Rel("<", q * R, top)):
+            return default
+        self._require(v, pos, ctx, "group whole", [Rel("<", q * R + R - ONE, top)])
+        l = fresh("l")
+        inner = ctx.with_digit(l, R)
+        x = self._as_real(v, self.value(vals, q * R + SizeExpr.symbol(l), inner))
+        if not x.is_plain():
+            raise Unsupported(f"node {v}: a mean of quotients")
+        return self._real(x.num.summed(l, R).scale(self.sizes.of(R).inverse()))
+
+    def _as_real(self, v: int, x: Int | Real) -> Real:
+        if isinstance(x, Real):
+            return x
+        c = x.e.constant()
+        if c is None:
+            raise Unsupported(f"node {v}: an integer of the position used as a real value")
+        return self._real(Form.const(self.sizes, c))
+
+    # -- maps -----------------------------------------------------------------------------------------
+    def _apply(self, v: int, fn: dict[str, Any], xs: list[Int | Real], pos: SizeExpr, ctx: Context) -> Int | Real:
+        name, params = fn["name"], {k: _decode(p) for k, p in fn["params"].items()}
+        if name.startswith("size_case"):
+            zero = self.decide_step(v, pos, ctx, "size case", Rel("=", _size(params["when"]), ZERO))
+            return self._apply(v, fn["params"]["then" if zero else "otherwise"]["fn"], xs, pos, ctx)
+        if name == "radix_affine":
+            if not isinstance(xs[0], Int):
+                raise Unsupported(f"node {v}: index arithmetic of a real value")
+            ps = {k: (tuple(_size(x) for x in p) if isinstance(p, tuple) else None if p is None else _size(p)) for k, p in params.items()}
+            return Int(self.radix_affine(v, xs[0].e, ps, pos, ctx))
+        if name == "pack":
+            return Pair(*xs)
+        if name == "maxmin_pick":
+            packed, y = xs
+            if not isinstance(packed, Pair) or not isinstance(packed.y, Int):
+                raise Unsupported(f"node {v}: maxmin_pick of a pair whose second part is not a position")
+            even = self.decide_step(v, pos, ctx, "parity", Rel("=", packed.y.e % 2, ZERO))
+            a, b = (_plain(self._as_real(v, z), "an extremum") for z in (packed.x, y))
+            return self._real(extremum(self.sizes, "max" if even else "min", a, b))
+        if name == "compose":
+            x = xs[0]
+            for g in fn["params"]["fns"]["list"]:
+                x = self._apply(v, g["fn"], [x], pos, ctx)
+            return x
+        f = _REAL.get(name)
+        if f is None:
+            raise Unsupported(f"node {v}: the function {name!r} has no every-size semantics here")
+        try:
+            return f(self.sizes, params, *[self._as_real(v, x) for x in xs])
+        except FormError as e:
+            raise Unsupported(f"node {v} ({name}): {e}") from None
+
+
+def _divide(p: SizeExpr, R: SizeExpr) -> tuple[SizeExpr, SizeExpr]:
+    """(q, r) with p = q R + r: the terms of p whose monomial R's monomial divides (and whose coefficient
+    R's coefficient divides) make q R, the others r. R is a monomial (a product of symbols times a positive
+    integer); the caller proves 0 <= r < R, which makes q and r the quotient and the remainder."""
+    if len(R.terms) != 1:
+        raise Unsupported(f"a radix {R.text()} that is not a monomial")
+    ((mono, c),) = R.terms.items()
+    if c <= 0 or any(a.op != "sym" for a, _ in mono):
+        raise Unsupported(f"a radix {R.text()} that is not a positive monomial in the sizes")
+    need = dict(mono)
+    q, r = {}, {}
+    for m, k in p.terms.items():
+        have = dict(m)
+        if all(have.get(a, 0) >= e for a, e in need.items()) and k % c == 0:
+            rest = tuple(sorted((a, e - need.get(a, 0)) for a, e in have.items() if e - need.get(a, 0) > 0))
+            q[rest] = q.get(rest, 0) + k // c
+        else:
+            r[m] = r.get(m, 0) + k
+    return SizeExpr(q), SizeExpr(r)
+
+
+def _proposals(p: SizeExpr, R: SizeExpr) -> list[tuple[SizeExpr, SizeExpr]]:
+    """Candidate (quotient, remainder) pairs of p by R, each with p = q R + r: syntactic division
+    (:func:`_divide`), the same with one R borrowed (q - 1, r + R: n - 1 = 0 n + (n - 1)), and (0, p)."""
+    q, r = _divide(p, R)
+    return [(q, r), (q - ONE, r + R), (ZERO, p)]
+
+
+def _digit(p: SizeExpr, ctx: Context) -> str | None:
+    """The name of the digit p is, if p is one digit of the context."""
+    names = {d for d, _ in ctx.digits}
+    if len(p.terms) == 1:
+        ((mono, c),) = p.terms.items()
+        if c == 1 and len(mono) == 1 and mono[0][1] == 1 and mono[0][0].op == "sym" and mono[0][0].args[0] in names:
+            return mono[0][0].args[0]
+    return None
+
+
+def _min(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    from attncert.constructions.sizes.expr import smin
+
+    out = smin(a, b)
+    return out if isinstance(out, SizeExpr) else SizeExpr.const(out)
+
+
+def _group_key(k: dict[str, Any], args: list[int], nodes: dict[int, dict[str, Any]]) -> tuple[SizeExpr, SizeExpr | None, SizeExpr] | None:
+    """(R, B, o) if the node is radix_affine((*, R), (1, 0), const 0, bound B, other o) of the positions."""
+    if k["op"] != "map" or nodes[args[0]]["op"] != "indices" or k["params"]["fn"]["name"] != "radix_affine":
+        return None
+    p = {key: _decode(x) for key, x in k["params"]["fn"]["params"].items()}
+    radices, coeffs = p["radices"], p["coeffs"]
+    if len(radices) != 2 or [_size(c) for c in coeffs] != [ONE, ZERO] or _size(p["const"]) != ZERO:
+        return None
+    return _size(radices[1]), None if p["bound"] is None else _size(p["bound"]), _size(p["other"])
+
+
+def _decode(obj: Any) -> Any:
+    """A parameter of the graph JSON: a size expression, a rational, a tuple, a function (JSON), None."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict) and set(obj) == {"size"}:
+        return parse(obj["size"])
+    if isinstance(obj, dict) and set(obj) == {"q"}:
+        f = Fraction(obj["q"])
+        return SizeExpr.const(int(f)) if f.denominator == 1 else fmpq(f.numerator, f.denominator)
+    if isinstance(obj, dict) and set(obj) == {"list"}:
+        return tuple(_decode(x) for x in obj["list"])
+    if isinstance(obj, dict) and set(obj) == {"fn"}:
+        return obj["fn"]
+    raise ParseError(f"a template parameter {str(obj)[:60]} has no every-size meaning")
+
+
+def _size(x: Any) -> SizeExpr:
+    if isinstance(x, SizeExpr):
+        return x
+    raise Unsupported(f"{x!r:.30} is not an integer size expression")
+
+
+def _coeff(sizes: Sizes, x: Any) -> Coeff:
+    if isinstance(x, SizeExpr):
+        return sizes.of(x)
+    return sizes.const(x)
+
+
+def _const_form(sizes: Sizes, x: Any) -> Form:
+    return Form.coeff(sizes, _coeff(sizes, x))
+
+
+def _plain(x: Real, what: str) -> Form:
+    if not x.is_plain():
+        raise FormError(f"{what} of a quotient")
+    return x.num
+
+
+def _exp(sizes: Sizes, x: Form) -> Form:
+    return Form.factor(sizes, Factor("exp", (x,)))
+
+
+def _mul(a: Real, b: Real) -> Real:
+    return Real(a.num * b.num, a.den * b.den)
+
+
+def _scaled(x: Real, c: Coeff) -> Real:
+    return Real(x.num.scale(c), x.den)
+
+
+def _add(a: Real, b: Real) -> Real:
+    if a.is_plain() and b.is_plain():
+        return Real(a.num + b.num, a.den)
+    return Real(a.num * b.den + b.num * a.den, a.den * b.den)
+
+
+def _neg(x: Real) -> Real:
+    return Real(-x.num, x.den)
+
+
+def _one(sizes: Sizes) -> Form:
+    return Form.const(sizes, 1)
+
+
+#: The registered functions on real values, for every size: (sizes, params, *args) -> Real.
+_REAL: dict[str, Callable[..., Real]] = {
+    "token_value": lambda s, p, x: x,
+    "token_tag": lambda s, p, x: Real(_one(s), _one(s)),  # a plain number is a data token
+    "mul": lambda s, p, x, y: _mul(x, y),
+    "mul_scaled": lambda s, p, x, y: _scaled(_mul(x, y), _coeff(s, p["c"])),
+    "mul_const": lambda s, p, x: _scaled(x, _coeff(s, p["c"])),
+    "div_const": lambda s, p, x: _scaled(x, _coeff(s, p["c"]).inverse()),
+    "add": lambda s, p, x, y: _add(x, y),
+    "sub": lambda s, p, x, y: _add(x, _neg(y)),
+    "linear": lambda s, p, x, y: _add(_scaled(x, _coeff(s, p["a"])), _scaled(y, _coeff(s, p["b"]))),
+    "div": lambda s, p, x, y: Real(x.num * y.den, x.den * y.num),
+    "exp": lambda s, p, x: Real(_exp(s, _plain(x, "exp")), _one(s)),
+    "masked_exp": lambda s, p, x, m: Real(_plain(m, "a mask") * _exp(s, _plain(x, "exp").scale(_coeff(s, p["c"]))), _one(s)),
+    "relu": lambda s, p, x: Real(Form.factor(s, Factor("relu", (_plain(x, "relu"),))), _one(s)),
+    "affine_relu": lambda s, p, x, y: Real(Form.factor(s, Factor("relu", (_plain(_add(_scaled(x, _coeff(s, p["c"])), y), "relu"),))), _one(s)),
+}

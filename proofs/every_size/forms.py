@@ -1,0 +1,371 @@
+r"""The Σ normal form: values of a construction for every size, decided equal by their forms.
+
+A value is a quotient of two *forms*; a form is a finite sum of coefficient times *term*,
+
+    Σ_{b_1 < B_1} ... Σ_{b_m < B_m}  F_1 F_2 ... F_p ,
+
+the B_i size expressions (the same whatever the other binders), the F_j *factors*: an array read
+``M[e_1][e_2]`` (e_1, e_2 integer polynomials in the sizes, the region's digits and the binders), or
+exp, relu, max, min of a form. Coefficients lie in Q(sizes), the field of rational functions of the
+size symbols (:class:`Coeff`, FLINT's ``fmpq_mpoly``), so the 1/d of a mean cancels the d of a later
+product exactly.
+
+**The normal form.** Sums and products are expanded (linearity; a product of sums is one sum over
+the binders of both, renamed apart); a binder no factor reads is summed out (Σ_{b<B} F = B F), one of bound 1 is 0 (Σ_{b<1} F(b) = F(0)); the
+exp factors of a term are one, exp of the sum of their arguments (e^a e^b = e^{a+b}); a term's key is
+its binders' bounds and its sorted factors with the binders renamed canonically (α-renaming), taking
+the least key over every order of the binders (Fubini: the bounds do not depend on the binders, so
+the order of the sums is free). Terms with the same key are added.
+
+**What equality of forms proves.** Every rewrite above is an identity of real-valued functions of
+the sizes and the arrays' entries, so two expressions whose forms are equal are equal for every size
+and every input. The converse fails (two equal functions may have different forms), so a difference
+is "no proof", never "false": a counterexample comes from a concrete size and input, evaluated
+exactly (:mod:`proofs.every_size.prove`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from flint import fmpq, fmpq_mpoly, fmpq_mpoly_ctx
+
+from attncert.constructions.sizes.expr import SizeExpr, parse
+from attncert.exact.errors import AttncertError
+
+#: The most binders a term may hold (canonical renaming tries every order of them).
+MAX_BINDERS = 6
+#: The most terms a form may hold.
+MAX_TERMS = 20_000
+
+
+class FormError(AttncertError):
+    """A value outside the normal form (a quotient inside exp, a bound that depends on a binder, ...)."""
+
+
+# -- coefficients: Q(sizes) ------------------------------------------------------------------------
+
+
+class Coeff:
+    """p / q with p, q polynomials in the size symbols (FLINT ``fmpq_mpoly``), q != 0, reduced, q monic."""
+
+    __slots__ = ("p", "q")
+
+    def __init__(self, p: fmpq_mpoly, q: fmpq_mpoly):
+        if q.is_zero():
+            raise FormError("a coefficient divides by zero")
+        g = p.gcd(q)
+        if not g.is_one() and not g.is_zero():
+            p, q = p / g, q / g
+        lc = q.leading_coefficient()
+        if lc != 1:
+            p, q = p * (1 / lc), q * (1 / lc)
+        self.p, self.q = p, q
+
+    def is_zero(self) -> bool:
+        return self.p.is_zero()
+
+    def __add__(self, o: "Coeff") -> "Coeff":
+        if self.q == o.q:
+            return Coeff(self.p + o.p, self.q)
+        return Coeff(self.p * o.q + o.p * self.q, self.q * o.q)
+
+    def __mul__(self, o: "Coeff") -> "Coeff":
+        return Coeff(self.p * o.p, self.q * o.q)
+
+    def __neg__(self) -> "Coeff":
+        return Coeff(-self.p, self.q)
+
+    def inverse(self) -> "Coeff":
+        return Coeff(self.q, self.p)
+
+    def __eq__(self, o: object) -> bool:
+        return isinstance(o, Coeff) and self.p == o.p and self.q == o.q
+
+    def __hash__(self) -> int:
+        return hash((str(self.p), str(self.q)))
+
+    def text(self) -> str:
+        return str(self.p) if self.q.is_one() else f"({self.p})/({self.q})"
+
+
+class Sizes:
+    """The size symbols of a proof and the polynomial ring of its coefficients."""
+
+    def __init__(self, symbols: Iterable[str]):
+        self.symbols = tuple(sorted(symbols))
+        self.ctx = fmpq_mpoly_ctx.get(self.symbols or ("_",), "lex")
+
+    def const(self, c: Any) -> Coeff:
+        return Coeff(self.ctx.from_dict({(0,) * self.ctx.nvars(): fmpq(c)}) if c else self.ctx.from_dict({}), self.ctx.from_dict({(0,) * self.ctx.nvars(): 1}))
+
+    def poly(self, e: SizeExpr) -> fmpq_mpoly:
+        """A size polynomial (size symbols only, no max, min, floor or mod) in the coefficient ring."""
+        out = self.ctx.from_dict({})
+        for mono, c in e.terms.items():
+            exps = [0] * self.ctx.nvars()
+            for atom, k in mono:
+                if atom.op != "sym" or atom.args[0] not in self.symbols:
+                    raise FormError(f"the coefficient {e.text()} is not a polynomial in the sizes {', '.join(self.symbols)}")
+                exps[self.symbols.index(atom.args[0])] += k
+            out += self.ctx.from_dict({tuple(exps): c})
+        return out
+
+    def of(self, e: SizeExpr) -> Coeff:
+        return Coeff(self.poly(e), self.poly(SizeExpr.const(1)))
+
+
+# -- factors, terms, forms ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Factor:
+    """``read`` (block, row, col: SizeExpr), or ``exp`` / ``relu`` (a form) / ``max`` / ``min`` (two forms)."""
+
+    kind: str
+    args: tuple[Any, ...]
+
+    def rename(self, m: Mapping[str, SizeExpr]) -> "Factor":
+        if self.kind == "read":
+            return Factor("read", (self.args[0],) + tuple(_subst(e, m) for e in self.args[1:]))
+        args = tuple(a.rename(m) for a in self.args)
+        if self.kind in ("max", "min"):  # symmetric: its arguments in the order of their keys
+            args = tuple(sorted(args, key=Form.key))
+        return Factor(self.kind, args)
+
+    def free(self) -> set[str]:
+        if self.kind == "read":
+            return set().union(*(e.symbols() for e in self.args[1:]))
+        return set().union(*(a.free() for a in self.args))
+
+    def key(self) -> str:
+        if self.kind == "read":
+            return f"{self.args[0]}[{self.args[1].text()}][{self.args[2].text()}]"
+        return f"{self.kind}(" + "; ".join(a.key() for a in self.args) + ")"
+
+
+@dataclass(frozen=True)
+class Term:
+    """Σ over the binders ((name, bound), ...) of the product of the factors."""
+
+    binders: tuple[tuple[str, SizeExpr], ...]
+    factors: tuple[Factor, ...]
+
+    def rename(self, m: Mapping[str, SizeExpr]) -> "Term":
+        inner = {k: v for k, v in m.items() if k not in {b for b, _ in self.binders}}
+        return Term(self.binders, tuple(f.rename(inner) for f in self.factors))
+
+    def free(self) -> set[str]:
+        return set().union(*(f.free() for f in self.factors)) - {b for b, _ in self.binders}
+
+
+_fresh = itertools.count()
+
+
+def fresh(prefix: str = "b") -> str:
+    """A binder name no other binder has (names are made canonical only in keys)."""
+    return f"{prefix}{next(_fresh)}"
+
+
+class Form:
+    """A finite sum of coefficient times term (module docstring), kept in normal form."""
+
+    __slots__ = ("sizes", "terms")
+
+    def __init__(self, sizes: Sizes, terms: Mapping[str, tuple[Coeff, Term]] | None = None):
+        self.sizes = sizes
+        self.terms: dict[str, tuple[Coeff, Term]] = dict(terms or {})
+
+    # -- building ---------------------------------------------------------------------------------
+    @staticmethod
+    def const(sizes: Sizes, c: Any) -> "Form":
+        return Form.of_term(sizes, sizes.const(c), Term((), ()))
+
+    @staticmethod
+    def coeff(sizes: Sizes, c: Coeff) -> "Form":
+        return Form.of_term(sizes, c, Term((), ()))
+
+    @staticmethod
+    def factor(sizes: Sizes, f: Factor) -> "Form":
+        return Form.of_term(sizes, sizes.const(1), Term((), (f,)))
+
+    @staticmethod
+    def of_term(sizes: Sizes, c: Coeff, t: Term) -> "Form":
+        out = Form(sizes)
+        out._add(c, t)
+        return out
+
+    def _add(self, c: Coeff, t: Term) -> None:
+        same = next((f for f in t.factors if f.kind in ("max", "min") and f.args[0].key() == f.args[1].key()), None)
+        if same is not None:  # max(a, a) = a: the term is expanded with a in the factor's place
+            k = t.factors.index(same)
+            rest = t.factors[:k] + t.factors[k + 1 :]
+            for c2, t2 in same.args[0].terms.values():
+                t2 = _apart(t2)  # a's own sums renamed apart; the term's binders stay free in a
+                self._add(c * c2, Term(t.binders + t2.binders, rest + t2.factors))
+            return
+        c, t = _normal(self.sizes, c, t)
+        if c.is_zero():
+            return
+        k = term_key(t)
+        if k in self.terms:
+            c = self.terms[k][0] + c
+            if c.is_zero():
+                del self.terms[k]
+                return
+        self.terms[k] = (c, self.terms[k][1] if k in self.terms else t)
+        if len(self.terms) > MAX_TERMS:
+            raise FormError(f"a form of more than {MAX_TERMS:,} terms")
+
+    # -- arithmetic --------------------------------------------------------------------------------
+    def __add__(self, o: "Form") -> "Form":
+        out = Form(self.sizes, self.terms)
+        for c, t in o.terms.values():
+            out._add(c, t)
+        return out
+
+    def scale(self, c: Coeff) -> "Form":
+        out = Form(self.sizes)
+        for c0, t in self.terms.values():
+            out._add(c0 * c, t)
+        return out
+
+    def __neg__(self) -> "Form":
+        return self.scale(self.sizes.const(-1))
+
+    def __sub__(self, o: "Form") -> "Form":
+        return self + (-o)
+
+    def __mul__(self, o: "Form") -> "Form":
+        out = Form(self.sizes)
+        for c1, t1 in self.terms.values():
+            for c2, t2 in o.terms.values():
+                a, b = _apart(t1), _apart(t2)
+                out._add(c1 * c2, Term(a.binders + b.binders, a.factors + b.factors))
+        return out
+
+    def summed(self, binder: str, bound: SizeExpr) -> "Form":
+        """Σ_{binder < bound} of this form (binder a digit free in it)."""
+        out = Form(self.sizes)
+        for c, t in self.terms.values():
+            out._add(c, Term(((binder, bound),) + t.binders, t.factors))
+        return out
+
+    def rename(self, m: Mapping[str, SizeExpr]) -> "Form":
+        """The free digits replaced by integer polynomials (binders untouched)."""
+        out = Form(self.sizes)
+        for c, t in self.terms.values():
+            out._add(c, t.rename(m))
+        return out
+
+    def free(self) -> set[str]:
+        return set().union(*(t.free() for _, t in self.terms.values()))
+
+    def is_zero(self) -> bool:
+        return not self.terms
+
+    def constant(self) -> Coeff | None:
+        """The coefficient if the form is one (no factor, no binder)."""
+        if not self.terms:
+            return self.sizes.const(0)
+        if len(self.terms) == 1:
+            c, t = next(iter(self.terms.values()))
+            if not t.factors and not t.binders:
+                return c
+        return None
+
+    def key(self) -> str:
+        """The canonical text of the form (its terms' keys, sorted, with their coefficients)."""
+        return " + ".join(sorted(f"{c.text()} * {k}" for k, (c, _) in self.terms.items())) or "0"
+
+    def to_json(self) -> list[list[str]]:
+        """The form as [coefficient, term] texts, in the order of their keys."""
+        return [[c.text(), k] for k, (c, _) in sorted(self.terms.items())]
+
+
+def _apart(t: Term) -> Term:
+    """The term with its binders renamed to fresh names (a product of two sums binds both apart)."""
+    m = {b: SizeExpr.symbol(fresh()) for b, _ in t.binders}
+    return Term(tuple((m[b].text(), B) for b, B in t.binders), tuple(f.rename(m) for f in t.factors))
+
+
+def _normal(sizes: Sizes, c: Coeff, t: Term) -> tuple[Coeff, Term]:
+    """The term with unused binders summed out and its exp factors merged into one."""
+    ones = {b: SizeExpr.const(0) for b, B in t.binders if B.constant() == 1}
+    if ones:  # Σ_{b < 1} F(b) = F(0)
+        t = Term(tuple((b, B) for b, B in t.binders if b not in ones), tuple(f.rename(ones) for f in t.factors))
+    used = set().union(*(f.free() for f in t.factors))
+    binders = []
+    for b, B in t.binders:
+        if B.symbols() & {x for x, _ in t.binders}:
+            raise FormError(f"the bound {B.text()} of a sum depends on another binder")
+        if b in used:
+            binders.append((b, B))
+        else:
+            c = c * sizes.of(B)  # Σ_{b < B} F = B F when F does not read b
+    exps = [f for f in t.factors if f.kind == "exp"]
+    others = [f for f in t.factors if f.kind != "exp"]
+    if len(exps) > 1:
+        arg = exps[0].args[0]
+        for f in exps[1:]:
+            arg = arg + f.args[0]
+        exps = [Factor("exp", (arg,))] if not arg.is_zero() else []
+    elif exps and exps[0].args[0].is_zero():
+        exps = []  # e^0 = 1
+    if len(binders) > MAX_BINDERS:
+        raise FormError(f"a term of more than {MAX_BINDERS} sums")
+    return c, Term(tuple(binders), tuple(others + exps))
+
+
+_CANONICAL = re.compile(r"z(\d+)_\d+\Z")
+
+
+def term_key(t: Term) -> str:
+    """The least key over every order of the term's binders, renamed ``zL_k`` in that order.
+
+    L is one more than the level of any canonical name free in the term (an outer binder, renamed
+    while the outer term's key is computed), so that a binder never prints as a free digit does."""
+    level = 1 + max((int(m.group(1)) for v in t.free() if (m := _CANONICAL.match(v))), default=-1)
+    best = None
+    for order in itertools.permutations(t.binders):
+        m = {b: SizeExpr.symbol(f"z{level}_{k}") for k, (b, _) in enumerate(order)}
+        factors = sorted(f.rename(m).key() for f in t.factors)
+        key = "sum(" + ", ".join(B.text() for _, B in order) + ") " + " * ".join(factors)
+        if best is None or key < best:
+            best = key
+    return best if best is not None else ""
+
+
+def _subst(e: SizeExpr, m: Mapping[str, SizeExpr]) -> SizeExpr:
+    """e with the symbols of m replaced (polynomially: e's atoms are symbols here)."""
+    if not (e.symbols() & set(m)):
+        return e
+    out = SizeExpr.const(0)
+    for mono, c in e.terms.items():
+        t = SizeExpr.const(c)
+        for atom, k in mono:
+            if atom.op != "sym":
+                raise FormError(f"a position {e.text()} holds {atom.text()}, which a digit cannot be substituted into")
+            t = t * (m.get(atom.args[0], SizeExpr.of_atom(atom)) ** k)
+        out = out + t
+    return out
+
+
+def read(sizes: Sizes, block: str, row: SizeExpr, col: SizeExpr) -> Form:
+    return Form.factor(sizes, Factor("read", (block, row, col)))
+
+
+def extremum(sizes: Sizes, kind: str, a: Form, b: Form) -> Form:
+    """max(a, b) or min(a, b): one argument when both are the same form (max(a, a) = a), else a factor
+    with its two arguments in the order of their keys (max and min are symmetric)."""
+    if kind not in ("max", "min"):
+        raise FormError(f"no extremum {kind!r}")
+    if a.key() == b.key():
+        return a
+    return Form.factor(sizes, Factor(kind, tuple(sorted((a, b), key=Form.key))))
+
+
+__all__ = ["Coeff", "Factor", "Form", "FormError", "Sizes", "Term", "extremum", "fresh", "parse", "read", "term_key"]

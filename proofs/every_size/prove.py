@@ -1,0 +1,374 @@
+r"""Theorems for every size: a construction's template proven equal to its reference for all sizes.
+
+**The statement.** For every assignment of the quantified sizes (each >= 1; the others fixed), and
+all real inputs of those sizes, the construction built at those sizes maps its input sequence to the
+reference's output block, and the positions after it (up to the sequence length N) to 0.
+
+**The proof.** The template (the builder called with size symbols) is evaluated at a symbolic
+position of each *region* (:mod:`.evaluate`): the output block, t = i c + j with 0 <= i < r,
+0 <= j < c, and the rest, r c <= t < N. Its value there is a quotient of Σ normal forms; the output
+block's must equal the reference's (cross-multiplied: a d - b c is the zero form), the rest's
+numerator must be the zero form, and every denominator is shown positive (:func:`positive`). A step
+that needs a relation neither proven nor refuted splits the region by it; a size case (``size_case``,
+e.g. d = 1) splits the sizes: a *case* fixes that size to its value everywhere (template, layout and
+reference) or assumes it differs.
+
+**Honesty.** A failed fact (a counter-model) or a difference of forms is "no proof", not "false":
+:func:`counterexample` evaluates the construction at concrete sizes (the counter-model's, or small
+ones) on exact rational inputs with the fixed-size machinery, against the reference computed straight
+from the inputs, and only a difference found there makes the claim false.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from attncert.constructions.layout import Construction
+from attncert.constructions.rasp.graph import graph_to_json
+from attncert.constructions.rasp.template import substitute_json
+from attncert.constructions.sizes.expr import SizeExpr, size
+from attncert.exact.errors import AttncertError
+from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported
+from attncert.proofs.every_size.facts import Context, FactError, Prover, Rel
+from attncert.proofs.every_size.forms import Form, FormError, Sizes
+from attncert.proofs.every_size.references import REFERENCES, Reference
+
+#: The most regions (after splits) one case may have.
+MAX_REGIONS = 64
+#: The most size cases one proof may have.
+MAX_CASES = 16
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An every-size claim: the builder's size symbols in its order, the builder, the reference."""
+
+    name: str
+    symbols: tuple[str, ...]
+    build: Callable[..., Construction]
+    reference: Reference
+
+
+@dataclass
+class Case:
+    """Sizes fixed to integers (``fixed``) and relations between sizes assumed (``assumed``)."""
+
+    fixed: dict[str, int]
+    assumed: tuple[Rel, ...] = ()
+
+    def text(self) -> str:
+        parts = [f"{k} = {v}" for k, v in sorted(self.fixed.items())] + [r.text() for r in self.assumed]
+        return " and ".join(parts) or "every size"
+
+
+@dataclass
+class Region:
+    """Where a value is compared: its kind, context, position and what was found."""
+
+    case: str
+    kind: str  # "output" or "rest"
+    context: Context
+    position: SizeExpr
+    value: Real | None = None
+    reference: Real | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    equal: bool = False
+    problem: str | None = None
+
+
+class NoProof(AttncertError):
+    """The prover did not prove the claim; ``counterexample`` when a concrete run shows it false."""
+
+    def __init__(self, message: str, counterexample: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.counterexample = counterexample
+
+
+def prove(spec: Spec, every: tuple[str, ...], fixed: Mapping[str, int]) -> dict[str, Any]:
+    """The proof's record (cases, regions, steps, facts), or NoProof naming what failed."""
+    if set(every) | set(fixed) != set(spec.symbols) or set(every) & set(fixed) or not every:
+        raise AttncertError(f"{spec.name} has the sizes {', '.join(spec.symbols)}: name each once, quantified or fixed")
+    start = time.perf_counter()
+    prover = Prover()
+    template = spec.build(*(SizeExpr.symbol(s) for s in spec.symbols))
+    cases, done, regions = [Case(dict(fixed))], [], []
+    while cases:
+        case = cases.pop(0)
+        if len(done) + len(cases) >= MAX_CASES:
+            raise NoProof(f"more than {MAX_CASES} size cases")
+        try:
+            regions += _prove_case(spec, template, case, prover)
+            done.append(case)
+        except _SizeSplit as e:
+            sym, value = e.symbol, e.value
+            cases += [Case({**case.fixed, sym: value}, case.assumed), Case(case.fixed, case.assumed + (Rel("!=", SizeExpr.symbol(sym), SizeExpr.const(value)),))]
+    bad = [r for r in regions if not r.equal]
+    if bad:
+        r = bad[0]
+        found = counterexample(spec, prover.models, dict(fixed))
+        raise NoProof(f"{spec.name}: no proof in the {r.kind} region ({r.case}; {r.context.text()}): {r.problem}", found)
+    return {
+        "template": graph_to_json(template.graph()),
+        "cases": [c.text() for c in done],
+        "regions": regions,
+        "facts": prover.proven,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+class _SizeSplit(Exception):
+    def __init__(self, symbol: str, value: int):
+        self.symbol, self.value = symbol, value
+
+
+def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) -> list[Region]:
+    """Every region of one size case, proven (or recorded with its problem)."""
+    sub = {k: SizeExpr.const(v) for k, v in case.fixed.items()}
+    symbols = tuple(s for s in spec.symbols if s not in case.fixed)
+    sizes = Sizes(symbols)
+    values = {s: SizeExpr.symbol(s) if s not in case.fixed else SizeExpr.const(case.fixed[s]) for s in spec.symbols}
+    graph = substitute_json(graph_to_json(template.graph()), case.fixed)
+    lay = template.layout
+    blocks = [(name, size(r).substitute(sub), size(c).substitute(sub)) for name, r, c in lay.inputs]
+    N = size(lay.length).substitute(sub)
+    rows, cols = (size(x).substitute(sub) for x in lay.output)
+    ev = Evaluator(graph, blocks, N, sizes, prover)
+    base = Context(tuple(sorted(symbols)), (), case.assumed)
+    # every position the regions evaluate is in the sequence: the output block and the inputs fit in N
+    for what, e in (("the output block", rows * cols), ("the inputs", ev.inputs_end)):
+        if prover.valid(base, Rel("<=", e, N)) is None:
+            raise NoProof(f"{spec.name}: {what} ({e.text()} positions) is not proven to fit in the sequence of {N.text()}")
+    out = graph["outputs"]["output"]
+    regions = []
+    octx = base
+    i, j = SizeExpr.symbol("i"), SizeExpr.symbol("j")
+    for name, bound in (("i", rows), ("j", cols)):
+        if bound.constant() != 1:
+            octx = octx.with_digit(name, bound)
+    ival = i if rows.constant() != 1 else SizeExpr.const(0)
+    jval = j if cols.constant() != 1 else SizeExpr.const(0)
+    todo = [_Todo("output", octx, ival * cols + jval, ival, jval)]
+    if prover.valid(base, Rel("<=", N, rows * cols)) is None:  # positions after the output block exist
+        t = SizeExpr.symbol("t")
+        todo.append(_Todo("rest", base.with_digit("t", N).assuming(Rel("<=", rows * cols, t)), t, None, None))
+    while todo:
+        item = todo.pop(0)
+        if len(regions) + len(todo) >= MAX_REGIONS:
+            raise NoProof(f"{spec.name}: more than {MAX_REGIONS} regions")
+        region = Region(case.text(), item.kind, item.ctx, item.pos)
+        first = len(ev.steps)
+        try:
+            region.value = ev.value(out, item.pos, item.ctx)
+            if item.kind == "output":
+                region.reference = spec.reference(sizes, values, item.i, item.j, _decider(ev, item.ctx, item.pos))
+        except Split as s:
+            size_split = _size_equality(s.rel, symbols)
+            if size_split is not None:
+                raise _SizeSplit(*size_split) from None
+            digit = _mod_digit(s.rel, item.ctx)
+            todo += item.refined(*digit) if digit else [item.assuming(s.rel), item.assuming(s.rel.negated())]
+            continue
+        except Refine as r:
+            todo += item.refined(r.digit, r.radix)
+            continue
+        except (Unsupported, FactError, FormError) as e:
+            region.problem = str(e)
+            regions.append(region)
+            continue
+        _pin(region, prover)
+        region.steps = [st.to_json() for st in ev.steps[first:]] + region.steps
+        _compare(region)
+        regions.append(region)
+    return regions
+
+
+#: A digit's residue modulo a constant radix up to this is enumerated (one region per residue).
+SMALL_RADIX = 8
+
+
+@dataclass
+class _Todo:
+    """A region still to prove: kind, context, position, and the output entry (i, j) it is."""
+
+    kind: str
+    ctx: Context
+    pos: SizeExpr
+    i: SizeExpr | None
+    j: SizeExpr | None
+
+    def assuming(self, rel: Rel) -> "_Todo":
+        return _Todo(self.kind, self.ctx.assuming(rel), self.pos, self.i, self.j)
+
+    def refined(self, digit: str, R: SizeExpr) -> list["_Todo"]:
+        """The region with the digit written R q + r: q a new digit, r one too, or, for a small constant R,
+        each residue in its own region."""
+        q = f"{digit}q"
+        old = dict(self.ctx.digits)[digit]
+        k = R.constant()
+        if k is not None and k <= SMALL_RADIX:
+            parts = [(R * SizeExpr.symbol(q) + e, ((q, old),)) for e in range(k)]
+        else:
+            parts = [(R * SizeExpr.symbol(q) + SizeExpr.symbol(f"{digit}r"), ((q, old), (f"{digit}r", R)))]
+        out = []
+        for by, new in parts:
+            m = {digit: by}
+            sub = lambda e: None if e is None else e.substitute(m)  # noqa: E731
+            out.append(_Todo(self.kind, self.ctx.substitute(digit, by, new), self.pos.substitute(m), sub(self.i), sub(self.j)))
+        return out
+
+
+def _mod_digit(rel: Rel, ctx: Context) -> tuple[str, SizeExpr] | None:
+    """(digit, k) if the relation reads mod(digit, k) or floor(digit, k) of a digit of the context."""
+    names = {d for d, _ in ctx.digits}
+    for e in (rel.lhs, rel.rhs):
+        for a in e.atoms():
+            if a.op in ("mod", "floor") and a.args[0].symbols() <= names and len(a.args[0].symbols()) == 1 and a.args[0] == SizeExpr.symbol(next(iter(a.args[0].symbols()))):
+                return next(iter(a.args[0].symbols())), SizeExpr.const(a.args[1])
+    return None
+
+
+def _decider(ev: Evaluator, ctx: Context, pos: SizeExpr) -> Callable[[Rel], bool]:
+    """A piecewise reference's decisions, proven (or a split), recorded as steps of the output node."""
+    return lambda rel: ev.decide_step(-1, pos, ctx, "reference", rel)
+
+
+def _size_equality(rel: Rel, symbols: tuple[str, ...]) -> tuple[str, int] | None:
+    """(s, c) if the relation is s - c = 0 (or s = c) for one size symbol s: a case that fixes s."""
+    if rel.op != "=":
+        return None
+    e = rel.lhs - rel.rhs
+    syms = e.symbols()
+    if len(syms) != 1 or next(iter(syms)) not in symbols:
+        return None
+    s = next(iter(syms))
+    rest = e - SizeExpr.symbol(s)
+    if rest.constant() is not None and e.terms.get(((SizeExpr.symbol(s).atoms().pop(), 1),)) == 1:
+        return s, -rest.constant()
+    return None
+
+
+def _pin(region: Region, prover: Prover) -> None:
+    """Digits the region's context fixes, substituted in its value and reference: a digit d is pinned to
+    c when d = c is proven, c one of the bounds the context gives d (B - 1 for d < B; a, a - 1, a + 1 for
+    an assumed relation between d and a). In the last position of an odd MaxMin row, j = n - 1."""
+    ctx = region.context
+    for d, B in ctx.digits:
+        D = SizeExpr.symbol(d)
+        cands = [B - ONE]
+        for r in ctx.assumed:
+            for a, b in ((r.lhs, r.rhs), (r.rhs, r.lhs)):
+                if a == D and d not in b.symbols():
+                    cands += [b, b - ONE, b + ONE]
+        for c in cands:
+            fact = prover.valid(ctx, Rel("=", D, c))
+            if fact is not None:
+                m = {d: c}
+                if region.value is not None and isinstance(region.value, Real):
+                    region.value = Real(region.value.num.rename(m), region.value.den.rename(m))
+                if region.reference is not None:
+                    region.reference = Real(region.reference.num.rename(m), region.reference.den.rename(m))
+                region.steps.append({"node": -1, "position": region.position.text(), "context": ctx.text(), "kind": "pin", "decision": f"{d} = {c.text()}", "facts": [prover.index(fact)]})
+                break
+
+
+def _compare(region: Region) -> None:
+    v = region.value
+    assert v is not None
+    if not isinstance(v, Real):
+        region.problem = "the output is an integer of the position"
+        return
+    if not positive(v.den):
+        region.problem = f"the denominator {v.den.key()[:120]} is not shown positive"
+        return
+    if region.kind == "rest":
+        region.equal = v.num.is_zero()
+        if not region.equal:
+            region.problem = f"the value after the output block is {v.num.key()[:160]}, not 0"
+        return
+    ref = region.reference
+    assert ref is not None
+    if not positive(ref.den):
+        region.problem = "the reference's denominator is not shown positive"
+        return
+    diff = v.num * ref.den - v.den * ref.num
+    region.equal = diff.is_zero()
+    if not region.equal:
+        region.problem = f"the value and the reference differ as forms by {diff.key()[:200]}"
+
+
+def positive(f: Form) -> bool:
+    """Whether the form is shown positive for every size >= 1 and every input: each term's coefficient
+    a quotient of polynomials with nonnegative coefficients, not zero (positive at sizes >= 1), each
+    factor an exp (positive), and at least one term (sums over bounds >= 1 are nonempty)."""
+    if f.is_zero():
+        return False
+    for c, t in f.terms.values():
+        if any(x.kind != "exp" for x in t.factors):
+            return False
+        if any(coef < 0 for coef in c.p.coeffs()) or any(coef < 0 for coef in c.q.coeffs()) or c.p.is_zero():
+            return False
+    return True
+
+
+#: The concrete runs of a counterexample search are skipped past this sequence length.
+MAX_CHECK_POSITIONS = 20_000
+#: Small sizes tried (each quantified size in 1..SMALL, at most this many assignments).
+SMALL, MAX_SMALL = 4, 64
+
+
+def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, int], seed: int = 0) -> dict[str, Any] | None:
+    """A concrete size and input where the construction's output differs from the reference, evaluated
+    exactly (EE) by the fixed-size machinery: the sizes of the solver's counter-models first, then small
+    sizes; None if none of them shows a difference (then the claim is unproven, not false)."""
+    import itertools
+    import random
+
+    from attncert.exact import EE
+    from attncert.proofs.references import BY_CLAIM
+
+    free = [s for s in spec.symbols if s not in fixed]
+    candidates = [{**fixed, **{k: m.get(k, 1) for k in free}} for m in models]
+    for combo in itertools.islice(itertools.product(range(1, SMALL + 1), repeat=len(free)), MAX_SMALL):
+        candidates.append({**fixed, **dict(zip(free, combo))})
+    seen = set()
+    for sizes in candidates:
+        key = tuple(sorted(sizes.items()))
+        if key in seen or any(v < 1 for v in sizes.values()):
+            continue
+        seen.add(key)
+        con = spec.build(*(sizes[s] for s in spec.symbols))
+        if con.layout.length > MAX_CHECK_POSITIONS:
+            continue
+        rng = random.Random(seed)
+        mats = {name: [[EE.convert(rng.randint(-3, 3)) for _ in range(c)] for _ in range(r)] for name, r, c in con.layout.inputs}
+        out = con.run(mats, EE)
+        ref = BY_CLAIM[spec.name](mats, EE)
+        rows, cols = con.layout.output
+        for t in range(con.layout.length):
+            want = ref[t // cols][t % cols] if t < rows * cols else EE.convert(0)
+            if not out[t] == want:
+                return {"sizes": sizes, "seed": seed, "inputs": "integers in [-3, 3] drawn by random.Random(seed), row-major per input", "position": t, "output": str(out[t]), "reference": str(want)}
+    return None
+
+
+SPECS: dict[str, Spec] = {}
+
+
+def _register(name: str, symbols: tuple[str, ...], build: Callable[..., Construction]) -> None:
+    SPECS[name] = Spec(name, symbols, build, REFERENCES[name])
+
+
+def _specs() -> None:
+    from attncert.constructions import activations, linalg, simulator
+
+    _register("transpose", ("r", "c"), linalg.transpose)
+    _register("matmul", ("r", "k", "c"), linalg.matmul)
+    _register("softmax", ("r", "c"), activations.softmax_rows)
+    _register("relu", ("n",), activations.relu)
+    _register("maxmin", ("n",), activations.maxmin)
+    _register("universal", ("n", "d", "dv"), simulator.universal)
+
+
+_specs()

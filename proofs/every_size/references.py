@@ -1,0 +1,97 @@
+"""The references of the every-size theorems, as Σ normal forms, from their definitions alone.
+
+Each gives the entry (i, j) of the output matrix as a :class:`~proofs.every_size.evaluate.Real`,
+for symbolic i, j and sizes (size expressions: symbols, or integers where a size is fixed or a case
+fixed it). A reference defined piecewise (MaxMin: by the parity of j) asks ``decide`` for each
+relation it branches on, which the prover proves in the region (or splits the region by). Nothing here
+reads a construction: these are the formulas of the lemmas.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from attncert.constructions.sizes.expr import SizeExpr
+from attncert.proofs.every_size.evaluate import Real
+from attncert.proofs.every_size.facts import Rel
+from attncert.proofs.every_size.forms import Factor, Form, Sizes, extremum, fresh, read
+
+Decide = Callable[[Rel], bool]
+Reference = Callable[[Sizes, Mapping[str, SizeExpr], SizeExpr, SizeExpr, Decide], Real]
+
+
+def _sum(body: Callable[[SizeExpr], Form], bound: SizeExpr) -> Form:
+    """Σ_{b < bound} body(b)."""
+    b = fresh()
+    return body(SizeExpr.symbol(b)).summed(b, bound)
+
+
+def _one(sz: Sizes) -> Form:
+    return Form.const(sz, 1)
+
+
+def _exp(sz: Sizes, f: Form) -> Form:
+    return Form.factor(sz, Factor("exp", (f,)))
+
+
+def transpose(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
+    """(M^T)[i][j] = M[j][i]."""
+    return Real(read(sz, "M", j, i), _one(sz))
+
+
+def matmul(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
+    """(AB)[i][j] = Σ_{l<k} A[i][l] B[l][j]."""
+    return Real(_sum(lambda l: read(sz, "A", i, l) * read(sz, "B", l, j), s["k"]), _one(sz))
+
+
+def softmax(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
+    """softmax(S)[i][j] = e^{S[i][j]} / Σ_{l<c} e^{S[i][l]}."""
+    return Real(_exp(sz, read(sz, "S", i, j)), _sum(lambda l: _exp(sz, read(sz, "S", i, l)), s["c"]))
+
+
+def relu(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
+    """ReLU(x)[0][j] = max(x[0][j], 0)."""
+    return Real(Form.factor(sz, Factor("relu", (read(sz, "x", i, j),))), _one(sz))
+
+
+def _scores(sz: Sizes, s: Mapping[str, SizeExpr], A: str, i: SizeExpr, k: SizeExpr) -> Form:
+    """S[i][k] = (X A X^T)[i][k] = Σ_{j<d} Σ_{l<d} X[i][l] A[l][j] X[k][j]."""
+    return _sum(lambda j: _sum(lambda l: read(sz, "X", i, l) * read(sz, A, l, j) * read(sz, "X", k, j), s["d"]), s["d"])
+
+
+def _xv(sz: Sizes, s: Mapping[str, SizeExpr], V: str, k: SizeExpr, v: SizeExpr) -> Form:
+    """(X V)[k][v] = Σ_{l<d} X[k][l] V[l][v]."""
+    return _sum(lambda l: read(sz, "X", k, l) * read(sz, V, l, v), s["d"])
+
+
+def attention(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, A: str = "A", V: str = "V") -> Real:
+    """T(X)[i][v] = Σ_{k<n} e^{S[i][k]} (XV)[k][v] / Σ_{k<n} e^{S[i][k]}, S = X A X^T (no 1/sqrt(d))."""
+    num = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k)) * _xv(sz, s, V, k, v), s["n"])
+    den = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k)), s["n"])
+    return Real(num, den)
+
+
+def universal(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, decide: Decide) -> Real:
+    return attention(sz, s, i, v)
+
+
+def maxmin(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
+    """MaxMin (GroupSort in pairs) of a 1 x n row: out[j] = max(x[j], x[j+1]) for even j with j + 1 < n,
+    min(x[j-1], x[j]) for odd j, x[j] for the last position of an odd n."""
+    x = lambda c: read(sz, "x", SizeExpr.const(0), c)  # noqa: E731
+    zero = SizeExpr.const(0)
+    if decide(Rel("=", j % 2, zero)):
+        if decide(Rel("<", j + 1, s["n"])):
+            return Real(extremum(sz, "max", x(j), x(j + 1)), _one(sz))
+        return Real(x(j), _one(sz))
+    return Real(extremum(sz, "min", x(j - 1), x(j)), _one(sz))
+
+
+REFERENCES: dict[str, Reference] = {
+    "maxmin": maxmin,
+    "transpose": transpose,
+    "matmul": matmul,
+    "softmax": softmax,
+    "relu": relu,
+    "universal": universal,
+}
