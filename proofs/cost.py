@@ -322,11 +322,16 @@ def over_limits(cost: Cost) -> bool:
 
 #: Bytes and seconds per polynomial term of a symbolic proof: U(32, 8, 8) holds about 262,000 terms
 #: (exp arguments and the reference's numerators) in 257 MiB and U(16, 16, 16) as many in 384 MiB,
-#: proven in 4-6 s on the benchmark machine; rounded up for a busy one.
+#: proven in 4-6 s on the benchmark machine; rounded up for a busy one. A term costs a byte more per
+#: input variable: FLINT packs each monomial's exponents, at least a byte each (transpose(128, 128),
+#: 16,384 variables and terms: 370 MiB). The checker's terms are smaller (sorted pairs, about 0.7 KiB
+#: a term of the layer norm's variances), and verify checks before it proves again, so one peak
+#: covers both (docs/identity.md, "What prove and verify may hold").
 BYTES_PER_TERM = 1536
 SECONDS_PER_TERM = 6e-5
-#: What a symbolic proof holds besides its terms (the interpreter, attncert, FLINT).
-SYMBOLIC_BASE_BYTES = 100 << 20
+#: What a symbolic proof holds besides its terms (the interpreter, attncert, FLINT, sympy: 97-101 MiB
+#: measured for relu(1) and inverse3, prove and verify alike), rounded up.
+SYMBOLIC_BASE_BYTES = 128 << 20
 
 
 def identity_terms(base: str, p: dict[str, Any]) -> tuple[int, int]:
@@ -335,7 +340,14 @@ def identity_terms(base: str, p: dict[str, Any]) -> tuple[int, int]:
     The terms are those of the exp arguments and of the numerators over the softmax sums, which
     dominate: U(n, d, d_v) forms n^2 exponents of d^2-term scores and n d_v numerators of n d terms,
     twice (construction and reference); a product of k terms per entry, a row softmax c terms per
-    entry; an encoder layer adds its ReLU arguments over every head's numerator.
+    entry; an encoder layer adds its ReLU arguments over every head's numerator. The layer norm's
+    variance of a row sums the squares of its d centred entries, each one part per head over that
+    head's softmax sum, of n d_v d^2 terms (a key's E_ik times X_kt V_tv W_O[v, j'], j' over the
+    centring), and one part of (f + 2) d terms without a denominator: row^2 / 2 terms, row =
+    h n d_v d^2 + (f + 2) d, for each of the n rows. That dominates: (5, 4, 3, 3, 5) holds 1.4
+    million, where the layer's own terms are 29,000. The largest product the checker forms, of two
+    heads' parts (n d_v d^2)^2 terms, is within it, so what this estimate lets run the checker's
+    limit on a product (max_symbolic_terms, docs/identity.md) lets through.
     """
     n, d, dv, h, f = (p.get(k, 1) for k in ("n", "d", "dv", "h", "f"))
     if base == "transpose":
@@ -359,7 +371,8 @@ def identity_terms(base: str, p: dict[str, Any]) -> tuple[int, int]:
         terms += 2 * n * f * h * n * d + 2 * n * d * f
     if base == "encoder_layer_norm":
         variables += 2 * d
-        terms *= 2  # the centred squares
+        row = h * n * dv * d * d + (f + 2) * d
+        terms += n * row * row // 2
     return variables, terms
 
 
@@ -383,7 +396,7 @@ def _symbolic(positions: int, variables: int, terms: int, runs: int) -> Cost:
         pairs=positions,
         evaluations=runs,
         seconds=SECONDS_PER_TERM * terms * runs,
-        memory=min(SYMBOLIC_BASE_BYTES + BYTES_PER_TERM * terms, CAP),
+        memory=min(SYMBOLIC_BASE_BYTES + (BYTES_PER_TERM + variables) * terms, CAP),
         variables=variables,
         terms=terms,
     )

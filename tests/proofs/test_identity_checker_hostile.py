@@ -9,6 +9,11 @@ of 120 tokens, a product of 26 million terms that was formed before it was count
 past 10 GB). Each now ends in one line, FAIL or BAD, in a process whose address space is capped.
 And a selection by TRUE beside recorded regions (the data flow read its pattern outside an
 evaluation: an AttributeError).
+
+The cost model covers the check: verify refuses up front, with prove's line, a layer norm whose
+estimate is over the limits (it held 8.6 GiB for 232 s before); the largest product the check
+forms is within the estimate that both are held to; and (slow) the peak memory of prove and of
+verify is within the estimate.
 """
 
 from __future__ import annotations
@@ -212,3 +217,76 @@ def test_a_true_select_whose_data_flow_spans_two_groups_fails(monkeypatch):
     doc["outputs"]["regions"] = prove("relu", n=2)["outputs"]["regions"]
     doc["result"].update(holds=True, mismatches=[])
     refused(doc, "depends on the recorded variable groups [0, 1]")
+# -- the cost model covers the check --------------------------------------------------------------------
+
+LAYER_NORM = "encoder_layer_norm_identity"
+
+
+def test_verify_refuses_up_front_what_its_check_would_not_finish_within_the_limits():
+    # (5, 4, 3, 3, 5): the check held 8.6 GiB for 232 s before anything refused it; now the estimate (2.4 GiB,
+    # from the sizes alone) is over a limit of 1 GiB, and verify and prove refuse it with the same line at once
+    from attncert.exact.limits import Limits
+    from attncert.proofs.cost import refuse_over_limits
+    from attncert.proofs.registry import load_claim
+    from attncert.proofs.verify import BAD, verify_bytes
+
+    doc = prove("encoder_layer_norm", n=1, d=1, dv=1, h=1, f=1, delta="1/100")
+    doc["params"].update(n=5, d=4, dv=3, h=3, f=5)
+    lim = Limits(max_memory=1 << 30)
+    start = time.monotonic()
+    out = verify_bytes(canonical_json(seal(doc)), lim=lim)
+    assert out.status == BAD and time.monotonic() - start < 5
+    assert "bytes of memory" in out.reason and "--max-memory" in out.reason and "\n" not in out.reason
+    with pytest.raises(LimitExceeded) as proving:
+        refuse_over_limits(load_claim(LAYER_NORM), dict(doc["params"]), lim)
+    assert str(proving.value) == out.reason
+
+
+@pytest.mark.parametrize(
+    "sizes", [{"n": 2, "d": 2, "dv": 1, "h": 1, "f": 2}, {"n": 1, "d": 4, "dv": 1, "h": 1, "f": 1}, {"n": 2, "d": 2, "dv": 1, "h": 1, "f": 12}, {"n": 3, "d": 2, "dv": 2, "h": 2, "f": 3}]
+)
+def test_the_largest_product_the_check_forms_is_within_the_estimate(monkeypatch, sizes):
+    # the checker refuses a product over max_symbolic_terms; the cost model holds its estimate of the whole proof
+    # to the same limit, so the estimate must bound every honest product, or verify would refuse what prove wrote
+    from attncert.proofs.cost import identity_terms
+
+    largest = [0]
+    count = Field._refuse_over_terms
+
+    def recorded(self, bound):
+        largest[0] = max(largest[0], bound)
+        return count(self, bound)
+
+    doc = prove("encoder_layer_norm", **sizes, delta="1/100")
+    monkeypatch.setattr(Field, "_refuse_over_terms", recorded)
+    assert check_identity(doc) == []
+    assert 0 < largest[0] <= identity_terms("encoder_layer_norm", sizes)[1]
+
+
+#: Runs the command in its arguments and prints its peak RSS in bytes (the largest of this process's children: one).
+PEAK = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "claim, args", [("encoder_layer_norm", ["--n", "4", "--d", "3", "--dv", "2", "--h", "2", "--f", "4"]), ("transpose", ["--r", "64", "--c", "64"])]
+)
+def test_prove_and_verify_stay_within_the_estimated_memory(tmp_path: Path, claim, args):
+    # the peak RSS of prove, and of verify (the check, then proving again), each in a fresh process
+    from attncert.exact.certificate import read_certificate
+    from attncert.exact.limits import Limits
+    from attncert.proofs.cost import refuse_over_limits
+    from attncert.proofs.registry import load_claim
+
+    out = tmp_path / "c.json"
+    cli = [sys.executable, "-m", "attncert"]
+    peaks = []
+    for command in ([*cli, "prove", claim, "--for-all", *args, "--out", str(out)], [*cli, "verify", str(out)]):
+        run = subprocess.run([sys.executable, "-c", PEAK, *command], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        peaks.append(int(run.stdout))
+    estimate = refuse_over_limits(load_claim(f"{claim}_identity"), read_certificate(out)["params"], Limits()).memory
+    assert max(peaks) <= estimate, (peaks, estimate)
