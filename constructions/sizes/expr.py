@@ -23,6 +23,7 @@ Grammar of the text (``parse``)::
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Iterable, Mapping, Union
 
@@ -40,7 +41,7 @@ _RESERVED = frozenset({"max", "min", "floor", "mod"})
 class Atom:
     """An indivisible part of a size polynomial: a symbol, or max / min / floor / mod of size expressions."""
 
-    __slots__ = ("op", "args", "_text")
+    __slots__ = ("op", "args", "_text", "_hash")
 
     def __init__(self, op: str, args: tuple[Any, ...]):
         self.op, self.args = op, args
@@ -50,6 +51,7 @@ class Atom:
             self._text = f"{op}({', '.join(a.text() for a in args)})"
         else:  # floor, mod: (expression, positive integer)
             self._text = f"{op}({args[0].text()}, {args[1]})"
+        self._hash = hash(self._text)
 
     def text(self) -> str:
         return self._text
@@ -58,7 +60,7 @@ class Atom:
         return isinstance(other, Atom) and self._text == other._text
 
     def __hash__(self) -> int:
-        return hash(self._text)
+        return self._hash
 
     def __lt__(self, other: "Atom") -> bool:  # the canonical order of atoms in a monomial
         return (self.op != "sym", self._text) < (other.op != "sym", other._text)
@@ -94,18 +96,17 @@ class Atom:
 class SizeExpr:
     """An integer polynomial in atoms (module docstring); immutable, hashable by its canonical text."""
 
-    __slots__ = ("terms", "_text")
+    __slots__ = ("terms", "_text", "_hash")
 
     def __init__(self, terms: Mapping[Monomial, int]):
         self.terms: dict[Monomial, int] = {m: c for m, c in terms.items() if c != 0}
-        self._text = _render(self.terms)
+        self._text: str | None = None  # rendered when first asked for: most expressions are never printed
+        self._hash: int | None = None
 
     # -- building -----------------------------------------------------------------------------
     @staticmethod
     def symbol(name: str) -> "SizeExpr":
-        if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
-            raise ParseError(f"a size symbol is a name (letters, digits, _), not {name!r:.30}")
-        return SizeExpr({((Atom("sym", (name,)), 1),): 1})
+        return _symbol(name)
 
     @staticmethod
     def const(k: int) -> "SizeExpr":
@@ -117,6 +118,8 @@ class SizeExpr:
 
     # -- reading ------------------------------------------------------------------------------
     def text(self) -> str:
+        if self._text is None:
+            self._text = _render(self.terms)
         return self._text
 
     def constant(self) -> int | None:
@@ -202,16 +205,18 @@ class SizeExpr:
     # -- no silent decisions --------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SizeExpr):
-            return self._text == other._text
+            return self.terms == other.terms
         if isinstance(other, int) and self.constant() is not None:
             return self.constant() == other
-        raise TypeError(f"the size expression {self._text} is compared with {other!r:.20}: a template needs an explicit case")
+        raise TypeError(f"the size expression {self.text()} is compared with {other!r:.20}: a template needs an explicit case")
 
     def __hash__(self) -> int:
-        return hash(self._text)
+        if self._hash is None:
+            self._hash = hash(frozenset(self.terms.items()))
+        return self._hash
 
     def _undecided(self, *_: Any) -> bool:
-        raise TypeError(f"the size expression {self._text} is compared or branched on: a template needs an explicit case")
+        raise TypeError(f"the size expression {self.text()} is compared or branched on: a template needs an explicit case")
 
     __lt__ = __le__ = __gt__ = __ge__ = _undecided
 
@@ -219,10 +224,17 @@ class SizeExpr:
         return self._undecided()
 
     def __index__(self) -> int:
-        raise TypeError(f"the size expression {self._text} is used as an integer (a range, an index): fix the size or refine it")
+        raise TypeError(f"the size expression {self.text()} is used as an integer (a range, an index): fix the size or refine it")
 
     def __repr__(self) -> str:
-        return f"SizeExpr({self._text!r})"
+        return f"SizeExpr({self.text()!r})"
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _symbol(name: str) -> SizeExpr:
+    if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
+        raise ParseError(f"a size symbol is a name (letters, digits, _), not {name!r:.30}")
+    return SizeExpr({((Atom("sym", (name,)), 1),): 1})
 
 
 def size(x: SizeLike) -> SizeExpr:

@@ -38,9 +38,11 @@ from flint import fmpq
 from attncert.constructions.sizes.expr import SizeExpr, parse
 from attncert.exact.errors import AttncertError, ParseError
 from attncert.proofs.every_size.facts import Context, Prover, Rel
-from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Sizes, extremum, fresh, read
+from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Sizes, extremum, fresh, positive, read
 
 ZERO, ONE = SizeExpr.const(0), SizeExpr.const(1)
+#: A sum over at most this many values of a binder is written out term by term.
+SMALL_SPLIT = 4
 
 
 class Unsupported(AttncertError):
@@ -205,10 +207,10 @@ class Evaluator:
         for q, r in _proposals(p, R):
             if self.prover.valid(ctx, Rel("<=", ZERO, r)) is not None and self.prover.valid(ctx, Rel("<", r, R)) is not None:
                 return q, r
-        digit = _digit(p, ctx)
+        q, r = _divide(p, R)
+        digit = _digit(p, ctx) or _digit(r, ctx)  # p itself, or the remainder of its division, is one digit
         if digit is not None:
             raise Refine(digit, R)
-        q, r = _divide(p, R)
         self.prover.counter_model(ctx, Rel("<", r, R))  # where the division's remainder leaves [0, R)
         self.prover.counter_model(ctx, Rel("<=", ZERO, r))
         raise Unsupported(f"the digits of {p.text()} in radix {R.text()} are not found by division")
@@ -245,12 +247,43 @@ class Evaluator:
         if not self.decide_step(v, pos, ctx, "group start", Rel("<", q * R, top)):
             return default
         self._require(v, pos, ctx, "group whole", [Rel("<", q * R + R - ONE, top)])
+        total = self._sum(v, vals, q * R, [R], ctx)
+        return Real(total.num.scale(self.sizes.of(R).inverse()), total.den)
+
+    def _sum(self, v: int, vals: int, base: SizeExpr, radices: list[SizeExpr], ctx: Context, at: SizeExpr = ZERO) -> Real:
+        """Σ over the offsets l < R (R the product of ``radices``, the first the most significant) of the
+        values at base + l, l = at R + the mixed-radix number of the digits. When a value needs the digits of
+        a binder's range R in a radix k that divides it (Refine), that sum is rewritten as a sum over the
+        quotient and one over the remainder (Σ_{l < R' k} f(l) = Σ_{m < R'} Σ_{u < k} f(m k + u)); a range
+        of at most SMALL_SPLIT values is written out. Its values must share one denominator
+        (Σ_l a_l / b = (Σ_l a_l) / b)."""
+        R, rest = radices[0], radices[1:]
+
+        def at_digit(d: SizeExpr, c: Context) -> Real:
+            here = at * R + d
+            return self._sum(v, vals, base, rest, c, here) if rest else self._as_real(v, self.value(vals, base + here, c))
+
+        k = R.constant()
+        if k is not None and k <= SMALL_SPLIT:  # a small range: each value on its own
+            out = None
+            for e in range(k):
+                x = at_digit(SizeExpr.const(e), ctx)
+                out = x if out is None else _add(out, x)
+            assert out is not None
+            return out
         l = fresh("l")
-        inner = ctx.with_digit(l, R)
-        x = self._as_real(v, self.value(vals, q * R + SizeExpr.symbol(l), inner))
-        if not x.is_plain():
-            raise Unsupported(f"node {v}: a mean of quotients")
-        return self._real(x.num.summed(l, R).scale(self.sizes.of(R).inverse()))
+        try:
+            x = at_digit(SizeExpr.symbol(l), ctx.with_digit(l, R))
+        except Refine as r:
+            if r.digit != l:
+                raise
+            outer, rem = _divide(R, r.radix)
+            if not rem.terms:
+                return self._sum(v, vals, base, [outer, r.radix] + rest, ctx, at)
+            raise Unsupported(f"node {v}: the offset {l} < {R.text()} is needed in radix {r.radix.text()}, which does not divide it") from None
+        if l in x.den.free():
+            raise Unsupported(f"node {v}: a mean of quotients whose denominator depends on the offset")
+        return Real(x.num.summed(l, R), x.den)
 
     def _as_real(self, v: int, x: Int | Real) -> Real:
         if isinstance(x, Real):
@@ -410,6 +443,13 @@ def _neg(x: Real) -> Real:
     return Real(-x.num, x.den)
 
 
+def relu(x: Real) -> Real:
+    """ReLU(a / b) = ReLU(a) / b, for b shown positive (:func:`.forms.positive`)."""
+    if not positive(x.den):
+        raise FormError("ReLU of a quotient whose denominator is not shown positive")
+    return Real(Form.factor(x.num.sizes, Factor("relu", (x.num,))), x.den)
+
+
 def _one(sizes: Sizes) -> Form:
     return Form.const(sizes, 1)
 
@@ -428,6 +468,6 @@ _REAL: dict[str, Callable[..., Real]] = {
     "div": lambda s, p, x, y: Real(x.num * y.den, x.den * y.num),
     "exp": lambda s, p, x: Real(_exp(s, _plain(x, "exp")), _one(s)),
     "masked_exp": lambda s, p, x, m: Real(_plain(m, "a mask") * _exp(s, _plain(x, "exp").scale(_coeff(s, p["c"]))), _one(s)),
-    "relu": lambda s, p, x: Real(Form.factor(s, Factor("relu", (_plain(x, "relu"),))), _one(s)),
-    "affine_relu": lambda s, p, x, y: Real(Form.factor(s, Factor("relu", (_plain(_add(_scaled(x, _coeff(s, p["c"])), y), "relu"),))), _one(s)),
+    "relu": lambda s, p, x: relu(x),
+    "affine_relu": lambda s, p, x, y: relu(_add(_scaled(x, _coeff(s, p["c"])), y)),
 }

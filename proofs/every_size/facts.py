@@ -86,15 +86,36 @@ class Context:
 
 @dataclass
 class Fact:
-    """The context implies the goal; its SMT-LIB text is what is proven (and recorded)."""
+    """The hypotheses (some of a context's) imply the goal; its SMT-LIB text is what is proven (and recorded)."""
 
-    context: Context
+    hypotheses: tuple[Rel, ...]
     goal: Rel
     extremes: bool = False  # whether each max / min atom is also one of its arguments
     smtlib: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.smtlib = to_smtlib(self.context.hypotheses(), self.goal, self.extremes)
+        self.smtlib = to_smtlib(list(self.hypotheses), self.goal, self.extremes)
+
+    def to_json(self) -> dict[str, object]:
+        return {"hypotheses": [h.text() for h in self.hypotheses], "goal": self.goal.text(), "extremes": self.extremes, "smtlib": self.smtlib}
+
+
+def relevant(context: Context, goal: Rel) -> tuple[Rel, ...]:
+    """The hypotheses of the context a fact about the goal keeps: those on sizes alone, and those on
+    digits connected to the goal's digits through shared digits. Leaving the others out only weakens
+    what is assumed, so a fact proven from these is proven from the whole context."""
+    digits = {d for d, _ in context.digits}
+    need = goal.symbols() & digits
+    hyps = context.hypotheses()
+    keep = [not (h.symbols() & digits) for h in hyps]
+    grew = True
+    while grew:
+        grew = False
+        for k, h in enumerate(hyps):
+            if not keep[k] and h.symbols() & need:
+                keep[k], grew = True, True
+                need |= h.symbols() & digits
+    return tuple(h for h, kept in zip(hyps, keep) if kept)
 
 
 def to_smtlib(hypotheses: list[Rel], goal: Rel, extremes: bool = False) -> str:
@@ -220,22 +241,25 @@ class Prover:
 
     def counter_model(self, context: Context, goal: Rel) -> None:
         """Keep the sizes of a model where ``context => goal`` fails, if there is one."""
-        m = z3_model(Fact(context, goal, True).smtlib, context.sizes)
+        m = z3_model(Fact(tuple(context.hypotheses()), goal, True).smtlib, context.sizes)
         if m is not None and m not in self.models:
             self.models.append(m)
 
     def valid(self, context: Context, goal: Rel) -> Fact | None:
         """The proven fact ``context => goal``, or None when it is not proven (sat or unknown); the
         disjunction of each max and min atom is added only when the fact is not proven without it."""
+        hyps = relevant(context, goal)
+        if _refuted_by_sampling(context, goal):
+            return None
         for extremes in (False, True):
-            fact = Fact(context, goal, extremes)
+            fact = Fact(hyps, goal, extremes)
             if fact.smtlib in self._index:
                 return self.proven[self._index[fact.smtlib]]
             if z3_answer(fact.smtlib) == "unsat":
                 self._index[fact.smtlib] = len(self.proven)
                 self.proven.append(fact)
                 return fact
-            if not _has_extremes(context, goal):
+            if not _has_extremes(hyps, goal):
                 break
         return None
 
@@ -258,8 +282,35 @@ class Prover:
         return self._index[fact.smtlib]
 
 
-def _has_extremes(context: Context, goal: Rel) -> bool:
-    exprs: Iterable[SizeExpr] = [e for r in context.hypotheses() + [goal] for e in (r.lhs, r.rhs)]
+def _refuted_by_sampling(context: Context, goal: Rel, tries: int = 8) -> bool:
+    """Whether a point of the context where the goal fails is found by sampling small sizes and digits
+    (it then saves the solver a call it would answer sat; not finding one proves nothing)."""
+    import random
+
+    rng = random.Random(0)
+    for _ in range(tries):
+        env = {s: rng.randint(1, 6) for s in context.sizes}
+        try:
+            for d, B in context.digits:
+                b = B.value({**env, **{x: 0 for x in B.symbols() if x not in env}})
+                if b < 1:
+                    break
+                env[d] = rng.randrange(b)
+            else:
+                if all(_holds(r, env) for r in context.hypotheses()) and not _holds(goal, env):
+                    return True
+        except Exception:  # a value outside the sampled point's domain: no sample here
+            continue
+    return False
+
+
+def _holds(r: Rel, env: dict[str, int]) -> bool:
+    a, b = r.lhs.value(env), r.rhs.value(env)
+    return {"<": a < b, "<=": a <= b, "=": a == b, "!=": a != b}[r.op]
+
+
+def _has_extremes(hyps: Iterable[Rel], goal: Rel) -> bool:
+    exprs: Iterable[SizeExpr] = [e for r in list(hyps) + [goal] for e in (r.lhs, r.rhs)]
     return any(a.op in ("max", "min") for e in exprs for a in _all_atoms(e))
 
 

@@ -12,7 +12,8 @@ product exactly.
 
 **The normal form.** Sums and products are expanded (linearity; a product of sums is one sum over
 the binders of both, renamed apart); a binder no factor reads is summed out (Σ_{b<B} F = B F), one of bound 1 is 0 (Σ_{b<1} F(b) = F(0)); the
-exp factors of a term are one, exp of the sum of their arguments (e^a e^b = e^{a+b}); a term's key is
+exp factors of a term are one, exp of the sum of their arguments (e^a e^b = e^{a+b}); ReLU(c a) = c ReLU(a) takes
+out a coefficient positive at every size (the first term of the argument gets 1); a term's key is
 its binders' bounds and its sorted factors with the binders renamed canonically (α-renaming), taking
 the least key over every order of the binders (Fubini: the bounds do not depend on the binders, so
 the order of the sums is free). Terms with the same key are added.
@@ -307,7 +308,17 @@ def _normal(sizes: Sizes, c: Coeff, t: Term) -> tuple[Coeff, Term]:
         else:
             c = c * sizes.of(B)  # Σ_{b < B} F = B F when F does not read b
     exps = [f for f in t.factors if f.kind == "exp"]
-    others = [f for f in t.factors if f.kind != "exp"]
+    others = []
+    for f in t.factors:
+        if f.kind == "relu" and not f.args[0].is_zero():
+            # ReLU is positively homogeneous: ReLU(c a) = c ReLU(a) for c > 0; the argument's first term
+            # (in key order) gets the coefficient 1 when its coefficient is positive for every size
+            first = f.args[0].terms[min(f.args[0].terms)][0]
+            if positive_coeff(first) and first != sizes.const(1):
+                f = Factor("relu", (f.args[0].scale(first.inverse()),))
+                c = c * first
+        if f.kind != "exp":
+            others.append(f)
     if len(exps) > 1:
         arg = exps[0].args[0]
         for f in exps[1:]:
@@ -330,13 +341,29 @@ def term_key(t: Term) -> str:
     while the outer term's key is computed), so that a binder never prints as a free digit does."""
     level = 1 + max((int(m.group(1)) for v in t.free() if (m := _CANONICAL.match(v))), default=-1)
     best = None
-    for order in itertools.permutations(t.binders):
+    for order in _orders(t):
         m = {b: SizeExpr.symbol(f"z{level}_{k}") for k, (b, _) in enumerate(order)}
         factors = sorted(f.rename(m).key() for f in t.factors)
         key = "sum(" + ", ".join(B.text() for _, B in order) + ") " + " * ".join(factors)
         if best is None or key < best:
             best = key
     return best if best is not None else ""
+
+
+def _orders(t: Term) -> Iterable[tuple[tuple[str, SizeExpr], ...]]:
+    """The orders of the binders the canonical key is the least over: sorted by a signature that renaming
+    does not change (the bound, and the factors' keys with this binder as ``zp`` and the others as ``zo``),
+    every order of binders whose signatures tie. Every order would give the same least key; these are fewer."""
+    if len(t.binders) < 2:
+        return [t.binders]
+    names = [b for b, _ in t.binders]
+    sig = {}
+    for b, B in t.binders:
+        m = {x: SizeExpr.symbol("zp" if x == b else "zo") for x in names}
+        sig[b] = (B.text(), tuple(sorted(f.rename(m).key() for f in t.factors if b in f.free())))
+    ranked = sorted(t.binders, key=lambda bB: sig[bB[0]])
+    groups = [list(g) for _, g in itertools.groupby(ranked, key=lambda bB: sig[bB[0]])]
+    return (tuple(x for part in parts for x in part) for parts in itertools.product(*(itertools.permutations(g) for g in groups)))
 
 
 def _subst(e: SizeExpr, m: Mapping[str, SizeExpr]) -> SizeExpr:
@@ -354,6 +381,26 @@ def _subst(e: SizeExpr, m: Mapping[str, SizeExpr]) -> SizeExpr:
     return out
 
 
+def positive_coeff(c: Coeff) -> bool:
+    """Whether a coefficient is positive at every size >= 1: p / q with p, q polynomials of nonnegative
+    coefficients, p not zero."""
+    return not c.p.is_zero() and all(x >= 0 for x in c.p.coeffs()) and all(x >= 0 for x in c.q.coeffs())
+
+
+def positive(f: Form) -> bool:
+    """Whether the form is shown positive for every size >= 1 and every input: each term's coefficient
+    a quotient of polynomials with nonnegative coefficients, not zero (positive at sizes >= 1), each
+    factor an exp (positive), and at least one term (sums over bounds >= 1 are nonempty)."""
+    if f.is_zero():
+        return False
+    for c, t in f.terms.values():
+        if any(x.kind != "exp" for x in t.factors):
+            return False
+        if not positive_coeff(c):
+            return False
+    return True
+
+
 def read(sizes: Sizes, block: str, row: SizeExpr, col: SizeExpr) -> Form:
     return Form.factor(sizes, Factor("read", (block, row, col)))
 
@@ -368,4 +415,4 @@ def extremum(sizes: Sizes, kind: str, a: Form, b: Form) -> Form:
     return Form.factor(sizes, Factor(kind, tuple(sorted((a, b), key=Form.key))))
 
 
-__all__ = ["Coeff", "Factor", "Form", "FormError", "Sizes", "Term", "extremum", "fresh", "parse", "read", "term_key"]
+__all__ = ["Coeff", "Factor", "Form", "FormError", "Sizes", "Term", "extremum", "fresh", "parse", "positive", "read", "term_key"]

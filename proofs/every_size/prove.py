@@ -32,7 +32,7 @@ from attncert.constructions.sizes.expr import SizeExpr, size
 from attncert.exact.errors import AttncertError
 from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported
 from attncert.proofs.every_size.facts import Context, FactError, Prover, Rel
-from attncert.proofs.every_size.forms import Form, FormError, Sizes
+from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive
 from attncert.proofs.every_size.references import REFERENCES, Reference
 
 #: The most regions (after splits) one case may have.
@@ -92,7 +92,7 @@ def prove(spec: Spec, every: tuple[str, ...], fixed: Mapping[str, int]) -> dict[
         raise AttncertError(f"{spec.name} has the sizes {', '.join(spec.symbols)}: name each once, quantified or fixed")
     start = time.perf_counter()
     prover = Prover()
-    template = spec.build(*(SizeExpr.symbol(s) for s in spec.symbols))
+    template = spec.build(*(fixed[s] if s in fixed else SizeExpr.symbol(s) for s in spec.symbols))
     cases, done, regions = [Case(dict(fixed))], [], []
     while cases:
         case = cases.pop(0)
@@ -298,20 +298,6 @@ def _compare(region: Region) -> None:
         region.problem = f"the value and the reference differ as forms by {diff.key()[:200]}"
 
 
-def positive(f: Form) -> bool:
-    """Whether the form is shown positive for every size >= 1 and every input: each term's coefficient
-    a quotient of polynomials with nonnegative coefficients, not zero (positive at sizes >= 1), each
-    factor an exp (positive), and at least one term (sums over bounds >= 1 are nonempty)."""
-    if f.is_zero():
-        return False
-    for c, t in f.terms.values():
-        if any(x.kind != "exp" for x in t.factors):
-            return False
-        if any(coef < 0 for coef in c.p.coeffs()) or any(coef < 0 for coef in c.q.coeffs()) or c.p.is_zero():
-            return False
-    return True
-
-
 #: The concrete runs of a counterexample search are skipped past this sequence length.
 MAX_CHECK_POSITIONS = 20_000
 #: Small sizes tried (each quantified size in 1..SMALL, at most this many assignments).
@@ -325,7 +311,7 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
     import itertools
     import random
 
-    from attncert.exact import EE
+    from attncert.exact import EE, QQ
     from attncert.proofs.references import BY_CLAIM
 
     free = [s for s in spec.symbols if s not in fixed]
@@ -342,13 +328,13 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
         if con.layout.length > MAX_CHECK_POSITIONS:
             continue
         rng = random.Random(seed)
-        mats = {name: [[EE.convert(rng.randint(-3, 3)) for _ in range(c)] for _ in range(r)] for name, r, c in con.layout.inputs}
+        mats = {name: [[QQ.convert(rng.randint(-3, 3)) for _ in range(c)] for _ in range(r)] for name, r, c in con.layout.inputs}
         out = con.run(mats, EE)
         ref = BY_CLAIM[spec.name](mats, EE)
         rows, cols = con.layout.output
         for t in range(con.layout.length):
             want = ref[t // cols][t % cols] if t < rows * cols else EE.convert(0)
-            if not out[t] == want:
+            if not EE.convert(out[t]) == EE.convert(want):
                 return {"sizes": sizes, "seed": seed, "inputs": "integers in [-3, 3] drawn by random.Random(seed), row-major per input", "position": t, "output": str(out[t]), "reference": str(want)}
     return None
 
@@ -369,6 +355,8 @@ def _specs() -> None:
     _register("relu", ("n",), activations.relu)
     _register("maxmin", ("n",), activations.maxmin)
     _register("universal", ("n", "d", "dv"), simulator.universal)
+    _register("multihead", ("n", "d", "dv", "h", "do"), simulator.multihead)
+    _register("encoder_layer", ("n", "d", "dv", "h", "f"), simulator.encoder_layer)
 
 
 _specs()

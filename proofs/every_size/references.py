@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from attncert.constructions.sizes.expr import SizeExpr
-from attncert.proofs.every_size.evaluate import Real
+from attncert.proofs.every_size.evaluate import Real, _add, _mul
+from attncert.proofs.every_size.evaluate import relu as relu_of
 from attncert.proofs.every_size.facts import Rel
 from attncert.proofs.every_size.forms import Factor, Form, Sizes, extremum, fresh, read
 
@@ -75,6 +76,51 @@ def universal(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, de
     return attention(sz, s, i, v)
 
 
+def _heads(s: Mapping[str, SizeExpr]) -> int:
+    h = s["h"].constant()
+    if h is None:
+        raise ValueError("the number of heads is fixed in these references")
+    return h
+
+
+def _mha(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, o: SizeExpr) -> Real:
+    """MHA(X)[i][o] = Σ_{m<h} Σ_{v<dv} T_m(X)[i][v] W_O[m dv + v][o], T_m with A_{m+1}, V_{m+1}."""
+    out = None
+    for m in range(_heads(s)):
+        t = attention(sz, s, i, SizeExpr.symbol("v"), f"A{m + 1}", f"V{m + 1}")  # v is summed just below
+        w = read(sz, "WO", s["dv"] * m + SizeExpr.symbol("v"), o)
+        v = fresh()
+        num = (t.num * w).rename({"v": SizeExpr.symbol(v)}).summed(v, s["dv"])
+        head = Real(num, t.den)  # the denominator does not read v
+        out = head if out is None else _add(out, head)
+    assert out is not None
+    return out
+
+
+def multihead(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, o: SizeExpr, decide: Decide) -> Real:
+    return _mha(sz, s, i, o)
+
+
+def encoder_layer(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
+    """Z[i][j] = Y[i][j] + Σ_{u<f} ReLU(Σ_{c<d} Y[i][c] W1[c][u] + b1[0][u]) W2[u][j] + b2[0][j], Y = X + MHA(X)."""
+    zero = SizeExpr.const(0)
+
+    def y(col: SizeExpr) -> Real:
+        return _add(Real(read(sz, "X", i, col), _one(sz)), _mha(sz, s, i, col))
+
+    def summed(body: Callable[[SizeExpr], Real], bound: SizeExpr) -> Real:
+        b = fresh()
+        x = body(SizeExpr.symbol(b))
+        return Real(x.num.summed(b, bound), x.den)  # the denominators here do not read the binder
+
+    def hidden(u: SizeExpr) -> Real:
+        pre = summed(lambda c: _mul(y(c), Real(read(sz, "W1", c, u), _one(sz))), s["d"])
+        return relu_of(_add(pre, Real(read(sz, "b1", zero, u), _one(sz))))
+
+    ff = summed(lambda u: _mul(hidden(u), Real(read(sz, "W2", u, j), _one(sz))), s["f"])
+    return _add(_add(y(j), ff), Real(read(sz, "b2", zero, j), _one(sz)))
+
+
 def maxmin(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
     """MaxMin (GroupSort in pairs) of a 1 x n row: out[j] = max(x[j], x[j+1]) for even j with j + 1 < n,
     min(x[j-1], x[j]) for odd j, x[j] for the last position of an odd n."""
@@ -88,6 +134,8 @@ def maxmin(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decid
 
 
 REFERENCES: dict[str, Reference] = {
+    "multihead": multihead,
+    "encoder_layer": encoder_layer,
     "maxmin": maxmin,
     "transpose": transpose,
     "matmul": matmul,
