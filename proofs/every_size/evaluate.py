@@ -247,24 +247,26 @@ class Evaluator:
         if not self.decide_step(v, pos, ctx, "group start", Rel("<", q * R, top)):
             return default
         self._require(v, pos, ctx, "group whole", [Rel("<", q * R + R - ONE, top)])
-        total = self._sum(v, vals, q * R, [R], ctx)
+        total = self._sum(v, vals, q * R, [R], ctx, pos)
         return Real(total.num.scale(self.sizes.of(R).inverse()), total.den)
 
-    def _sum(self, v: int, vals: int, base: SizeExpr, radices: list[SizeExpr], ctx: Context, at: SizeExpr = ZERO) -> Real:
+    def _sum(self, v: int, vals: int, base: SizeExpr, radices: list[SizeExpr], ctx: Context, pos: SizeExpr, at: SizeExpr = ZERO) -> Real:
         """Σ over the offsets l < R (R the product of ``radices``, the first the most significant) of the
         values at base + l, l = at R + the mixed-radix number of the digits. When a value needs the digits of
         a binder's range R in a radix k that divides it (Refine), that sum is rewritten as a sum over the
         quotient and one over the remainder (Σ_{l < R' k} f(l) = Σ_{m < R'} Σ_{u < k} f(m k + u)); a range
         of at most SMALL_SPLIT values is written out. Its values must share one denominator
-        (Σ_l a_l / b = (Σ_l a_l) / b)."""
+        (Σ_l a_l / b = (Σ_l a_l) / b). Each choice is a step: ``written out``, ``binder`` (its name and
+        range) and ``range split`` (R = R' k)."""
         R, rest = radices[0], radices[1:]
 
         def at_digit(d: SizeExpr, c: Context) -> Real:
             here = at * R + d
-            return self._sum(v, vals, base, rest, c, here) if rest else self._as_real(v, self.value(vals, base + here, c))
+            return self._sum(v, vals, base, rest, c, pos, here) if rest else self._as_real(v, self.value(vals, base + here, c))
 
         k = R.constant()
         if k is not None and k <= SMALL_SPLIT:  # a small range: each value on its own
+            self.steps.append(Step(v, pos.text(), ctx.text(), "written out", f"{k} offsets"))
             out = None
             for e in range(k):
                 x = at_digit(SizeExpr.const(e), ctx)
@@ -272,14 +274,18 @@ class Evaluator:
             assert out is not None
             return out
         l = fresh("l")
+        mark = len(self.steps)
+        self.steps.append(Step(v, pos.text(), ctx.text(), "binder", f"{l} < {R.text()}"))
         try:
             x = at_digit(SizeExpr.symbol(l), ctx.with_digit(l, R))
         except Refine as r:
             if r.digit != l:
                 raise
+            del self.steps[mark:]  # the attempt with l whole is abandoned
             outer, rem = _divide(R, r.radix)
             if not rem.terms:
-                return self._sum(v, vals, base, [outer, r.radix] + rest, ctx, at)
+                self.steps.append(Step(v, pos.text(), ctx.text(), "range split", f"{R.text()} = {outer.text()} * {r.radix.text()}"))
+                return self._sum(v, vals, base, [outer, r.radix] + rest, ctx, pos, at)
             raise Unsupported(f"node {v}: the offset {l} < {R.text()} is needed in radix {r.radix.text()}, which does not divide it") from None
         if l in x.den.free():
             raise Unsupported(f"node {v}: a mean of quotients whose denominator depends on the offset")

@@ -92,6 +92,27 @@ class Coeff:
     def text(self) -> str:
         return str(self.p) if self.q.is_one() else f"({self.p})/({self.q})"
 
+    def to_json(self, symbols: tuple[str, ...]) -> list[str]:
+        """[P, Q]: the coefficient P / Q with P, Q integer polynomials (size-expression texts), scaled to
+        have integer coefficients without a common factor, Q's leading coefficient positive."""
+        from math import gcd, lcm
+
+        terms = [(m, c) for x in (self.p, self.q) for m, c in zip(x.monoms(), x.coeffs())]
+        scale = lcm(*(int(c.q) for _, c in terms)) if terms else 1
+        g = 0
+        for _, c in terms:
+            g = gcd(g, int(c.p) * (scale // int(c.q)))
+        g = g or 1
+
+        def text(x: fmpq_mpoly) -> str:
+            out: dict[Any, int] = {}
+            for mono, c in zip(x.monoms(), x.coeffs()):
+                key = tuple(sorted((SizeExpr.symbol(s).atoms().pop(), e) for s, e in zip(symbols, mono) if e))
+                out[key] = int(c.p) * (scale // int(c.q)) // g
+            return SizeExpr(out).text()
+
+        return [text(self.p), text(self.q)]
+
 
 class Sizes:
     """The size symbols of a proof and the polynomial ring of its coefficients."""
@@ -147,6 +168,11 @@ class Factor:
             return f"{self.args[0]}[{self.args[1].text()}][{self.args[2].text()}]"
         return f"{self.kind}(" + "; ".join(a.key() for a in self.args) + ")"
 
+    def to_json(self) -> dict[str, Any]:
+        if self.kind == "read":
+            return {"read": [self.args[0], self.args[1].text(), self.args[2].text()]}
+        return {self.kind: [a.to_json() for a in self.args]}
+
 
 @dataclass(frozen=True)
 class Term:
@@ -167,8 +193,14 @@ _fresh = itertools.count()
 
 
 def fresh(prefix: str = "b") -> str:
-    """A binder name no other binder has (names are made canonical only in keys)."""
+    """A binder name no other binder of this proof has (names are made canonical only in keys)."""
     return f"{prefix}{next(_fresh)}"
+
+
+def reset_fresh() -> None:
+    """Start a proof's binder names afresh, so that a proof's record does not depend on what ran before."""
+    global _fresh
+    _fresh = itertools.count()
 
 
 class Form:
@@ -211,13 +243,13 @@ class Form:
         c, t = _normal(self.sizes, c, t)
         if c.is_zero():
             return
-        k = term_key(t)
+        k, t = canonical(t)
         if k in self.terms:
             c = self.terms[k][0] + c
             if c.is_zero():
                 del self.terms[k]
                 return
-        self.terms[k] = (c, self.terms[k][1] if k in self.terms else t)
+        self.terms[k] = (c, t)
         if len(self.terms) > MAX_TERMS:
             raise FormError(f"a form of more than {MAX_TERMS:,} terms")
 
@@ -282,9 +314,14 @@ class Form:
         """The canonical text of the form (its terms' keys, sorted, with their coefficients)."""
         return " + ".join(sorted(f"{c.text()} * {k}" for k, (c, _) in self.terms.items())) or "0"
 
-    def to_json(self) -> list[list[str]]:
-        """The form as [coefficient, term] texts, in the order of their keys."""
-        return [[c.text(), k] for k, (c, _) in sorted(self.terms.items())]
+    def to_json(self) -> list[dict[str, Any]]:
+        """The form's terms in the order of their keys, each canonical: its coefficient (:meth:`Coeff.to_json`),
+        its sums [[binder, bound], ...] and its factors (``{"read": [block, row, col]}``, ``{"exp": [form]}``,
+        ``{"relu": [form]}``, ``{"max": [form, form]}``, ``{"min": [form, form]}``)."""
+        return [
+            {"coeff": c.to_json(self.sizes.symbols), "sums": [[b, B.text()] for b, B in t.binders], "factors": [f.to_json() for f in t.factors]}
+            for _, (c, t) in sorted(self.terms.items())
+        ]
 
 
 def _apart(t: Term) -> Term:
@@ -334,20 +371,21 @@ def _normal(sizes: Sizes, c: Coeff, t: Term) -> tuple[Coeff, Term]:
 _CANONICAL = re.compile(r"z(\d+)_\d+\Z")
 
 
-def term_key(t: Term) -> str:
-    """The least key over every order of the term's binders, renamed ``zL_k`` in that order.
+def canonical(t: Term) -> tuple[str, Term]:
+    """The term's key and the term in canonical form: the least key over the orders of its binders
+    (:func:`_orders`), the binders renamed ``zL_k`` in that order and its factors sorted by key.
 
     L is one more than the level of any canonical name free in the term (an outer binder, renamed
     while the outer term's key is computed), so that a binder never prints as a free digit does."""
     level = 1 + max((int(m.group(1)) for v in t.free() if (m := _CANONICAL.match(v))), default=-1)
-    best = None
+    best: tuple[str, Term] | None = None
     for order in _orders(t):
         m = {b: SizeExpr.symbol(f"z{level}_{k}") for k, (b, _) in enumerate(order)}
-        factors = sorted(f.rename(m).key() for f in t.factors)
-        key = "sum(" + ", ".join(B.text() for _, B in order) + ") " + " * ".join(factors)
-        if best is None or key < best:
-            best = key
-    return best if best is not None else ""
+        factors = sorted(((f.key(), f) for f in (g.rename(m) for g in t.factors)), key=lambda kf: kf[0])
+        key = "sum(" + ", ".join(B.text() for _, B in order) + ") " + " * ".join(k for k, _ in factors)
+        if best is None or key < best[0]:
+            best = (key, Term(tuple((m[b].text(), B) for b, B in order), tuple(f for _, f in factors)))
+    return best if best is not None else ("", t)
 
 
 def _orders(t: Term) -> Iterable[tuple[tuple[str, SizeExpr], ...]]:
@@ -415,4 +453,4 @@ def extremum(sizes: Sizes, kind: str, a: Form, b: Form) -> Form:
     return Form.factor(sizes, Factor(kind, tuple(sorted((a, b), key=Form.key))))
 
 
-__all__ = ["Coeff", "Factor", "Form", "FormError", "Sizes", "Term", "extremum", "fresh", "parse", "positive", "read", "term_key"]
+__all__ = ["Coeff", "Factor", "Form", "FormError", "Sizes", "Term", "canonical", "extremum", "fresh", "parse", "positive", "read"]

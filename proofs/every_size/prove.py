@@ -32,7 +32,7 @@ from attncert.constructions.sizes.expr import SizeExpr, size
 from attncert.exact.errors import AttncertError
 from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported
 from attncert.proofs.every_size.facts import Context, FactError, Prover, Rel
-from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive
+from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive, reset_fresh
 from attncert.proofs.every_size.references import REFERENCES, Reference
 
 #: The most regions (after splits) one case may have.
@@ -57,6 +57,21 @@ class Case:
 
     fixed: dict[str, int]
     assumed: tuple[Rel, ...] = ()
+    #: how the case was split off the sizes given: {"fix": s, "value": c} or {"differs": s, "value": c}
+    path: tuple[dict[str, Any], ...] = ()
+    #: the facts that the output block and the inputs fit in the sequence, and that no position follows the
+    #: output block (None: the rest region is proven instead)
+    fits: list[int] = field(default_factory=list)
+    rest_empty: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fixed": dict(sorted(self.fixed.items())),
+            "assumed": [r.text() for r in self.assumed],
+            "path": list(self.path),
+            "fits": self.fits,
+            "rest_empty": self.rest_empty,
+        }
 
     def text(self) -> str:
         parts = [f"{k} = {v}" for k, v in sorted(self.fixed.items())] + [r.text() for r in self.assumed]
@@ -76,6 +91,27 @@ class Region:
     steps: list[dict[str, Any]] = field(default_factory=list)
     equal: bool = False
     problem: str | None = None
+    case_index: int = 0
+    entry: tuple[SizeExpr, SizeExpr] | None = None
+    #: how the region was split off its kind's whole region: {"assume": rel} or {"refine": d, "radix": R, "residue": e}
+    path: tuple[dict[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        def real(x: Real | None) -> Any:
+            return None if x is None else {"num": x.num.to_json(), "den": x.den.to_json()}
+
+        return {
+            "case": self.case_index,
+            "kind": self.kind,
+            "path": list(self.path),
+            "digits": [[d, B.text()] for d, B in self.context.digits],
+            "assumed": [r.text() for r in self.context.assumed],
+            "position": self.position.text(),
+            "entry": None if self.entry is None else [e.text() for e in self.entry],
+            "steps": self.steps,
+            "value": real(self.value),
+            "reference": real(self.reference),
+        }
 
 
 class NoProof(AttncertError):
@@ -91,6 +127,7 @@ def prove(spec: Spec, every: tuple[str, ...], fixed: Mapping[str, int]) -> dict[
     if set(every) | set(fixed) != set(spec.symbols) or set(every) & set(fixed) or not every:
         raise AttncertError(f"{spec.name} has the sizes {', '.join(spec.symbols)}: name each once, quantified or fixed")
     start = time.perf_counter()
+    reset_fresh()  # binder names follow the evaluation alone: the same proof twice is the same document
     prover = Prover()
     template = spec.build(*(fixed[s] if s in fixed else SizeExpr.symbol(s) for s in spec.symbols))
     cases, done, regions = [Case(dict(fixed))], [], []
@@ -99,23 +136,47 @@ def prove(spec: Spec, every: tuple[str, ...], fixed: Mapping[str, int]) -> dict[
         if len(done) + len(cases) >= MAX_CASES:
             raise NoProof(f"more than {MAX_CASES} size cases")
         try:
-            regions += _prove_case(spec, template, case, prover)
+            found = _prove_case(spec, template, case, prover)
+            for r in found:
+                r.case_index = len(done)
+            regions += found
             done.append(case)
         except _SizeSplit as e:
             sym, value = e.symbol, e.value
-            cases += [Case({**case.fixed, sym: value}, case.assumed), Case(case.fixed, case.assumed + (Rel("!=", SizeExpr.symbol(sym), SizeExpr.const(value)),))]
+            cases += [
+                Case({**case.fixed, sym: value}, case.assumed, case.path + ({"fix": sym, "value": value},)),
+                Case(case.fixed, case.assumed + (Rel("!=", SizeExpr.symbol(sym), SizeExpr.const(value)),), case.path + ({"differs": sym, "value": value},)),
+            ]
     bad = [r for r in regions if not r.equal]
     if bad:
         r = bad[0]
         found = counterexample(spec, prover.models, dict(fixed))
         raise NoProof(f"{spec.name}: no proof in the {r.kind} region ({r.case}; {r.context.text()}): {r.problem}", found)
+    facts = _compact(done, regions, prover)
     return {
         "template": graph_to_json(template.graph()),
-        "cases": [c.text() for c in done],
+        "cases": done,
         "regions": regions,
-        "facts": prover.proven,
+        "facts": facts,
         "seconds": time.perf_counter() - start,
     }
+
+
+def _compact(cases: list[Case], regions: list[Region], prover: Prover) -> list[Any]:
+    """The facts the record uses, renumbered in order of first use (an abandoned attempt's facts are
+    dropped: the record holds exactly the facts its steps cite)."""
+    order: dict[int, int] = {}
+
+    def use(k: int) -> int:
+        return order.setdefault(k, len(order))
+
+    for c in cases:
+        c.fits = [use(k) for k in c.fits]
+        c.rest_empty = None if c.rest_empty is None else use(c.rest_empty)
+    for r in regions:
+        for st in r.steps:
+            st["facts"] = [use(k) for k in st["facts"]]
+    return [prover.proven[k] for k in sorted(order, key=order.get)]
 
 
 class _SizeSplit(Exception):
@@ -137,9 +198,12 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     ev = Evaluator(graph, blocks, N, sizes, prover)
     base = Context(tuple(sorted(symbols)), (), case.assumed)
     # every position the regions evaluate is in the sequence: the output block and the inputs fit in N
+    case.fits = []
     for what, e in (("the output block", rows * cols), ("the inputs", ev.inputs_end)):
-        if prover.valid(base, Rel("<=", e, N)) is None:
+        fact = prover.valid(base, Rel("<=", e, N))
+        if fact is None:
             raise NoProof(f"{spec.name}: {what} ({e.text()} positions) is not proven to fit in the sequence of {N.text()}")
+        case.fits.append(prover.index(fact))
     out = graph["outputs"]["output"]
     regions = []
     octx = base
@@ -150,14 +214,16 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     ival = i if rows.constant() != 1 else SizeExpr.const(0)
     jval = j if cols.constant() != 1 else SizeExpr.const(0)
     todo = [_Todo("output", octx, ival * cols + jval, ival, jval)]
-    if prover.valid(base, Rel("<=", N, rows * cols)) is None:  # positions after the output block exist
+    empty = prover.valid(base, Rel("<=", N, rows * cols))
+    case.rest_empty = None if empty is None else prover.index(empty)
+    if empty is None:  # positions after the output block may exist
         t = SizeExpr.symbol("t")
         todo.append(_Todo("rest", base.with_digit("t", N).assuming(Rel("<=", rows * cols, t)), t, None, None))
     while todo:
         item = todo.pop(0)
         if len(regions) + len(todo) >= MAX_REGIONS:
             raise NoProof(f"{spec.name}: more than {MAX_REGIONS} regions")
-        region = Region(case.text(), item.kind, item.ctx, item.pos)
+        region = Region(case.text(), item.kind, item.ctx, item.pos, entry=None if item.i is None else (item.i, item.j), path=item.path)
         first = len(ev.steps)
         try:
             region.value = ev.value(out, item.pos, item.ctx)
@@ -197,9 +263,10 @@ class _Todo:
     pos: SizeExpr
     i: SizeExpr | None
     j: SizeExpr | None
+    path: tuple[dict[str, Any], ...] = ()
 
     def assuming(self, rel: Rel) -> "_Todo":
-        return _Todo(self.kind, self.ctx.assuming(rel), self.pos, self.i, self.j)
+        return _Todo(self.kind, self.ctx.assuming(rel), self.pos, self.i, self.j, self.path + ({"assume": rel.text()},))
 
     def refined(self, digit: str, R: SizeExpr) -> list["_Todo"]:
         """The region with the digit written R q + r: q a new digit, r one too, or, for a small constant R,
@@ -208,14 +275,15 @@ class _Todo:
         old = dict(self.ctx.digits)[digit]
         k = R.constant()
         if k is not None and k <= SMALL_RADIX:
-            parts = [(R * SizeExpr.symbol(q) + e, ((q, old),)) for e in range(k)]
+            parts = [(R * SizeExpr.symbol(q) + e, ((q, old),), e) for e in range(k)]
         else:
-            parts = [(R * SizeExpr.symbol(q) + SizeExpr.symbol(f"{digit}r"), ((q, old), (f"{digit}r", R)))]
+            parts = [(R * SizeExpr.symbol(q) + SizeExpr.symbol(f"{digit}r"), ((q, old), (f"{digit}r", R)), None)]
         out = []
-        for by, new in parts:
+        for by, new, e in parts:
             m = {digit: by}
-            sub = lambda e: None if e is None else e.substitute(m)  # noqa: E731
-            out.append(_Todo(self.kind, self.ctx.substitute(digit, by, new), self.pos.substitute(m), sub(self.i), sub(self.j)))
+            sub = lambda x: None if x is None else x.substitute(m)  # noqa: E731
+            step = {"refine": digit, "radix": R.text(), "residue": e}
+            out.append(_Todo(self.kind, self.ctx.substitute(digit, by, new), self.pos.substitute(m), sub(self.i), sub(self.j), self.path + (step,)))
         return out
 
 
