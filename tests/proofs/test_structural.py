@@ -265,6 +265,46 @@ def decodes_to(decoded: Any, tagged: Any, tolerance: Fraction) -> bool:
     return not isinstance(decoded, (bool, str)) and decoded is not None and abs(Fraction(float(decoded)) - Fraction(body)) <= tolerance
 
 
+def exact_forward_gives_the_reference(name: str, changed: dict) -> bool:
+    """Whether the recorded weights, run by this test's own exact forward pass of the model class the certificate
+    states (positions 0..N, BOS at 0; the positional table plus each token in the token column; every head of a
+    layer reads the residual before it and adds the mean of W_OV^T x_j over the keys j of maximal score
+    x_i^T W_QK x_j; then the MLP's stages of affine maps and units, and its affine output), map the recorded
+    inputs to the recorded reference, zeros after it: the claim's output, decided apart from attncert's two forward
+    passes (its SOp-by-SOp part is the comparison the rebuild runs)."""
+    cons, model = changed["construction"], changed["construction"]["model"]
+    N, width = cons["layout"]["length"], len(model["basis"])
+    tokens = [Fraction(v) for spec in cons["layout"]["inputs"] for row in changed["inputs"][spec["name"]] for v in row]
+    x = [[Fraction(0)] * width for _ in range(N + 1)]  # x[position][column]
+    for c, entries in model["positional"].items():
+        for p, v in entries:
+            x[p][int(c)] += Fraction(v)
+    (token_column,) = model["token_columns"]
+    for t, v in enumerate(tokens):
+        x[t + 1][token_column] += v
+    units = {"product": lambda a, b: a * b, "relu": lambda a: max(a, Fraction(0)), "reciprocal": lambda a: 1 / a}
+    affine = lambda a, ins: sum((ins[i] * Fraction(w) for i, w in a["terms"]), Fraction(a["bias"]))  # noqa: E731
+    for layer in model["layers"]:
+        heads = [[Fraction(0)] * width for _ in range(N + 1)]
+        for head in layer["heads"]:
+            for i in range(N + 1):
+                scores = [sum(x[i][a] * Fraction(w) * x[j][b] for a, b, w in head["qk"]) for j in range(N + 1)]
+                keys = [j for j, score in enumerate(scores) if score == max(scores)]
+                for a, b, w in head["ov"]:
+                    heads[i][b] += sum(x[j][a] for j in keys) * Fraction(w) / len(keys)
+        x = [[u + v for u, v in zip(row, added)] for row, added in zip(x, heads)]
+        for row in x if layer["mlp"] is not None else []:
+            ins = row
+            for stage in layer["mlp"]["stages"]:
+                ins = [units[u["unit"]](*(affine(a, ins) for a in u["args"])) for u in stage]
+            for c, a in [(c, affine(a, ins)) for c, a in layer["mlp"]["out"]]:
+                row[c] += a
+    (output,) = model["outputs"]["output"]
+    got = [x[p][output] for p in range(1, N + 1)]
+    want = [Fraction(v) for row in changed["reference"]["output"] for v in row]
+    return got == want + [Fraction(0)] * (N - len(want))
+
+
 TRACR_MODELS = frozenset(name for name, c in CERTIFICATES.items() if c.claim == "tracr_model")
 MODEL_FILE = frozenset({"compiled-model-file"})
 OTHER_WEIGHTS = (
@@ -340,6 +380,15 @@ ALLOWED: list[Pattern] = [
         ("construction", "model", "layers", "*", "heads", "*", ("qk", "ov")),
         frozenset({"swap"}),
         "two entries [row, column, weight] of a sparse W_QK or W_OV reordered: the same matrix",
+    ),
+    Pattern(
+        MODEL_FILE,
+        ("construction", "model", "layers", "*", "heads", "*", ("qk", "ov"), "*"),
+        frozenset({"swap"}),
+        "an entry's row and column exchanged, which moves one weight: the claim is about the file's weights, so the "
+        "changed document is a certificate of other weights; it may verify where they compute the construction on "
+        "the recorded input, which the test's own exact forward pass must confirm",
+        confirm=exact_forward_gives_the_reference,
     ),
     Pattern(
         MODEL_FILE,
@@ -464,3 +513,15 @@ def test_tracr_confirms_the_recorded_model_and_refutes_a_broken_one(tmp_path):
     broken["construction"]["model"]["layers"][-1]["linear_2"]["w"] = []
     assert not tracr_decodes_every_input("tracr_model-histogram", broken)
     assert status(broken) != OK
+
+
+def test_the_exact_forward_pass_confirms_the_recorded_weights_and_refutes_others(tmp_path):
+    """The confirmation of a moved weight in a model file is not vacuous: the test's own forward pass maps the
+    recorded inputs to the reference with the file's weights, and not with the last MLP's output doubled."""
+    doc = certificate("compiled-model-file", tmp_path)
+    assert exact_forward_gives_the_reference("compiled-model-file", doc)
+    doubled = copy.deepcopy(doc)
+    out = doubled["construction"]["model"]["layers"][-1]["mlp"]["out"][0][1]
+    out["terms"] = [[i, str(2 * Fraction(w))] for i, w in out["terms"]]
+    assert not exact_forward_gives_the_reference("compiled-model-file", doubled)
+    assert status(doubled) != OK
