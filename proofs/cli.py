@@ -438,7 +438,7 @@ def _cmd_graph(args: argparse.Namespace) -> int:
             check_target(target)
     _resolve_sizes(args, _build_params(claim))
     sizes = {p.name: getattr(args, p.name) for p in _build_params(claim)}
-    refuse_over_limits(claim, sizes, _limits(args))  # the construction is built only at sizes a run may have
+    refuse_over_limits(claim, sizes, _limits(args), writes=False)  # the construction is built only at sizes a run may have
     g = claim.build(**sizes).graph()
     # A Sinkhorn Transformer's graph has its own ops (encoder layers, cost, Sinkhorn) and its own exporters.
     exporter = sinkhorn_graph if g.graph.get("format") == sinkhorn_graph.GRAPH_FORMAT else rasp
@@ -579,7 +579,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             raise AttncertError(f"{args.certificate} is a {doc['claim']} certificate, not {claim.name}")
     else:
         params = {p.name: getattr(args, p.name) for p in claim.params}
-        refuse_over_limits(claim, params, lim)
+        refuse_over_limits(claim, params, lim, writes=False)  # the plot is written, not the certificate
         with limits(lim):
             doc = claim.prove(**params)
     module, function = PLOTS[claim.name]

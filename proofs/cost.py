@@ -74,6 +74,7 @@ class Cost:
     variables: int = 0  # input variables of a for-all-inputs proof (exact)
     terms: int = 0  # polynomial terms a for-all-inputs proof holds at its peak (estimate)
     entries: int = 0  # entries of the largest matrix or text the run builds (exact; 0: bounded by the other sizes)
+    document: int = 0  # bytes of the certificate the run writes (estimate from the sizes, an upper bound; 0: not estimated)
 
     def lines(self) -> list[str]:
         return [
@@ -87,6 +88,8 @@ class Cost:
             [f"input variables              {self.variables:,}", f"polynomial terms (estimate)  {self.terms:,}"] if self.variables else []
         ) + (
             [f"largest matrix, entries      {self.entries:,}"] if self.entries else []
+        ) + (
+            [f"certificate, bytes (est.)    {self.document:,}"] if self.document else []
         )
 
 
@@ -99,21 +102,28 @@ CHECKED = (
     ("max_precision", "precision", "about {:,} bits of arb precision", "--max-precision"),
     ("max_memory", "memory", "about {:,} bytes of memory (predicted from the sequence length and the schedule, docs/limits.md)", "--max-memory"),
     ("max_symbolic_terms", "terms", "about {:,} polynomial terms (a for-all-inputs proof's estimate, docs/identity.md)", "--max-symbolic-terms"),
+    # Checked only where a certificate is written (prove, sweep): verify reads the document's own size, and
+    # graph writes no certificate.
+    ("max_bytes", "document", "a certificate of about {:,} bytes (estimated from the sizes, docs/limits.md)", "--max-bytes"),
 )
 
 
-def check(claim: str, params: dict[str, Any], cost: Cost, lim: Limits) -> None:
-    """LimitExceeded (one line: claim, parameters, size, limit, option) if the cost is over a limit."""
-    over = refusals(claim, params, cost, lim)
+def check(claim: str, params: dict[str, Any], cost: Cost, lim: Limits, writes: bool = True) -> None:
+    """LimitExceeded (one line: claim, parameters, size, limit, option) if the cost is over a limit; the
+    certificate's size only when the run ``writes`` one."""
+    over = refusals(claim, params, cost, lim, writes)
     if over:
         raise LimitExceeded(over[0])
 
 
-def refusals(claim: str, params: dict[str, Any], cost: Cost, lim: Limits) -> list[str]:
-    """One line for each limit the cost is over (claim, parameters, size, limit, option), in CHECKED's order."""
+def refusals(claim: str, params: dict[str, Any], cost: Cost, lim: Limits, writes: bool = True) -> list[str]:
+    """One line for each limit the cost is over (claim, parameters, size, limit, option), in CHECKED's order;
+    the certificate's size (max_bytes) only when the run ``writes`` one."""
     shown = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("seed", "inputs", "jobs", "domain", "scheduler", "chunks"))
     lines = []
     for limit_field, cost_field, what, option in CHECKED:
+        if cost_field == "document" and not writes:
+            continue
         size, limit = getattr(cost, cost_field), getattr(lim, limit_field)
         if size > limit:
             amount = what.format(size) if size < CAP else what.replace("{:,}", "more than 10^18").replace("about ", "")
@@ -160,41 +170,160 @@ def multihead_length(n: int, d: int, dv: int, h: int, do: int, f: int = 0, extra
     return sequence_length(n, d, dv, h, do, f, inputs=n * d + h * d * d + h * d * dv + h * dv * do + extra_inputs)
 
 
+# -- certificate size -------------------------------------------------------------------------------
+#
+# A layout claim's certificate records its input matrices, its output block twice (the output and the
+# reference, equal when the claim holds), the rest of the evaluated sequence (zeros), and a few KB more:
+# envelope, statement, layout and the recorded graph, which does not grow with the sizes. The bytes of one
+# recorded value are bounded by measurement over seeds and sizes (tests/proofs/test_document_sizes.py checks
+# the bound against real certificates; docs/limits.md has the figures), rounded up. The inputs are the seed's,
+# rationals of height at most 20/9: an input file of longer numbers makes a longer certificate than estimated,
+# which is still refused when written if it is over --max-bytes.
+
+#: Envelope, statement, layout, size, result, and the recorded graph (the largest, encoder_layer_norm's, 27 KB).
+DOCUMENT_BASE = 40_000
+#: One recorded value, its comma included: a random rational ("-20/9"); the same lifted into EE (40 measured);
+#: a random EE value a + b e^q (relu and maxmin in EE: 52 measured); a zero of the rest in QQ ("0") and in EE
+#: ({"den":[["0","1"]],"num":[]}, exactly 29); an EE number's braces and lists besides its terms; a sum of k
+#: products of random rationals (matmul's outputs: 16 measured).
+QQ_VALUE, EE_RATIONAL, EE_VALUE, QQ_ZERO, EE_ZERO, EE_ENTRY, QQ_SUM = 8, 48, 64, 4, 29, 24, 32
+#: One term [exponent, coefficient] of an attention output in EE: base + per_bit log2(d + 1) + per_head h bytes.
+#: The exponent is a sum of h scores x_i^T A x_j of d^2 products each, whose digits grow with log d; the
+#: coefficients are products of the values. Measured (bytes a term, averaged over an output): universal 20 at
+#: d = 1 to 41 at d = 256, multihead 28 to 44 (h = 4, d = 32), encoder_layer 31 to 49 (h = 2, d = 32, f = 64);
+#: each formula is 10-50% above its family's figures.
+TERM_BYTES = {"universal": (24, 4, 0), "multihead": (26, 4, 1), "encoder_layer": (30, 5, 1)}
+#: A softmax output's terms are single scores (16 measured).
+SOFTMAX_TERM = 20
+#: A compiled model's weights: MODEL_BASE, and MODEL_BYTES a position by construction (measured a position at 1,000
+#: to 4,000 positions: relu 11, softmax 45, maxmin 70, transpose 71, matmul 122, universal 419, multihead 484,
+#: encoder_layer 669); the languages' readouts (U) and the rest, MODEL_BYTES_OTHER.
+MODEL_BASE = 16_000
+MODEL_BYTES = {"relu": 16, "softmax": 64, "maxmin": 96, "transpose": 96, "matmul": 160, "universal": 512, "multihead": 640, "encoder_layer": 832}
+MODEL_BYTES_OTHER = 832
+#: A hierarchy case's sizes and brackets, in inputs, outputs and reference.
+CASE_BYTES = 128
+
+
+def term_bytes(kind: str, d: int, h: int = 1) -> int:
+    """Bytes of one exponential term of an attention output of this kind (TERM_BYTES) at width d and h heads."""
+    base, per_bit, per_head = TERM_BYTES[kind]
+    return base + per_bit * (d + 1).bit_length() + per_head * h
+
+
+def ball_bytes(prec: int) -> int:
+    """A ball at ``prec`` bits as JSON: its midpoint p/2^k and radius, about prec decimal digits in all (150 at 128)."""
+    return 48 + prec
+
+
+def capped_power(n: int, h: int) -> int:
+    """n^h, or CAP once it passes CAP (without forming n^h for h = 10^32)."""
+    if n <= 1:
+        return n
+    return CAP if h * (n.bit_length() - 1) >= 60 else min(n**h, CAP)
+
+
+def layout_document(inputs: int, outputs: int, entry: int, positions: int, zero: int, value: int) -> int:
+    """Bytes of a layout claim's certificate: DOCUMENT_BASE, ``inputs`` input values of ``value`` bytes, the output
+    block of ``outputs`` entries of ``entry`` bytes twice (output and reference), and the other positions of the
+    ``positions``-long sequence as zeros of ``zero`` bytes; at most CAP."""
+    return min(DOCUMENT_BASE + inputs * value + 2 * outputs * entry + max(positions - outputs, 0) * zero, CAP)
+
+
+def compiled_document(of: str, construction: Cost) -> int:
+    """A ``compiled`` certificate of the construction ``of``: the construction's, a third copy of the outputs (the
+    RASP evaluation's, at most half of what the construction records besides DOCUMENT_BASE) and the model's
+    weights; 0 where the construction's is not estimated."""
+    if not construction.document:
+        return 0
+    doc, model = construction.document, MODEL_BASE + MODEL_BYTES.get(of, MODEL_BYTES_OTHER) * construction.positions
+    return min(doc + (doc - DOCUMENT_BASE) // 2 + model, CAP)
+
+
+def _with_document(cost: Cost, document: int) -> Cost:
+    return replace(cost, document=document)
+
+
+# -- the layout claims --------------------------------------------------------------------------------
+
+
 def transpose(r: int, c: int, **_: Any) -> Cost:
-    return rasp_cost(r * c, 1)
+    cost = rasp_cost(r * c, 1)
+    return _with_document(cost, layout_document(r * c, r * c, QQ_VALUE, cost.positions, QQ_ZERO, QQ_VALUE))
 
 
 def matmul(r: int, k: int, c: int, **_: Any) -> Cost:
-    return rasp_cost(max(r * k + k * c, r * c * k), k)
+    cost = rasp_cost(max(r * k + k * c, r * c * k), k)
+    return _with_document(cost, layout_document(r * k + k * c, r * c, QQ_SUM, cost.positions, QQ_ZERO, QQ_VALUE))
 
 
-def softmax(r: int, c: int, **_: Any) -> Cost:
-    return rasp_cost(r * c, c)
+def softmax(r: int, c: int, scores: int | None = None, **_: Any) -> Cost:
+    """Each output exp(s_ij) / sum_k exp(s_ik) has one term over the distinct exponentials of its row: at most
+    min(c, ``scores``) + 1 terms, ``scores`` the number of values an input score takes (None: any number)."""
+    cost = rasp_cost(r * c, c)
+    entry = EE_ENTRY + (min(c, c if scores is None else scores) + 1) * SOFTMAX_TERM
+    return _with_document(cost, layout_document(r * c, r * c, entry, cost.positions, EE_ZERO, EE_RATIONAL))
 
 
-def elementwise(n: int, **_: Any) -> Cost:
-    return rasp_cost(n, 1)
+def elementwise(n: int, domain: str = "EE", **_: Any) -> Cost:
+    cost = rasp_cost(n, 1)
+    value, zero = (EE_VALUE, EE_ZERO) if domain == "EE" else (QQ_VALUE, QQ_ZERO)
+    return _with_document(cost, layout_document(n, n, value, cost.positions, zero, value))
 
 
 def inverse3(**_: Any) -> Cost:
-    return rasp_cost(9, 9)
+    return _with_document(rasp_cost(9, 9), layout_document(9, 9, 4 * QQ_SUM, 9, QQ_ZERO, QQ_VALUE))
 
 
 def universal(n: int, d: int, dv: int, **_: Any) -> Cost:
-    return rasp_cost(universal_length(n, d, dv), max(n, d))
+    """Each of the n d_v outputs is a quotient of two sums of n exponentials: 2n terms."""
+    cost = rasp_cost(universal_length(n, d, dv), max(n, d))
+    entry = EE_ENTRY + 2 * n * term_bytes("universal", d)
+    return _with_document(cost, layout_document(n * d + d * d + d * dv, n * dv, entry, cost.positions, EE_ZERO, EE_RATIONAL))
 
 
 def multihead(n: int, d: int, dv: int, h: int, do: int, **_: Any) -> Cost:
-    return rasp_cost(multihead_length(n, d, dv, h, do), max(n, d, h * dv))
+    """Each of the n d_o outputs sums h heads' quotients over one common denominator, the product of the h heads' sums
+    of n exponentials: at most 2 n^h terms (n^h in the denominator, n^h in the numerator)."""
+    cost = rasp_cost(multihead_length(n, d, dv, h, do), max(n, d, h * dv))
+    entry = EE_ENTRY + 2 * capped_power(n, h) * term_bytes("multihead", d, h)
+    inputs = n * d + h * d * d + h * d * dv + h * dv * do
+    return _with_document(cost, layout_document(inputs, n * do, entry, cost.positions, EE_ZERO, EE_RATIONAL))
 
 
 def encoder_layer(n: int, d: int, dv: int, h: int, f: int, extra_inputs: int = 0, **_: Any) -> Cost:
-    """``extra_inputs``: positions read after the layer's own weights (layer norm's gamma and beta)."""
-    return rasp_cost(multihead_length(n, d, dv, h, d, f, 2 * d * f + f + d + extra_inputs), max(n, d, h * dv, f))
+    """``extra_inputs``: positions read after the layer's own weights (layer norm's gamma and beta). The n d outputs
+    are multi-head attention's (2 n^h terms) through the residual and the MLP, over the same denominator."""
+    inputs = n * d + h * d * d + 2 * h * d * dv + 2 * d * f + f + d + extra_inputs
+    cost = rasp_cost(multihead_length(n, d, dv, h, d, f, 2 * d * f + f + d + extra_inputs), max(n, d, h * dv, f))
+    entry = EE_ENTRY + 2 * capped_power(n, h) * term_bytes("encoder_layer", d, h)
+    return _with_document(cost, layout_document(inputs, n * d, entry, cost.positions, EE_ZERO, EE_RATIONAL))
+
+
+def encoder_layer_norm(n: int, d: int, dv: int, h: int, f: int, prec: int = 128, **_: Any) -> Cost:
+    """The encoder layer (its output recorded as ``pre_norm``), gamma and beta, and the n d balls of the layer norm
+    at ``prec`` bits, twice (output and reference)."""
+    cost = encoder_layer(n, d, dv, h, f, extra_inputs=2 * d)
+    return _with_document(cost, min(cost.document + 2 * n * d * ball_bytes(prec), CAP))
 
 
 def hierarchy(N: int, D: int, Dv: int, **_: Any) -> Cost:
-    return rasp_cost(universal_length(N, D, Dv), max(N, D), N * D * Dv)
+    """U(n, d, d_v) for every n <= N, d <= D, d_v <= D_v: each case records its inputs (rationals), and its n d_v
+    outputs of 2n terms twice (no rest). With S1(k) = k(k+1)/2 and S2(k) = k(k+1)(2k+1)/6, the sums over the cases are
+    sum n d_v = D S1(N) S1(D_v), sum 2n^2 d_v = 2 D S2(N) S1(D_v), and the inputs n d + d^2 + d d_v sum to
+    D_v S1(N) S1(D) + N D_v S2(D) + N S1(D) S1(D_v); each term is at most term_bytes(D)."""
+    cost = rasp_cost(universal_length(N, D, Dv), max(N, D), N * D * Dv)
+    inputs = Dv * _s1(N) * _s1(D) + N * Dv * _s2(D) + N * _s1(D) * _s1(Dv)
+    outputs = 2 * (EE_ENTRY * D * _s1(N) * _s1(Dv) + term_bytes("universal", D) * 2 * D * _s2(N) * _s1(Dv))
+    return _with_document(cost, min(DOCUMENT_BASE + inputs * QQ_VALUE + outputs + CASE_BYTES * N * D * Dv, CAP))
+
+
+def _s1(k: int) -> int:
+    return k * (k + 1) // 2
+
+
+def _s2(k: int) -> int:
+    return k * (k + 1) * (2 * k + 1) // 6
 
 
 def _power_sum(base: int, top: int, weight: Callable[[int], int] = lambda n: 1) -> int:
@@ -296,13 +425,14 @@ def parsed(claim: Any, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def refuse_over_limits(claim: Any, raw: dict[str, Any], lim: Limits) -> Cost:
+def refuse_over_limits(claim: Any, raw: dict[str, Any], lim: Limits, writes: bool = True) -> Cost:
     """The cost at these parameters, or LimitExceeded before anything is built. The cost model runs with the
     limits in force, so that one that builds something to estimate (a schedule, a dry run) stops first where
-    a size it computes is over them (:func:`over_limits`)."""
+    a size it computes is over them (:func:`over_limits`). ``writes``: the run writes a certificate, whose
+    estimated size is checked too (not for verify, which reads one, nor for graph)."""
     params = parsed(claim, raw)
     cost = estimate(claim, params, lim)
-    check(claim.name, params, cost, lim)
+    check(claim.name, params, cost, lim, writes)
     return cost
 
 
@@ -313,9 +443,10 @@ def estimate(claim: Any, params: dict[str, Any], lim: Limits) -> Cost:
 
 
 def over_limits(cost: Cost) -> bool:
-    """Whether ``cost`` is over a limit in force: a cost model returns it as it is, building nothing more."""
+    """Whether ``cost`` is over a limit in force: a cost model returns it as it is, building nothing more (the
+    certificate's size aside: it is checked only where one is written, and verify still needs the memory model)."""
     lim = current_limits()
-    return any(getattr(cost, c) > getattr(lim, f) for f, c, _, _ in CHECKED)
+    return any(getattr(cost, c) > getattr(lim, f) for f, c, _, _ in CHECKED if c != "document")
 
 
 # -- for-all-inputs (identity) proofs: docs/identity.md ------------------------------------------

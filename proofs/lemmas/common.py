@@ -42,8 +42,18 @@ def exact_domain(name: str) -> Domain:
     return domain_from_name(name)
 
 
-def random_rational(rng: random.Random, height: int = 20, max_den: int = 9) -> fmpq:
+#: The seed's rationals p/q have |p| <= RANDOM_HEIGHT and 1 <= q <= RANDOM_DEN.
+RANDOM_HEIGHT, RANDOM_DEN = 20, 9
+
+
+def random_rational(rng: random.Random, height: int = RANDOM_HEIGHT, max_den: int = RANDOM_DEN) -> fmpq:
     return fmpq(rng.randint(-height, height), rng.randint(1, max_den))
+
+
+def random_rational_values() -> int:
+    """How many distinct values :func:`random_rational` takes at its defaults (a softmax row of the seed's scores
+    has at most this many distinct exponentials, whatever its length)."""
+    return len({fmpq(p, q) for p in range(-RANDOM_HEIGHT, RANDOM_HEIGHT + 1) for q in range(1, RANDOM_DEN + 1)})
 
 
 def random_value(rng: random.Random, domain: Domain) -> Any:

@@ -6,10 +6,12 @@ decided by Lindemann–Weierstrass, not by precision.
 
 from __future__ import annotations
 
+from functools import partial
+
 from attncert.constructions.activations import softmax_rows
 from attncert.proofs import cost, references
 from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.lemmas.common import size_param
+from attncert.proofs.lemmas.common import random_rational_values, size_param
 from attncert.proofs.registry import register
 
 CLAIM = LayoutClaim(
@@ -20,6 +22,6 @@ CLAIM = LayoutClaim(
     (size_param("r", 3, "rows of S"), size_param("c", 4, "columns of S")),
     domain="EE",
     input_domain="QQ",  # scores are rational, so exp stays in EE
-    cost=cost.softmax,
+    cost=partial(cost.softmax, scores=random_rational_values()),  # a row's distinct exponentials: the seed's values at most
 )
 register(CLAIM.claim())

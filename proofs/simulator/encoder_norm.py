@@ -146,8 +146,8 @@ def verify(doc: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _cost(n: int, d: int, dv: int, h: int, f: int, **_: Any) -> Any:
-    return cost.encoder_layer(n, d, dv, h, f, extra_inputs=2 * d)
+def _cost(n: int, d: int, dv: int, h: int, f: int, prec: int = 128, **_: Any) -> Any:
+    return cost.encoder_layer_norm(n, d, dv, h, f, prec)
 
 
 def build(n: int, d: int, dv: int, h: int, f: int, delta: str = "1/100") -> Construction:

@@ -24,10 +24,11 @@ from attncert.constructions.sinkhorn.wasserstein import W1Certificate
 from attncert.exact import Ball, Float, QQ
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.matrices import Rows, matrix_to_json
-from attncert.exact.numberfiles import FORMATS, read_matrix
+from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
 from attncert.exact.roundoff import LARGEST
 from attncert.proofs import figures
-from attncert.proofs.cost import Cost, krawczyk_bits, sinkhorn_cost
+from attncert.proofs.checkers.sinkhorn_claims import RECORDED_PLAN_ENTRIES
+from attncert.proofs.cost import CAP, DOCUMENT_BASE, Cost, ball_bytes, krawczyk_bits, sinkhorn_cost
 from attncert.proofs.params import int_list, positive_int, positive_rational, rational_list
 from attncert.proofs.registry import Param
 
@@ -47,30 +48,75 @@ PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits
 TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
 
 
-def convergence_cost(n: int, eps: str, prec: int, m: int | None = None, cost: str | None = None, **_: Any) -> Cost:
+def convergence_cost(
+    n: int, eps: str, prec: int, m: int | None = None, cost: str | None = None, a: str | None = None, b: str | None = None, **_: Any
+) -> Cost:
     """One run per eps, the hardest sets the precision, which grows with the cost's range (max - min) over eps.
 
-    Random costs lie in [0, 1]. A cost file (``cost`` a path) is read for its shape and range. In a
-    certificate ``cost`` is the recorded file's format, not a path: the recorded n x m stands for its
-    shape and the range of a random cost for its range (the checker bounds each run's recorded precision).
+    Random costs lie in [0, 1]. A cost file (``cost`` a path) is read for its shape and range, and the three files
+    for the bytes the certificate records of them. In a certificate ``cost`` is the recorded file's format, not a
+    path: the recorded n x m stands for its shape and the range of a random cost for its range (the checker bounds
+    each run's recorded precision).
     """
     eps_list = [positive_rational(e) for e in rational_list(eps)]
     cols, spread = n if m is None else m, fmpq(1)
+    inputs = RANDOM_VALUE * (n * cols + n + cols)
     if cost is not None and cost not in FORMATS:
         C, _ = read_matrix(cost)
         n, cols = len(C), len(C[0])
         spread = max(map(max, C)) - min(map(min, C))
+        masses = [x for path in (a, b) if path is not None for x in read_vector(path)[0]]
+        inputs = sum(len(QQ.to_json(x)) + 3 for x in [*(x for row in C for x in row), *masses])
     bits = [krawczyk_bits(spread, e, prec) for e in eps_list]
+    document = convergence_document(n, cols, [(spread / e, b) for e, b in zip(eps_list, bits)], prec, inputs)
     if n * cols <= PLAIN_ENTRIES:
-        return sinkhorn_cost(n, cols, len(eps_list), max(bits))
+        return replace(sinkhorn_cost(n, cols, len(eps_list), max(bits)), document=document)
     # Past PLAIN_ENTRIES, a run with Delta <= 40 (krawczyk_bits = prec) takes the shifted kernel's paths: no ball per entry.
     slow = [b for b in bits if b != prec]
     fast = sinkhorn_cost(n, cols, len(eps_list), prec)
-    fast = replace(fast, memory=SHIFTED_BYTES_PER_ENTRY * n * cols + (1 << 24), seconds=SHIFTED_SECONDS_PER_ENTRY * n * cols * (len(bits) - len(slow)))
+    fast = replace(
+        fast, memory=SHIFTED_BYTES_PER_ENTRY * n * cols + (1 << 24), seconds=SHIFTED_SECONDS_PER_ENTRY * n * cols * (len(bits) - len(slow)), document=document
+    )
     if not slow:
         return fast
     krawczyk = sinkhorn_cost(n, cols, len(slow), max(slow))
-    return replace(krawczyk, evaluations=len(bits), memory=max(krawczyk.memory, fast.memory), seconds=krawczyk.seconds + fast.seconds)
+    return replace(krawczyk, evaluations=len(bits), memory=max(krawczyk.memory, fast.memory), seconds=krawczyk.seconds + fast.seconds, document=document)
+
+
+#: A sinkhorn_convergence run's fields besides its balls and witness (status, details, Delta, lambda), with its
+#: mpmath line and POT's side note: about 1.5 KB measured.
+RUN_BYTES = 2048
+#: A random cost entry k/1000 or mass k/s, quoted, comma included.
+RANDOM_VALUE = 12
+
+
+#: Digits of a plan entry's ball per unit of (max C - min C) / eps: an entry P_ij = e^-r_ij (r_ij its reduced cost over
+#: eps, above a few units off the optimal support) is p/2^k with k about 1.44 r_ij + prec, and its midpoint and radius
+#: spell 2^k twice, 0.87 r_ij digits. The mean r_ij is about half the cost's range over eps (fitted on random costs
+#: at 8 x 8 to 64 x 64 and eps down to 1/20000: 0.45); 0.6 is above it.
+PLAN_DIGITS_PER_RANGE = fmpq(3, 5)
+
+
+def witness_bytes(bits: int) -> int:
+    """One witness entry: a dyadic rational of at most ``bits`` bits of mantissa and an exponent down to about -1100
+    (a double's, or a midpoint's near e^-700), about 0.31 (2 bits + 1100) digits in all."""
+    return 360 + bits
+
+
+def convergence_document(n: int, m: int, runs: list[tuple[fmpq, int]], prec: int, inputs: int) -> int:
+    """Bytes of a sinkhorn_convergence certificate: the problem (``inputs`` bytes), and per run (range, bits), range
+    the cost's (max C - min C) / eps and bits its precision ladder's top, the plan's n m balls at ``prec`` bits and
+    PLAN_DIGITS_PER_RANGE digits per unit of the range (up to RECORDED_PLAN_ENTRIES; a larger plan is factored), the
+    n + m balls of the iterate's marginal errors, a witness of at most n + m entries of up to ``bits`` bits, and
+    RUN_BYTES. An estimate, not a bound: the plan's digits follow its reduced costs, which the data decide."""
+    small = n * m <= RECORDED_PLAN_ENTRIES
+    total = DOCUMENT_BASE + inputs
+    for r, bits in runs:
+        plan = n * m * (ball_bytes(prec) + int(r * PLAN_DIGITS_PER_RANGE)) if small else 0
+        total += RUN_BYTES + plan + (n + m) * (ball_bytes(prec) + witness_bytes(bits))
+        if total >= CAP:
+            return CAP
+    return total
 
 
 def universality_cost(pairs: int, held_out: int, max_n: int, widths: str, eps: str, prec: int, **_: Any) -> Cost:
