@@ -24,7 +24,7 @@ from attncert.constructions.sizes.expr import Atom, SizeExpr
 from attncert.exact.errors import AttncertError
 
 #: Milliseconds one solver call may take before its answer counts as unknown.
-TIMEOUT_MS = 20_000
+TIMEOUT_MS = 10_000
 
 RELATIONS = ("<", "<=", "=", "!=")
 

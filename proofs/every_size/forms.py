@@ -439,6 +439,34 @@ def positive(f: Form) -> bool:
     return True
 
 
+def value_at(f: Form, env: Mapping[str, int], mats: Mapping[str, Any], domain: Any) -> Any:
+    """The form's value at integer sizes and digits (``env``) on concrete input matrices, in ``domain``
+    (exp, ReLU, max and min the domain's): each sum written out. For the counterexample search."""
+    total = domain.convert(0)
+    for c, t in f.terms.values():
+        point = [env.get(s, 0) for s in f.sizes.symbols] or [0]
+        coeff = domain.convert(c.p(*point) / c.q(*point))
+        ranges = [range(B.value(env)) for _, B in t.binders]
+        for values in itertools.product(*ranges):
+            inner = {**env, **{b: v for (b, _), v in zip(t.binders, values)}}
+            x = coeff
+            for g in t.factors:
+                x = x * _factor_value(g, inner, mats, domain)
+            total = total + x
+    return total
+
+
+def _factor_value(g: Factor, env: Mapping[str, int], mats: Mapping[str, Any], domain: Any) -> Any:
+    if g.kind == "read":
+        return domain.convert(mats[g.args[0]][g.args[1].value(env)][g.args[2].value(env)])
+    args = [value_at(a, env, mats, domain) for a in g.args]
+    if g.kind == "exp":
+        return domain.exp(args[0])
+    if g.kind == "relu":
+        return domain.relu(args[0])
+    return domain.max(*args) if g.kind == "max" else domain.min(*args)
+
+
 def read(sizes: Sizes, block: str, row: SizeExpr, col: SizeExpr) -> Form:
     return Form.factor(sizes, Factor("read", (block, row, col)))
 

@@ -32,13 +32,15 @@ from attncert.constructions.sizes.expr import SizeExpr, size
 from attncert.exact.errors import AttncertError
 from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported
 from attncert.proofs.every_size.facts import Context, FactError, Prover, Rel
-from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive, reset_fresh
+from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive, reset_fresh, value_at
 from attncert.proofs.every_size.references import REFERENCES, Reference
 
 #: The most regions (after splits) one case may have.
-MAX_REGIONS = 64
+MAX_REGIONS = 32
 #: The most size cases one proof may have.
 MAX_CASES = 16
+#: The most splits and refinements on the way to one region.
+MAX_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -131,27 +133,32 @@ def prove(spec: Spec, every: tuple[str, ...], fixed: Mapping[str, int]) -> dict[
     prover = Prover()
     template = spec.build(*(fixed[s] if s in fixed else SizeExpr.symbol(s) for s in spec.symbols))
     cases, done, regions = [Case(dict(fixed))], [], []
-    while cases:
-        case = cases.pop(0)
-        if len(done) + len(cases) >= MAX_CASES:
-            raise NoProof(f"more than {MAX_CASES} size cases")
-        try:
-            found = _prove_case(spec, template, case, prover)
-            for r in found:
-                r.case_index = len(done)
-            regions += found
-            done.append(case)
-        except _SizeSplit as e:
-            sym, value = e.symbol, e.value
-            cases += [
-                Case({**case.fixed, sym: value}, case.assumed, case.path + ({"fix": sym, "value": value},)),
-                Case(case.fixed, case.assumed + (Rel("!=", SizeExpr.symbol(sym), SizeExpr.const(value)),), case.path + ({"differs": sym, "value": value},)),
-            ]
-    bad = [r for r in regions if not r.equal]
-    if bad:
-        r = bad[0]
-        found = counterexample(spec, prover.models, dict(fixed))
-        raise NoProof(f"{spec.name}: no proof in the {r.kind} region ({r.case}; {r.context.text()}): {r.problem}", found)
+    try:
+        while cases:
+            case = cases.pop(0)
+            if len(done) + len(cases) >= MAX_CASES:
+                raise NoProof(f"{spec.name}: more than {MAX_CASES} size cases")
+            try:
+                found = _prove_case(spec, template, case, prover)
+                for r in found:
+                    r.case_index = len(done)
+                regions += found
+                done.append(case)
+            except _SizeSplit as e:
+                sym, value = e.symbol, e.value
+                cases += [
+                    Case({**case.fixed, sym: value}, case.assumed, case.path + ({"fix": sym, "value": value},)),
+                    Case(case.fixed, case.assumed + (Rel("!=", SizeExpr.symbol(sym), SizeExpr.const(value)),), case.path + ({"differs": sym, "value": value},)),
+                ]
+        bad = [r for r in regions if not r.equal]
+        if bad:
+            r = bad[0]
+            for b in bad:  # sizes where each unproven region is not empty: the counterexample search tries them
+                prover.counter_model(b.context, Rel("<", SizeExpr.const(0), SizeExpr.const(0)))
+            raise NoProof(f"{spec.name}: no proof in the {r.kind} region ({r.case}; {r.context.text()}): {r.problem}")
+    except NoProof as e:
+        models = prover.models + _atom_models(graph_to_json(template.graph()), template.layout, tuple(s for s in spec.symbols if s not in fixed))
+        raise NoProof(str(e), counterexample(spec, models, dict(fixed))) from None
     facts = _compact(done, regions, prover)
     return {
         "template": graph_to_json(template.graph()),
@@ -160,6 +167,79 @@ def prove(spec: Spec, every: tuple[str, ...], fixed: Mapping[str, int]) -> dict[
         "facts": facts,
         "seconds": time.perf_counter() - start,
     }
+
+
+def _reference_at(spec: Spec, sizes: dict[str, int], output: tuple[int, int], mats: dict[str, Any]) -> list[list[Any]]:
+    """The claimed reference at concrete sizes and inputs: its forms evaluated entry by entry in EE."""
+    from attncert.exact import EE
+
+    sz = Sizes(())
+    values = {s: SizeExpr.const(v) for s, v in sizes.items()}
+
+    def decide(rel: Rel) -> bool:
+        a, b = rel.lhs.value({}), rel.rhs.value({})
+        return {"<": a < b, "<=": a <= b, "=": a == b, "!=": a != b}[rel.op]
+
+    rows, cols = output
+    out = []
+    for i in range(rows):
+        row = []
+        for j in range(cols):
+            ref = spec.reference(sz, values, SizeExpr.const(i), SizeExpr.const(j), decide)
+            row.append(EE.div(value_at(ref.num, {}, mats, EE), value_at(ref.den, {}, mats, EE)))
+        out.append(row)
+    return out
+
+
+def _atom_models(template: dict[str, Any], layout: Any, symbols: tuple[str, ...]) -> list[dict[str, int]]:
+    """Sizes where each max, min, floor or mod atom of the template's size expressions leaves its value at
+    small sizes: every argument of a max or min the strict extreme in turn, floor(x, k) >= 1, mod(x, k) != 0.
+    A template wrong only past such a point (a bound min(n^2, 2500)) shows it there."""
+    from attncert.constructions.sizes.expr import parse
+
+    texts: list[str] = []
+
+    def walk(obj: Any) -> None:
+        if isinstance(obj, dict):
+            if set(obj) == {"size"}:
+                texts.append(obj["size"])
+            else:
+                for v in obj.values():
+                    walk(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+
+    walk(template)
+    texts += [size(x).text() for x in (layout.length, *layout.output) + tuple(x for _, r, c in layout.inputs for x in (r, c))]
+    atoms = {a.text(): a for t in texts for e in [parse(t)] for a in _atoms_of(e) if a.op != "sym"}
+    base = Context(tuple(sorted(symbols)))
+    goals = []
+    for a in atoms.values():
+        if a.op in ("max", "min"):
+            for k, x in enumerate(a.args):  # where argument k is the strict extreme: the goal "it is not" fails
+                others = [y for m, y in enumerate(a.args) if m != k]
+                goals += [Rel("<=", x, y) if a.op == "max" else Rel("<=", y, x) for y in others][:1]
+        elif a.op == "floor":
+            goals.append(Rel("<", SizeExpr.of_atom(a), SizeExpr.const(1)))
+        else:
+            goals.append(Rel("=", SizeExpr.of_atom(a), SizeExpr.const(0)))
+    out: list[dict[str, int]] = []
+    for g in goals:
+        scratch = Prover()
+        scratch.counter_model(base, g)
+        out += scratch.models
+    return out
+
+
+def _atoms_of(e: SizeExpr) -> set[Any]:
+    out = set()
+    for a in e.atoms():
+        out.add(a)
+        for x in a.args:
+            if isinstance(x, SizeExpr):
+                out |= _atoms_of(x)
+    return out
 
 
 def _compact(cases: list[Case], regions: list[Region], prover: Prover) -> list[Any]:
@@ -233,6 +313,8 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
             size_split = _size_equality(s.rel, symbols)
             if size_split is not None:
                 raise _SizeSplit(*size_split) from None
+            if len(item.path) >= MAX_DEPTH:
+                raise NoProof(f"{spec.name}: a region split more than {MAX_DEPTH} times ({item.ctx.text()}), last by {s.rel.text()}") from None
             digit = _mod_digit(s.rel, item.ctx)
             todo += item.refined(*digit) if digit else [item.assuming(s.rel), item.assuming(s.rel.negated())]
             continue
@@ -373,20 +455,21 @@ SMALL, MAX_SMALL = 4, 64
 
 
 def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, int], seed: int = 0) -> dict[str, Any] | None:
-    """A concrete size and input where the construction's output differs from the reference, evaluated
-    exactly (EE) by the fixed-size machinery: the sizes of the solver's counter-models first, then small
-    sizes; None if none of them shows a difference (then the claim is unproven, not false)."""
+    """A concrete size and input where the construction's output differs from the claimed reference:
+    the construction evaluated exactly (EE) by the fixed-size machinery, the reference's forms at those
+    sizes and inputs (:func:`.forms.value_at`); the sizes of the solver's counter-models first, then
+    small sizes; None if none of them shows a difference (then the claim is unproven, not false)."""
     import itertools
     import random
 
     from attncert.exact import EE, QQ
-    from attncert.proofs.references import BY_CLAIM
 
     free = [s for s in spec.symbols if s not in fixed]
     candidates = [{**fixed, **{k: m.get(k, 1) for k in free}} for m in models]
     for combo in itertools.islice(itertools.product(range(1, SMALL + 1), repeat=len(free)), MAX_SMALL):
         candidates.append({**fixed, **dict(zip(free, combo))})
     seen = set()
+    candidates.sort(key=lambda c: (sum(c.values()), sorted(c.items())))  # the smallest counterexample first
     for sizes in candidates:
         key = tuple(sorted(sizes.items()))
         if key in seen or any(v < 1 for v in sizes.values()):
@@ -397,8 +480,11 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
             continue
         rng = random.Random(seed)
         mats = {name: [[QQ.convert(rng.randint(-3, 3)) for _ in range(c)] for _ in range(r)] for name, r, c in con.layout.inputs}
-        out = con.run(mats, EE)
-        ref = BY_CLAIM[spec.name](mats, EE)
+        ref = _reference_at(spec, sizes, con.layout.output, mats)
+        try:
+            out = con.run(mats, EE)
+        except AttncertError as e:  # the construction fails where the reference is defined (a division by 0)
+            return {"sizes": sizes, "seed": seed, "inputs": "integers in [-3, 3] drawn by random.Random(seed), row-major per input", "position": None, "output": f"evaluation error: {e}", "reference": "defined"}
         rows, cols = con.layout.output
         for t in range(con.layout.length):
             want = ref[t // cols][t % cols] if t < rows * cols else EE.convert(0)
