@@ -253,6 +253,8 @@ def _cmd_prove(args: argparse.Namespace) -> int:
 
     claim = load_claim(args.claim)
     _resolve_sizes(args, claim.params)
+    if getattr(args, "every", None) and not getattr(args, "for_all", False):
+        raise ParseError("--every goes with --for-all: it quantifies the sizes of a for-all-inputs proof")
     if getattr(args, "for_all", False):
         claim = _for_all(claim, args)
     params = {p.name: getattr(args, p.name) for p in claim.params}
@@ -313,9 +315,10 @@ def _print_estimate(claim: Claim, params: dict[str, Any], lim: Limits) -> int:
 
 
 def _for_all(claim: Claim, args: argparse.Namespace) -> Claim:
-    """``prove CLAIM --for-all``: the claim CLAIM_identity (docs/identity.md); an option of CLAIM that the
-    identity does not take (a seed, an input file: it has no inputs) is refused in one line."""
-    identity = load_claim(f"{claim.name}_identity")
+    """``prove CLAIM --for-all``: the claim CLAIM_identity (docs/identity.md), or with ``--every SIZES``
+    CLAIM_every_size (docs/every-size.md); an option of CLAIM that it does not take (a seed, an input file:
+    it has no inputs) is refused in one line."""
+    identity = load_claim(f"{claim.name}_every_size" if getattr(args, "every", None) else f"{claim.name}_identity")
     kept = {p.name for p in identity.params}
     for p in claim.params:
         if p.name not in kept and getattr(args, p.name) != p.default:
@@ -765,6 +768,11 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             cp.add_argument(
                 "--for-all", action="store_true",
                 help=f"prove it for all inputs of these sizes, exactly, as {claim.name}_identity (docs/identity.md)",
+            )  # fmt: skip
+        if f"{claim.name}_every_size" in INDEX:
+            cp.add_argument(
+                "--every", metavar="SIZES", action=_Once,
+                help=f"with --for-all: for every value of these sizes (e.g. n,d,dv; the others as given), as {claim.name}_every_size (docs/every-size.md)",
             )  # fmt: skip
         _add_limits(cp, COST_LIMITS, DOCUMENT_LIMITS, RASP_LIMITS if claim.interprets else ())
 
