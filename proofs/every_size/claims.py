@@ -37,6 +37,11 @@ STATEMENTS: dict[str, tuple[str, str]] = {
     "relu": ("x (1 x n)", "relu(n) maps x to max(x, 0) entrywise"),
     "maxmin": ("x (1 x n)", "maxmin(n) maps x to each pair (x_2q, x_2q+1) in decreasing order, an odd last entry unchanged"),
     "universal": ("X (n x d), A (d x d), V (d x d_v)", "U(n, d, d_v) maps vec(X) ++ vec(A) ++ vec(V) to vec(softmax(X A X^T) X V), and the rest of its sequence to 0"),
+    "universal_tagged": (
+        "X (n x d), A (d x d), V (d x d_v) given as tagged tokens (value, tag), with tau_k the tag of X[k][0] in {0, 1} and some tau_k = 1",
+        "U(n, d, d_v) maps the tagged sequence (padding (0, 0)) to vec(T_tau(X)), T_tau(X)[i][v] = sum_k tau_k e^{S_ik} (XV)[k][v] / "
+        "sum_k tau_k e^{S_ik} with S = X A X^T (attention over the rows tagged as data), and the rest of its sequence to 0",
+    ),
     "multihead": (
         "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d_o)",
         "multihead(n, d, d_v, h, d_o) maps its input to vec([T_1(X), ..., T_h(X)] W_O), and the rest of its sequence to 0",
@@ -65,7 +70,7 @@ class EverySizeClaim:
     def __init__(self, base: str):
         self.base = base
         self.spec = SPECS[base]
-        self.sizes = LAYOUT_CLAIMS[base].sizes
+        self.sizes = LAYOUT_CLAIMS[base.removesuffix("_tagged")].sizes
 
     @property
     def name(self) -> str:
@@ -119,7 +124,7 @@ class EverySizeClaim:
                 "relation": "identity",
                 "holds": True,
                 "statement": self.statement(every, fixed),
-                "hypotheses": [f"{s} >= 1" for s in every],
+                "hypotheses": [f"{s} >= 1" for s in every] + ([f"tag({self.spec.data_rows[0]})[k][0] in {{0, 1}} for k < {self.spec.data_rows[1]}, and some is 1"] if self.spec.data_rows else []),
                 "cases": len(proof["cases"]),
                 "regions": len(proof["regions"]),
                 "facts": len(proof["facts"]),

@@ -118,7 +118,9 @@ class Block:
 class Evaluator:
     """Values of a template's nodes at symbolic positions (module docstring), with every step recorded."""
 
-    def __init__(self, graph: dict[str, Any], blocks: list[tuple[str, SizeExpr, SizeExpr]], length: SizeExpr, sizes: Sizes, prover: Prover):
+    def __init__(self, graph: dict[str, Any], blocks: list[tuple[str, SizeExpr, SizeExpr]], length: SizeExpr, sizes: Sizes, prover: Prover, tagged: bool = False):
+        #: tagged: every token is a pair (value, tag), the tag of M[r][c] read as ``tag(M)[r][c]``, the padding (0, 0)
+        self.tagged = tagged
         self.nodes = {n["id"]: n for n in graph["nodes"]}
         self.args: dict[int, list[int]] = {v: [] for v in self.nodes}
         for e in sorted(graph["edges"], key=lambda e: (e["target"], e["arg"])):
@@ -167,16 +169,18 @@ class Evaluator:
             return self._aggregate(v, pos, ctx)
         raise Unsupported(f"node {v} ({n['label']!r}): {op} is outside the every-size prover")
 
-    def _token(self, v: int, pos: SizeExpr, ctx: Context) -> Real:
+    def _token(self, v: int, pos: SizeExpr, ctx: Context) -> Real | Pair:
         for b in self.blocks:
             inside = [Rel("<=", b.offset, pos), Rel("<", pos, b.offset + b.rows * b.cols)]
             if all(self.prover.valid(ctx, r) is not None for r in inside):
                 row, col = self._digits(pos - b.offset, b.cols, ctx)
                 rels = inside + [Rel("<=", ZERO, col), Rel("<", col, b.cols), Rel("<=", ZERO, row), Rel("<", row, b.rows)]
                 self._require(v, pos, ctx, f"token of {b.name}", rels)
-                return self._real(read(self.sizes, b.name, row, col))
+                value = self._real(read(self.sizes, b.name, row, col))
+                return Pair(value, self._real(read(self.sizes, f"tag({b.name})", row, col))) if self.tagged else value
         if self.decide_step(v, pos, ctx, "padding", Rel("<=", self.inputs_end, pos)):
-            return self._real(Form.const(self.sizes, 0))
+            zero = self._real(Form.const(self.sizes, 0))
+            return Pair(zero, zero) if self.tagged else zero
         raise Unsupported(f"node {v}: the token at {pos.text()} is in no single input block for every size (split the region)")
 
     def _real(self, f: Form) -> Real:
@@ -324,6 +328,8 @@ class Evaluator:
             for g in fn["params"]["fns"]["list"]:
                 x = self._apply(v, g["fn"], [x], pos, ctx)
             return x
+        if name in ("token_value", "token_tag") and isinstance(xs[0], Pair):
+            return xs[0].x if name == "token_value" else xs[0].y
         f = _REAL.get(name)
         if f is None:
             raise Unsupported(f"node {v}: the function {name!r} has no every-size semantics here")

@@ -425,17 +425,28 @@ def positive_coeff(c: Coeff) -> bool:
     return not c.p.is_zero() and all(x >= 0 for x in c.p.coeffs()) and all(x >= 0 for x in c.q.coeffs())
 
 
-def positive(f: Form) -> bool:
+def positive(f: Form, data_rows: tuple[str, SizeExpr] | None = None) -> bool:
     """Whether the form is shown positive for every size >= 1 and every input: each term's coefficient
     a quotient of polynomials with nonnegative coefficients, not zero (positive at sizes >= 1), each
-    factor an exp (positive), and at least one term (sums over bounds >= 1 are nonempty)."""
+    factor an exp (positive), and at least one term (sums over bounds >= 1 are nonempty).
+
+    ``data_rows`` = (M, R) adds the hypothesis that the tags tag(M)[k][0], k < R, are 0 or 1 and some is 1:
+    a term may then also hold tags tag(M)[b][0] whose row b is one of its binders of range R. The term is
+    >= 0, and its summand where every such binder is a row k with tag 1 is > 0, so the sum is > 0."""
     if f.is_zero():
         return False
     for c, t in f.terms.values():
-        if any(x.kind != "exp" for x in t.factors):
-            return False
         if not positive_coeff(c):
             return False
+        bounds = dict(t.binders)
+        for x in t.factors:
+            if x.kind == "exp":
+                continue
+            if data_rows is None or x.kind != "read" or x.args[0] != f"tag({data_rows[0]})" or x.args[2] != SizeExpr.const(0):
+                return False
+            row = x.args[1].text()
+            if row not in bounds or bounds[row] != data_rows[1]:
+                return False
     return True
 
 

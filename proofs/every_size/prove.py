@@ -51,6 +51,9 @@ class Spec:
     symbols: tuple[str, ...]
     build: Callable[..., Construction]
     reference: Reference
+    #: tokens are pairs (value, tag), under the hypothesis that the tags of the rows of the block (first column)
+    #: are 0 or 1 and some is 1: (block, the size that counts its rows); None for plain tokens
+    data_rows: tuple[str, str] | None = None
 
 
 @dataclass
@@ -275,7 +278,8 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     blocks = [(name, size(r).substitute(sub), size(c).substitute(sub)) for name, r, c in lay.inputs]
     N = size(lay.length).substitute(sub)
     rows, cols = (size(x).substitute(sub) for x in lay.output)
-    ev = Evaluator(graph, blocks, N, sizes, prover)
+    ev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None)
+    rows_of = None if spec.data_rows is None else (spec.data_rows[0], values[spec.data_rows[1]])
     base = Context(tuple(sorted(symbols)), (), case.assumed)
     # every position the regions evaluate is in the sequence: the output block and the inputs fit in N
     case.fits = []
@@ -327,7 +331,7 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
             continue
         _pin(region, prover)
         region.steps = [st.to_json() for st in ev.steps[first:]] + region.steps
-        _compare(region)
+        _compare(region, rows_of)
         regions.append(region)
     return regions
 
@@ -423,13 +427,13 @@ def _pin(region: Region, prover: Prover) -> None:
                 break
 
 
-def _compare(region: Region) -> None:
+def _compare(region: Region, data_rows: tuple[str, SizeExpr] | None = None) -> None:
     v = region.value
     assert v is not None
     if not isinstance(v, Real):
         region.problem = "the output is an integer of the position"
         return
-    if not positive(v.den):
+    if not positive(v.den, data_rows):
         region.problem = f"the denominator {v.den.key()[:120]} is not shown positive"
         return
     if region.kind == "rest":
@@ -439,7 +443,7 @@ def _compare(region: Region) -> None:
         return
     ref = region.reference
     assert ref is not None
-    if not positive(ref.den):
+    if not positive(ref.den, data_rows):
         region.problem = "the reference's denominator is not shown positive"
         return
     diff = v.num * ref.den - v.den * ref.num
@@ -462,6 +466,7 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
     import itertools
     import random
 
+    from attncert.constructions import rasp
     from attncert.exact import EE, QQ
 
     free = [s for s in spec.symbols if s not in fixed]
@@ -480,9 +485,16 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
             continue
         rng = random.Random(seed)
         mats = {name: [[QQ.convert(rng.randint(-3, 3)) for _ in range(c)] for _ in range(r)] for name, r, c in con.layout.inputs}
+        tokens = None
+        if spec.data_rows is not None:  # tags: 0 or 1 per row of the data block (the first row data), 1 elsewhere
+            block = spec.data_rows[0]
+            for name, r, c in con.layout.inputs:
+                mats[f"tag({name})"] = [[QQ.convert(1 if name != block or i == 0 else rng.randint(0, 1))] * c for i in range(r)]
+            tokens = [(x, t) for name, r, c in con.layout.inputs for row, tags in zip(mats[name], mats[f"tag({name})"]) for x, t in zip(row, tags)]
+            tokens += [(QQ.convert(0), QQ.convert(0))] * (con.layout.length - len(tokens))
         ref = _reference_at(spec, sizes, con.layout.output, mats)
         try:
-            out = con.run(mats, EE)
+            out = con.run(mats, EE) if tokens is None else rasp.evaluate_graph(con.graph(), tokens, EE)["output"]
         except AttncertError as e:  # the construction fails where the reference is defined (a division by 0)
             return {"sizes": sizes, "seed": seed, "inputs": "integers in [-3, 3] drawn by random.Random(seed), row-major per input", "position": None, "output": f"evaluation error: {e}", "reference": "defined"}
         rows, cols = con.layout.output
@@ -496,8 +508,8 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
 SPECS: dict[str, Spec] = {}
 
 
-def _register(name: str, symbols: tuple[str, ...], build: Callable[..., Construction]) -> None:
-    SPECS[name] = Spec(name, symbols, build, REFERENCES[name])
+def _register(name: str, symbols: tuple[str, ...], build: Callable[..., Construction], data_rows: tuple[str, str] | None = None) -> None:
+    SPECS[name] = Spec(name, symbols, build, REFERENCES[name], data_rows)
 
 
 def _specs() -> None:
@@ -509,6 +521,7 @@ def _specs() -> None:
     _register("relu", ("n",), activations.relu)
     _register("maxmin", ("n",), activations.maxmin)
     _register("universal", ("n", "d", "dv"), simulator.universal)
+    _register("universal_tagged", ("n", "d", "dv"), simulator.universal, data_rows=("X", "n"))
     _register("multihead", ("n", "d", "dv", "h", "do"), simulator.multihead)
     _register("encoder_layer", ("n", "d", "dv", "h", "f"), simulator.encoder_layer)
 

@@ -76,6 +76,15 @@ def universal(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, de
     return attention(sz, s, i, v)
 
 
+def universal_tagged(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, decide: Decide) -> Real:
+    """T_tau(X)[i][v] = Σ_{k<n} tau_k e^{S[i][k]} (XV)[k][v] / Σ_{k<n} tau_k e^{S[i][k]}, tau_k = tag(X)[k][0] in
+    {0, 1}: attention over the rows tagged as data (U(N, D, D_v) simulates smaller layers so)."""
+    tag = lambda k: read(sz, "tag(X)", k, SizeExpr.const(0))  # noqa: E731
+    num = _sum(lambda k: tag(k) * _exp(sz, _scores(sz, s, "A", i, k)) * _xv(sz, s, "V", k, v), s["n"])
+    den = _sum(lambda k: tag(k) * _exp(sz, _scores(sz, s, "A", i, k)), s["n"])
+    return Real(num, den)
+
+
 def _heads(s: Mapping[str, SizeExpr]) -> int:
     h = s["h"].constant()
     if h is None:
@@ -134,6 +143,7 @@ def maxmin(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decid
 
 
 REFERENCES: dict[str, Reference] = {
+    "universal_tagged": universal_tagged,
     "multihead": multihead,
     "encoder_layer": encoder_layer,
     "maxmin": maxmin,
