@@ -26,6 +26,7 @@ from attncert.proofs.checkers.every_size import check_every_size
 from attncert.proofs.cost import Cost
 from attncert.proofs.every_size.prove import SPECS, NoProof, prove
 from attncert.proofs.layout_claims import LAYOUT_CLAIMS
+from attncert.proofs.lemmas.common import size_param
 from attncert.proofs.rebuild import recorded_params
 from attncert.proofs.registry import Claim, Param, register
 
@@ -42,6 +43,12 @@ STATEMENTS: dict[str, tuple[str, str]] = {
         "U(n, d, d_v) maps the tagged sequence (padding (0, 0)) to vec(T_tau(X)), T_tau(X)[i][v] = sum_k tau_k e^{S_ik} (XV)[k][v] / "
         "sum_k tau_k e^{S_ik} with S = X A X^T (attention over the rows tagged as data), and the rest of its sequence to 0",
     ),
+    "hierarchy": (
+        "X (n x d), A (d x d), V (d x d_v) with n <= N, d <= D, d_v <= D_v",
+        "U(N, D, D_v), on X, A, V zero-padded to N x D, D x D, D x D_v as tagged tokens (the padded rows of X tagged 0, every other "
+        "token 1, the padding after them (0, 0)), gives T(X) = softmax(X A X^T) X V in the entries (i, j), i < n, j < d_v, of its "
+        "N x D_v output block",
+    ),
     "multihead": (
         "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d_o)",
         "multihead(n, d, d_v, h, d_o) maps its input to vec([T_1(X), ..., T_h(X)] W_O), and the rest of its sequence to 0",
@@ -51,6 +58,15 @@ STATEMENTS: dict[str, tuple[str, str]] = {
         "encoder_layer(n, d, d_v, h, f) maps its input to vec(Y + ReLU(Y W_1 + b_1) W_2 + b_2) with Y = X + MHA(X), and the rest of its sequence to 0",
     ),
 }
+
+#: The size hierarchy's sizes: U's (N, D, D_v) and the layer's it simulates (n, d, d_v).
+HIERARCHY_SIZES = tuple(
+    size_param(name, default, help)
+    for name, default, help in (
+        ("N", 8, "rows of U's X"), ("D", 4, "columns of U's X"), ("Dv", 4, "columns of U's V"),
+        ("n", 3, "rows of the layer's X (at most N)"), ("d", 2, "columns of the layer's X (at most D)"), ("dv", 2, "columns of the layer's V (at most D_v)"),
+    )
+)
 
 #: Sizes that are fixed by default (a symbolic number of heads is not covered yet: the layout names A_1 .. A_h).
 FIXED_BY_DEFAULT = ("h",)
@@ -70,7 +86,7 @@ class EverySizeClaim:
     def __init__(self, base: str):
         self.base = base
         self.spec = SPECS[base]
-        self.sizes = LAYOUT_CLAIMS[base.removesuffix("_tagged")].sizes
+        self.sizes = HIERARCHY_SIZES if base == "hierarchy" else LAYOUT_CLAIMS[base.removesuffix("_tagged")].sizes
 
     @property
     def name(self) -> str:
@@ -124,7 +140,7 @@ class EverySizeClaim:
                 "relation": "identity",
                 "holds": True,
                 "statement": self.statement(every, fixed),
-                "hypotheses": [f"{s} >= 1" for s in every] + ([f"tag({self.spec.data_rows[0]})[k][0] in {{0, 1}} for k < {self.spec.data_rows[1]}, and some is 1"] if self.spec.data_rows else []),
+                "hypotheses": [f"{s} >= 1" for s in every] + [f"{a} <= {b}" for a, b in self.spec.at_most] + ([f"tag({self.spec.data_rows[0]})[k][0] in {{0, 1}} for k < {self.spec.data_rows[1]}, and some is 1"] if self.spec.data_rows else []),
                 "cases": len(proof["cases"]),
                 "regions": len(proof["regions"]),
                 "facts": len(proof["facts"]),

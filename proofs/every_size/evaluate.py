@@ -113,21 +113,31 @@ class Block:
     rows: SizeExpr
     cols: SizeExpr
     offset: SizeExpr
+    #: a zero-padded block: the rows and columns of its matrix (the rest of the block holds 0), and whether a
+    #: row's tag says whether it is one of the matrix's rows (1) or padding (0); None: the block is the matrix
+    valid: tuple[SizeExpr, SizeExpr] | None = None
+    tag_rows: bool = False
 
 
 class Evaluator:
     """Values of a template's nodes at symbolic positions (module docstring), with every step recorded."""
 
-    def __init__(self, graph: dict[str, Any], blocks: list[tuple[str, SizeExpr, SizeExpr]], length: SizeExpr, sizes: Sizes, prover: Prover, tagged: bool = False):
-        #: tagged: every token is a pair (value, tag), the tag of M[r][c] read as ``tag(M)[r][c]``, the padding (0, 0)
-        self.tagged = tagged
+    def __init__(
+        self, graph: dict[str, Any], blocks: list[tuple[str, SizeExpr, SizeExpr]], length: SizeExpr, sizes: Sizes, prover: Prover,
+        tagged: bool = False, padded: dict[str, tuple[SizeExpr, SizeExpr, bool]] | None = None,
+    ):
+        #: tagged: every token is a pair (value, tag), the tag of M[r][c] read as ``tag(M)[r][c]``, the padding (0, 0);
+        #: padded: block -> (rows, cols, tag_rows) of the matrix zero-padded into it (pairs too: see Block)
+        self.tagged = tagged or bool(padded)
+        padded = padded or {}
         self.nodes = {n["id"]: n for n in graph["nodes"]}
         self.args: dict[int, list[int]] = {v: [] for v in self.nodes}
         for e in sorted(graph["edges"], key=lambda e: (e["target"], e["arg"])):
             self.args[e["target"]].append(e["source"])
         self.blocks, off = [], ZERO
         for name, r, c in blocks:
-            self.blocks.append(Block(name, r, c, off))
+            rr, cc, rows_tagged = padded.get(name, (None, None, False))
+            self.blocks.append(Block(name, r, c, off, None if rr is None else (rr, cc), rows_tagged))
             off = off + r * c
         self.inputs_end, self.N, self.sizes, self.prover = off, length, sizes, prover
         self.steps: list[Step] = []
@@ -176,6 +186,11 @@ class Evaluator:
                 row, col = self._digits(pos - b.offset, b.cols, ctx)
                 rels = inside + [Rel("<=", ZERO, col), Rel("<", col, b.cols), Rel("<=", ZERO, row), Rel("<", row, b.rows)]
                 self._require(v, pos, ctx, f"token of {b.name}", rels)
+                if b.valid is not None:  # a zero-padded matrix: 0 outside its rows and columns, tag 1 on its rows
+                    in_row = self.decide_step(v, pos, ctx, f"rows of {b.name}", Rel("<", row, b.valid[0]))
+                    inside = in_row and self.decide_step(v, pos, ctx, f"columns of {b.name}", Rel("<", col, b.valid[1]))
+                    value = self._real(read(self.sizes, b.name, row, col) if inside else Form.const(self.sizes, 0))
+                    return Pair(value, self._real(Form.const(self.sizes, 1 if in_row or not b.tag_rows else 0)))
                 value = self._real(read(self.sizes, b.name, row, col))
                 return Pair(value, self._real(read(self.sizes, f"tag({b.name})", row, col))) if self.tagged else value
         if self.decide_step(v, pos, ctx, "padding", Rel("<=", self.inputs_end, pos)):
@@ -243,47 +258,54 @@ class Evaluator:
             raise Unsupported(f"node {v}: its keys {k['label']!r} are neither the positions nor a group s // R")
         R, B, o = group
         self._require(v, pos, ctx, "group size", [Rel("<=", ONE, R)])
-        top = self.N if B is None else _min(B, self.N)
+        tops = [self.N] if B is None else [B, self.N]  # the keys lie below B (a key past it is o) and below N
         if B is not None and self.prover.valid(ctx, Rel("<=", self.N, B)) is None:
             self._require(v, pos, ctx, "group other", [Rel("!=", q, o)])
         if not self.decide_step(v, pos, ctx, "group low", Rel("<=", ZERO, q)):
             return default
-        if not self.decide_step(v, pos, ctx, "group start", Rel("<", q * R, top)):
-            return default
-        self._require(v, pos, ctx, "group whole", [Rel("<", q * R + R - ONE, top)])
+        for top in tops:
+            if not self.decide_step(v, pos, ctx, "group start", Rel("<", q * R, top)):
+                return default
+        self._require(v, pos, ctx, "group whole", [Rel("<", q * R + R - ONE, top) for top in tops])
         total = self._sum(v, vals, q * R, [R], ctx, pos)
         return Real(total.num.scale(self.sizes.of(R).inverse()), total.den)
 
-    def _sum(self, v: int, vals: int, base: SizeExpr, radices: list[SizeExpr], ctx: Context, pos: SizeExpr, at: SizeExpr = ZERO) -> Real:
+    def _sum(
+        self, v: int, vals: int, base: SizeExpr, radices: list[SizeExpr], ctx: Context, pos: SizeExpr,
+        at: SizeExpr = ZERO, lo: SizeExpr = ZERO, count: SizeExpr | None = None,
+    ) -> Real:
         """Σ over the offsets l < R (R the product of ``radices``, the first the most significant) of the
-        values at base + l, l = at R + the mixed-radix number of the digits. When a value needs the digits of
-        a binder's range R in a radix k that divides it (Refine), that sum is rewritten as a sum over the
-        quotient and one over the remainder (Σ_{l < R' k} f(l) = Σ_{m < R'} Σ_{u < k} f(m k + u)); a range
-        of at most SMALL_SPLIT values is written out. Its values must share one denominator
-        (Σ_l a_l / b = (Σ_l a_l) / b). Each choice is a step: ``written out``, ``binder`` (its name and
-        range) and ``range split`` (R = R' k)."""
+        values at base + l, l = at R + the mixed-radix number of the digits; at this level the digit runs
+        over [lo, lo + count) (count R by default).
+
+        When a value needs the digits of a binder's range R in a radix k that divides it (Refine), the sum
+        is rewritten as a sum over the quotient and one over the remainder (Σ_{l < R' k} f(l) = Σ_{m < R'}
+        Σ_{u < k} f(m k + u)). When a value needs a relation the binder decides (l < e: a zero-padded
+        matrix's columns), the range is cut there (Σ_{l < count} = Σ_{l < e} + Σ_{u < count - e} f(e + u),
+        0 <= e <= count proven). A range of at most SMALL_SPLIT values is written out. The values must share
+        one denominator (Σ_l a_l / b = (Σ_l a_l) / b). Each choice is a step: ``written out``, ``binder``
+        (its name and range), ``range split`` (R = R' k) and ``range cut`` (0 <= e <= count)."""
         R, rest = radices[0], radices[1:]
+        count = R if count is None else count
 
         def at_digit(d: SizeExpr, c: Context) -> Real:
-            here = at * R + d
+            here = at * R + lo + d
             return self._sum(v, vals, base, rest, c, pos, here) if rest else self._as_real(v, self.value(vals, base + here, c))
 
-        k = R.constant()
+        k = count.constant()
         if k is not None and k <= SMALL_SPLIT:  # a small range: each value on its own
             self.steps.append(Step(v, pos.text(), ctx.text(), "written out", f"{k} offsets"))
-            out = None
+            out = self._real(Form.const(self.sizes, 0))
             for e in range(k):
-                x = at_digit(SizeExpr.const(e), ctx)
-                out = x if out is None else _add(out, x)
-            assert out is not None
+                out = _add(out, at_digit(SizeExpr.const(e), ctx))
             return out
         l = fresh("l")
         mark = len(self.steps)
-        self.steps.append(Step(v, pos.text(), ctx.text(), "binder", f"{l} < {R.text()}"))
+        self.steps.append(Step(v, pos.text(), ctx.text(), "binder", f"{l} < {count.text()}"))
         try:
-            x = at_digit(SizeExpr.symbol(l), ctx.with_digit(l, R))
+            x = at_digit(SizeExpr.symbol(l), ctx.with_digit(l, count))
         except Refine as r:
-            if r.digit != l:
+            if r.digit != l or lo != ZERO or count != R:
                 raise
             del self.steps[mark:]  # the attempt with l whole is abandoned
             outer, rem = _divide(R, r.radix)
@@ -291,9 +313,17 @@ class Evaluator:
                 self.steps.append(Step(v, pos.text(), ctx.text(), "range split", f"{R.text()} = {outer.text()} * {r.radix.text()}"))
                 return self._sum(v, vals, base, [outer, r.radix] + rest, ctx, pos, at)
             raise Unsupported(f"node {v}: the offset {l} < {R.text()} is needed in radix {r.radix.text()}, which does not divide it") from None
+        except Split as sp:
+            e = _cut(sp.rel, l)
+            if e is None:
+                raise
+            del self.steps[mark:]
+            self._require(v, pos, ctx, "range cut", [Rel("<=", ZERO, e), Rel("<=", e, count)])
+            first = self._sum(v, vals, base, radices, ctx, pos, at, lo, e)
+            return _add(first, self._sum(v, vals, base, radices, ctx, pos, at, lo + e, count - e))
         if l in x.den.free():
             raise Unsupported(f"node {v}: a mean of quotients whose denominator depends on the offset")
-        return Real(x.num.summed(l, R), x.den)
+        return Real(x.num.summed(l, count), x.den)
 
     def _as_real(self, v: int, x: Int | Real) -> Real:
         if isinstance(x, Real):
@@ -358,6 +388,22 @@ def _divide(p: SizeExpr, R: SizeExpr) -> tuple[SizeExpr, SizeExpr]:
         else:
             r[m] = r.get(m, 0) + k
     return SizeExpr(q), SizeExpr(r)
+
+
+def _cut(rel: Rel, l: str) -> SizeExpr | None:
+    """e with the relation equivalent to l < e or to l >= e (so that it holds on exactly one side of e),
+    if the relation reads the binder l with coefficient 1 or -1; None otherwise."""
+    if rel.op not in ("<", "<="):
+        return None
+    diff = rel.lhs - rel.rhs  # the relation is diff < 0, or diff <= 0
+    L = SizeExpr.symbol(l)
+    rest = diff - L
+    if l not in rest.symbols():
+        return -rest if rel.op == "<" else ONE - rest  # l + c < 0: l < -c;  l + c <= 0: l < 1 - c
+    rest = diff + L
+    if l not in rest.symbols():
+        return rest + ONE if rel.op == "<" else rest  # c - l < 0: l >= c + 1;  c - l <= 0: l >= c
+    return None
 
 
 def _proposals(p: SizeExpr, R: SizeExpr) -> list[tuple[SizeExpr, SizeExpr]]:

@@ -54,6 +54,12 @@ class Spec:
     #: tokens are pairs (value, tag), under the hypothesis that the tags of the rows of the block (first column)
     #: are 0 or 1 and some is 1: (block, the size that counts its rows); None for plain tokens
     data_rows: tuple[str, str] | None = None
+    #: zero-padded inputs (the size hierarchy): block -> (the sizes of the matrix's rows and columns in it, whether
+    #: a row's tag says it is one of the matrix's rows); the entries of the output compared (rows, cols sizes),
+    #: instead of the whole output block and the rest; and the relations a <= b assumed of the sizes
+    padded: dict[str, tuple[str, str, bool]] | None = None
+    entries: tuple[str, str] | None = None
+    at_most: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -149,8 +155,9 @@ def prove(spec: Spec, every: tuple[str, ...], fixed: Mapping[str, int]) -> dict[
                 done.append(case)
             except _SizeSplit as e:
                 sym, value = e.symbol, e.value
+                pinned = {a: 1 for a, b in spec.at_most if b == sym and value == 1 and a not in case.fixed}  # 1 <= a <= b = 1
                 cases += [
-                    Case({**case.fixed, sym: value}, case.assumed, case.path + ({"fix": sym, "value": value},)),
+                    Case({**case.fixed, sym: value, **pinned}, case.assumed, case.path + ({"fix": sym, "value": value},)),
                     Case(case.fixed, case.assumed + (Rel("!=", SizeExpr.symbol(sym), SizeExpr.const(value)),), case.path + ({"differs": sym, "value": value},)),
                 ]
         bad = [r for r in regions if not r.equal]
@@ -278,9 +285,11 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     blocks = [(name, size(r).substitute(sub), size(c).substitute(sub)) for name, r, c in lay.inputs]
     N = size(lay.length).substitute(sub)
     rows, cols = (size(x).substitute(sub) for x in lay.output)
-    ev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None)
+    padded = {b: (values[r], values[c], t) for b, (r, c, t) in (spec.padded or {}).items()}
+    ev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None, padded=padded)
     rows_of = None if spec.data_rows is None else (spec.data_rows[0], values[spec.data_rows[1]])
-    base = Context(tuple(sorted(symbols)), (), case.assumed)
+    at_most = tuple(Rel("<=", values[a], values[b]) for a, b in spec.at_most)
+    base = Context(tuple(sorted(symbols)), (), at_most + case.assumed)
     # every position the regions evaluate is in the sequence: the output block and the inputs fit in N
     case.fits = []
     for what, e in (("the output block", rows * cols), ("the inputs", ev.inputs_end)):
@@ -292,15 +301,16 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     regions = []
     octx = base
     i, j = SizeExpr.symbol("i"), SizeExpr.symbol("j")
-    for name, bound in (("i", rows), ("j", cols)):
+    er, ec = (rows, cols) if spec.entries is None else (values[spec.entries[0]], values[spec.entries[1]])
+    for name, bound in (("i", er), ("j", ec)):
         if bound.constant() != 1:
             octx = octx.with_digit(name, bound)
-    ival = i if rows.constant() != 1 else SizeExpr.const(0)
-    jval = j if cols.constant() != 1 else SizeExpr.const(0)
+    ival = i if er.constant() != 1 else SizeExpr.const(0)
+    jval = j if ec.constant() != 1 else SizeExpr.const(0)
     todo = [_Todo("output", octx, ival * cols + jval, ival, jval)]
     empty = prover.valid(base, Rel("<=", N, rows * cols))
     case.rest_empty = None if empty is None else prover.index(empty)
-    if empty is None:  # positions after the output block may exist
+    if empty is None and spec.entries is None:  # positions after the output block may exist
         t = SizeExpr.symbol("t")
         todo.append(_Todo("rest", base.with_digit("t", N).assuming(Rel("<=", rows * cols, t)), t, None, None))
     while todo:
@@ -319,6 +329,9 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
                 raise _SizeSplit(*size_split) from None
             if len(item.path) >= MAX_DEPTH:
                 raise NoProof(f"{spec.name}: a region split more than {MAX_DEPTH} times ({item.ctx.text()}), last by {s.rel.text()}") from None
+            stray = s.rel.symbols() - set(symbols) - {d for d, _ in item.ctx.digits}
+            if stray:  # a binder's relation that no sum could cut: splitting the region by it would split nothing
+                raise NoProof(f"{spec.name}: a step needs {s.rel.text()}, which reads the sum's offset {sorted(stray)[0]} in a way no range cut covers") from None
             digit = _mod_digit(s.rel, item.ctx)
             todo += item.refined(*digit) if digit else [item.assuming(s.rel), item.assuming(s.rel.negated())]
             continue
@@ -479,27 +492,40 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
         key = tuple(sorted(sizes.items()))
         if key in seen or any(v < 1 for v in sizes.values()):
             continue
+        if any(sizes[a] > sizes[b] for a, b in spec.at_most):
+            continue
         seen.add(key)
         con = spec.build(*(sizes[s] for s in spec.symbols))
         if con.layout.length > MAX_CHECK_POSITIONS:
             continue
         rng = random.Random(seed)
         mats = {name: [[QQ.convert(rng.randint(-3, 3)) for _ in range(c)] for _ in range(r)] for name, r, c in con.layout.inputs}
-        tokens = None
-        if spec.data_rows is not None:  # tags: 0 or 1 per row of the data block (the first row data), 1 elsewhere
+        tokens, rows, cols = None, *con.layout.output
+        if spec.padded is not None:  # each matrix at its own sizes, zero-padded into its block (row tags where said)
+            zero = QQ.convert(0)
+            tokens = []
+            for name, r, c in con.layout.inputs:
+                vr, vc, tag_rows = spec.padded[name]
+                mats[name] = [[QQ.convert(rng.randint(-3, 3)) for _ in range(sizes[vc])] for _ in range(sizes[vr])]
+                tokens += [(mats[name][i][j] if i < sizes[vr] and j < sizes[vc] else zero, QQ.convert(int(i < sizes[vr] or not tag_rows))) for i in range(r) for j in range(c)]
+            tokens += [(zero, zero)] * (con.layout.length - len(tokens))
+            rows, cols = sizes[spec.entries[0]], sizes[spec.entries[1]]
+        elif spec.data_rows is not None:  # tags: 0 or 1 per row of the data block (the first row data), 1 elsewhere
             block = spec.data_rows[0]
             for name, r, c in con.layout.inputs:
                 mats[f"tag({name})"] = [[QQ.convert(1 if name != block or i == 0 else rng.randint(0, 1))] * c for i in range(r)]
             tokens = [(x, t) for name, r, c in con.layout.inputs for row, tags in zip(mats[name], mats[f"tag({name})"]) for x, t in zip(row, tags)]
             tokens += [(QQ.convert(0), QQ.convert(0))] * (con.layout.length - len(tokens))
-        ref = _reference_at(spec, sizes, con.layout.output, mats)
+        ref = _reference_at(spec, sizes, (rows, cols), mats)
         try:
             out = con.run(mats, EE) if tokens is None else rasp.evaluate_graph(con.graph(), tokens, EE)["output"]
         except AttncertError as e:  # the construction fails where the reference is defined (a division by 0)
             return {"sizes": sizes, "seed": seed, "inputs": "integers in [-3, 3] drawn by random.Random(seed), row-major per input", "position": None, "output": f"evaluation error: {e}", "reference": "defined"}
-        rows, cols = con.layout.output
-        for t in range(con.layout.length):
-            want = ref[t // cols][t % cols] if t < rows * cols else EE.convert(0)
+        stride = con.layout.output[1]  # entry (i, j) is at i stride + j
+        compared = [(i * stride + j, ref[i][j]) for i in range(rows) for j in range(cols)]
+        if spec.entries is None:
+            compared += [(t, EE.convert(0)) for t in range(rows * cols, con.layout.length)]
+        for t, want in compared:
             if not EE.convert(out[t]) == EE.convert(want):
                 return {"sizes": sizes, "seed": seed, "inputs": "integers in [-3, 3] drawn by random.Random(seed), row-major per input", "position": t, "output": str(out[t]), "reference": str(want)}
     return None
@@ -508,8 +534,8 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
 SPECS: dict[str, Spec] = {}
 
 
-def _register(name: str, symbols: tuple[str, ...], build: Callable[..., Construction], data_rows: tuple[str, str] | None = None) -> None:
-    SPECS[name] = Spec(name, symbols, build, REFERENCES[name], data_rows)
+def _register(name: str, symbols: tuple[str, ...], build: Callable[..., Construction], data_rows: tuple[str, str] | None = None, **more: Any) -> None:
+    SPECS[name] = Spec(name, symbols, build, REFERENCES[name], data_rows, **more)
 
 
 def _specs() -> None:
@@ -522,6 +548,11 @@ def _specs() -> None:
     _register("maxmin", ("n",), activations.maxmin)
     _register("universal", ("n", "d", "dv"), simulator.universal)
     _register("universal_tagged", ("n", "d", "dv"), simulator.universal, data_rows=("X", "n"))
+    _register(
+        "hierarchy", ("N", "D", "Dv", "n", "d", "dv"), lambda N, D, Dv, n, d, dv: simulator.universal(N, D, Dv),
+        padded={"X": ("n", "d", True), "A": ("d", "d", False), "V": ("d", "dv", False)},
+        entries=("n", "dv"), at_most=(("n", "N"), ("d", "D"), ("dv", "Dv")),
+    )
     _register("multihead", ("n", "d", "dv", "h", "do"), simulator.multihead)
     _register("encoder_layer", ("n", "d", "dv", "h", "f"), simulator.encoder_layer)
 

@@ -143,6 +143,7 @@ def maxmin(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decid
 
 
 REFERENCES: dict[str, Reference] = {
+    "hierarchy": universal,  # T(X) of the small layer: its sizes n, d, dv
     "universal_tagged": universal_tagged,
     "multihead": multihead,
     "encoder_layer": encoder_layer,
