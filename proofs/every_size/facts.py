@@ -17,6 +17,7 @@ do not need it); ``q = floor(a, k)``, ``r = mod(a, k)`` give a = k q + r, 0 <= r
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -192,14 +193,35 @@ def _int(c: int) -> str:
 # -- deciding ------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def z3_answer(script: str) -> str:
-    """z3's answer to an SMT-LIB script: ``unsat``, ``sat`` or ``unknown`` (a timeout included)."""
+    """z3's answer to an SMT-LIB script: ``unsat``, ``sat`` or ``unknown`` (a timeout included). Scripts
+    that differ only in the names of their symbols (a binder l17 where another has l23) have one answer,
+    so it is asked once (:func:`_canonical`)."""
+    return _z3_answer(_canonical(script))
+
+
+_DECLARED = re.compile(r"\(declare-fun (\S+) \(\) Int\)")
+
+
+def _canonical(script: str) -> str:
+    """The script with its declared symbols renamed v0, v1, ... in the order they are first used after
+    the declarations (a renaming changes no answer)."""
+    names = _DECLARED.findall(script)
+    if not names:
+        return script
+    head, _, body = script.rpartition(f"(declare-fun {names[-1]} () Int)")
+    order = {n: k for k, n in enumerate(sorted(names, key=lambda n: (body.find(f" {n}") if f" {n}" in body else len(body), n)))}
+    rename = re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w])")
+    return "\n".join(f"(declare-fun v{k} () Int)" for k in range(len(names))) + rename.sub(lambda m: f"v{order[m.group(1)]}", body)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _z3_answer(script: str) -> str:
     import z3
 
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
-    s.from_string(script)
+    s.from_string("(set-logic QF_NIA)\n" + script)
     return str(s.check())
 
 
@@ -297,7 +319,7 @@ def _refuted_by_sampling(context: Context, goal: Rel, tries: int = 8) -> bool:
                     break
                 env[d] = rng.randrange(b)
             else:
-                if all(_holds(r, env) for r in context.hypotheses()) and not _holds(goal, env):
+                if not _holds(goal, env) and all(_holds(r, env) for r in context.hypotheses()):  # the goal first: cheaper
                     return True
         except Exception:  # a value outside the sampled point's domain: no sample here
             continue
