@@ -1,0 +1,316 @@
+r"""The independent check of an every-size certificate (docs/every-size.md, "What verify does").
+
+A certificate of ``BASE_every_size`` states: for every value >= 1 of the quantified sizes (the others
+fixed) and all real inputs, the recorded template maps the inputs, laid out one after another, to
+the reference's output block, and the rest of its sequence to 0. From the certificate alone, with
+its own reader, arithmetic, evaluator and references, :func:`check_every_size`
+
+1. reads the claim's definition (:mod:`.references`): its sizes, which must be the quantified and
+   fixed ones, its input blocks and output shape, which the recorded layout must state;
+2. writes each recorded fact's SMT-LIB script from its hypotheses and goal, requires the recorded
+   text, and has cvc5 prove it (:mod:`.smtlib`);
+3. checks that the cases' paths form a complete tree of size splits, each case's fixed sizes and
+   relations being what its path gives, its ``fits`` facts proving that the output block and the
+   inputs fit in N, and its ``rest_empty`` fact, if any, that no position follows the output block;
+   and that in each case the regions' paths form complete trees over the output block and (unless
+   empty) the rest, each region's digits, relations, position and entry being what its path gives
+   (:mod:`.coverage`);
+4. evaluates the template at each region's position (:mod:`.evaluate`), every decision a recorded
+   step of that region with fitting facts, and the reference at its entry, the pins the record
+   makes (a digit d = c proven in the region, substituted in both) applied; requires the recorded
+   value and reference to be these forms, every denominator positive, the value's numerator zero in
+   the rest, and a d - b c the zero form in the output block, for value a / b and reference c / d;
+5. requires every recorded step to have been taken and every fact cited, and the result's relation,
+   holds, hypotheses and counts to be what it found.
+
+Malformed input raises ParseError; everything the checker cannot establish is a problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attncert.exact import ParseError
+from attncert.proofs.checkers.every_size import smtlib
+from attncert.proofs.checkers.every_size.context import Context
+from attncert.proofs.checkers.every_size.coverage import Place, case_branches, complete_tree, follow, output_root, read_region_step, region_branches, rest_root
+from attncert.proofs.checkers.every_size.evaluate import Block, Evaluator, Real
+from attncert.proofs.checkers.every_size.forms import Coefficients, FormError, positive, read_form
+from attncert.proofs.checkers.every_size.graph import Graph, read_graph
+from attncert.proofs.checkers.every_size.record import MAX_FACTS, MAX_REGIONS, Fact, Refusal, Steps, read_fact, read_steps
+from attncert.proofs.checkers.every_size.references import DEFINITIONS, Definition
+from attncert.proofs.checkers.every_size.sizes import Poly, Rel, parse_rel, parse_size, symbol_name
+from attncert.proofs.checkers.reading import flag, integer, items, obj, whole
+
+SUFFIX = "_every_size"
+#: How many problems a check reports at most.
+SHOWN = 20
+
+
+def check_every_size(doc: dict[str, Any]) -> list[str]:
+    """Problems with the certificate (empty: the claim holds); ParseError if it is malformed."""
+    claim = doc.get("claim") if isinstance(doc, dict) else None
+    base = claim[: -len(SUFFIX)] if isinstance(claim, str) and claim.endswith(SUFFIX) else None
+    if base not in DEFINITIONS:
+        raise ParseError(f"no every-size definition for the claim {str(claim)[:40]!r}")
+    return _Check(doc, DEFINITIONS[base]).run()[:SHOWN]
+
+
+class _Check:
+    def __init__(self, doc: dict[str, Any], definition: Definition):
+        self.doc, self.d = doc, definition
+        self.problems: list[str] = []
+        construction = obj(doc, "construction")
+        self.graph: Graph = read_graph(construction.get("template"))
+        sizes = obj(construction, "sizes")
+        quantified = sizes.get("quantified")
+        if not isinstance(quantified, list) or not quantified:
+            raise ParseError("construction.sizes.quantified must be a non-empty list of sizes")
+        self.quantified = tuple(symbol_name(s, "a quantified size") for s in quantified)
+        fixed = obj(sizes, "fixed")
+        self.fixed = {symbol_name(s, "a fixed size"): integer(fixed, s, 1, 1 << 20) for s in fixed}
+        outputs = obj(doc, "outputs")
+        raw_facts = outputs.get("facts")
+        if not isinstance(raw_facts, list) or len(raw_facts) > MAX_FACTS:
+            raise ParseError(f"outputs.facts must be a list of at most {MAX_FACTS} facts")
+        self.facts: list[Fact] = [read_fact(f, k) for k, f in enumerate(raw_facts)]
+        self.cases = items(outputs, "cases")
+        self.regions = items(outputs, "regions")
+        if len(self.regions) > MAX_REGIONS:
+            raise ParseError(f"at most {MAX_REGIONS} regions")
+        self.cited: set[int] = set()
+
+    def run(self) -> list[str]:
+        self.statement()
+        self.proven = self.prove_facts()
+        paths = self.case_paths()
+        self.problems += complete_tree(list(paths), case_branches, "case")
+        by_case: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+        for k, r in enumerate(self.regions):
+            if not isinstance(r, dict) or not whole(r.get("case")) or not 0 <= r["case"] < len(self.cases):
+                raise ParseError(f"region {k}'s case must be the index of a case")
+            by_case.setdefault(r["case"], []).append((k, r))
+        for c, path in enumerate(paths):
+            self.check_case(c, path, by_case.get(c, []))
+        unused = [k for k in range(len(self.facts)) if k not in self.cited]
+        if unused:
+            self.problems.append(f"facts {unused[:10]} are cited by no step the checker took")
+        self.result()
+        return self.problems
+
+    # -- the statement ------------------------------------------------------------------------------
+    def statement(self) -> None:
+        """The sizes are the claim's, quantified or fixed; the parameters and the layout say so."""
+        if set(self.quantified) & set(self.fixed) or set(self.quantified) | set(self.fixed) != set(self.d.symbols) or len(set(self.quantified)) != len(self.quantified):
+            raise ParseError(f"the sizes {', '.join(self.d.symbols)} must each be quantified or fixed, once")
+        params = obj(self.doc, "params")
+        want = {"every": ",".join(sorted(self.quantified)), **self.fixed}
+        if params != want or list(self.quantified) != sorted(self.quantified):
+            self.problems.append(f"params {params} are not the sizes the construction records ({want})")
+        layout = obj(obj(self.doc, "construction"), "layout")
+        s = self.symbols({})
+        inputs = layout.get("inputs")
+        want_inputs = [(n, r.text(), c.text()) for n, r, c in self.d.inputs(s)]
+        got = [(x.get("name"), _text(x.get("rows")), _text(x.get("cols"))) if isinstance(x, dict) else None for x in inputs] if isinstance(inputs, list) else None
+        if got != want_inputs:
+            self.problems.append(f"the layout's inputs {str(got)[:160]} are not the claim's {want_inputs}")
+        out = obj(layout, "output")
+        rows, cols = self.d.output(s)
+        if (_text(out.get("rows")), _text(out.get("cols"))) != (rows.text(), cols.text()):
+            self.problems.append("the layout's output shape is not the claim's")
+        self.length = parse_size(layout.get("length"))
+
+    def symbols(self, fixed: dict[str, int]) -> dict[str, Poly]:
+        """Each size of the claim: its integer where fixed (by the claim or the case), else its symbol."""
+        given = {**self.fixed, **fixed}
+        return {s: Poly.const(given[s]) if s in given else Poly.symbol(s) for s in self.d.symbols}
+
+    # -- facts ----------------------------------------------------------------------------------------
+    def prove_facts(self) -> list[bool]:
+        out = []
+        for k, f in enumerate(self.facts):
+            text = smtlib.script(list(f.hypotheses), f.goal, f.extremes)
+            if text != f.smtlib:
+                self.problems.append(f"fact {k}: its recorded script is not the one its hypotheses and goal give")
+                out.append(False)
+                continue
+            answer = smtlib.proven(list(f.hypotheses), f.goal, f.extremes)
+            if answer is not None:
+                self.problems.append(f"fact {k} ({f.goal.text[:80]}): cvc5 answers {answer}")
+            out.append(answer is None)
+        return out
+
+    def fact(self, k: Any, goal: Rel, ctx: Context, what: str) -> None:
+        """Fact k proves goal from hypotheses of the context, or a problem."""
+        if not whole(k) or not 0 <= k < len(self.facts):
+            raise ParseError(f"{what} must cite a fact by its index")
+        f = self.facts[k]
+        self.cited.add(k)
+        if f.goal.text != goal.text or any(h.text not in ctx.texts for h in f.hypotheses) or not self.proven[k]:
+            self.problems.append(f"{what}: fact {k} does not prove {goal.text} in {ctx.text[:160]}")
+
+    # -- cases ----------------------------------------------------------------------------------------
+    def case_paths(self) -> list[tuple]:
+        out = []
+        for k, c in enumerate(self.cases):
+            path = c.get("path") if isinstance(c, dict) else None
+            if not isinstance(path, list):
+                raise ParseError(f"case {k}'s path must be a list")
+            steps = []
+            for s in path:
+                kind = next((x for x in s if x != "value"), None) if isinstance(s, dict) and len(s) == 2 and "value" in s else None
+                if kind not in ("fix", "differs") or not whole(s["value"]):
+                    raise ParseError(f"case {k}: a path step is {{fix or differs: size, value: integer}}")
+                steps.append((kind, symbol_name(s[kind], "a size"), s["value"]))
+            out.append(tuple(steps))
+        return out
+
+    def check_case(self, c: int, path: tuple, regions: list[tuple[int, dict[str, Any]]]) -> None:
+        case = self.cases[c]
+        fixed: dict[str, int] = {}
+        assumed: list[Rel] = []
+        for kind, s, v in path:
+            if s not in self.quantified or s in fixed:
+                self.problems.append(f"case {c}: its path splits on {s}, not a quantified size still free")
+                return
+            if kind == "fix":
+                fixed[s] = v
+            else:
+                assumed.append(Rel("!=", Poly.symbol(s), Poly.const(v)))
+        if case.get("fixed") != {**self.fixed, **fixed} or case.get("assumed") != [r.text for r in assumed]:
+            self.problems.append(f"case {c}: its fixed sizes and relations are not what its path gives")
+        sizes = tuple(sorted(s for s in self.quantified if s not in fixed))
+        symbols = self.symbols(fixed)
+        sub = {s: Poly.const(v) for s, v in fixed.items()}
+        base = Context(sizes, (), tuple(assumed))
+        blocks, off = [], Poly.const(0)
+        for name, r, cc in self.d.inputs(symbols):
+            blocks.append(Block(name, r, cc, off))
+            off = off + r * cc
+        N = self.length.substitute(sub)
+        rows, cols = self.d.output(symbols)
+        fits = case.get("fits")
+        if not isinstance(fits, list) or len(fits) != 2:
+            raise ParseError(f"case {c}: fits cites two facts")
+        self.fact(fits[0], Rel("<=", rows * cols, N), base, f"case {c} (the output block fits)")
+        self.fact(fits[1], Rel("<=", off, N), base, f"case {c} (the inputs fit)")
+        empty = case.get("rest_empty")
+        if empty is not None:
+            self.fact(empty, Rel("<=", N, rows * cols), base, f"case {c} (no position follows the output block)")
+        roots = {"output": output_root(base, rows, cols)}
+        if empty is None:
+            roots["rest"] = rest_root(base, rows, cols, N)
+        K = Coefficients(sizes)
+        evaluate = _Regions(self, K, blocks, N, sub, symbols)
+        for kind, root in roots.items():
+            mine = [(k, r) for k, r in regions if r.get("kind") == kind]
+            paths = []
+            for k, r in mine:
+                p = r.get("path")
+                if not isinstance(p, list):
+                    raise ParseError(f"region {k}'s path must be a list")
+                paths.append(tuple(read_region_step(s) for s in p))
+            self.problems += complete_tree(paths, region_branches(sizes), f"case {c} {kind} region")
+            for (k, r), p in zip(mine, paths):
+                evaluate.region(k, r, root, p)
+        strays = [k for k, r in regions if r.get("kind") not in roots]
+        if strays:
+            self.problems.append(f"regions {strays[:10]} of case {c} are of no kind the case has")
+
+    # -- the result -----------------------------------------------------------------------------------
+    def result(self) -> None:
+        res = obj(self.doc, "result")
+        want = {
+            "relation": "identity",
+            "holds": True,
+            "hypotheses": [f"{s} >= 1" for s in self.quantified],
+            "cases": len(self.cases),
+            "regions": len(self.regions),
+            "facts": len(self.facts),
+        }
+        flag(res, "holds")
+        for key, value in want.items():
+            if res.get(key) != value:
+                self.problems.append(f"result.{key} is {str(res.get(key))[:60]}, the checker found {str(value)[:60]}")
+
+
+class _Regions:
+    """The regions of one case: each followed from its root, evaluated and compared."""
+
+    def __init__(self, check: _Check, K: Coefficients, blocks: list[Block], N: Poly, sub: dict[str, Poly], symbols: dict[str, Poly]):
+        self.c, self.K, self.blocks, self.N, self.sub, self.symbols = check, K, blocks, N, sub, symbols
+        self.names = frozenset(b.name for b in blocks)
+
+    def region(self, k: int, r: dict[str, Any], root: Place, path: tuple) -> None:
+        try:
+            self._region(k, r, root, path)
+        except (Refusal, FormError) as e:
+            self.c.problems.append(f"region {k}: {str(e)[:300]}")
+
+    def _region(self, k: int, r: dict[str, Any], root: Place, path: tuple) -> None:
+        place = root
+        for step in path:
+            place = follow(place, step)
+        ctx = place.ctx
+        digits = [[d, B.text()] for d, B in ctx.digits]
+        entry = None if place.entry is None else [e.text() for e in place.entry]
+        if r.get("digits") != digits or r.get("assumed") != [x.text for x in ctx.assumed] or r.get("position") != place.pos.text() or r.get("entry") != entry:
+            raise Refusal("its digits, relations, position or entry are not what its path gives")
+        steps = read_steps(r.get("steps"), self.c.facts, self.c.proven, f"region {k}")
+        ev = Evaluator(self.c.graph, self.blocks, self.N, self.sub, self.K, steps)
+        value = ev.value(self.c.graph.output, place.pos, ctx)
+        if not isinstance(value, Real):
+            raise Refusal("the output is not a real value")
+        reference = None
+        if place.entry is not None:
+            i, j = place.entry
+            reference = self.c.d.entry(self.K, self.symbols, i, j, lambda rel: steps.decide(-1, place.pos, ctx, "reference", rel))
+        value, reference = self.pins(steps, place, value, reference)
+        self.compare(r, value, reference)
+        untaken = steps.untaken()
+        if untaken:
+            raise Refusal(f"it records steps the checker did not take: {untaken[0]}")
+        self.c.cited |= steps.cited
+
+    def pins(self, steps: Steps, place: Place, value: Real, reference: Real | None) -> tuple[Real, Real | None]:
+        """The recorded pins d = c (d a digit, c free of d), each proven in the region, substituted."""
+        digits = {d for d, _ in place.ctx.digits}
+        for step in steps.choices(-1, place.pos, place.ctx, "pin"):
+            rel = parse_rel(step.decision)
+            d = rel.lhs.name()
+            if rel.op != "=" or d not in digits or d in rel.rhs.symbols():
+                raise Refusal(f"the pin {step.decision[:80]} is not a digit equal to an expression free of it")
+            steps.take(step, [rel], place.ctx)
+            m = {d: rel.rhs}
+            value = Real(value.num.rename(m), value.den.rename(m))
+            if reference is not None:
+                reference = Real(reference.num.rename(m), reference.den.rename(m))
+        return value, reference
+
+    def compare(self, r: dict[str, Any], value: Real, reference: Real | None) -> None:
+        for what, mine in (("value", value), ("reference", reference)):
+            rec = r.get(what)
+            if mine is None:
+                if rec is not None:
+                    raise Refusal(f"it records a {what}, and it has none")
+                continue
+            if not isinstance(rec, dict) or set(rec) != {"num", "den"}:
+                raise ParseError(f"a region's {what} is {{num, den}}")
+            if not (read_form(self.K, rec["num"], self.names).same(mine.num) and read_form(self.K, rec["den"], self.names).same(mine.den)):
+                raise Refusal(f"the recorded {what} is not the checker's")
+        if not positive(value.den):
+            raise Refusal("the value's denominator is not shown positive")
+        if reference is None:
+            if value.num.terms:
+                raise Refusal("the value after the output block is not the zero form")
+            return
+        if not positive(reference.den):
+            raise Refusal("the reference's denominator is not shown positive")
+        if (value.num * reference.den - value.den * reference.num).terms:
+            raise Refusal("the value and the reference differ as forms")
+
+
+def _text(x: Any) -> str | None:
+    """A size text, canonical."""
+    return parse_size(x).text() if isinstance(x, str) else None
+

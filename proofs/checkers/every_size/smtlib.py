@@ -1,0 +1,161 @@
+r"""Index facts in SMT-LIB 2.6, written by the checker, and proven by cvc5.
+
+A fact states: its hypotheses imply its goal, for all integers the symbols (sizes, digits) take.
+Its script (:func:`script`) declares each symbol an ``Int``, each ``max``, ``min``, ``floor`` and
+``mod`` atom a fresh integer ``auxK`` (inner atoms first, in order of appearance) with its
+defining constraints, asserts the hypotheses and the negated goal, and asks ``check-sat``:
+``unsat`` proves the fact. The definitions are true of the atoms:
+
+* m = max(a_1, ..., a_p): m >= a_i for each i, and (m = a_1 or ... or m = a_p) when the fact's
+  ``extremes`` flag is set (for min, <= instead of >=);
+* q = floor(x, k): 0 <= x - k q < k;  r = mod(x, k): 0 <= r < k and k divides x - r.
+
+A polynomial is written as a sum of products (``(+ ...)``, ``(* ...)``, a negative constant
+``(- k)``), its monomials by number of atoms, then by their atoms' texts. The checker writes each
+recorded fact's script from its hypotheses and goal and requires the recorded text.
+
+**Proving** (:func:`proven`). cvc5 decides the recorded script itself (``QF_NIA``), but its
+nonlinear integer procedure is incomplete and gives up on many of these facts (a cubic
+``dv i n + j n < dv n^2`` from i < n, j < dv). So cvc5 is first asked about a *relaxation* over
+the reals (``QF_NRA``, where its cylindrical algebraic coverings decide): every strict relation
+between integer terms a < b is first written a + 1 <= b and a != b as (a + 1 <= b or b + 1 <= a)
+(equivalent over the integers), floor(x, k)'s bound x - k q < k as x - k q <= k - 1, mod's as
+r <= k - 1; divisibility is left out; then the symbols range over the reals. Every integer model
+of the script is a real model of the relaxation, so ``unsat`` there proves the script ``unsat``.
+Where the relaxation is satisfiable (a fact that needs divisibility, say), the script itself is
+given to cvc5, its logic line ``QF_NIA`` replaced by ``ALL`` (the same assertions: declared QF_NIA,
+cvc5 treats ``mod`` by a constant as nonlinear and gives up on linear facts such as MaxMin's
+parity). ``sat`` and ``unknown`` (a timeout) are refusals, never a pass.
+"""
+
+from __future__ import annotations
+
+import functools
+from attncert.proofs.checkers.every_size.sizes import Atom, Poly, Rel
+
+#: Milliseconds cvc5 may take on one script (each of the relaxation and the script itself).
+TIMEOUT_MS = 20_000
+NIA, ALL = "(set-logic QF_NIA)", "(set-logic ALL)"
+
+
+def script(hypotheses: list[Rel], goal: Rel, extremes: bool) -> str:
+    """The fact's SMT-LIB script over the integers (module docstring)."""
+    return _write(hypotheses, goal, extremes, relaxed=False)
+
+
+def relaxed_script(hypotheses: list[Rel], goal: Rel, extremes: bool) -> str:
+    """The relaxation over the reals: unsat implies the script is unsat (module docstring)."""
+    return _write(hypotheses, goal, extremes, relaxed=True)
+
+
+def _write(hypotheses: list[Rel], goal: Rel, extremes: bool, relaxed: bool) -> str:
+    rels = hypotheses + [goal]
+    names: dict[str, Atom] = {}
+    for r in rels:
+        for e in (r.lhs, r.rhs):
+            _gather(e, names)
+    aux = {t: f"aux{k}" for k, t in enumerate(names)}
+    sort = "Real" if relaxed else "Int"
+    lines = ["(set-logic QF_NRA)" if relaxed else NIA]
+    lines += [f"(declare-fun {s} () {sort})" for s in sorted(set().union(*(r.symbols() for r in rels)))]
+    lines += [f"(declare-fun {aux[t]} () {sort})" for t in names]
+    for t, a in names.items():
+        lines += [f"(assert {c})" for c in _defining(a, aux[t], aux, extremes, relaxed)]
+    for r in hypotheses:
+        lines.append(f"(assert {_relation(r, aux, relaxed)})")
+    if relaxed:
+        lines.append(f"(assert {_relation(goal.negated(), aux, True)})")
+    else:
+        lines.append(f"(assert (not {_relation(goal, aux, False)}))")
+    lines.append("(check-sat)")
+    return "\n".join(lines)
+
+
+def _gather(e: Poly, names: dict[str, Atom]) -> None:
+    """The atoms of e other than symbols, each after the atoms of its arguments, in order of appearance."""
+    for a in sorted(e.atoms(), key=lambda a: a.order):
+        if a.op == "sym":
+            continue
+        for x in a.args:
+            if isinstance(x, Poly):
+                _gather(x, names)
+        names.setdefault(a.text, a)
+
+
+def _defining(a: Atom, name: str, aux: dict[str, str], extremes: bool, relaxed: bool) -> list[str]:
+    if a.op in ("max", "min"):
+        args = [term(x, aux) for x in a.args]
+        op = ">=" if a.op == "max" else "<="
+        out = [f"({op} {name} {x})" for x in args]
+        if extremes:
+            out.append("(or " + " ".join(f"(= {name} {x})" for x in args) + ")")
+        return out
+    x, k = term(a.args[0], aux), a.args[1]
+    if a.op == "floor":
+        upper = f"(<= (- {x} (* {k} {name})) {k - 1})" if relaxed else f"(< (- {x} (* {k} {name})) {k})"
+        return [f"(<= 0 (- {x} (* {k} {name})))", upper]
+    if relaxed:
+        return [f"(<= 0 {name})", f"(<= {name} {k - 1})"]
+    return [f"(<= 0 {name})", f"(< {name} {k})", f"(= (mod (- {x} {name}) {k}) 0)"]
+
+
+def _relation(r: Rel, aux: dict[str, str], relaxed: bool) -> str:
+    if relaxed and r.op == "<":
+        return f"(<= {term(r.lhs + 1, aux)} {term(r.rhs, aux)})"
+    if relaxed and r.op == "!=":
+        return f"(or (<= {term(r.lhs + 1, aux)} {term(r.rhs, aux)}) (<= {term(r.rhs + 1, aux)} {term(r.lhs, aux)}))"
+    lhs, rhs = term(r.lhs, aux), term(r.rhs, aux)
+    return f"(not (= {lhs} {rhs}))" if r.op == "!=" else f"({r.op} {lhs} {rhs})"
+
+
+def term(e: Poly, aux: dict[str, str]) -> str:
+    """A polynomial as an SMT-LIB term: its monomials by number of atoms, then their atoms' texts."""
+    parts = []
+    for mono, c in sorted(e.terms.items(), key=lambda mc: (len(mc[0]), [a.text for a, _ in mc[0]])):
+        factors = [str(c) if c >= 0 else f"(- {-c})"] if c != 1 or not mono else []
+        for a, k in mono:
+            factors += [a.args[0] if a.op == "sym" else aux[a.text]] * k
+        parts.append(factors[0] if len(factors) == 1 else "(* " + " ".join(factors) + ")")
+    if not parts:
+        return "0"
+    return parts[0] if len(parts) == 1 else "(+ " + " ".join(parts) + ")"
+
+
+# -- cvc5 ------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def cvc5_answer(text: str) -> str:
+    """cvc5's answer to a script: ``unsat``, ``sat`` or ``unknown`` (one solver for the script)."""
+    import cvc5
+
+    solver = cvc5.Solver(_manager())
+    solver.setOption("tlimit-per", str(TIMEOUT_MS))
+    solver.setOption("nl-cov", "false")  # its coverings may run past the time limit; incremental linearization stops
+    parser = cvc5.InputParser(solver)
+    parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "fact")
+    symbols = parser.getSymbolManager()
+    answer = None
+    while True:
+        command = parser.nextCommand()
+        if command.isNull():
+            break
+        answer = command.invoke(solver, symbols)
+    words = (answer or "").split()
+    return words[0] if words and words[0] in ("unsat", "sat") else "unknown"
+
+
+@functools.lru_cache(maxsize=1)
+def _manager():  # type: ignore[no-untyped-def]
+    import cvc5
+
+    return cvc5.TermManager()
+
+
+def proven(hypotheses: list[Rel], goal: Rel, extremes: bool) -> str | None:
+    """None if cvc5 proves the fact (its relaxation or its script unsat), else cvc5's answer."""
+    if cvc5_answer(relaxed_script(hypotheses, goal, extremes)) == "unsat":
+        return None
+    text = script(hypotheses, goal, extremes)
+    answer = cvc5_answer(ALL + text[len(NIA) :])
+    return None if answer == "unsat" else answer
