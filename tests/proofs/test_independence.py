@@ -4,7 +4,8 @@ Each module is imported in a fresh interpreter, which then lists the modules it
 loaded. Claims verified through ``Claim.check`` (the Sinkhorn, compiled,
 approximation and identity claims) are decided there alone; the rebuild that
 follows pins fields and imports the prover by design. The identity checker loads
-neither the prover's symbolic field (``exact.symbolic``) nor ``proofs.identity``. Claims verified through ``Claim.verify`` re-evaluate the recorded RASP
+neither the prover's symbolic field (``exact.symbolic``) nor ``proofs.identity``; the every-size
+checker (a package, proofs/checkers/every_size/) loads neither the constructions nor ``proofs.every_size``. Claims verified through ``Claim.verify`` re-evaluate the recorded RASP
 graph (and U) with the evaluator, by design "rebuild the construction and
 compare"; their references come from :mod:`proofs.references`, measured here too.
 """
@@ -23,6 +24,8 @@ import attncert.proofs.checkers
 from attncert.proofs.registry import load_claims
 
 CHECKER_MODULES = sorted(f"attncert.proofs.checkers.{m.name}" for m in pkgutil.iter_modules(attncert.proofs.checkers.__path__))
+#: Every module of the checkers, those of their packages too (a claim's check may live in one: proofs/checkers/every_size/).
+ALL_CHECKER_MODULES = sorted(m.name for m in pkgutil.walk_packages(attncert.proofs.checkers.__path__, "attncert.proofs.checkers."))
 #: Claims whose verification re-evaluates the construction by design (docs/certificate.md says so).
 REBUILD_BY_DESIGN = {
     "transpose", "matmul", "softmax", "relu", "maxmin", "inverse3",
@@ -60,10 +63,24 @@ def test_the_identity_checker_has_its_modules():
     assert {"attncert.proofs.checkers.identity", "attncert.proofs.checkers.identity_field", "attncert.proofs.checkers.identity_graph"} <= set(IDENTITY_CHECKER)
 
 
+EVERY_SIZE_CHECKER = [m for m in ALL_CHECKER_MODULES if m.startswith("attncert.proofs.checkers.every_size")]
+
+
+def test_the_every_size_checker_loads_neither_the_constructions_nor_the_every_size_prover():
+    # docs/every-size.md, "What verify does": its own size expressions, SMT-LIB writer, forms, evaluator, references
+    code = f"import sys, json, {', '.join(EVERY_SIZE_CHECKER)}; print(json.dumps(sorted(sys.modules)))"
+    mods = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert {"attncert.proofs.checkers.every_size.check", "attncert.proofs.checkers.every_size.sizes", "attncert.proofs.checkers.every_size.forms"} <= set(EVERY_SIZE_CHECKER)
+    assert set(EVERY_SIZE_CHECKER) <= set(mods)
+    prover = ("attncert.constructions", "attncert.proofs.every_size", "attncert.exact.symbolic", "attncert.proofs.identity")
+    assert not [m for m in mods if any(m == p or m.startswith(p + ".") for p in prover)]
+    assert "sympy.polys.fields" in mods
+
+
 def test_every_claim_is_checked_independently_or_rebuilt_by_design():
     for name, claim in load_claims().items():
         if claim.check is not None:
-            assert claim.check.__module__ in CHECKER_MODULES, name
+            assert claim.check.__module__ in ALL_CHECKER_MODULES, name
             assert importlib.import_module(claim.check.__module__)
         else:
             assert name in REBUILD_BY_DESIGN and claim.verify is not None, name

@@ -87,7 +87,8 @@ class Coefficients:
 
 
 def coefficient_key(c: Any) -> str:
-    return f"({c.numer})/({c.denom})"
+    """A text that equal coefficients share (sympy keeps p / q reduced, in one normalisation)."""
+    return f"{sorted(c.numer.items())}/{sorted(c.denom.items())}"
 
 
 def positive_coefficient(c: Any) -> bool:
@@ -130,11 +131,19 @@ class Factor:
         return self._free
 
     def rename(self, m: Mapping[str, Poly]) -> "Factor":
-        if not (self.free & m.keys()):
+        """The factor with free names replaced (remembered, as :meth:`Form.rename`)."""
+        used = sorted(k for k in m if k in self.free)
+        if not used:
             return self
-        if self.kind == "read":
-            return Factor("read", (self.args[0], self.args[1].substitute(m), self.args[2].substitute(m)))
-        return Factor(self.kind, tuple(a.rename(m) for a in self.args))
+        memo = (self.key, tuple((k, m[k].text()) for k in used))
+        out = _RENAMED.get(memo)
+        if out is None:
+            if self.kind == "read":
+                out = Factor("read", (self.args[0], self.args[1].substitute(m), self.args[2].substitute(m)))
+            else:
+                out = Factor(self.kind, tuple(a.rename(m) for a in self.args))
+            _remember(memo, out)
+        return out
 
 
 class Term:
@@ -177,6 +186,15 @@ def apart(t: Term) -> Term:
 
 
 _CANONICAL = re.compile(r"_(\d+)_\d+\Z")
+#: Renamed forms remembered, at most this many.
+MAX_REMEMBERED = 1 << 16
+_RENAMED: dict[tuple, Any] = {}
+
+
+def _remember(memo: tuple, x: Any) -> None:
+    if len(_RENAMED) > MAX_REMEMBERED:
+        _RENAMED.clear()
+    _RENAMED[memo] = x
 
 
 class Form:
@@ -219,14 +237,7 @@ class Form:
         if not c:
             return
         key, t = canonical(t)
-        if key in self.terms:
-            c = self.terms[key][0] + c
-            if not c:
-                del self.terms[key]
-                return
-        self.terms[key] = (c, t)
-        if len(self.terms) > MAX_TERMS:
-            raise FormError(f"a form of more than {MAX_TERMS:,} terms")
+        self._insert(key, c, t)
 
     def _normal(self, c: Any, t: Term) -> tuple[Any, Term]:
         names = {b for b, _ in t.binders}
@@ -268,9 +279,20 @@ class Form:
     # -- arithmetic ----------------------------------------------------------------------------------
     def __add__(self, o: "Form") -> "Form":
         out = self.copy()
-        for c, t in o.terms.values():
-            out.add_term(c, t)
+        for key, (c, t) in o.terms.items():
+            out._insert(key, c, t)
         return out
+
+    def _insert(self, key: str, c: Any, t: Term) -> None:
+        """Add c times a term already normal, of this key."""
+        if key in self.terms:
+            c = self.terms[key][0] + c
+            if not c:
+                del self.terms[key]
+                return
+        self.terms[key] = (c, t)
+        if len(self.terms) > MAX_TERMS:
+            raise FormError(f"a form of more than {MAX_TERMS:,} terms")
 
     def copy(self) -> "Form":
         out = Form(self.K)
@@ -278,9 +300,10 @@ class Form:
         return out
 
     def scale(self, c: Any) -> "Form":
+        """c times the form (a normal term times a coefficient is normal: its key stays)."""
         out = Form(self.K)
-        for c0, t in self.terms.values():
-            out.add_term(c0 * c, t)
+        if c:
+            out.terms = {key: (c0 * c, t) for key, (c0, t) in self.terms.items()}
         return out
 
     def __neg__(self) -> "Form":
@@ -305,12 +328,18 @@ class Form:
         return out
 
     def rename(self, m: Mapping[str, Poly]) -> "Form":
-        """Free names replaced by polynomials (binders untouched, never captured)."""
-        if not (self.free & m.keys()):
+        """Free names replaced by polynomials (binders untouched, never captured). Remembered: a form is
+        not changed once built, and the same renaming of the same form recurs (a canonical key tries it)."""
+        used = sorted(k for k in m if k in self.free)
+        if not used:
             return self
-        out = Form(self.K)
-        for c, t in self.terms.values():
-            out.add_term(c, t.rename(m))
+        memo = (id(self.K), self.key, tuple((k, m[k].text()) for k in used))
+        out = _RENAMED.get(memo)
+        if out is None:
+            out = Form(self.K)
+            for c, t in self.terms.values():
+                out.add_term(c, t.rename(m))
+            _remember(memo, out)
         return out
 
     # -- reading ------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ A relation (:class:`Rel`) is ``lhs op rhs`` with op one of ``<``, ``<=``, ``=``,
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable, Mapping
 
@@ -67,10 +68,10 @@ class Atom:
     def __hash__(self) -> int:
         return self._hash
 
-    def symbols(self) -> set[str]:
+    def symbols(self) -> frozenset[str]:
         if self.op == "sym":
-            return {self.args[0]}
-        return set().union(*(a.symbols() for a in self.args if isinstance(a, Poly)))
+            return frozenset(self.args)
+        return frozenset().union(*(a.symbols() for a in self.args if isinstance(a, Poly)))
 
     def substitute(self, m: Mapping[str, "Poly"]) -> "Poly":
         if self.op == "sym":
@@ -85,10 +86,15 @@ class Atom:
 Monomial = tuple  # ((Atom, exponent >= 1), ...) sorted by Atom.order
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _sym(name: str) -> Atom:
+    return Atom("sym", (name,))
+
+
 class Poly:
     """An integer polynomial in atoms: {monomial: nonzero coefficient}. Immutable; compared by its terms."""
 
-    __slots__ = ("terms", "_text", "_hash")
+    __slots__ = ("terms", "_text", "_hash", "_symbols")
 
     def __init__(self, terms: Mapping[Monomial, int]):
         self.terms = {m: c for m, c in terms.items() if c}
@@ -96,6 +102,7 @@ class Poly:
             raise ParseError(f"a size expression of more than {MAX_TERMS} terms")
         self._text: str | None = None
         self._hash: int | None = None
+        self._symbols: frozenset[str] | None = None
 
     @staticmethod
     def const(k: int) -> "Poly":
@@ -107,7 +114,7 @@ class Poly:
 
     @staticmethod
     def symbol(name: str) -> "Poly":
-        return Poly.atom(Atom("sym", (name,)))
+        return Poly.atom(_sym(name))
 
     # -- reading ---------------------------------------------------------------------------------
     def text(self) -> str:
@@ -122,8 +129,10 @@ class Poly:
             return self.terms[()]
         return None
 
-    def symbols(self) -> set[str]:
-        return set().union(*(a.symbols() for m in self.terms for a, _ in m))
+    def symbols(self) -> frozenset[str]:
+        if self._symbols is None:
+            self._symbols = frozenset().union(*(a.symbols() for m in self.terms for a, _ in m))
+        return self._symbols
 
     def atoms(self) -> set[Atom]:
         return {a for m in self.terms for a, _ in m}
@@ -197,8 +206,19 @@ class Poly:
 
     def substitute(self, m: Mapping[str, "Poly"]) -> "Poly":
         """The expression with the symbols of m replaced (every atom rebuilt, so simplified again)."""
-        if not (self.symbols() & set(m)):
+        if not (self.symbols() & m.keys()):
             return self
+        names = {k: v.name() for k, v in m.items()}
+        if None not in names.values() and all(a.op == "sym" for a in self.atoms()):  # a renaming of symbols
+            renamed: dict[Monomial, int] = {}
+            for mono, c in self.terms.items():
+                exps: dict[Atom, int] = {}
+                for a, e in mono:
+                    b = _sym(names.get(a.args[0]) or a.args[0])
+                    exps[b] = exps.get(b, 0) + e
+                key = tuple(sorted(exps.items(), key=lambda ae: ae[0].order))
+                renamed[key] = renamed.get(key, 0) + c
+            return Poly(renamed)
         out = Poly({})
         for mono, c in self.terms.items():
             t = Poly.const(c)
@@ -445,7 +465,7 @@ class Rel:
             return Rel("<", self.rhs, self.lhs)
         return Rel("!=" if self.op == "=" else "=", self.lhs, self.rhs)
 
-    def symbols(self) -> set[str]:
+    def symbols(self) -> frozenset[str]:
         return self.lhs.symbols() | self.rhs.symbols()
 
     def substitute(self, m: Mapping[str, Poly]) -> "Rel":

@@ -31,11 +31,13 @@ parity). ``sat`` and ``unknown`` (a timeout) are refusals, never a pass.
 from __future__ import annotations
 
 import functools
-from attncert.proofs.checkers.every_size.sizes import Atom, Poly, Rel
+import re
+from attncert.proofs.checkers.every_size.sizes import RESERVED, Atom, Poly, Rel
 
 #: Milliseconds cvc5 may take on one script (each of the relaxation and the script itself).
 TIMEOUT_MS = 20_000
 NIA, ALL = "(set-logic QF_NIA)", "(set-logic ALL)"
+_NAMES = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 def script(hypotheses: list[Rel], goal: Rel, extremes: bool) -> str:
@@ -153,9 +155,22 @@ def _manager():  # type: ignore[no-untyped-def]
 
 
 def proven(hypotheses: list[Rel], goal: Rel, extremes: bool) -> str | None:
-    """None if cvc5 proves the fact (its relaxation or its script unsat), else cvc5's answer."""
+    """None if cvc5 proves the fact (its relaxation or its script unsat), else cvc5's answer. The symbols
+    are first renamed v0, v1, ... in order of appearance (a renaming changes no answer), so that facts
+    alike up to their names (a binder l3 where another has l17) are asked once."""
+    hypotheses, goal = renamed(hypotheses, goal)
     if cvc5_answer(relaxed_script(hypotheses, goal, extremes)) == "unsat":
         return None
     text = script(hypotheses, goal, extremes)
     answer = cvc5_answer(ALL + text[len(NIA) :])
     return None if answer == "unsat" else answer
+
+
+def renamed(hypotheses: list[Rel], goal: Rel) -> tuple[list[Rel], Rel]:
+    """The fact with its symbols renamed v0, v1, ... in order of first appearance (hypotheses, then goal)."""
+    order: dict[str, Poly] = {}
+    for r in hypotheses + [goal]:
+        for name in _NAMES.findall(r.text):
+            if name not in RESERVED and name not in order:
+                order[name] = Poly.symbol(f"v{len(order)}")
+    return [r.substitute(order) for r in hypotheses], goal.substitute(order)
