@@ -53,7 +53,10 @@ def check_every_size(doc: dict[str, Any]) -> list[str]:
     base = claim[: -len(SUFFIX)] if isinstance(claim, str) and claim.endswith(SUFFIX) else None
     if base not in DEFINITIONS:
         raise ParseError(f"no every-size definition for the claim {str(claim)[:40]!r}")
-    return _Check(doc, DEFINITIONS[base]).run()[:SHOWN]
+    try:
+        return _Check(doc, DEFINITIONS[base]).run()[:SHOWN]
+    except RecursionError:
+        raise ParseError("the certificate nests too deeply for the every-size checker") from None
 
 
 class _Check:

@@ -2,7 +2,8 @@ r"""The recorded template, read by the checker: its nodes, their arguments, and 
 
 The template is a RASP graph in JSON (``attncert-rasp/1``): nodes ``{"id", "op", "params", ...}``,
 edges ``{"source", "target", "arg"}`` (the arguments of a node in the order of ``arg``, 0, 1, ...),
-and ``outputs.output``, the node whose value is the output sequence. The graph must be acyclic.
+and ``outputs.output``, the node whose value is the output sequence. The graph must be acyclic, its
+chains of arguments at most :data:`MAX_DEPTH` long.
 
 A parameter is a size text ``{"size": text}``, a rational ``{"q": text}``, a list ``{"list": [...]}``,
 a function ``{"fn": {"name", "params"}}`` or null. In a size case that fixes some sizes (d = 1), each
@@ -20,8 +21,8 @@ from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.every_size.sizes import Poly, parse_size
 from attncert.proofs.checkers.reading import whole
 
-#: The most nodes and edges a template may hold.
-MAX_NODES = 20_000
+#: The most nodes and edges a template may hold, and the longest chain of arguments (the evaluation recurses along it).
+MAX_NODES, MAX_DEPTH = 20_000, 96
 
 
 @dataclass(frozen=True)
@@ -59,28 +60,33 @@ def read_graph(obj: Any) -> Graph:
         args[v] = [s[k] for k in range(len(s))]
     if not isinstance(outputs, dict) or outputs.get("output") not in nodes:
         raise ParseError("the template's outputs.output must name a node")
-    _acyclic(args)
+    if _depth(args) > MAX_DEPTH:
+        raise ParseError(f"the template's chains of arguments are longer than {MAX_DEPTH}")
     return Graph(nodes, args, outputs["output"])
 
 
-def _acyclic(args: dict[int, list[int]]) -> None:
+def _depth(args: dict[int, list[int]]) -> int:
+    """The longest chain of arguments; ParseError if there is a cycle."""
+    depth: dict[int, int] = {}
     state: dict[int, int] = {}
     for root in args:
-        stack = [(root, iter(args[root]))]
         if state.get(root) == 2:
             continue
         state[root] = 1
+        stack = [(root, iter(args[root]))]
         while stack:
             v, it = stack[-1]
             u = next(it, None)
             if u is None:
                 state[v] = 2
+                depth[v] = 1 + max((depth[a] for a in args[v]), default=0)
                 stack.pop()
             elif state.get(u) == 1:
                 raise ParseError(f"the template has a cycle through node {u}")
             elif state.get(u) is None:
                 state[u] = 1
                 stack.append((u, iter(args[u])))
+    return max(depth.values(), default=0)
 
 
 def decode(obj: Any, fixed: Mapping[str, Poly]) -> Any:

@@ -73,6 +73,14 @@ class Atom:
             return frozenset(self.args)
         return frozenset().union(*(a.symbols() for a in self.args if isinstance(a, Poly)))
 
+    def value(self, env: Mapping[str, int]) -> int:
+        if self.op == "sym":
+            return env[self.args[0]]
+        if self.op in ("max", "min"):
+            return (max if self.op == "max" else min)(a.value(env) for a in self.args)
+        x = self.args[0].value(env)
+        return x // self.args[1] if self.op == "floor" else x % self.args[1]
+
     def substitute(self, m: Mapping[str, "Poly"]) -> "Poly":
         if self.op == "sym":
             by = m.get(self.args[0])
@@ -144,6 +152,15 @@ class Poly:
             if c == 1 and len(m) == 1 and m[0][1] == 1 and m[0][0].op == "sym":
                 return m[0][0].args[0]
         return None
+
+    def value(self, env: Mapping[str, int]) -> int:
+        """The integer at the given values of its symbols (KeyError for a symbol not given)."""
+        total = 0
+        for mono, c in self.terms.items():
+            for a, e in mono:
+                c *= a.value(env) ** e
+            total += c
+        return total
 
     def is_polynomial_in(self, names: Iterable[str]) -> bool:
         """Whether every atom is a symbol among names (no max, min, floor, mod)."""
@@ -467,6 +484,10 @@ class Rel:
 
     def symbols(self) -> frozenset[str]:
         return self.lhs.symbols() | self.rhs.symbols()
+
+    def holds(self, env: Mapping[str, int]) -> bool:
+        a, b = self.lhs.value(env), self.rhs.value(env)
+        return a < b if self.op == "<" else a <= b if self.op == "<=" else a == b if self.op == "=" else a != b
 
     def substitute(self, m: Mapping[str, Poly]) -> "Rel":
         return Rel(self.op, self.lhs.substitute(m), self.rhs.substitute(m))

@@ -22,6 +22,8 @@ between integer terms a < b is first written a + 1 <= b and a != b as (a + 1 <= 
 (equivalent over the integers), floor(x, k)'s bound x - k q < k as x - k q <= k - 1, mod's as
 r <= k - 1; divisibility is left out; then the symbols range over the reals. Every integer model
 of the script is a real model of the relaxation, so ``unsat`` there proves the script ``unsat``.
+A goal x < max(a_1, ..., a_k) is first proven as x < a_j for one j, x < min(...) as x < a_j for every
+j (:func:`_through_extremum`): a_j <= max <= ..., and these smaller facts are much quicker for cvc5.
 Where the relaxation is satisfiable (a fact that needs divisibility, say), the script itself is
 given to cvc5, its logic line ``QF_NIA`` replaced by ``ALL`` (the same assertions: declared QF_NIA,
 cvc5 treats ``mod`` by a constant as nonlinear and gives up on linear facts such as MaxMin's
@@ -127,12 +129,12 @@ def term(e: Poly, aux: dict[str, str]) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def cvc5_answer(text: str) -> str:
-    """cvc5's answer to a script: ``unsat``, ``sat`` or ``unknown`` (one solver for the script)."""
+def cvc5_answer(text: str, ms: int = TIMEOUT_MS) -> str:
+    """cvc5's answer to a script: ``unsat``, ``sat`` or ``unknown`` (past ms milliseconds, too), one solver for it."""
     import cvc5
 
     solver = cvc5.Solver(_manager())
-    solver.setOption("tlimit-per", str(TIMEOUT_MS))
+    solver.setOption("tlimit-per", str(ms))
     solver.setOption("nl-cov", "false")  # its coverings may run past the time limit; incremental linearization stops
     parser = cvc5.InputParser(solver)
     parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "fact")
@@ -155,15 +157,65 @@ def _manager():  # type: ignore[no-untyped-def]
 
 
 def proven(hypotheses: list[Rel], goal: Rel, extremes: bool) -> str | None:
-    """None if cvc5 proves the fact (its relaxation or its script unsat), else cvc5's answer. The symbols
-    are first renamed v0, v1, ... in order of appearance (a renaming changes no answer), so that facts
-    alike up to their names (a binder l3 where another has l17) are asked once."""
+    """None if cvc5 proves the fact (module docstring), else cvc5's answer. The symbols are first renamed
+    v0, v1, ... in order of appearance (a renaming changes no answer), so that facts alike up to their
+    names (a binder l3 where another has l17) are asked once."""
     hypotheses, goal = renamed(hypotheses, goal)
-    if cvc5_answer(relaxed_script(hypotheses, goal, extremes)) == "unsat":
+    if _through_extremum(hypotheses, goal) or cvc5_answer(relaxed_script(hypotheses, goal, extremes)) == "unsat":
         return None
     text = script(hypotheses, goal, extremes)
     answer = cvc5_answer(ALL + text[len(NIA) :])
     return None if answer == "unsat" else answer
+
+
+def _through_extremum(hypotheses: list[Rel], goal: Rel) -> bool:
+    """Whether a goal x < max(a_1, ..., a_k) (or <=) is proven as x < a_j for one j (then it holds, a_j being
+    at most the max), or x < min(a_1, ..., a_k) as x < a_j for every j; each such relation proven by cvc5
+    (its relaxation, or again through an extremum). The a_j tried are those above x at every sampled point
+    of the hypotheses (:func:`_points`), at most :data:`TRIED` of them, each for at most :data:`TRY_MS`:
+    a choice of what to prove, never a reason to believe it. These smaller facts, free of the extremum,
+    are quicker for cvc5; where none is proven, the whole fact is asked."""
+    rhs = goal.rhs
+    if goal.op not in ("<", "<=") or len(rhs.terms) != 1:
+        return False
+    ((mono, c),) = rhs.terms.items()
+    if c != 1 or len(mono) != 1 or mono[0][1] != 1 or mono[0][0].op not in ("max", "min"):
+        return False
+    atom = mono[0][0]
+    parts = [Rel(goal.op, goal.lhs, a) for a in atom.args]
+    if atom.op == "min":
+        return all(_through_extremum(hypotheses, r) or cvc5_answer(relaxed_script(hypotheses, r, False), TRY_MS) == "unsat" for r in parts)
+    points = _points(hypotheses)
+    likely = [r for r in parts if all(_holds(r, p) for p in points)][:TRIED]
+    return any(_through_extremum(hypotheses, r) or cvc5_answer(relaxed_script(hypotheses, r, False), TRY_MS) == "unsat" for r in likely)
+
+
+#: The most arguments of a max tried one by one, and the milliseconds cvc5 has for each.
+TRIED, TRY_MS = 3, 250
+
+
+def _holds(r: Rel, point: dict[str, int]) -> bool:
+    try:
+        return r.holds(point)
+    except (KeyError, ZeroDivisionError):
+        return True
+
+
+def _points(hypotheses: list[Rel]) -> list[dict[str, int]]:
+    """Integer points where every hypothesis holds: every size (a symbol s with 1 <= s) 30, then for each
+    size s = 1, 2 or 30 and the others 30, 30 or 2; each digit (d with 0 <= d and d < B) at B - 1."""
+    sizes = [str(r.rhs.name()) for r in hypotheses if r.op == "<=" and r.lhs == Poly.const(1) and r.rhs.name()]
+    digits = [(str(r.lhs.name()), r.rhs) for r in hypotheses if r.op == "<" and r.lhs.name() and r.lhs.name() not in sizes]
+    out = []
+    for point in [{x: 30 for x in sizes}] + [{x: (low if x == s else high) for x in sizes} for s in sizes for low, high in ((1, 30), (2, 30), (30, 2))]:
+        try:
+            for d, B in digits:
+                point[d] = B.value(point) - 1
+            if all(r.holds(point) for r in hypotheses):
+                out.append(point)
+        except (KeyError, ZeroDivisionError):
+            continue
+    return out
 
 
 def renamed(hypotheses: list[Rel], goal: Rel) -> tuple[list[Rel], Rel]:
