@@ -18,9 +18,9 @@ import pytest
 from attncert.constructions.sizes.expr import parse
 from attncert.exact import ParseError
 from attncert.exact.certificate import seal
+from attncert.proofs.checkers.every_size import check_every_size
 from attncert.proofs.every_size.claims import EverySizeClaim
 from attncert.proofs.every_size.facts import Rel, to_smtlib
-from attncert.proofs.core.registry import registered
 
 _PROVEN: dict[str, dict[str, Any]] = {}
 
