@@ -255,3 +255,19 @@ def test_hostile_changes_give_problems_or_parse_errors_never_a_crash(base):
         assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)
         refused_count += bool(problems)
     assert refused_count > 60  # most changes break something; the assertions above are what matters
+
+
+@pytest.mark.slow
+def test_universal_without_a_case_or_without_a_cases_relation_is_refused():
+    # (the certificate is refused already, the prover's capture bug above; these are the problems the changes add)
+    doc = certificate("universal")
+    case = next(c for c in doc["outputs"]["cases"] if c["assumed"] == ["d != 1"])
+    case["assumed"] = []  # the case d != 1 without its relation
+    refused(check(doc), "its fixed sizes and relations are not what its path gives")
+    doc = certificate("universal")
+    gone = next(k for k, c in enumerate(doc["outputs"]["cases"]) if c["assumed"])
+    del doc["outputs"]["cases"][gone]
+    doc["outputs"]["regions"] = [{**r, "case": r["case"] - (r["case"] > gone)} for r in doc["outputs"]["regions"] if r["case"] != gone]
+    doc["result"]["cases"] -= 1
+    doc["result"]["regions"] = len(doc["outputs"]["regions"])
+    refused(check(doc), "cases at []")
