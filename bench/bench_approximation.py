@@ -18,8 +18,8 @@ from attncert.exact import QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.expressions import compile_enclosure, variables
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import verify_bytes
 
 RATIO = fmpq(5, 4)
 

@@ -94,8 +94,8 @@ def every_length(vocab: str = "1,2,3,4,5", n: int = 8) -> dict:
     from attncert.exact.canonical import canonical_json
     from attncert.exact.certificate import seal
     from attncert.proofs import compiled_program
-    from attncert.proofs.user_programs import call_program, parse_vocab
-    from attncert.proofs.verify import verify_bytes
+    from attncert.proofs.core.user_programs import call_program, parse_vocab
+    from attncert.proofs.core.verify import verify_bytes
 
     program = "tests.tracr.programs:sort_unique"
     g = rasp.to_graph(to_rasp(from_tracr(call_program(program))))

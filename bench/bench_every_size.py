@@ -29,7 +29,7 @@ _CHILD = r"""
 import json, sys, time
 from bench.timing import peak_rss
 t0 = time.perf_counter()
-from attncert.proofs.registry import load_claim
+from attncert.proofs.core.registry import load_claim
 base, every, fixed = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 claim = load_claim(base + "_every_size")
 t1 = time.perf_counter()

@@ -27,7 +27,7 @@ _CHILD = r"""
 import json, sys, time
 from bench.timing import peak_rss
 t0 = time.perf_counter()
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.registry import load_claims
 claims = load_claims()
 base, sizes = sys.argv[1], json.loads(sys.argv[2])
 identity = claims[base + "_identity"]

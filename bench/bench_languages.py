@@ -10,7 +10,7 @@ import numpy as np
 from bench.timing import best_of, fmt_seconds
 from attncert.constructions import rasp
 from attncert.exact import EE
-from attncert.proofs.cost import _power_sum
+from attncert.proofs.core.cost import _power_sum
 from attncert.proofs.simulator import languages as L
 from attncert.proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
 

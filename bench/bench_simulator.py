@@ -19,7 +19,7 @@ from attncert.constructions.rasp.size import schedule
 from attncert.constructions.simulator import universal
 from attncert.exact import EE, Float
 from attncert.proofs import references
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.registry import load_claims
 
 
 def _matrix(rng: random.Random, r: int, c: int) -> list[list[fmpq]]:

@@ -17,8 +17,8 @@ from attncert.constructions.sinkhorn.universality import fit_weights, network
 from attncert.exact import QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import verify_bytes
 
 #: The issue's family: 32 fit pairs (and 16 held out), texts of up to 6 points, widths up to 8.
 FAMILY = {"pairs": 32, "held_out": 16, "max_n": 6, "widths": "1,2,3,4,5,6,7,8"}

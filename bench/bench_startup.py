@@ -59,7 +59,7 @@ def run() -> list[dict]:
             "title": "Start-up of the light verbs (a fresh process each, best of 5)",
             "header": ["command", "wall time", "target (issue 23)"],
             "rows": light,
-            "note": "They read the claim index only (proofs/registry.py INDEX): no FLINT, numpy, networkx or sympy is imported.",
+            "note": "They read the claim index only (proofs/core/registry.py INDEX): no FLINT, numpy, networkx or sympy is imported.",
         },
         {
             "title": "U(3, 3, 3) as a whole process: attncert prove universal (exact, certificate written) against the paper's float demo",

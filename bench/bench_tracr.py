@@ -59,7 +59,7 @@ def forward_against_jax() -> dict:
 
     from attncert.constructions.tracr.forward import forward
     from attncert.constructions.tracr.model import read_assembled
-    from attncert.proofs.user_programs import load_program, parse_vocab, program_spec
+    from attncert.proofs.core.user_programs import load_program, parse_vocab, program_spec
 
     rows = []
     for program, vocab, n, _ in CASES:

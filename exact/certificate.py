@@ -4,7 +4,7 @@ A certificate is one JSON object (docs/design.md, "Certificates") whose ``sha256
 field is the hex sha256 of the canonical JSON of the rest. This module seals,
 writes (atomically: temporary file in the same folder, fsync, then rename) and
 reads documents, checking size limits, the format tag and the hash. It knows
-nothing about what a claim means; :mod:`proofs.verify` checks that.
+nothing about what a claim means; :mod:`proofs.core.verify` checks that.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class Limits:
     max_terms: int = 100_000  # terms in one EE numerator or denominator
     max_entries: int = 1 << 21  # entries in one matrix (a 1024 x 2048 Sinkhorn plan); elements of one RASP-language value, characters of one string
     max_nodes: int = 100_000  # nodes in one RASP graph
-    # What one run may compute, from a claim's cost model (proofs/cost.py), for prove and verify alike.
+    # What one run may compute, from a claim's cost model (proofs/core/cost.py), for prove and verify alike.
     max_positions: int = 1 << 15  # RASP sequence length
     max_pairs: int = 1 << 28  # selection pairs in one attention layer
     max_evaluations: int = 2_000_000  # sequences (words, cases) or Sinkhorn runs in one claim

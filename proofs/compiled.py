@@ -24,16 +24,16 @@ from attncert.constructions.languages import match2, match2_readout, parity, par
 from attncert.exact import EE, QQ, Domain, ParseError
 from attncert.exact.canonical import json_equal
 from attncert.exact.matrices import matrix_to_json
-from attncert.proofs import cost as costs
+from attncert.proofs.core import cost as costs
 from attncert.proofs import references
-from attncert.proofs.certify import certificate
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.compiled import check_compiled, model_sha256
-from attncert.proofs.cost import Cost
-from attncert.proofs.layout_claims import LAYOUT_CLAIMS, LayoutClaim
-from attncert.proofs.lemmas.common import SEED, exact_domain
-from attncert.proofs.params import positive_int, size_values
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import INDEX, Claim, Param, load_claim, load_claims, register
+from attncert.proofs.core.cost import Cost
+from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS, LayoutClaim
+from attncert.proofs.core.inputs import SEED, exact_domain
+from attncert.proofs.core.params import positive_int, size_values
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import INDEX, Claim, Param, load_claim, load_claims, register
 
 NAME = "compiled"
 STATEMENT = (
@@ -226,7 +226,7 @@ def construction_cost(of: str, kw: dict[str, int]) -> Cost:
 
 def cost(of: str, sizes: str, **_: Any) -> Cost:
     """The construction's own cost; the forward pass scores every (query, key) pair of every head. The certificate
-    holds the construction's, a third copy of the outputs and the model (:func:`proofs.cost.compiled_document`)."""
+    holds the construction's, a third copy of the outputs and the model (:func:`proofs.core.cost.compiled_document`)."""
     own = construction_cost(of, parse_sizes(of, sizes))
     return replace(_with_forward_passes(own, 1), document=costs.compiled_document(of, own))
 

@@ -42,12 +42,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from attncert.exact import ParseError
-from attncert.proofs.certify import certificate
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.compiled_program import check_compiled_program, model_sha256
-from attncert.proofs.params import nonnegative_int, positive_int
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, flag, register
-from attncert.proofs.user_programs import attncert_program, call_program, check_sources, file_program, parse_vocab, refuse_input_count
+from attncert.proofs.core.params import nonnegative_int, positive_int
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import Claim, Param, flag, register
+from attncert.proofs.core.user_programs import attncert_program, call_program, check_sources, file_program, parse_vocab, refuse_input_count
 
 NAME = "compiled_program"
 STATEMENT = (
@@ -191,7 +191,7 @@ def _certify(src: Source, tokens: list[Any], n: int, lengths: str, causal: bool,
     from attncert.constructions.compiler.model import model_to_json
     from attncert.constructions.tracr.program import intern
     from attncert.constructions.tracr.program import value_json as encode_value
-    from attncert.proofs.progress import bar
+    from attncert.proofs.core.progress import bar
 
     # the compiler's own check samples inputs; a compositional proof covers every input, so it is not run then
     model = compile_graph(src.graph, n, "categorical", tokens, lengths=lengths, causal=causal, check=given.get("method") != "compositional")
@@ -344,7 +344,7 @@ def summary(doc: dict[str, Any]) -> str | None:
 def cost(vocab: str, max_seq_len: int, lengths: str, method: str = "exhaustive", **_: Any) -> Any:
     """Every input of the lengths checked: an exact forward pass and a RASP evaluation each (compositional:
     the compile and its check, then configurations of the value sets, a few per position pair)."""
-    from attncert.proofs.cost import Cost
+    from attncert.proofs.core.cost import Cost
 
     count = input_count(len(parse_vocab(vocab)), max_seq_len, lengths_option(lengths))
     n = max_seq_len + 1

@@ -23,15 +23,15 @@ from flint import ctx, fmpq
 
 from attncert.exact import QQ, Ball, Domain
 from attncert.exact.matrices import matrix_to_json
-from attncert.proofs import figures
-from attncert.proofs.certify import certificate
+from attncert.proofs.core import figures
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.compiled import check_compiled_softmax
 from attncert.proofs.compiled import canonical_sizes, compile_construction, instance, parse_sizes
 from attncert.proofs.compiled import cost as compiled_cost
-from attncert.proofs.cost import Cost
-from attncert.proofs.lemmas.common import SEED
-from attncert.proofs.params import positive_int, positive_rational, rational_list
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core.cost import Cost
+from attncert.proofs.core.inputs import SEED
+from attncert.proofs.core.params import positive_int, positive_rational, rational_list
+from attncert.proofs.core.registry import Claim, Param, register
 from attncert.constructions.compiler import MODEL_CLASS
 from attncert.constructions.compiler.check import NUMERIC_INPUTS
 from attncert.constructions.compiler.model import model_to_json

@@ -44,10 +44,10 @@ from attncert.exact import Ball, EENumber, ParseError
 from attncert.exact.domains import ENCLOSURE_BITS
 from attncert.exact.errors import LimitExceeded, UndecidedError
 from attncert.exact.limits import current as current_limits
-from attncert.proofs import cost as costs
-from attncert.proofs import figures
-from attncert.proofs.certify import certificate, differing_fields
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core import cost as costs
+from attncert.proofs.core import figures
+from attncert.proofs.core.certify import certificate, differing_fields
+from attncert.proofs.core.registry import Claim, Param, register
 
 NAME = "rasp_program"
 STATEMENT = (

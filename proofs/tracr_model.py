@@ -28,13 +28,13 @@ from typing import Any, Callable, Sequence
 
 from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
-from attncert.proofs import figures
-from attncert.proofs.certify import certificate
+from attncert.proofs.core import figures
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.tracr_model import check_tracr_model, model_sha256
-from attncert.proofs.params import nonnegative_int, positive_int
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, flag, register
-from attncert.proofs.user_programs import call_program, parse_vocab, program_spec, refuse_input_count
+from attncert.proofs.core.params import nonnegative_int, positive_int
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import Claim, Param, flag, register
+from attncert.proofs.core.user_programs import call_program, parse_vocab, program_spec, refuse_input_count
 
 NAME = "tracr_model"
 STATEMENT = (
@@ -126,7 +126,7 @@ def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol:
     from attncert.constructions.tracr.program import input_count, inputs, intern, program_to_json
     from attncert.constructions.tracr.program import value_json as encode_value
 
-    from attncert.proofs.progress import bar
+    from attncert.proofs.core.progress import bar
 
     _refuse_inputs(model, tokens, n)
     exact_values: dict[Any, int] = {}
@@ -328,7 +328,7 @@ def cost(vocab: str, max_seq_len: int, precision: int, **_: Any) -> Any:
     """Every input of every length up to N, N + 1 positions each (BOS first), balls up to 4 times the
     precision; about 10 s of tracr's own compile and JAX import, then the forward passes."""
     from attncert.constructions.tracr.program import input_count
-    from attncert.proofs.cost import Cost
+    from attncert.proofs.core.cost import Cost
 
     count = input_count(len(parse_vocab(vocab)), max_seq_len)
     n = max_seq_len + 1

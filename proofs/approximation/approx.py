@@ -41,14 +41,14 @@ from attncert.proofs.approximation.common import (
     target_json,
     modulus_proven,
 )
-from attncert.proofs import figures
-from attncert.proofs.certify import certificate
+from attncert.proofs.core import figures
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.approximation_claims import check_lipschitz_approx
 from attncert.proofs.checkers.modulus import decision_text
-from attncert.proofs.cost import Cost
-from attncert.proofs.params import positive_int
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core.cost import Cost
+from attncert.proofs.core.params import positive_int
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import Claim, Param, register
 
 NAME = "lipschitz_approx"
 STATEMENT = (

@@ -8,7 +8,7 @@ bound and decides the stated modulus on grid pairs (these three with
 :mod:`proofs.checkers`, which a verifier runs again), and :func:`instance_json`
 writes it all as canonical JSON.
 
-A verifier's rebuild (:mod:`proofs.rebuild`) passes the recorded search result,
+A verifier's rebuild (:mod:`proofs.core.rebuild`) passes the recorded search result,
 sub-grid bound and grid-pair decision back as a *witness*: the independent
 check has already recomputed them (every leaf's bound, the lower bound at its
 point, the sub-grid, every tested pair), so the rebuild re-derives every other
@@ -34,9 +34,9 @@ from attncert.proofs.checkers.closed_form import ClosedForm, closed_form
 from attncert.proofs.checkers.mcshane import Interpolant
 from attncert.proofs.checkers.modulus import decide, decision_json
 from attncert.proofs.checkers.subgrid import RESOLUTION, SubgridBound, subgrid_bound
-from attncert.proofs.cost import CAP, SECONDS_PER_POSITION, Cost, target_magnitude
-from attncert.proofs.params import positive_int
-from attncert.proofs.registry import Param
+from attncert.proofs.core.cost import CAP, SECONDS_PER_POSITION, Cost, target_magnitude
+from attncert.proofs.core.params import positive_int
+from attncert.proofs.core.registry import Param
 
 #: Largest dimension (the grid has (m + 1)^d points; the cost model computes that number first).
 MAX_D = 16
@@ -80,7 +80,7 @@ def bounded(name: str, v: int, lo: int, hi: int) -> int:
 
 def instance_cost(claim: str, t: Target, m: int, max_leaves: int, rasp_evaluations: int) -> Cost:
     """N positions (exact), the RASP evaluations plus the leaf budget (each leaf a verifier re-checks), rough
-    time, and the target's magnitude on the cube (refused up front when too large: proofs/cost.py)."""
+    time, and the target's magnitude on the cube (refused up front when too large: proofs/core/cost.py)."""
     N = sequence_length(bounded("d", t.d, 1, MAX_D), m)
     G = (m + 1) ** t.d
     grid_pairs = G * (3**t.d - 1) // 2 if t.lipschitz else G * (G - 1) // 2  # king neighbours, or all pairs

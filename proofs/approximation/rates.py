@@ -22,13 +22,13 @@ from attncert.constructions.approximation.mcshane import sequence_length
 from attncert.constructions.approximation.targets import LIBRARY, target as make_target
 from attncert.exact import QQ, ParseError
 from attncert.proofs.approximation.common import BITS, MAX_PREC, PREC, RATIO, bounded, instance_cost, instance_json, modulus_proven, prove_instance, stop_ratio, target_json
-from attncert.proofs import figures
-from attncert.proofs.certify import certificate
+from attncert.proofs.core import figures
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.approximation_claims import check_lipschitz_rates
-from attncert.proofs.cost import Cost
-from attncert.proofs.params import int_list, positive_int
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core.cost import Cost
+from attncert.proofs.core.params import int_list, positive_int
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import Claim, Param, register
 
 NAME = "lipschitz_rates"
 STATEMENT = (

@@ -6,6 +6,6 @@ the recorded data *before* it concludes anything; a hypothesis that fails raises
 FAIL. The claim checks (:mod:`proofs.checkers.sinkhorn_claims`) combine them.
 
 Nothing in this package imports :mod:`constructions`: a prover and its checker
-share no code beyond :mod:`exact`, :mod:`proofs.params` and this package, and a
+share no code beyond :mod:`exact`, :mod:`proofs.core.params` and this package, and a
 test imports every checker in a fresh interpreter to measure that.
 """

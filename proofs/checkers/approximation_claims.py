@@ -25,7 +25,7 @@ For each (target, grid) instance the check
    McShane pieces of the recorded samples and slope, and the network's
    Lipschitz constant max |slope| over its pieces is recomputed from them.
 
-The rebuild that follows (:mod:`proofs.rebuild`) re-derives every other field
+The rebuild that follows (:mod:`proofs.core.rebuild`) re-derives every other field
 from the parameters, reusing only what these steps have re-checked.
 """
 
@@ -47,7 +47,7 @@ from attncert.proofs.checkers.partition import read_leaves, sides, tiling_proble
 from attncert.proofs.checkers.reading import integer, items, obj, qvector, rational
 from attncert.proofs.checkers.sinkhorn_claims import conclude
 from attncert.proofs.checkers.subgrid import subgrid_bound
-from attncert.proofs.params import int_list
+from attncert.proofs.core.params import int_list
 
 MAX_D = 16
 #: Bounds on the stated modulus C ||x - y||^alpha (its thresholds are q-th roots of C^q times powers of 2).

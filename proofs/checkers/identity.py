@@ -39,7 +39,7 @@ The same :func:`decide` checks each size of ``hierarchy_identity``
 ``compiled_identity`` (:mod:`proofs.checkers.identity_compiled`).
 
 ``attncert verify`` then proves again from the recorded sizes and compares the whole document
-(:mod:`proofs.rebuild`).
+(:mod:`proofs.core.rebuild`).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ for has exactly one run, sizes agree, tolerances agree, nothing is empty), uses
 only the theorem checkers of this package (whose hypotheses are checked first),
 recomputes ``holds`` and requires the claim's own relation. ``attncert verify``
 then rebuilds the whole document from the recorded parameters and compares
-every field (:mod:`proofs.rebuild`); these checks are what makes an OK mean the
+every field (:mod:`proofs.core.rebuild`); these checks are what makes an OK mean the
 claim is true even for a document the prover itself could have written.
 """
 
@@ -27,7 +27,7 @@ from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix,
 from attncert.proofs.checkers.runs import EXTRA_BITS, check_run, read_plan, run_precision
 from attncert.proofs.checkers.sinkhorn_model import RecordedModel
 from attncert.proofs.checkers.texts import text
-from attncert.proofs.params import rational_list
+from attncert.proofs.core.params import rational_list
 
 MAX_SIZE = 1 << 12
 #: A run of sinkhorn_convergence records its plan's balls up to this many entries n m; a larger plan is recorded

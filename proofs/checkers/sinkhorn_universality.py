@@ -40,7 +40,7 @@ from attncert.proofs.checkers.runs import check_run
 from attncert.proofs.checkers.sinkhorn_claims import conclude, problem_or_reason, same_eps
 from attncert.proofs.checkers.sinkhorn_model import RecordedModel
 from attncert.proofs.checkers.texts import key, text
-from attncert.proofs.params import int_list
+from attncert.proofs.core.params import int_list
 
 SYSTEMS = ("independent", "entropic", "mixture")
 MAX_WIDTH = 16

@@ -20,7 +20,7 @@ from typing import Sequence
 from attncert.exact.errors import AttncertError
 from attncert.proofs.cli.options import EXIT_BAD_INPUT
 from attncert.proofs.cli.parser import build_parser, program_claim
-from attncert.proofs.workers import Terminated, orderly_signals
+from attncert.proofs.core.workers import Terminated, orderly_signals
 
 # The command line imports only what a verb needs, inside the verb (FLINT, numpy, networkx, sympy and
 # the claims' modules each take a tenth of a second or more to load): `attncert --version`, `list` and

@@ -37,7 +37,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 def _compile_construction(args: argparse.Namespace) -> tuple[str, Any]:
     from attncert.proofs import compiled
-    from attncert.proofs.cost import check as check_cost
+    from attncert.proofs.core.cost import check as check_cost
 
     if args.of is None:
         raise ParseError("compile needs a construction (e.g. universal), --file F.rasp or --program MODULE:FUNCTION")
@@ -55,7 +55,7 @@ def _compile_construction(args: argparse.Namespace) -> tuple[str, Any]:
 
 
 def _compile_user_program(args: argparse.Namespace) -> tuple[str, Any]:
-    from attncert.proofs import user_programs
+    from attncert.proofs.core import user_programs
 
     if args.of is not None:
         raise ParseError(f"give a construction ({args.of}) or a program of your own (--file/--program), not both")

@@ -10,7 +10,7 @@ import sys
 
 from attncert.exact.errors import AttncertError
 from attncert.proofs.cli.options import EXIT_HOLDS, limits_of, resolve_sizes
-from attncert.proofs.registry import Claim, load_claim
+from attncert.proofs.core.registry import Claim, load_claim
 
 GRAPH_FORMATS = {"dot": "graph_to_dot", "json": "graph_to_json", "graphml": "graph_to_graphml"}
 
@@ -28,7 +28,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from attncert.constructions.sinkhorn import graph as sinkhorn_graph
     from attncert.exact.canonical import canonical_json
     from attncert.exact.certificate import atomic_write_bytes, check_target
-    from attncert.proofs.cost import refuse_over_limits
+    from attncert.proofs.core.cost import refuse_over_limits
 
     claim = load_claim(args.claim)
     if claim.build is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from attncert.proofs.cli.options import EXIT_HOLDS
-from attncert.proofs.registry import INDEX
+from attncert.proofs.core.registry import INDEX
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -11,8 +11,8 @@ from typing import Any, Callable, Sequence
 
 from attncert.exact.errors import ParseError
 from attncert.exact.limits import Limits, limit_problem
-from attncert.proofs.params import positive_int, size_values
-from attncert.proofs.registry import flag
+from attncert.proofs.core.params import positive_int, size_values
+from attncert.proofs.core.registry import flag
 
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -170,7 +170,7 @@ def claim_options(cp: argparse.ArgumentParser, params: Sequence[Any]) -> None:
 
 
 # Sizes have one spelling on every verb, in two forms: --n 4 --d 3 (a claim's parameters, or a compiled
-# construction's sizes) and --sizes n=4,d=3 (proofs.params.size_values). For sweep a size takes several
+# construction's sizes) and --sizes n=4,d=3 (proofs.core.params.size_values). For sweep a size takes several
 # values, a task each (--n 2,3 or --sizes n=2,3); elsewhere the values after NAME= are its one value's text.
 SIZE = "size__"  # the dest prefix of a construction's (compile, the compiled claims) or a sweep's size options
 

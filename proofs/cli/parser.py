@@ -7,7 +7,7 @@ import argparse
 import os
 from typing import Any, Callable, Sequence
 
-from attncert.proofs import workers
+from attncert.proofs.core import workers
 from attncert.proofs.cli import output
 from attncert.proofs.cli.compile import cmd_compile
 from attncert.proofs.cli.graph import GRAPH_FORMATS, build_params, cmd_graph
@@ -34,8 +34,8 @@ from attncert.proofs.cli.prove_all import PROVE_ALL_FOLDER, cmd_prove_all
 from attncert.proofs.cli.rasp import cmd_rasp
 from attncert.proofs.cli.sweep import SWEEP_FOLDER, cmd_sweep
 from attncert.proofs.cli.verify import cmd_verify
-from attncert.proofs.params import positive_int
-from attncert.proofs.registry import INDEX, Claim, load_claim
+from attncert.proofs.core.params import positive_int
+from attncert.proofs.core.registry import INDEX, Claim, load_claim
 
 
 def _selected(argv: Sequence[str]) -> tuple[str | None, str | None]:

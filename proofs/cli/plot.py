@@ -11,7 +11,7 @@ from attncert.exact.errors import AttncertError
 from attncert.exact.limits import limits
 from attncert.proofs.cli import output
 from attncert.proofs.cli.options import EXIT_FAILS, EXIT_HOLDS, limits_of, resolve_sizes
-from attncert.proofs.registry import load_claim
+from attncert.proofs.core.registry import load_claim
 
 #: Claims with a plot: name -> the module function giving PNG bytes from a certificate.
 PLOTS = {
@@ -28,8 +28,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     import importlib
 
     from attncert.exact.certificate import read_certificate
-    from attncert.proofs.cost import refuse_over_limits
-    from attncert.proofs.verify import OK, verify_file
+    from attncert.proofs.core.cost import refuse_over_limits
+    from attncert.proofs.core.verify import OK, verify_file
 
     claim = load_claim(args.claim)
     resolve_sizes(args, claim.params)

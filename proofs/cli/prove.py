@@ -15,12 +15,12 @@ from attncert.exact.errors import ParseError
 from attncert.exact.limits import Limits, limits
 from attncert.proofs.cli import output
 from attncert.proofs.cli.options import EXIT_FAILS, EXIT_HOLDS, flags, limits_of, resolve_sizes
-from attncert.proofs.registry import Claim, load_claim
+from attncert.proofs.core.registry import Claim, load_claim
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from attncert.exact.certificate import certificate_bytes, check_folder
-    from attncert.proofs.cost import refuse_over_limits
+    from attncert.proofs.core.cost import refuse_over_limits
 
     claim = load_claim(args.claim)
     resolve_sizes(args, claim.params)
@@ -30,7 +30,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         claim = _for_all(claim, args)
     params = {p.name: getattr(args, p.name) for p in claim.params}
     if params.get("inputs") and claim.build is not None:  # the sizes not given are the input file's
-        from attncert.proofs.layout_claims import sizes_from_inputs
+        from attncert.proofs.core.layout_claims import sizes_from_inputs
 
         given = getattr(args, "_given", set())
         params.update(sizes_from_inputs(claim, params["inputs"], {k: v for k, v in params.items() if k in given}))
@@ -67,7 +67,7 @@ def _print_estimate(claim: Claim, params: dict[str, Any], lim: Limits) -> int:
     """``prove --estimate``: the cost model's figures, then whether a run at these limits would go ahead or be
     refused, and by which limits (every one it is over, each with the option that raises it)."""
     from attncert.exact.errors import LimitExceeded
-    from attncert.proofs.cost import estimate, refusals
+    from attncert.proofs.core.cost import estimate, refusals
 
     print(f"{claim.name}: estimate at " + (", ".join(f"{k}={v}" for k, v in params.items() if v is not None) or "its parameters"))
     try:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from attncert.proofs.cli import output
-from attncert.proofs.registry import INDEX, Claim, available, claim_names, load_claim, load_claims
+from attncert.proofs.core.registry import INDEX, Claim, available, claim_names, load_claim, load_claims
 
 #: The default output folder, made in the working directory if missing (the one folder prove-all makes).
 PROVE_ALL_FOLDER = "certificates"
@@ -33,8 +33,8 @@ def _prove_default(item: tuple[str, str]) -> tuple[str, list[str]]:
 
 def cmd_prove_all(args: argparse.Namespace) -> int:
     from attncert.exact.certificate import check_target
-    from attncert.proofs import execute
-    from attncert.proofs.verify import OK, exit_code, verify_file
+    from attncert.proofs.core import execute
+    from attncert.proofs.core.verify import OK, exit_code, verify_file
 
     claims = [n for n in claim_names() if available(n)]
     for name in claim_names():

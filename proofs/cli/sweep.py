@@ -1,5 +1,5 @@
 """``attncert sweep CLAIM...``: claims over many seeds and sizes, in local processes or on a Dask cluster,
-resumable (the machinery is proofs/sweep.py and proofs/execute.py), then a summary."""
+resumable (the machinery is proofs/core/sweep.py and proofs/core/execute.py), then a summary."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from attncert.exact.errors import AttncertError
-from attncert.proofs import workers
+from attncert.proofs.core import workers
 from attncert.proofs.cli import output
 from attncert.proofs.cli.options import SIZE, limits_of
-from attncert.proofs.registry import load_claim
+from attncert.proofs.core.registry import load_claim
 
 #: The default output folder, made in the working directory if missing (the one folder sweep makes).
 SWEEP_FOLDER = "sweeps"
@@ -24,9 +24,9 @@ def _note(message: str) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from attncert.exact.certificate import check_folder
-    from attncert.proofs import execute, sweep
-    from attncert.proofs.cost import check as check_cost
-    from attncert.proofs.cost import estimate, parsed
+    from attncert.proofs.core import execute, sweep
+    from attncert.proofs.core.cost import check as check_cost
+    from attncert.proofs.core.cost import estimate, parsed
 
     default = args.out_dir == SWEEP_FOLDER
     check_folder(args.out_dir, create=default)  # an existing file there is refused as "not a folder"

@@ -1,4 +1,4 @@
-"""``attncert verify FILE...``: certificates re-checked independently (proofs/verify.py), a line each."""
+"""``attncert verify FILE...``: certificates re-checked independently (proofs/core/verify.py), a line each."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from attncert.proofs.cli.options import limits_of
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from attncert.proofs.verify import exit_code, verify_bytes, verify_file
+    from attncert.proofs.core.verify import exit_code, verify_bytes, verify_file
 
     lim = limits_of(args)
     outcomes = []

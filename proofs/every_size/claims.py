@@ -21,14 +21,14 @@ import attncert.proofs.simulator.multihead  # noqa: F401
 import attncert.proofs.simulator.universal  # noqa: F401
 from attncert.constructions.sizes.expr import SizeExpr, size
 from attncert.exact import ParseError
-from attncert.proofs.certify import certificate
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.every_size import check_every_size
-from attncert.proofs.cost import Cost
+from attncert.proofs.core.cost import Cost
 from attncert.proofs.every_size.prove import SPECS, NoProof, prove
-from attncert.proofs.layout_claims import LAYOUT_CLAIMS
-from attncert.proofs.lemmas.common import size_param
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS
+from attncert.proofs.core.inputs import size_param
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import Claim, Param, register
 
 #: claim -> (its inputs, what the construction maps them to), for the statement.
 STATEMENTS: dict[str, tuple[str, str]] = {

@@ -22,14 +22,14 @@ import attncert.proofs.simulator.encoder  # noqa: F401
 import attncert.proofs.simulator.encoder_norm  # noqa: F401
 import attncert.proofs.simulator.multihead  # noqa: F401
 import attncert.proofs.simulator.universal  # noqa: F401
-from attncert.proofs import cost as costs
+from attncert.proofs.core import cost as costs
 from attncert.proofs import references
-from attncert.proofs.cost import Cost
-from attncert.proofs.certify import certificate
+from attncert.proofs.core.cost import Cost
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.identity import check_identity
 from attncert.proofs.identity.prove import SymbolicTask, identity_sections, prove_symbolic
-from attncert.proofs.layout_claims import LAYOUT_CLAIMS
-from attncert.proofs.registry import Claim, Param, register, registered
+from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS
+from attncert.proofs.core.registry import Claim, Param, register, registered
 
 #: claim -> (what its inputs are, what it maps them to, the hypotheses in words).
 STATEMENTS: dict[str, tuple[str, str, str]] = {
@@ -102,7 +102,7 @@ class IdentityClaim:
         )
 
     def cost(self, **params: Any) -> Cost:
-        """The symbolic proof's variables, terms and memory (proofs/cost.py), on the one-input claim's sequence."""
+        """The symbolic proof's variables, terms and memory (proofs/core/cost.py), on the one-input claim's sequence."""
         own = registered(self.base).cost
         return costs.identity(self.base, own(**params).positions if own else 0, **params)
 

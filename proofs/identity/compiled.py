@@ -17,15 +17,15 @@ from typing import Any
 from attncert.constructions.compiler.model import model_to_json
 from attncert.exact.errors import AttncertError
 from attncert.proofs import references
-from attncert.proofs.certify import certificate
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.identity_compiled import check_compiled_identity
-from attncert.proofs import cost as costs
+from attncert.proofs.core import cost as costs
 from attncert.proofs.compiled import CONSTRUCTION_PARAMS, LANGUAGES, canonical_sizes, compile_construction, parse_sizes
 from attncert.proofs.compiled import cost as compiled_cost
-from attncert.proofs.cost import Cost
+from attncert.proofs.core.cost import Cost
 from attncert.proofs.identity.claims import STATEMENTS
 from attncert.proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
-from attncert.proofs.registry import Claim, register
+from attncert.proofs.core.registry import Claim, register
 
 NAME = "compiled_identity"
 STATEMENT = (
@@ -86,7 +86,7 @@ def prove(of: str = "universal", sizes: str = "") -> dict[str, Any]:
 
 
 def cost(of: str = "universal", sizes: str = "", **_: Any) -> Cost:
-    """The construction's symbolic proof (proofs/cost.py), with the compiled forward pass scoring every pair of positions."""
+    """The construction's symbolic proof (proofs/core/cost.py), with the compiled forward pass scoring every pair of positions."""
     if of not in STATEMENTS:
         return compiled_cost(of, sizes)
     kw = parse_sizes(of, sizes)

@@ -14,12 +14,13 @@ from typing import Any
 from attncert.constructions import rasp
 from attncert.constructions.rasp.static import static_selections
 from attncert.constructions.simulator import pad_for, universal
-from attncert.proofs import cost, progress, references
-from attncert.proofs.certify import certificate
+from attncert.proofs.core import cost, progress
+from attncert.proofs import references
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
 from attncert.proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
-from attncert.proofs.lemmas.common import size_param
-from attncert.proofs.registry import Claim, register
+from attncert.proofs.core.inputs import size_param
+from attncert.proofs.core.registry import Claim, register
 
 NAME = "hierarchy_identity"
 STATEMENT = (

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from attncert.constructions.linalg import inverse3
 from attncert.exact.matrices import to_fmpq_mat
-from attncert.proofs import cost, references
-from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.registry import register
+from attncert.proofs.core import cost
+from attncert.proofs import references
+from attncert.proofs.core.layout_claims import LayoutClaim
+from attncert.proofs.core.registry import register
 
 CLAIM = LayoutClaim(
     "inverse3",

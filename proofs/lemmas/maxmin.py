@@ -6,10 +6,11 @@ An odd last element is passed through. Comparisons are exact in QQ and EE; a cer
 from __future__ import annotations
 
 from attncert.constructions.activations import maxmin
-from attncert.proofs import cost, references
-from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.lemmas.common import size_param
-from attncert.proofs.registry import register
+from attncert.proofs.core import cost
+from attncert.proofs import references
+from attncert.proofs.core.layout_claims import LayoutClaim
+from attncert.proofs.core.inputs import size_param
+from attncert.proofs.core.registry import register
 
 CLAIM = LayoutClaim(
     "maxmin",

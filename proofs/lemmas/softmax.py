@@ -9,10 +9,11 @@ from __future__ import annotations
 from functools import partial
 
 from attncert.constructions.activations import softmax_rows
-from attncert.proofs import cost, references
-from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.lemmas.common import random_rational_values, size_param
-from attncert.proofs.registry import register
+from attncert.proofs.core import cost
+from attncert.proofs import references
+from attncert.proofs.core.layout_claims import LayoutClaim
+from attncert.proofs.core.inputs import random_rational_values, size_param
+from attncert.proofs.core.registry import register
 
 CLAIM = LayoutClaim(
     "softmax",

@@ -6,10 +6,11 @@ A certificate checks it exactly in QQ on one recorded input (given, or random fr
 from __future__ import annotations
 
 from attncert.constructions.linalg import transpose
-from attncert.proofs import cost, references
-from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.lemmas.common import size_param
-from attncert.proofs.registry import register
+from attncert.proofs.core import cost
+from attncert.proofs import references
+from attncert.proofs.core.layout_claims import LayoutClaim
+from attncert.proofs.core.inputs import size_param
+from attncert.proofs.core.registry import register
 
 CLAIM = LayoutClaim(
     "transpose",

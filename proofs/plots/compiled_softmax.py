@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from attncert.proofs.figures import upper
-from attncert.proofs.plots.axes import log10, png_bytes, powers_of_ten, shown
+from attncert.proofs.core.figures import upper
+from attncert.proofs.core.axes import log10, png_bytes, powers_of_ten, shown
 
 
 def softmax_bound_png(doc: dict[str, Any]) -> bytes:

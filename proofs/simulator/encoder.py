@@ -5,10 +5,11 @@ square root, which leaves EE."""
 from __future__ import annotations
 
 from attncert.constructions.simulator import encoder_layer
-from attncert.proofs import cost, references
-from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.lemmas.common import size_param
-from attncert.proofs.registry import register
+from attncert.proofs.core import cost
+from attncert.proofs import references
+from attncert.proofs.core.layout_claims import LayoutClaim
+from attncert.proofs.core.inputs import size_param
+from attncert.proofs.core.registry import register
 
 CLAIM = LayoutClaim(
     "encoder_layer",

@@ -36,12 +36,13 @@ from attncert.exact.domains import Ball
 from attncert.exact.domains.ball import exact_dyadic
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.rationals import rational_to_json
-from attncert.proofs import cost, figures, references
-from attncert.proofs.certify import certificate, differing_fields
-from attncert.proofs.layout_claims import recorded_matrices, recorded_origin, recorded_sizes
-from attncert.proofs.lemmas.common import INPUTS, SEED, inputs_for, size_param
-from attncert.proofs.params import positive_rational
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core import cost, figures
+from attncert.proofs import references
+from attncert.proofs.core.certify import certificate, differing_fields
+from attncert.proofs.core.layout_claims import recorded_matrices, recorded_origin, recorded_sizes
+from attncert.proofs.core.inputs import INPUTS, SEED, inputs_for, size_param
+from attncert.proofs.core.params import positive_rational
+from attncert.proofs.core.registry import Claim, Param, register
 
 NAME = "encoder_layer_norm"
 STATEMENT = (

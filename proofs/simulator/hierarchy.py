@@ -16,10 +16,11 @@ from attncert.constructions.rasp import batch
 from attncert.constructions.simulator import pad_for, read_output, universal
 from attncert.exact import EE, QQ, ParseError
 from attncert.exact.matrices import matrix_from_json, matrix_to_json
-from attncert.proofs import cost, progress, references
-from attncert.proofs.certify import certificate, differing_fields
-from attncert.proofs.lemmas.common import SEED, random_matrix, size_param
-from attncert.proofs.registry import Claim, register
+from attncert.proofs.core import cost, progress
+from attncert.proofs import references
+from attncert.proofs.core.certify import certificate, differing_fields
+from attncert.proofs.core.inputs import SEED, random_matrix, size_param
+from attncert.proofs.core.registry import Claim, register
 
 #: Cases per batched evaluation (one step of the progress bar).
 BATCH = 16
@@ -88,7 +89,7 @@ def verify(doc: dict) -> list[str]:
     field must be what proving on the recorded inputs writes."""
     params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
     N, D, Dv, seed = (params.get(k) for k in ("N", "D", "Dv", "seed"))
-    # Their size was checked against the limits in force by the cost model (proofs/cost.py) before this.
+    # Their size was checked against the limits in force by the cost model (proofs/core/cost.py) before this.
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (N, D, Dv)) or not isinstance(seed, int):
         raise ParseError("hierarchy parameters N, D, Dv must be positive integers, and seed an integer")
     g = rasp.graph_from_json(doc["construction"]["graph"])

@@ -18,7 +18,7 @@ lexicographic order) with U's readouts and the language's values.
 The words are cut into chunks of :data:`CHUNK`; a chunk is one batched evaluation
 of U (:mod:`constructions.rasp.batch`, identical to evaluating word by word) and
 one batched readout (``readout_batch``, tested equal to ``readout``). The chunks of
-all cases run through a runner of :mod:`proofs.execute`: here, over ``jobs``
+all cases run through a runner of :mod:`proofs.core.execute`: here, over ``jobs``
 processes, or on the Dask cluster at ``scheduler``. With a ``chunks`` folder each
 finished chunk is written there (:mod:`proofs.simulator.chunks`) and a later run
 resumes from the valid ones; the verifier never reads them.
@@ -44,11 +44,12 @@ from attncert.constructions.simulator import universal
 from attncert.exact import EE, ParseError
 from attncert.exact.matrices import matrix_to_json
 from attncert.exact.ratarray import Overflow
-from attncert.proofs import cost
-from attncert.proofs import execute, progress, references
-from attncert.proofs.certify import certificate, differing_fields, package_version
-from attncert.proofs.lemmas.common import positive_int
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core import cost
+from attncert.proofs.core import execute, progress
+from attncert.proofs import references
+from attncert.proofs.core.certify import certificate, differing_fields, package_version
+from attncert.proofs.core.inputs import positive_int
+from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.simulator.chunks import ChunkStore, digest
 
 #: Words per chunk: one batched evaluation, one task when it runs in several processes or on a
@@ -171,7 +172,7 @@ def _note(message: str) -> None:
 def _run_all(claim: str, layers: dict[str, tuple[tuple, int, int]], jobs: int, scheduler: str | None, chunks: str | None) -> dict[str, tuple[str, str]]:
     """Every word of every case: (U's readouts, the language's values), as strings in word order.
 
-    The chunks run through a runner of proofs.execute (this process, ``jobs`` local processes, or
+    The chunks run through a runner of proofs.core.execute (this process, ``jobs`` local processes, or
     the Dask cluster at ``scheduler``); with a chunk folder, finished chunks are written there and
     valid ones found there are not run again.
     """

@@ -4,10 +4,11 @@ exactly, from vec(X) ++ vec(A_1..A_h) ++ vec(V_1..V_h) ++ vec(W_O). Decided in E
 from __future__ import annotations
 
 from attncert.constructions.simulator import multihead
-from attncert.proofs import cost, references
-from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.lemmas.common import size_param
-from attncert.proofs.registry import register
+from attncert.proofs.core import cost
+from attncert.proofs import references
+from attncert.proofs.core.layout_claims import LayoutClaim
+from attncert.proofs.core.inputs import size_param
+from attncert.proofs.core.registry import register
 
 
 CLAIM = LayoutClaim(

@@ -9,10 +9,11 @@ directly from X, A, V (FLINT products, EE softmax). Equality is decided in EE.
 from __future__ import annotations
 
 from attncert.constructions.simulator import universal
-from attncert.proofs import cost, references
-from attncert.proofs.layout_claims import LayoutClaim
-from attncert.proofs.lemmas.common import size_param
-from attncert.proofs.registry import register
+from attncert.proofs.core import cost
+from attncert.proofs import references
+from attncert.proofs.core.layout_claims import LayoutClaim
+from attncert.proofs.core.inputs import size_param
+from attncert.proofs.core.registry import register
 
 CLAIM = LayoutClaim(
     "universal",

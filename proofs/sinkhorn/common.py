@@ -26,11 +26,11 @@ from attncert.exact.errors import LimitExceeded
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
 from attncert.exact.roundoff import LARGEST
-from attncert.proofs import figures
+from attncert.proofs.core import figures
 from attncert.proofs.checkers.sinkhorn_claims import RECORDED_PLAN_ENTRIES
-from attncert.proofs.cost import CAP, DOCUMENT_BASE, Cost, ball_bytes, krawczyk_bits, sinkhorn_cost
-from attncert.proofs.params import int_list, positive_int, positive_rational, rational_list
-from attncert.proofs.registry import Param
+from attncert.proofs.core.cost import CAP, DOCUMENT_BASE, Cost, ball_bytes, krawczyk_bits, sinkhorn_cost
+from attncert.proofs.core.params import int_list, positive_int, positive_rational, rational_list
+from attncert.proofs.core.registry import Param
 
 
 SEED = Param("seed", int, 0, "seed of the random rational data")

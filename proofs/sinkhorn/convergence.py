@@ -14,9 +14,9 @@ from attncert.constructions.sinkhorn.problem import random_cost, random_marginal
 from attncert.exact import Ball, ParseError, QQ
 from attncert.exact.matrices import Rows
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
-from attncert.proofs import progress
-from attncert.proofs.certify import certificate
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core import progress
+from attncert.proofs.core.certify import certificate
+from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.sinkhorn.common import (
     convergence_cost,
     PREC,
@@ -39,8 +39,8 @@ from attncert.proofs.sinkhorn.common import (
 )
 from attncert.proofs.checkers.reading import qmatrix, qvector
 from attncert.proofs.checkers.sinkhorn_claims import MAX_SIZE, RECORDED_PLAN_ENTRIES, check_convergence
-from attncert.proofs.params import MAX_ITERATIONS, iteration_budget, positive_int, positive_rational, rational_list
-from attncert.proofs.rebuild import recorded_params
+from attncert.proofs.core.params import MAX_ITERATIONS, iteration_budget, positive_int, positive_rational, rational_list
+from attncert.proofs.core.rebuild import recorded_params
 
 NAME = "sinkhorn_convergence"
 STATEMENT = (

@@ -9,12 +9,12 @@ from attncert.constructions.sinkhorn.fixed_point import COST_RULE, fixed_point
 from attncert.constructions.sinkhorn.problem import random_marginal, random_plan
 from attncert.exact import QQ
 
-from attncert.proofs.certify import certificate
-from attncert.proofs.cost import Cost
-from attncert.proofs.registry import Claim, register
+from attncert.proofs.core.certify import certificate
+from attncert.proofs.core.cost import Cost
+from attncert.proofs.core.registry import Claim, register
 from attncert.proofs.sinkhorn.common import plan_params, qmat, qvec
 from attncert.proofs.checkers.sinkhorn_claims import check_fixed_point
-from attncert.proofs.params import positive_rational
+from attncert.proofs.core.params import positive_rational
 
 NAME = "sinkhorn_fixed_point"
 STATEMENT = (

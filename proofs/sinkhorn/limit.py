@@ -14,11 +14,11 @@ from attncert.constructions.sinkhorn.problem import northwest_corner, random_mar
 from attncert.constructions.sinkhorn.wasserstein import check, ground_distance, product_support, w1_exact
 from attncert.exact import QQ, Float
 
-from attncert.proofs.certify import certificate
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core.certify import certificate
+from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.checkers.sinkhorn_claims import check_limit
-from attncert.proofs.cost import Cost
-from attncert.proofs.params import positive_rational, rational_list
+from attncert.proofs.core.cost import Cost
+from attncert.proofs.core.params import positive_rational, rational_list
 from attncert.proofs.sinkhorn.common import float_note, import_pot, plan_params, pot_side_notes, pot_version, qmat, qvec, w1_json
 
 NAME = "sinkhorn_limit"

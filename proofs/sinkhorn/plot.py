@@ -4,7 +4,7 @@
   points, columns nu's, each cell the midpoint of P*_ij's certified ball), the
   certified bound max_ij |log P^_ij - log P*_ij| in the title.
 * ``sinkhorn_convergence``: the certified bound against eps (both exact rationals,
-  drawn as powers of ten, :mod:`proofs.plots.axes`), the tolerance, and where
+  drawn as powers of ten, :mod:`proofs.core.axes`), the tolerance, and where
   POT's float64 Sinkhorn failed (the certificate's side notes: information, not the
   claim); below, the certified plan at each eps as a heatmap.
 * ``sinkhorn_universality``: one colour per coupling system: the maximum over the
@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from attncert.exact import QQ
-from attncert.proofs.figures import upper
-from attncert.proofs.plots.axes import log10, png_bytes, powers_of_ten, shown
+from attncert.proofs.core.figures import upper
+from attncert.proofs.core.axes import log10, png_bytes, powers_of_ten, shown
 
 #: Maxima below this are enclosure slack, not approximation error.
 SLACK = 1e-12

@@ -19,12 +19,12 @@ from attncert.constructions.sinkhorn.transformer import SinkhornTransformer
 from attncert.exact import EE, QQ, ParseError
 from attncert.exact.matrices import Rows, from_fmpq_mat, matrix_to_json, to_fmpq_mat
 from attncert.proofs import references
-from attncert.proofs.certify import certificate
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.sinkhorn_claims import check_transformer
-from attncert.proofs.params import positive_int, positive_rational
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, register
-from attncert.proofs.cost import Cost, krawczyk_bits, over_limits, sinkhorn_cost
+from attncert.proofs.core.params import positive_int, positive_rational
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import Claim, Param, register
+from attncert.proofs.core.cost import Cost, krawczyk_bits, over_limits, sinkhorn_cost
 from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_figure, run_json
 from attncert.proofs.sinkhorn.texts import read_file, text_from, text_json
 

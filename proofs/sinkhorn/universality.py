@@ -14,13 +14,13 @@ from attncert.constructions.sinkhorn.texts import DOMAIN, Family, random_family
 from attncert.constructions.sinkhorn.universality import BETA, FIT_BITS, FIT_WEIGHT_POWER, PairBound, fit_weights, width_row
 from attncert.constructions.sinkhorn.wasserstein import representative
 from attncert.exact import QQ, ParseError
-from attncert.proofs import figures, progress
-from attncert.proofs.certify import certificate
+from attncert.proofs.core import figures, progress
+from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.reading import obj, qmatrix
 from attncert.proofs.checkers.sinkhorn_universality import check_universality
-from attncert.proofs.params import int_list, nonnegative_int, positive_int, positive_rational
-from attncert.proofs.rebuild import recorded_params
-from attncert.proofs.registry import Claim, Param, register
+from attncert.proofs.core.params import int_list, nonnegative_int, positive_int, positive_rational
+from attncert.proofs.core.rebuild import recorded_params
+from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, qmat, run_json, universality_cost, w1_json
 from attncert.proofs.sinkhorn.texts import family_from, family_json, read_file
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attncert.proofs.figures import ball, lower, upper
+from attncert.proofs.core.figures import ball, lower, upper
 
 
 def prove(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -75,9 +75,9 @@ def test_sinkhorn_prints_its_certified_bound(tmp_path):
 
 def test_a_layout_claim_that_fails_names_the_first_differing_entry():
     from attncert.exact import QQ
-    from attncert.proofs.layout_claims import summary
-    from attncert.proofs.lemmas.common import prove_construction
-    from attncert.proofs.registry import load_claim
+    from attncert.proofs.core.layout_claims import summary
+    from attncert.proofs.core.inputs import prove_construction
+    from attncert.proofs.core.registry import load_claim
 
     claim = load_claim("transpose")
     cons = claim.build(r=2, c=2)

@@ -20,7 +20,7 @@ import pytest
 
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.certify import certificate
+from attncert.proofs.core.certify import certificate
 
 ROOT = os.geteuid() == 0
 LONG = "x" * 300 + ".json"

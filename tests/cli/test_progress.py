@@ -8,7 +8,7 @@ import io
 import pytest
 
 from attncert.exact.certificate import write_certificate
-from attncert.proofs import progress
+from attncert.proofs.core import progress
 from attncert.proofs.cli import main
 from attncert.proofs.simulator.languages import prove_parity
 

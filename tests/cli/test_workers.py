@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from attncert.proofs import execute, sweep, workers
+from attncert.proofs.core import execute, sweep, workers
 from attncert.proofs.simulator import languages
 from attncert.proofs.simulator.languages import prove_parity
 
@@ -25,7 +25,7 @@ def test_cap():
 
 @pytest.fixture
 def pools(monkeypatch):
-    """The sizes of the pools opened (languages and sweep both go through proofs.workers.pool)."""
+    """The sizes of the pools opened (languages and sweep both go through proofs.core.workers.pool)."""
     sizes: list[int] = []
     real = workers.pool
 

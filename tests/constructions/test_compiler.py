@@ -25,7 +25,7 @@ from attncert.constructions.simulator import encoder_layer, multihead, universal
 from attncert.exact import EE, QQ, Ball, Float, ParseError
 from attncert.exact.testing import rationals
 from attncert.proofs.checkers.forward import forward as independent_forward
-from attncert.proofs.lemmas.common import random_matrix
+from attncert.proofs.core.inputs import random_matrix
 
 CONSTRUCTIONS = {
     "transpose": lambda: transpose(2, 3),

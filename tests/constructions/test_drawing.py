@@ -14,7 +14,7 @@ from attncert.constructions import rasp
 from attncert.constructions.rasp.dot import PALETTE as RASP_PALETTE
 from attncert.constructions.sinkhorn import graph as sinkhorn_graph
 from attncert.constructions.sinkhorn.graph import PALETTE as SINKHORN_PALETTE
-from attncert.proofs.registry import load_claim
+from attncert.proofs.core.registry import load_claim
 
 NODE = re.compile(r'^  n(\d+) \[label="((?:[^"\\]|\\.)*)", fillcolor="(#[0-9a-f]{6})"(, peripheries=2)?\];$', re.M)
 EDGE = re.compile(r'^  n(\d+) -> n(\d+) \[label="(\d+)"\];$', re.M)

@@ -27,8 +27,8 @@ from attncert.exact import QQ, ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal, write_certificate
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
 APPROX, RATES = CLAIMS["lipschitz_approx"], CLAIMS["lipschitz_rates"]

@@ -16,8 +16,8 @@ from attncert.exact.certificate import seal, write_certificate
 from attncert.exact.matrices import matrix_to_json
 from attncert.proofs.checkers.compiled import check_compiled
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["compiled"]
 

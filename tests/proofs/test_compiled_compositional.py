@@ -19,8 +19,8 @@ from attncert.proofs import compiled_program as P
 from attncert.proofs.checkers.compiled import model_sha256
 from attncert.proofs.checkers.every_input import result_of
 from attncert.proofs.checkers.forward import forward
-from attncert.proofs.registry import load_claim
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claim
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
 pytest.importorskip("tracr")
 CLAIM = load_claim("compiled_program")

@@ -21,8 +21,8 @@ from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs import compiled
 from attncert.proofs.checkers.compiled import check_compiled
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["compiled"]
 
@@ -225,7 +225,7 @@ def test_every_leaf_of_a_model_file_certificate_is_pinned(tmp_path):
     # As tests/proofs/test_every_leaf.py for the compiled certificate: change one leaf, reseal, verify refuses it.
     from tests.proofs.test_every_leaf import leaves, with_leaf_changed
 
-    from attncert.proofs.certify import CLAIM_FIELDS
+    from attncert.proofs.core.certify import CLAIM_FIELDS
 
     doc = prove_file(compile_to(tmp_path, "matmul", "r=1,k=2,c=1"), "matmul", "r=1,k=2,c=1")
     assert status(doc) == OK

@@ -20,9 +20,9 @@ from attncert.proofs import compiled_program as P
 from attncert.proofs.checkers.compiled import model_sha256
 from attncert.proofs.checkers.tracr_model import value
 from attncert.proofs.cli import main
-from attncert.proofs.rebuild import rebuilt_differences
-from attncert.proofs.registry import load_claim
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.rebuild import rebuilt_differences
+from attncert.proofs.core.registry import load_claim
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = str(ROOT / "examples" / "prog.rasp")

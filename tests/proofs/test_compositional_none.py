@@ -26,8 +26,8 @@ from attncert.exact.certificate import seal
 from attncert.exact.errors import AttncertError
 from attncert.proofs import compiled_program as P
 from attncert.proofs.checkers.forward import forward
-from attncert.proofs.registry import load_claim
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claim
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
 pytest.importorskip("tracr")
 CLAIM = load_claim("compiled_program")

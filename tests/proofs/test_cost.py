@@ -13,8 +13,8 @@ import pytest
 
 import attncert.constructions.rasp as rasp
 from attncert.constructions.rasp import batch
-from attncert.proofs.cost import CAP, Cost, check, krawczyk_bits
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.cost import CAP, Cost, check, krawczyk_bits
+from attncert.proofs.core.registry import load_claims
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.limits import Limits
 from flint import fmpq

@@ -19,8 +19,8 @@ import pytest
 
 from attncert.exact.certificate import certificate_bytes
 from attncert.exact.limits import Limits, limits
-from attncert.proofs.cost import estimate
-from attncert.proofs.registry import INDEX, load_claim
+from attncert.proofs.core.cost import estimate
+from attncert.proofs.core.registry import INDEX, load_claim
 
 #: Sizes at which each covered claim proves in well under a second, chosen so that each part of the model
 #: (inputs, outputs of many terms, the rest of the sequence, several heads, balls, cases, a compiled model,

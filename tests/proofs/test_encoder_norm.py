@@ -16,7 +16,7 @@ from attncert.exact.domains import Ball
 from attncert.proofs import references
 from attncert.proofs.cli import main
 from attncert.proofs.simulator import encoder_norm
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 
 def _verify(doc: dict) -> str:

@@ -24,9 +24,9 @@ import pytest
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.constructions.rasp.language.programs import path as shipped_program
-from attncert.proofs.certify import CLAIM_FIELDS
-from attncert.proofs.registry import INDEX, available, load_claims
-from attncert.proofs.verify import OK, verify_bytes
+from attncert.proofs.core.certify import CLAIM_FIELDS
+from attncert.proofs.core.registry import INDEX, available, load_claims
+from attncert.proofs.core.verify import OK, verify_bytes
 
 SMALL: dict[str, dict[str, Any]] = {
     "transpose": {"r": 2, "c": 1},

@@ -21,11 +21,11 @@ from attncert.exact import EE, Ball, ParseError, QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.matrices import matrix_from_json, matrix_to_json
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.registry import load_claims
 from attncert.proofs.sinkhorn.common import bmat, run_json, w1_json
 from attncert.proofs.sinkhorn.texts import family_from
 from attncert.proofs.sinkhorn.universality import pair_json
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
 

@@ -51,7 +51,7 @@ import pytest
 from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 HERE = "tests.proofs.test_fresh_attack_issue30"
 

@@ -35,10 +35,10 @@ from attncert.proofs import references
 from attncert.proofs.checkers.identity import check_identity, sign_certificate
 from attncert.proofs.checkers.identity_field import Basis, Field, IdentityFailure, Quotient
 from attncert.proofs.checkers.identity_graph import Evaluator, SignOracle, read_graph
-from attncert.proofs.layout_claims import LAYOUT_CLAIMS
-from attncert.proofs import registry
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS
+from attncert.proofs.core import registry
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
 

@@ -21,7 +21,7 @@ from attncert.proofs import references
 from attncert.proofs.checkers.forward import forward
 from attncert.proofs.checkers.identity_compiled import check_compiled_identity
 from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
-from attncert.proofs.verify import OK
+from attncert.proofs.core.verify import OK
 from tests.proofs.test_identity_checker import CLAIMS, mutated, refused, scale_plus_one, status, wrong_at_a_rational_input
 
 

@@ -35,7 +35,7 @@ from attncert.proofs.checkers import identity_field
 from attncert.proofs.checkers.identity import check_identity
 from attncert.proofs.checkers.identity_field import Basis, Field
 from attncert.proofs.checkers.identity_graph import read_graph, static_selections
-from attncert.proofs.verify import FAIL
+from attncert.proofs.core.verify import FAIL
 from tests.proofs.test_identity_checker import prove, refused, status
 from tests.proofs.test_identity_checker_regions import _prove_relu_with, _relu_construction
 
@@ -226,9 +226,9 @@ def test_verify_refuses_up_front_what_its_check_would_not_finish_within_the_limi
     # (5, 4, 3, 3, 5): the check held 8.6 GiB for 232 s before anything refused it; now the estimate (2.4 GiB,
     # from the sizes alone) is over a limit of 1 GiB, and verify and prove refuse it with the same line at once
     from attncert.exact.limits import Limits
-    from attncert.proofs.cost import refuse_over_limits
-    from attncert.proofs.registry import load_claim
-    from attncert.proofs.verify import BAD, verify_bytes
+    from attncert.proofs.core.cost import refuse_over_limits
+    from attncert.proofs.core.registry import load_claim
+    from attncert.proofs.core.verify import BAD, verify_bytes
 
     doc = prove("encoder_layer_norm", n=1, d=1, dv=1, h=1, f=1, delta="1/100")
     doc["params"].update(n=5, d=4, dv=3, h=3, f=5)
@@ -248,7 +248,7 @@ def test_verify_refuses_up_front_what_its_check_would_not_finish_within_the_limi
 def test_the_largest_product_the_check_forms_is_within_the_estimate(monkeypatch, sizes):
     # the checker refuses a product over max_symbolic_terms; the cost model holds its estimate of the whole proof
     # to the same limit, so the estimate must bound every honest product, or verify would refuse what prove wrote
-    from attncert.proofs.cost import identity_terms
+    from attncert.proofs.core.cost import identity_terms
 
     largest = [0]
     count = Field._refuse_over_terms
@@ -278,8 +278,8 @@ def test_prove_and_verify_stay_within_the_estimated_memory(tmp_path: Path, claim
     # the peak RSS of prove, and of verify (the check, then proving again), each in a fresh process
     from attncert.exact.certificate import read_certificate
     from attncert.exact.limits import Limits
-    from attncert.proofs.cost import refuse_over_limits
-    from attncert.proofs.registry import load_claim
+    from attncert.proofs.core.cost import refuse_over_limits
+    from attncert.proofs.core.registry import load_claim
 
     out = tmp_path / "c.json"
     cli = [sys.executable, "-m", "attncert"]

@@ -30,7 +30,7 @@ from attncert.proofs.checkers.identity import check_identity
 from attncert.proofs.checkers.identity_field import Basis, Field, IdentityFailure, rational_power
 from attncert.proofs.checkers.identity_graph import RULES, SignOracle
 from attncert.proofs.checkers.identity_references import CLAIMS as REFERENCES, layer_norm
-from attncert.proofs.verify import BAD, OK
+from attncert.proofs.core.verify import BAD, OK
 from tests.proofs.test_encoder_norm import ball_mp, layer_norm_mp
 from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 

@@ -25,7 +25,7 @@ from attncert.constructions.layout import Construction, Layout
 from attncert.exact import EE, QQ
 from attncert.proofs.checkers.identity import check_identity
 from attncert.proofs.checkers.identity_regions import motzkin_holds
-from attncert.proofs.verify import OK
+from attncert.proofs.core.verify import OK
 from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
 # -- honest certificates -------------------------------------------------------------------------

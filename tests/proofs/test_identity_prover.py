@@ -157,12 +157,12 @@ def test_prove_for_all_on_the_command_line(tmp_path):
 
 
 def test_a_for_all_proof_over_its_terms_is_refused_up_front(tmp_path):
-    """multihead(3, 2, 2, 2, 3)'s estimate, by hand from proofs.cost.identity_terms' formula: each head
+    """multihead(3, 2, 2, 2, 3)'s estimate, by hand from proofs.core.cost.identity_terms' formula: each head
     2 n^2 d^2 + 2 n^2 d d_v = 144 terms, two heads 288, and the W_O stage 2 n d_o h d_v n d = 432: 720."""
     import subprocess
     import sys
 
-    from attncert.proofs.cost import identity_terms
+    from attncert.proofs.core.cost import identity_terms
 
     assert identity_terms("multihead", {"n": 3, "d": 2, "dv": 2, "h": 2, "do": 3}) == (3 * 2 + 2 * 4 + 2 * 4 + 2 * 2 * 3, 720)
     out = tmp_path / "m.json"

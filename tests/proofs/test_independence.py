@@ -21,7 +21,7 @@ import sys
 import pytest
 
 import attncert.proofs.checkers
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.registry import load_claims
 
 CHECKER_MODULES = sorted(f"attncert.proofs.checkers.{m.name}" for m in pkgutil.iter_modules(attncert.proofs.checkers.__path__))
 #: Every module of the checkers, those of their packages too (a claim's check may live in one: proofs/checkers/every_size/).
@@ -40,7 +40,7 @@ def loaded_by(module: str) -> list[str]:
     return json.loads(out)
 
 
-@pytest.mark.parametrize("module", CHECKER_MODULES + ["attncert.proofs.references", "attncert.proofs.params"])
+@pytest.mark.parametrize("module", CHECKER_MODULES + ["attncert.proofs.references", "attncert.proofs.core.params"])
 def test_checkers_and_references_load_no_construction(module):
     mods = loaded_by(module)
     assert module in mods

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from attncert.exact.canonical import canonical_json
-from attncert.proofs.certify import CLAIM_FIELDS
+from attncert.proofs.core.certify import CLAIM_FIELDS
 from attncert.proofs.cli import main
 from attncert.proofs.simulator import languages
 from attncert.proofs.simulator.chunks import digest

@@ -12,7 +12,7 @@ from attncert.exact.certificate import seal
 from attncert.proofs import references
 from attncert.proofs.simulator import languages
 from attncert.proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
 
 def ref_match2(word, M):

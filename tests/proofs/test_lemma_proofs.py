@@ -9,8 +9,8 @@ import pytest
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
 LEMMAS = ["transpose", "matmul", "softmax", "relu", "maxmin", "inverse3"]
 #: Claims whose certificate checks the recorded inputs only (hierarchy: one input for each listed size).
@@ -104,7 +104,7 @@ def test_prove_all_writes_every_certificate(tmp_path):
         assert claim in r.stdout
     # Proven side by side (one process per core), the rows still come in the claims' order, then the verdicts.
     # (a claim whose optional extra is not installed is skipped: tracr_model without tracr)
-    fresh = "import json; from attncert.proofs.registry import available, load_claims; print(json.dumps([n for n in load_claims() if available(n)]))"
+    fresh = "import json; from attncert.proofs.core.registry import available, load_claims; print(json.dumps([n for n in load_claims() if available(n)]))"
     names = json.loads(subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, check=True).stdout)
     rows = [line.split()[0] for line in r.stdout.splitlines() if line.split() and line.split()[0] in names]
     verdicts = [line.split()[1] for line in r.stdout.splitlines() if line.startswith("OK ")]

@@ -1,7 +1,7 @@
 """attncert plot of sinkhorn_transformer (the coupling), sinkhorn_convergence (the bound against eps),
 compiled_softmax (B(beta) against beta) and rasp_program (selection patterns): each PNG decodes, has a useful
 size, is not blank; the bound plots state their certified bounds, rounded up, in their Title text
-(proofs/figures.py)."""
+(proofs/core/figures.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from PIL import Image
 from attncert.exact import ParseError
 from attncert.exact.certificate import write_certificate
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claim
+from attncert.proofs.core.registry import load_claim
 from attncert.proofs.plots.compiled_softmax import softmax_bound_png
 from attncert.proofs.plots.selection import SELECTED
 from attncert.proofs.rasp_program import selections_png

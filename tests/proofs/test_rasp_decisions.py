@@ -23,8 +23,8 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.errors import ParseError, UndecidedError
 from attncert.exact.limits import Limits
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["rasp_program"]
 ROOTS = "r = 2 ^ (1/2);\n"

@@ -26,8 +26,8 @@ from attncert.exact.certificate import seal
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.limits import Limits
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["rasp_program"]
 
@@ -131,7 +131,7 @@ def test_plain_values_and_the_default_example(program: Path):
 def test_the_cost_model_counts_the_input_and_refuses_a_long_one():
     assert CLAIM.estimate({"input": "[1, 2, 3]"}).positions == 3
     assert CLAIM.estimate({"input": "hello"}).positions == 5
-    from attncert.proofs.cost import refuse_over_limits
+    from attncert.proofs.core.cost import refuse_over_limits
 
     with pytest.raises(LimitExceeded, match="--max-positions"):
         refuse_over_limits(CLAIM, {"input": "a" * 40_000}, Limits())

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from attncert.proofs.registry import INDEX, load_claims, unknown_claim
+from attncert.proofs.core.registry import INDEX, load_claims, unknown_claim
 
 
 def test_the_index_names_every_registered_claim_and_no_other():
@@ -18,7 +18,7 @@ def test_the_index_names_every_registered_claim_and_no_other():
 def test_each_module_alone_registers_its_claims(module):
     names = [n for n, e in INDEX.items() if e.module == module]
     code = (
-        "import importlib, json; from attncert.proofs import registry; "
+        "import importlib, json; from attncert.proofs.core import registry; "
         f"importlib.import_module({module!r}); "
         f"print(json.dumps({{n: registry.registered(n).build is not None for n in {names!r}}}))"
     )

@@ -8,7 +8,7 @@ import pytest
 
 from attncert.exact.certificate import read_certificate, write_certificate
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.registry import load_claims
 
 SMALL = {
     "sinkhorn_fixed_point": {"n": 2, "m": 3},

@@ -16,8 +16,8 @@ from attncert.proofs.checkers.precise_hilbert import precise_hilbert_enclosure
 from attncert.proofs.checkers.problem import sinkhorn_problem
 from attncert.proofs.checkers.reading import qmatrix, qvector
 from attncert.proofs.checkers.sinkhorn_claims import check_convergence
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
 CLAIMS = load_claims()
 

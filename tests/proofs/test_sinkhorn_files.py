@@ -19,8 +19,8 @@ from attncert.exact import QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 CLAIM = load_claims()["sinkhorn_convergence"]
 FAST = {"eps": "1/5", "ref_iter": 50, "pot_iter": 50}
@@ -194,7 +194,7 @@ def test_every_leaf_of_a_file_certificate_is_pinned(genuine):
     # it. Left out: the parameters that may give the very same certificate (prec, ref_iter, pot_iter).
     from tests.proofs.test_every_leaf import leaves, with_leaf_changed
 
-    from attncert.proofs.certify import CLAIM_FIELDS
+    from attncert.proofs.core.certify import CLAIM_FIELDS
 
     paths = [p for p in leaves({k: genuine[k] for k in CLAIM_FIELDS}) if p[:2] not in {("params", k) for k in ("prec", "ref_iter", "pot_iter")}]
     accepted = []

@@ -7,7 +7,7 @@ import networkx as nx
 from attncert.constructions.sinkhorn.graph import graph_from_json
 from attncert.exact.certificate import write_certificate
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.registry import load_claims
 
 
 def test_the_model_graph_is_drawn_and_exported_like_every_construction(tmp_path, capsys):

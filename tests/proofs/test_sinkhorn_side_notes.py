@@ -24,9 +24,9 @@ import pytest
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.exact.rationals import rational_from_json
-from attncert.proofs.certify import CLAIM_FIELDS
+from attncert.proofs.core.certify import CLAIM_FIELDS
 from attncert.proofs.cli import main
-from attncert.proofs.verify import FAIL, verify_bytes
+from attncert.proofs.core.verify import FAIL, verify_bytes
 
 ot = pytest.importorskip("ot")
 
@@ -44,7 +44,7 @@ class NoPOT(MetaPathFinder):
 
 sys.meta_path.insert(0, NoPOT())
 from attncert.proofs.cli import main
-from attncert.proofs.verify import FAIL, verify_bytes
+from attncert.proofs.core.verify import FAIL, verify_bytes
 
 sys.exit(main(sys.argv[1:]))
 '''

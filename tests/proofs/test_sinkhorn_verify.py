@@ -8,10 +8,10 @@ from flint import fmpq
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal, write_certificate
 from attncert.proofs.cli import main
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.registry import load_claims
 from attncert.proofs.checkers.duality import w1_value
 from attncert.proofs.checkers.problem import HypothesisError, projective_diameter, sinkhorn_problem
-from attncert.proofs.verify import verify_bytes, verify_document
+from attncert.proofs.core.verify import verify_bytes, verify_document
 
 SMALL = {
     "sinkhorn_fixed_point": {"n": 3, "m": 2},

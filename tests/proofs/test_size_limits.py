@@ -11,10 +11,10 @@ from attncert.exact import QQ
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.limits import Limits, limits
 from attncert.constructions.rasp.evaluate import held_values
-from attncert.proofs import memory
+from attncert.proofs.core import memory
 from attncert.proofs.cli import main
-from attncert.proofs.cost import refuse_over_limits
-from attncert.proofs.registry import load_claims
+from attncert.proofs.core.cost import refuse_over_limits
+from attncert.proofs.core.registry import load_claims
 
 # U(182, 1, 1) needs 182^2 = 33,124 positions, just over the default limit of 32,768.
 OVER = {"n": 182, "d": 1, "dv": 1}

@@ -41,10 +41,10 @@ import pytest
 
 from attncert.exact.canonical import canonical_json, json_equal
 from attncert.exact.certificate import seal
-from attncert.proofs.certify import CLAIM_FIELDS
+from attncert.proofs.core.certify import CLAIM_FIELDS
 from attncert.proofs.cli import main
-from attncert.proofs.registry import INDEX, load_claims
-from attncert.proofs.verify import OK, verify_bytes
+from attncert.proofs.core.registry import INDEX, load_claims
+from attncert.proofs.core.verify import OK, verify_bytes
 from tests.proofs.test_every_leaf import SLOW, SMALL, small_certificate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,7 +229,7 @@ def tracr_decodes_every_input(name: str, changed: dict) -> bool:
     that value; numerical: within the tolerance): the claim of the changed certificate, decided by tracr."""
     from tracr.compiler import compiling
 
-    from attncert.proofs.user_programs import call_program, parse_vocab
+    from attncert.proofs.core.user_programs import call_program, parse_vocab
 
     params, model = changed["params"], changed["construction"]["model"]
     program = CERTIFICATES[name].params(Path()).get("program", load_claims()["tracr_model"].defaults()["program"])

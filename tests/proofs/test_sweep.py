@@ -10,10 +10,10 @@ import pytest
 
 from attncert.exact.errors import AttncertError, LimitExceeded
 from attncert.exact.limits import Limits
-from attncert.proofs import execute, sweep
+from attncert.proofs.core import execute, sweep
 from attncert.proofs.cli import main
-from attncert.proofs.registry import Claim, load_claims
-from attncert.proofs.verify import OK, verify_file
+from attncert.proofs.core.registry import Claim, load_claims
+from attncert.proofs.core.verify import OK, verify_file
 
 # 2 seeds x 2 sizes of r for each claim; the other sizes stay at their defaults.
 SMALL = ["transpose", "matmul", "--seeds", "0-1", "--size", "r=2,3"]

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.certify import CLAIM_FIELDS
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.certify import CLAIM_FIELDS
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
 
 def make(claim, **params):

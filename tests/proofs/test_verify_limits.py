@@ -17,8 +17,8 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import certificate_bytes, load_certificate_bytes, seal
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.limits import Limits, limits
-from attncert.proofs.certify import certificate
-from attncert.proofs.verify import BAD, verify_bytes
+from attncert.proofs.core.certify import certificate
+from attncert.proofs.core.verify import BAD, verify_bytes
 
 
 def document(**outputs) -> dict:

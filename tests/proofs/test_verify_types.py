@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from attncert.exact.canonical import canonical_json, json_equal
 from attncert.exact.certificate import seal
 from attncert.exact.errors import ParseError
-from attncert.proofs.certify import CLAIM_FIELDS, differing_fields
-from attncert.proofs.registry import load_claims
-from attncert.proofs.verify import OK, verify_bytes
+from attncert.proofs.core.certify import CLAIM_FIELDS, differing_fields
+from attncert.proofs.core.registry import load_claims
+from attncert.proofs.core.verify import OK, verify_bytes
 from tests.proofs.test_every_leaf import SMALL as EVERY_LEAF_SIZES, leaves
 
 CLAIMS = load_claims()

@@ -30,9 +30,9 @@ from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs import tracr_model as T
 from attncert.proofs.checkers import tracr_model as K
 from attncert.proofs.cli import main
-from attncert.proofs.rebuild import rebuilt_differences
-from attncert.proofs.registry import available, load_claim
-from attncert.proofs.verify import FAIL, OK, verify_bytes, verify_file
+from attncert.proofs.core.rebuild import rebuilt_differences
+from attncert.proofs.core.registry import available, load_claim
+from attncert.proofs.core.verify import FAIL, OK, verify_bytes, verify_file
 
 DATA = Path(__file__).parent / "data"
 CLAIM = load_claim("tracr_model")

@@ -17,9 +17,9 @@ import pytest
 
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.rebuild import rebuilt_differences
-from attncert.proofs.registry import load_claim
-from attncert.proofs.verify import FAIL, verify_bytes
+from attncert.proofs.core.rebuild import rebuilt_differences
+from attncert.proofs.core.registry import load_claim
+from attncert.proofs.core.verify import FAIL, verify_bytes
 
 pytest.importorskip("tracr", reason="the tracr extra: pip install 'attncert[tracr]'")
 pytestmark = pytest.mark.slow

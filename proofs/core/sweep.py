@@ -8,7 +8,7 @@ this process, in a local process pool, or on a Dask cluster): it re-checks an
 existing certificate and stops there if it still verifies (that is what makes a
 sweep resumable), otherwise it proves the claim, writes the certificate
 atomically and verifies the file independently. The three ways of running differ
-only in how tasks reach :func:`run_task` (the runners of :mod:`proofs.execute`,
+only in how tasks reach :func:`run_task` (the runners of :mod:`proofs.core.execute`,
 which the exhaustive language claims use too); progress and results are handled
 once, by :func:`run_tasks`, and :func:`summary` turns the results into the
 closing table.
@@ -36,11 +36,11 @@ from attncert.exact.canonical import json_equal
 from attncert.exact.certificate import read_certificate, write_certificate
 from attncert.exact.errors import AttncertError, LimitExceeded
 from attncert.exact.limits import Limits, limits
-from attncert.proofs import progress as _progress
-from attncert.proofs.execute import Runner
-from attncert.proofs.params import size_values
-from attncert.proofs.registry import INDEX, Claim, load_claim, unknown_claim
-from attncert.proofs.verify import BAD, EXIT, FAIL, OK, verify_file
+from attncert.proofs.core import progress as _progress
+from attncert.proofs.core.execute import Runner
+from attncert.proofs.core.params import size_values
+from attncert.proofs.core.registry import INDEX, Claim, load_claim, unknown_claim
+from attncert.proofs.core.verify import BAD, EXIT, FAIL, OK, verify_file
 
 #: Status of a task whose certificate already existed and still verifies.
 SKIPPED = "SKIPPED"
@@ -121,7 +121,7 @@ def seed_list(ranges: Sequence[range]) -> list[int]:
 
 def parse_sizes(specs: Sequence[str]) -> dict[str, list[str]]:
     """``["n=2,3", "d=1,k=2", "n=4"]`` -> ``{"n": ["2", "3", "4"], "d": ["1"], "k": ["2"]}``: each value a task's
-    (:func:`proofs.params.size_values`; repeats merge)."""
+    (:func:`proofs.core.params.size_values`; repeats merge)."""
     sizes: dict[str, list[str]] = {}
     for spec in specs:
         for name, values in size_values(spec, "--sizes").items():
@@ -263,10 +263,10 @@ def _first_line(text: str) -> str:
 
 
 def run_tasks(tasks: Sequence[Task], execute: Runner, progress: bool | None) -> list[Result]:
-    """Run every task with ``execute`` (a runner of :mod:`proofs.execute`), with a progress bar on stderr
-    (``None``: where proofs.progress shows bars; False: never); results in task order.
+    """Run every task with ``execute`` (a runner of :mod:`proofs.core.execute`), with a progress bar on stderr
+    (``None``: where proofs.core.progress shows bars; False: never); results in task order.
 
-    The claims run in this process (``--jobs 1``) show no bars of their own (proofs.progress).
+    The claims run in this process (``--jobs 1``) show no bars of their own (proofs.core.progress).
     A run stopped by Ctrl-C or SIGTERM keeps the certificates of finished tasks, and the next
     run of the same sweep skips them.
     """

@@ -8,7 +8,7 @@ answer); ``fn`` and the items must be picklable, and ``fn`` importable where it
 runs:
 
 * :func:`in_process`: one after the other, here (``--jobs 1``);
-* :func:`local_pool`: a pool of local processes (:func:`proofs.workers.pool`:
+* :func:`local_pool`: a pool of local processes (:func:`proofs.core.workers.pool`:
   workers ignore Ctrl-C, die with this process, and are stopped when the
   caller's loop ends by an exception);
 * :func:`dask_cluster`: a Dask distributed cluster (``--scheduler ADDRESS``);
@@ -21,7 +21,7 @@ import concurrent.futures as cf
 from typing import Any, Callable, Iterator, Sequence
 
 from attncert.exact.errors import AttncertError
-from attncert.proofs import workers
+from attncert.proofs.core import workers
 
 #: ``run(fn, items)`` yields ``fn(item)`` for every item, in the order they finish.
 Runner = Callable[[Callable[[Any], Any], Sequence[Any]], Iterator[Any]]

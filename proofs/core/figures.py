@@ -1,6 +1,6 @@
 """Figures for the terminal: one line on a certificate document, read from the document alone.
 
-A claim's ``summary(doc)`` (:class:`~proofs.registry.Claim`) gives the figures of a
+A claim's ``summary(doc)`` (:class:`~proofs.core.registry.Claim`) gives the figures of a
 bound claim (eps and lower of ``lipschitz_approx``, the certified Sinkhorn bounds)
 or why a claim does not hold (the violating grid pair, the expected and the actual
 output); ``attncert prove`` prints it under its table. It reads nothing but the

@@ -22,9 +22,9 @@ from typing import Any, Callable
 from attncert.exact.certificate import load_certificate_bytes, read_certificate
 from attncert.exact.errors import AttncertError, CertificateError, ParseError
 from attncert.exact.limits import Limits, current as current_limits, limits
-from attncert.proofs.cost import refuse_over_limits
-from attncert.proofs.rebuild import rebuilt_differences
-from attncert.proofs.registry import INDEX, load_claim
+from attncert.proofs.core.cost import refuse_over_limits
+from attncert.proofs.core.rebuild import rebuilt_differences
+from attncert.proofs.core.registry import INDEX, load_claim
 
 OK, FAIL, BAD = "OK", "FAIL", "BAD"
 EXIT = {OK: 0, FAIL: 1, BAD: 2}

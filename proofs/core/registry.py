@@ -6,7 +6,7 @@ find claims through :data:`INDEX` and :func:`load_claim`. A claim module calls
 
 A claim's ``prove(**params)`` builds its construction, evaluates it, computes an
 independent reference and returns an *unsealed* certificate document (see
-:func:`proofs.certify.certificate`). Its parameters are declared as
+:func:`proofs.core.certify.certificate`). Its parameters are declared as
 :class:`Param` so that the command line can offer them as options.
 """
 
@@ -99,7 +99,7 @@ class Claim:
 
     * ``check(doc)``: an independent check (:mod:`proofs.checkers`, which never
       imports the constructions) establishes the claim from the recorded data,
-      then :func:`proofs.rebuild.rebuilt_differences` proves it again from the
+      then :func:`proofs.core.rebuild.rebuilt_differences` proves it again from the
       recorded parameters and compares every field;
     * ``verify(doc)``: the claim's own procedure, for claims whose inputs may come
       from a file (the layout claims), which ends with the same whole-document
@@ -115,7 +115,7 @@ class Claim:
     params: tuple[Param, ...] = field(default_factory=tuple)
     verify: Callable[[dict[str, Any]], list[str]] | None = None
     check: Callable[[dict[str, Any]], list[str]] | None = None
-    #: ``cost(**params)``: what a run will compute, from the parameters alone (proofs/cost.py).
+    #: ``cost(**params)``: what a run will compute, from the parameters alone (proofs/core/cost.py).
     cost: Callable[..., Any] | None = None
     build: Callable[..., Any] | None = None
     #: ``rebuild(doc)``: prove again from the recorded parameters, reusing a witness that ``check``
@@ -124,7 +124,7 @@ class Claim:
     rebuild: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     #: Whether a run interprets RASP-language source, bounded by the interpreter's limits (offered as options too).
     interprets: bool = False
-    #: ``summary(doc)``: one line read from a certificate document alone (proofs/figures.py): a bound's
+    #: ``summary(doc)``: one line read from a certificate document alone (proofs/core/figures.py): a bound's
     #: figures, or why the claim does not hold; None where the table says it all.
     summary: Callable[[dict[str, Any]], str | None] | None = None
 
@@ -133,7 +133,7 @@ class Claim:
 
     def estimate(self, params: dict[str, Any]) -> Any:
         """The cost model at these parameters (defaults for the rest); a claim without one costs nothing."""
-        from attncert.proofs.cost import Cost
+        from attncert.proofs.core.cost import Cost
 
         return self.cost(**{**self.defaults(), **params}) if self.cost else Cost()
 

@@ -134,7 +134,7 @@ def _init_worker(parent: int) -> None:
     if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork (see _Pool)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     die_with_parent(parent)
-    from attncert.proofs import progress  # tqdm loads in a worker, not when the command line starts
+    from attncert.proofs.core import progress  # tqdm loads in a worker, not when the command line starts
 
     progress.disable()
 

@@ -4,7 +4,7 @@ The last step of every verification: read each declared parameter of the claim
 from ``params`` (refusing missing, unknown or ill-typed ones, with the same
 parsers the command line uses), prove the claim again with them, and require
 every claim field of the certificate to be exactly its recomputation
-(:func:`proofs.certify.differing_fields`). Together with a claim's independent
+(:func:`proofs.core.certify.differing_fields`). Together with a claim's independent
 check, which establishes that what the certificate states is true, this pins
 every leaf of the document: no field is taken on trust except the informational
 ``provenance`` and ``side_notes``.
@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any, Collection
 
 from attncert.exact import ParseError
-from attncert.proofs.certify import differing_fields
-from attncert.proofs.registry import Claim
+from attncert.proofs.core.certify import differing_fields
+from attncert.proofs.core.registry import Claim
 
 
 def recorded_params(claim: Claim, doc: dict[str, Any], optional: Collection[str] = ()) -> dict[str, Any]:

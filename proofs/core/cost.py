@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from flint import ctx, fmpq
 
 from attncert.constructions.simulator import sequence_length
-from attncert.proofs import memory
+from attncert.proofs.core import memory
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.limits import Limits, current as current_limits, limits
 

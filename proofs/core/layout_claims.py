@@ -3,7 +3,7 @@
 Most claims (the lemmas, U, multi-head, the encoder layer) say: the RASP program
 ``build(**sizes)`` maps the encoded input matrices to ``reference(inputs)``, exactly,
 in the output block, and to 0 elsewhere. :func:`layout_claim` turns such a
-description into a registered :class:`~proofs.registry.Claim` whose ``prove`` writes
+description into a registered :class:`~proofs.core.registry.Claim` whose ``prove`` writes
 the certificate and whose ``verify`` checks one independently:
 
 1. the inputs are read from the certificate (with limits) in the recorded domain;
@@ -29,12 +29,12 @@ from attncert.constructions import rasp
 from attncert.constructions.layout import Construction, Layout
 from attncert.exact import Domain, EENumber, ParseError
 from attncert.exact.matrices import Rows, matrix_from_json
-from attncert.proofs.lemmas.common import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction, read_inputs
-from attncert.proofs import figures, memory
-from attncert.proofs.cost import over_limits
-from attncert.proofs.certify import differing_fields
-from attncert.proofs.params import positive_int
-from attncert.proofs.registry import Claim, Param
+from attncert.proofs.core.inputs import EXACT_DOMAINS, INPUTS, SEED, exact_domain, inputs_for, prove_construction, read_inputs
+from attncert.proofs.core import figures, memory
+from attncert.proofs.core.cost import over_limits
+from attncert.proofs.core.certify import differing_fields
+from attncert.proofs.core.params import positive_int
+from attncert.proofs.core.registry import Claim, Param
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class LayoutClaim:
     #: Domain of the random inputs ("QQ" for rational inputs lifted into EE).
     input_domain: str | None = None
     accept: Callable[[Mapping[str, Rows]], bool] = field(default=lambda mats: True)
-    #: The cost model (proofs/cost.py) at the sizes.
+    #: The cost model (proofs/core/cost.py) at the sizes.
     cost: Callable[..., Any] | None = None
 
     def params(self) -> tuple[Param, ...]:
@@ -116,7 +116,7 @@ class LayoutClaim:
         return problems
 
     def estimate(self, **params: Any) -> Any:
-        """The cost model, with the memory predicted from the construction's schedule (proofs/memory.py):
+        """The cost model, with the memory predicted from the construction's schedule (proofs/core/memory.py):
         the certificate records every position, in the claim's domain."""
         cost = self.cost(**params)
         if over_limits(cost):  # refused on its sizes: building it (h heads' inputs, say) could take as long as the run
@@ -160,7 +160,7 @@ def sizes_from_inputs(claim: Claim, path: str, given: Mapping[str, Any]) -> dict
     one): a size is then the dimension of the file's matrix where its prime appears. A size that no dimension
     shows (the number of heads: matrices A1, A2, ...) is the least value at which the construction's matrices
     are the file's, by name and shape. Whatever is not determined keeps its value, and reading the file at
-    these sizes says what does not fit (:func:`proofs.lemmas.common.load_inputs`)."""
+    these sizes says what does not fit (:func:`proofs.core.inputs.load_inputs`)."""
     names = set(inspect.signature(claim.build).parameters)
     sizes = {p.name: given.get(p.name, p.default) for p in claim.params if p.name in names and p.type is positive_int}
     free = [name for name in sizes if name not in given]

@@ -5,7 +5,7 @@ A certificate's bounds and temperatures are rationals of any magnitude (a bound 
 log10 of them, computed by mpmath from the exact rational (floats only for
 drawing), on a linear axis labelled 10^k. Nothing here decides anything. A PNG
 carries its statement (the certified bounds it shows, rounded up by
-:func:`proofs.figures.upper` as the terminal shows them) as its Title text, for a
+:func:`proofs.core.figures.upper` as the terminal shows them) as its Title text, for a
 reader who cannot see the picture.
 """
 

@@ -20,9 +20,9 @@ from attncert.constructions.layout import Construction
 from attncert.exact import EE, AttncertError, Domain, ParseError, domain_from_name
 from attncert.exact.certificate import parse_json, read_bounded
 from attncert.exact.matrices import Rows, convert_rows, matrix_to_json
-from attncert.proofs.certify import certificate
-from attncert.proofs.params import positive_int
-from attncert.proofs.registry import Param
+from attncert.proofs.core.certify import certificate
+from attncert.proofs.core.params import positive_int
+from attncert.proofs.core.registry import Param
 
 #: Exact domains a lemma may be proven in (Ball and Float give no exact proof).
 EXACT_DOMAINS = ("QQ", "EE")
