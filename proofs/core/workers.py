@@ -126,7 +126,16 @@ def die_with_parent(parent: int) -> None:
         os._exit(128 + signal.SIGTERM)
 
 
+def _unraisable_in_worker(u: Any) -> None:
+    # SIGTERM may land while a weakref callback or __del__ runs; Python swallows what those raise
+    # and prints a traceback, so the _Stop meant to unwind the task ends the worker here instead.
+    if isinstance(u.exc_value, _Stop):
+        os._exit(128 + signal.SIGTERM)
+    sys.__unraisablehook__(u)
+
+
 def _init_worker(parent: int) -> None:
+    sys.unraisablehook = _unraisable_in_worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_term_in_worker)
     if hasattr(signal, "SIGALRM"):
