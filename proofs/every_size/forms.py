@@ -182,7 +182,13 @@ class Term:
     factors: tuple[Factor, ...]
 
     def rename(self, m: Mapping[str, SizeExpr]) -> "Term":
-        inner = {k: v for k, v in m.items() if k not in {b for b, _ in self.binders}}
+        """The free digits replaced, capture-avoiding: a binder of this term named like a symbol of a
+        replacement (an outer binder renamed canonically ``z0_0`` into a sum whose own binder is
+        ``z0_0``) is renamed apart first, so that Σ_k exp(Σ_j X[i][j] X[k][j]) stays that sum."""
+        bound = {b for b, _ in self.binders}
+        inner = {k: v for k, v in m.items() if k not in bound}
+        if any(v.symbols() & bound for v in inner.values()):
+            return _apart(self).rename(inner)
         return Term(self.binders, tuple(f.rename(inner) for f in self.factors))
 
     def free(self) -> set[str]:

@@ -74,12 +74,6 @@ def test_the_provers_certificates_check_clean(base):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="prover bug: proofs/every_size/forms.py Term.rename substitutes an outer binder into a nested sum whose binder "
-    "has the same canonical name (Σ_k exp(Σ_j X[i][j] X[k][j]) is recorded as Σ_z0_0 exp(Σ_z0_0 X[i][z0_0] X[z0_0][z0_0])), "
-    "so the recorded value form of the d != 1 case is not the template's value; remove this mark once the prover avoids capture",
-)
 def test_the_universal_certificate_checks_clean():
     assert check(certificate("universal")) == []
 

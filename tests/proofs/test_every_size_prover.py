@@ -4,7 +4,7 @@ A mutant is the template of a real construction with one size expression changed
 coefficient c + floor(c/50), a bound min(n^2, 2500), ...): right at every small size, wrong past a
 point. Each must be refused with a counterexample, and the counterexample is confirmed here on its
 own: the mutant instantiated at those sizes, run exactly by the fixed-size machinery, against the
-reference of proofs/references.py (never the prover's)."""
+reference of proofs/checkers/references.py (never the prover's)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from attncert.constructions.sizes.expr import SizeExpr
 from attncert.exact import EE, QQ
 from attncert.proofs.every_size import references as R
 from attncert.proofs.every_size.evaluate import Real
-from attncert.proofs.every_size.forms import read
+from attncert.proofs.every_size.forms import Factor, Form, Sizes, read
 from attncert.proofs.every_size.prove import REFERENCES, SPECS, NoProof, Spec, prove
 from attncert.proofs.references import BY_CLAIM
 
@@ -80,6 +80,23 @@ def confirm(name: str, build: Callable[..., Construction], symbols: tuple[str, .
         assert "division" in str(e)
         return
     assert any(EE.convert(out[t]) != EE.convert(want[t // cols][t % cols]) for t in range(rows * cols)) or any(out[t] != 0 for t in range(rows * cols, len(out)))
+
+
+def test_a_nested_sum_keeps_its_binder_apart_from_the_outer_one():
+    """Σ_k exp(Σ_j X[i][j] X[k][j]) in canonical form: the outer binder k becomes z0_0 while the inner sum,
+    built first, already binds z0_0; substituted naively, X[k][j] would read X[z0_0][z0_0]."""
+    S = Sizes(["n", "d"])
+    i, j, k = (SizeExpr.symbol(x) for x in "ijk")
+    inner = (read(S, "X", i, j) * read(S, "X", k, j)).summed("j", SizeExpr.symbol("d"))
+    outer = Form.factor(S, Factor("exp", (inner,))).summed("k", SizeExpr.symbol("n"))
+    (c, t), = outer.terms.values()
+    (outer_binder, _), = t.binders
+    (e,) = t.factors
+    (_, t_inner), = e.args[0].terms.values()
+    (inner_binder, _), = t_inner.binders
+    assert outer_binder != inner_binder
+    rows = sorted(f.args[1].text() for f in t_inner.factors)
+    assert rows == sorted(["i", outer_binder]) and all(f.args[2].text() == inner_binder for f in t_inner.factors)
 
 
 @pytest.mark.parametrize("name", ["transpose", "matmul", "softmax", "relu", "maxmin"])
