@@ -93,7 +93,7 @@ def every_length(vocab: str = "1,2,3,4,5", n: int = 8) -> dict:
     from attncert.constructions.tracr.program import from_tracr, to_rasp
     from attncert.exact.canonical import canonical_json
     from attncert.exact.certificate import seal
-    from attncert.proofs import compiled_program
+    from attncert.proofs.compiled import program as compiled_program
     from attncert.proofs.core.user_programs import call_program, parse_vocab
     from attncert.proofs.core.verify import verify_bytes
 

@@ -18,7 +18,7 @@ from attncert.constructions import rasp
 from attncert.constructions.rasp.size import schedule
 from attncert.constructions.simulator import universal
 from attncert.exact import EE, Float
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.registry import load_claims
 
 

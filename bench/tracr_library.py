@@ -26,7 +26,7 @@ def certify_case(case: dict[str, Any], causal: bool, max_inputs: int) -> tuple[s
     from tracr.compiler import compiling
 
     from attncert.constructions.tracr.program import input_count
-    from attncert.proofs.tracr_model import certify_tracr, summary
+    from attncert.proofs.tracr.model import certify_tracr, summary
 
     vocab = sorted(case["vocab"], key=repr)
     n = case["max_seq_len"]

@@ -3,7 +3,7 @@ pass of :mod:`proofs.checkers.forward`, map the encoded inputs to the reference,
 
 The tokens are re-encoded from the recorded matrices by the layout rule (the
 matrices row-major, one after the other, then zeros up to the sequence length),
-the reference is recomputed by :data:`proofs.references.BY_CLAIM`, and the model
+the reference is recomputed by :data:`proofs.checkers.references.BY_CLAIM`, and the model
 output is read at positions 1..r c (row-major) with zeros after it.
 """
 
@@ -22,7 +22,7 @@ from attncert.proofs.checkers.forward import check_model_size, forward
 from attncert.proofs.checkers.reading import integer, items, obj
 from attncert.proofs.checkers.sinkhorn_claims import conclude
 from attncert.proofs.core.params import positive_rational, rational_list
-from attncert.proofs.references import BY_CLAIM, language_instance
+from attncert.proofs.checkers.references import BY_CLAIM, language_instance
 
 
 def check_compiled(doc: dict[str, Any]) -> list[str]:

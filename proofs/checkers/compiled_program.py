@@ -18,7 +18,7 @@ It never imports the compiler or the RASP evaluator. From the certificate alone:
    RASP output is null, the program has no value there), and the listed inputs, must be what step 2
    found; ``result`` must state them, and holds only if every input is correct.
 
-The rebuild (:func:`proofs.compiled_program.rebuild`) then recompiles the recorded program and
+The rebuild (:func:`proofs.compiled.program.rebuild`) then recompiles the recorded program and
 evaluates it again, and the whole document is compared.
 """
 

@@ -1,6 +1,6 @@
 """The identity checker's own references, computed in its own field from the input variables.
 
-Each is the textbook formula, written here apart from :mod:`proofs.references` (which the
+Each is the textbook formula, written here apart from :mod:`proofs.checkers.references` (which the
 prover evaluates) and from the constructions:
 
 * transpose: (M^T)_ij = M_ji;

@@ -22,7 +22,7 @@ It never imports the constructions (nor tracr, nor JAX). From the certificate al
    listed ones (the first of each kind, their inputs, RASP outputs and the positions not correct)
    must be what step 2 found; ``result`` must state them, and holds only if every input is correct.
 
-The rebuild (:func:`proofs.tracr_model.rebuild`) then recomputes every field from the recorded
+The rebuild (:func:`proofs.tracr.model.rebuild`) then recomputes every field from the recorded
 model and program (the RASP outputs by attncert's evaluator on the tabulated program).
 """
 

@@ -36,7 +36,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _compile_construction(args: argparse.Namespace) -> tuple[str, Any]:
-    from attncert.proofs import compiled
+    from attncert.proofs.compiled import construction as compiled
     from attncert.proofs.core.cost import check as check_cost
 
     if args.of is None:

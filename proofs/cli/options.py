@@ -187,7 +187,7 @@ def _compiles(params: Sequence[Any]) -> bool:
 
 def construction_size_options(cp: argparse.ArgumentParser, of: str | None) -> None:
     """--NAME for each size of the construction ``of`` (an unknown one is refused when the verb runs)."""
-    from attncert.proofs import compiled
+    from attncert.proofs.compiled import construction as compiled
 
     try:
         declared = compiled.size_params(of or "")
@@ -198,7 +198,7 @@ def construction_size_options(cp: argparse.ArgumentParser, of: str | None) -> No
 
 
 def construction_sizes(args: argparse.Namespace) -> str:
-    """The construction's sizes as one text for proofs.compiled.parse_sizes: --sizes and the --NAME options."""
+    """The construction's sizes as one text for proofs.compiled.construction.parse_sizes: --sizes and the --NAME options."""
     given = {k[len(SIZE) :]: v for k, v in vars(args).items() if k.startswith(SIZE) and v is not None}
     spelt = size_values(args.sizes) if str(args.sizes).strip() else {}
     for name in given.keys() & spelt.keys():

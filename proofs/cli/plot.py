@@ -19,8 +19,8 @@ PLOTS = {
     "sinkhorn_universality": ("attncert.proofs.sinkhorn.plot", "universality_png"),
     "sinkhorn_transformer": ("attncert.proofs.sinkhorn.plot", "coupling_png"),
     "sinkhorn_convergence": ("attncert.proofs.sinkhorn.plot", "convergence_png"),
-    "compiled_softmax": ("attncert.proofs.plots.compiled_softmax", "softmax_bound_png"),
-    "rasp_program": ("attncert.proofs.rasp_program", "selections_png"),
+    "compiled_softmax": ("attncert.proofs.compiled.plot", "softmax_bound_png"),
+    "rasp_program": ("attncert.proofs.rasp_language.program", "selections_png"),
 }
 
 

@@ -20,7 +20,7 @@ def cmd_rasp(args: argparse.Namespace) -> int:
         raise ParseError(f"--decimals {args.decimals:,}: more than the digit limit of {args.max_digits:,} (raise it with --max-digits)")
     if args.file is None and args.eval is None:
         from attncert.constructions.rasp.language import terminal
-        from attncert.proofs.plots.selection import patterns_png
+        from attncert.proofs.rasp_language.plot import patterns_png
 
         with limits(limits_of(args)):
             # fractions with a decimal view beside them, unless --decimals chose the digits

@@ -2,7 +2,7 @@
 
 A lemma proof builds its construction for the given sizes, evaluates the RASP
 graph on the input matrices (random rationals from a seed, or ``--inputs FILE``),
-computes the reference straight from the inputs (:mod:`proofs.references`),
+computes the reference straight from the inputs (:mod:`proofs.checkers.references`),
 decides exact equality entry by entry in the domain, checks that positions
 outside the output block hold what the construction documents (0), and returns
 an attncert/1 certificate.

@@ -8,7 +8,7 @@ the certificate and whose ``verify`` checks one independently:
 
 1. the inputs are read from the certificate (with limits) in the recorded domain;
 2. the reference is recomputed from them alone by ``reference`` (functions of
-   :mod:`proofs.references`, which never import the constructions);
+   :mod:`proofs.checkers.references`, which never import the constructions);
 3. the recorded graph is loaded (registry functions only, nothing executed from
    the file) and re-evaluated on the encoded inputs;
 4. the recorded outputs, the recorded reference and the recorded result must all

@@ -54,10 +54,10 @@ INDEX: dict[str, Entry] = {
     "sinkhorn_limit": Entry(_SINKHORN, "a coupling with a zero entry is the W1 limit of exact positive Sinkhorn plans", graph=False),
     "sinkhorn_transformer": Entry(_SINKHORN, "a Sinkhorn Transformer's coupling, enclosed to a certified bound"),
     "sinkhorn_universality": Entry(_SINKHORN, "Sinkhorn Transformers of growing width: certified W1 bounds on fit and held-out texts", graph=False),
-    "compiled": Entry(_P + "compiled", "the compiled exact weights compute the construction exactly, SOp by SOp", graph=False),
-    "compiled_program": Entry(_P + "compiled_program", "your RASP program (--file or --program), compiled exactly, equals its RASP evaluation on every input", graph=False),
-    "compiled_softmax": Entry(_P + "compiled_softmax", "softmax attention at inverse temperature beta stays within a certified B(beta) of the compiled model", graph=False),
-    "rasp_program": Entry(_P + "rasp_program", "a RASP-language program's output, exact (or in certified balls where it leaves the exact fields)"),
+    "compiled": Entry(_P + "compiled.construction", "the compiled exact weights compute the construction exactly, SOp by SOp", graph=False),
+    "compiled_program": Entry(_P + "compiled.program", "your RASP program (--file or --program), compiled exactly, equals its RASP evaluation on every input", graph=False),
+    "compiled_softmax": Entry(_P + "compiled.softmax", "softmax attention at inverse temperature beta stays within a certified B(beta) of the compiled model", graph=False),
+    "rasp_program": Entry(_P + "rasp_language.program", "a RASP-language program's output, exact (or in certified balls where it leaves the exact fields)"),
     "lipschitz_approx": Entry(_P + "approximation.approx", "the McShane RASP network is within a certified eps of a Lipschitz or Hölder target"),
     "lipschitz_rates": Entry(_P + "approximation.rates", "certified McShane errors as the grid step shrinks, against the theory's rates", graph=False),
     **{
@@ -66,7 +66,7 @@ INDEX: dict[str, Entry] = {
     },
     "hierarchy_identity": Entry(_IDENTITY + "hierarchy", "hierarchy: U(N, D, D_v) computes every smaller layer for ALL real inputs, decided exactly"),
     "compiled_identity": Entry(_IDENTITY + "compiled", "compiled: the exact weights compute the construction for ALL real inputs, decided exactly", graph=False),
-    "tracr_model": Entry(_P + "tracr_model", "a model tracr compiled decodes to its RASP program's output on every input, in certified balls", graph=False, needs="tracr"),
+    "tracr_model": Entry(_P + "tracr.model", "a model tracr compiled decodes to its RASP program's output on every input, in certified balls", graph=False, needs="tracr"),
 }
 
 

@@ -3,7 +3,7 @@
 ``attncert prove CLAIM --for-all`` proves ``CLAIM_identity``: the statement of CLAIM for every
 real input of the given sizes, where the recorded divisors are nonzero, decided exactly over
 the symbolic field. Each is registered from the construction claim it generalises (its
-construction, sizes and cost), with the reference of :data:`proofs.references.OVER_ANY_FIELD`.
+construction, sizes and cost), with the reference of :data:`proofs.checkers.references.OVER_ANY_FIELD`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import attncert.proofs.simulator.encoder_norm  # noqa: F401
 import attncert.proofs.simulator.multihead  # noqa: F401
 import attncert.proofs.simulator.universal  # noqa: F401
 from attncert.proofs.core import cost as costs
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.identity import check_identity
@@ -69,7 +69,7 @@ class IdentityClaim:
     """``BASE_identity``: the construction claim BASE's statement for all inputs of its sizes.
 
     The construction, the parameters (its sizes, and for the layer norm delta) and the cost model
-    are the registered base claim's; the reference is :data:`proofs.references.OVER_ANY_FIELD`'s,
+    are the registered base claim's; the reference is :data:`proofs.checkers.references.OVER_ANY_FIELD`'s,
     given the parameters that are not sizes (delta)."""
 
     base: str

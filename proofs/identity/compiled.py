@@ -16,12 +16,12 @@ from typing import Any
 
 from attncert.constructions.compiler.model import model_to_json
 from attncert.exact.errors import AttncertError
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.identity_compiled import check_compiled_identity
 from attncert.proofs.core import cost as costs
-from attncert.proofs.compiled import CONSTRUCTION_PARAMS, LANGUAGES, canonical_sizes, compile_construction, parse_sizes
-from attncert.proofs.compiled import cost as compiled_cost
+from attncert.proofs.compiled.construction import CONSTRUCTION_PARAMS, LANGUAGES, canonical_sizes, compile_construction, parse_sizes
+from attncert.proofs.compiled.construction import cost as compiled_cost
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.identity.claims import STATEMENTS
 from attncert.proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections

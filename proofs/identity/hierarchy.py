@@ -15,7 +15,7 @@ from attncert.constructions import rasp
 from attncert.constructions.rasp.static import static_selections
 from attncert.constructions.simulator import pad_for, universal
 from attncert.proofs.core import cost, progress
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
 from attncert.proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections

@@ -2,7 +2,7 @@
 
 The construction's graph is evaluated over the symbolic field Sym (:mod:`exact.domains.symbolic`)
 with one variable per input entry, and so is the reference, with the field's own arithmetic
-(:data:`proofs.references.OVER_ANY_FIELD`). Every select reads positions only
+(:data:`proofs.checkers.references.OVER_ANY_FIELD`). Every select reads positions only
 (:func:`constructions.rasp.static.static_selections`, which refuses the others), so the
 evaluation covers every input: each output entry is the function of the inputs that the
 construction computes. The identity holds iff each output entry minus its reference is the

@@ -9,7 +9,7 @@ from __future__ import annotations
 from attncert.constructions.linalg import inverse3
 from attncert.exact.matrices import to_fmpq_mat
 from attncert.proofs.core import cost
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.layout_claims import LayoutClaim
 from attncert.proofs.core.registry import register
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from attncert.constructions.activations import relu
 from attncert.proofs.core import cost
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.layout_claims import LayoutClaim
 from attncert.proofs.core.inputs import size_param
 from attncert.proofs.core.registry import register

@@ -10,7 +10,7 @@ from functools import partial
 
 from attncert.constructions.activations import softmax_rows
 from attncert.proofs.core import cost
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.layout_claims import LayoutClaim
 from attncert.proofs.core.inputs import random_rational_values, size_param
 from attncert.proofs.core.registry import register

@@ -37,7 +37,7 @@ from attncert.exact.domains.ball import exact_dyadic
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.rationals import rational_to_json
 from attncert.proofs.core import cost, figures
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate, differing_fields
 from attncert.proofs.core.layout_claims import recorded_matrices, recorded_origin, recorded_sizes
 from attncert.proofs.core.inputs import INPUTS, SEED, inputs_for, size_param

@@ -17,7 +17,7 @@ from attncert.constructions.simulator import pad_for, read_output, universal
 from attncert.exact import EE, QQ, ParseError
 from attncert.exact.matrices import matrix_from_json, matrix_to_json
 from attncert.proofs.core import cost, progress
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate, differing_fields
 from attncert.proofs.core.inputs import SEED, random_matrix, size_param
 from attncert.proofs.core.registry import Claim, register

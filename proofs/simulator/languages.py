@@ -46,7 +46,7 @@ from attncert.exact.matrices import matrix_to_json
 from attncert.exact.ratarray import Overflow
 from attncert.proofs.core import cost
 from attncert.proofs.core import execute, progress
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate, differing_fields, package_version
 from attncert.proofs.core.inputs import positive_int
 from attncert.proofs.core.registry import Claim, Param, register
@@ -201,7 +201,7 @@ def _run_all(claim: str, layers: dict[str, tuple[tuple, int, int]], jobs: int, s
 
 def _verify(doc: dict, stated: dict[str, tuple[int, int]], language: Any, t_checks: list[dict]) -> list[str]:
     """The recorded cases against the statement, the recorded language values against
-    proofs.references, and U's recorded readouts against them.
+    proofs.checkers.references, and U's recorded readouts against them.
 
     ``stated`` maps each case the statement names to (length n, alphabet size a): the
     verifier restates it from the parameters, not from the prover's plan, so a prover

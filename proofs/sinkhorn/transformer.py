@@ -18,7 +18,7 @@ from attncert.constructions.sinkhorn.texts import Text
 from attncert.constructions.sinkhorn.transformer import SinkhornTransformer
 from attncert.exact import EE, QQ, ParseError
 from attncert.exact.matrices import Rows, from_fmpq_mat, matrix_to_json, to_fmpq_mat
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.sinkhorn_claims import check_transformer
 from attncert.proofs.core.params import positive_int, positive_rational
@@ -70,7 +70,7 @@ def random_text(rng: random.Random, n: int, d: int) -> Text:
 
 
 def reference_features(enc: Encoder, t: Text) -> Rows | None:
-    """The features by proofs.references (encoder_layer, matmul), independent of the constructions; None where that
+    """The features by proofs.checkers.references (encoder_layer, matmul), independent of the constructions; None where that
     reference does not apply (more than one block, or a layer norm: the forward pass leaves EE)."""
     if len(enc.layers) != 2 or not isinstance(enc.layers[0], Attention) or not isinstance(enc.layers[1], MLP):
         return None
@@ -168,7 +168,7 @@ def _prove(params: dict[str, Any], given: tuple[Text, Text] | None) -> dict:
         },
         {
             "features_by_references": {
-                side: ("not applicable: one attention + MLP block without layer norm is what proofs.references computes in EE" if s is None else s)
+                side: ("not applicable: one attention + MLP block without layer norm is what proofs.checkers.references computes in EE" if s is None else s)
                 for side, s in zip(("Q", "K"), same)
             },
             "mpmath_plan": f"plain Sinkhorn at 60 digits on the cost's 256-bit midpoints, {its} iterations; inside the enclosure: {ref_ok}",
@@ -197,7 +197,7 @@ def summary(doc: dict[str, Any]) -> str:
     if doc["result"]["holds"]:
         return line
     why = [] if doc["reference"]["mpmath_plan"].endswith("inside the enclosure: True") else ["the mpmath plan lies outside the enclosure"]
-    why += [f"the encoder {side} differs from proofs.references" for side, same in doc["reference"]["features_by_references"].items() if same is False]
+    why += [f"the encoder {side} differs from proofs.checkers.references" for side, same in doc["reference"]["features_by_references"].items() if same is False]
     return "does not hold: " + "; ".join([line, *why])
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attncert.proofs.plots.selection import SELECTED
+from attncert.proofs.rasp_language.plot import SELECTED
 
 _SCRIPT = Path(sys.executable).with_name("attncert")
 ATTNCERT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "attncert"]

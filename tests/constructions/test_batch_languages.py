@@ -21,7 +21,7 @@ from attncert.exact import EE, QQ, EENumber
 from attncert.exact.expsum import ExpSum, exponent
 from attncert.exact.exparray import ExpArray
 from attncert.exact.ratarray import RatArray
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.simulator.languages import parity_set
 
 

@@ -17,7 +17,7 @@ from attncert.constructions.sinkhorn.texts import Text, random_family, read_text
 from attncert.constructions.sinkhorn.transformer import SinkhornTransformer
 from attncert.constructions.sinkhorn.universality import fit_weights, width_row
 from attncert.exact import EE, ParseError
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 
 
 def _rand(rng, r, c, den=10):

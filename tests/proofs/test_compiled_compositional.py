@@ -15,7 +15,7 @@ import pytest
 from attncert.exact import QQ, ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs import compiled_program as P
+from attncert.proofs.compiled import program as P
 from attncert.proofs.checkers.compiled import model_sha256
 from attncert.proofs.checkers.every_input import result_of
 from attncert.proofs.checkers.forward import forward

@@ -18,7 +18,7 @@ import pytest
 from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
-from attncert.proofs import compiled
+from attncert.proofs.compiled import construction as compiled
 from attncert.proofs.checkers.compiled import check_compiled
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims

@@ -16,7 +16,7 @@ import pytest
 from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
-from attncert.proofs import compiled_program as P
+from attncert.proofs.compiled import program as P
 from attncert.proofs.checkers.compiled import model_sha256
 from attncert.proofs.checkers.tracr_model import value
 from attncert.proofs.cli import main

@@ -13,7 +13,7 @@ from attncert.exact import EE, NotInFieldError, QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.domains import Ball
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.cli import main
 from attncert.proofs.simulator import encoder_norm
 from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
@@ -43,7 +43,7 @@ def _mp(x) -> mpmath.mpf:
 
 
 def layer_norm_mp(mats: dict, delta: fmpq) -> list[list[mpmath.mpf]]:
-    """LN(Z) in mpmath at the working precision, from the exact Z (proofs.references' encoder layer, in EE):
+    """LN(Z) in mpmath at the working precision, from the exact Z (proofs.checkers.references' encoder layer, in EE):
     gamma_j (Z_ij - mu_i) / sqrt(sigma_i^2 + delta) + beta_j, mu_i the row mean, sigma_i^2 the biased variance."""
     z = references.encoder_layer(mats["X"], references._heads(mats), mats["WO"], mats["W1"], mats["b1"], mats["W2"], mats["b2"])
     gamma, beta = mats["gamma"][0], mats["beta"][0]

@@ -24,7 +24,7 @@ from attncert.proofs.every_size import references as R
 from attncert.proofs.every_size.evaluate import Real
 from attncert.proofs.every_size.forms import Factor, Form, Sizes, read
 from attncert.proofs.every_size.prove import REFERENCES, SPECS, NoProof, Spec, prove
-from attncert.proofs.references import BY_CLAIM
+from attncert.proofs.checkers.references import BY_CLAIM
 
 
 class _Graph(Construction):

@@ -118,7 +118,7 @@ def shift():
 
 
 def _program(method: str, name: str, vocab: str, n: int, lengths: str = "every") -> dict:
-    from attncert.proofs import compiled_program as P
+    from attncert.proofs.compiled import program as P
 
     return P.prove(vocab, n, lengths, False, 100_000, 10, program=f"{HERE}:{name}", method=method)
 

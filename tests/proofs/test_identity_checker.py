@@ -5,7 +5,7 @@ line. Self-consistent forgeries (well-formed, re-sealed with a correct hash) FAI
 alone already names what is wrong: a construction with one map changed, proven consistently by the
 prover and then claimed to hold; a dependent or too coarse exp basis; a divisor relabelled; a
 hypothesis dropped; a value-dependent select. Whether a changed construction is wrong is decided
-apart from the checker, by evaluating it in EE at a rational input against proofs.references.
+apart from the checker, by evaluating it in EE at a rational input against proofs.checkers.references.
 
 The checker's arithmetic is tested against mpmath at rational points, and its exact identities
 (e^p e^q = e^{p+q}, a softmax row sums to 1) by hand.
@@ -31,7 +31,7 @@ from attncert.exact import EE, LimitExceeded, ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.limits import Limits, limits
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.checkers.identity import check_identity, sign_certificate
 from attncert.proofs.checkers.identity_field import Basis, Field, IdentityFailure, Quotient
 from attncert.proofs.checkers.identity_graph import Evaluator, SignOracle, read_graph

@@ -17,7 +17,7 @@ import pytest
 from flint import fmpq
 
 from attncert.exact import QQ
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.checkers.forward import forward
 from attncert.proofs.checkers.identity_compiled import check_compiled_identity
 from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity

@@ -9,7 +9,7 @@ whose norm_scale delta is not params.delta, and a layer norm whose mean is taken
 columns; a changed count of uninterpreted values FAILs too, and a delta that is not a positive
 rational string is BAD. That each changed construction is wrong is decided apart from both
 checker and prover: its Ball evaluation at a rational input against layer norm computed in
-mpmath at 50 digits from the exact Z (proofs.references, in EE).
+mpmath at 50 digits from the exact Z (proofs.checkers.references, in EE).
 """
 
 from __future__ import annotations

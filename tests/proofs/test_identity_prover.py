@@ -14,7 +14,7 @@ from attncert.constructions.layout import Construction, Layout
 from attncert.constructions.linalg import matmul
 from attncert.constructions.rasp.static import ValueDependentSelect, influences, static_selections
 from attncert.constructions.simulator import universal
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.identity.claims import IdentityClaim
 from attncert.proofs.identity.compiled import prove as prove_compiled
 from attncert.proofs.identity.hierarchy import prove as prove_hierarchy

@@ -7,7 +7,7 @@ follows pins fields and imports the prover by design. The identity checker loads
 neither the prover's symbolic field (``exact.symbolic``) nor ``proofs.identity``; the every-size
 checker (a package, proofs/checkers/every_size/) loads neither the constructions nor ``proofs.every_size``. Claims verified through ``Claim.verify`` re-evaluate the recorded RASP
 graph (and U) with the evaluator, by design "rebuild the construction and
-compare"; their references come from :mod:`proofs.references`, measured here too.
+compare"; their references come from :mod:`proofs.checkers.references`, measured here too.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def loaded_by(module: str) -> list[str]:
     return json.loads(out)
 
 
-@pytest.mark.parametrize("module", CHECKER_MODULES + ["attncert.proofs.references", "attncert.proofs.core.params"])
+@pytest.mark.parametrize("module", CHECKER_MODULES + ["attncert.proofs.checkers.references", "attncert.proofs.core.params"])
 def test_checkers_and_references_load_no_construction(module):
     mods = loaded_by(module)
     assert module in mods

@@ -9,7 +9,7 @@ import pytest
 from attncert.constructions.languages import match2, parity
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.simulator import languages
 from attncert.proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
 from attncert.proofs.core.verify import FAIL, OK, verify_bytes

@@ -19,9 +19,9 @@ from attncert.exact import ParseError
 from attncert.exact.certificate import write_certificate
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claim
-from attncert.proofs.plots.compiled_softmax import softmax_bound_png
-from attncert.proofs.plots.selection import SELECTED
-from attncert.proofs.rasp_program import selections_png
+from attncert.proofs.compiled.plot import softmax_bound_png
+from attncert.proofs.rasp_language.plot import SELECTED
+from attncert.proofs.rasp_language.program import selections_png
 from attncert.proofs.sinkhorn.plot import convergence_png
 from tests.pictures import assert_picture
 

@@ -1,4 +1,4 @@
-"""proofs/plots/selection.py: selection patterns as PNGs (size, not blank, the cells filled where selected)."""
+"""proofs/rasp_language/plot.py: selection patterns as PNGs (size, not blank, the cells filled where selected)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from PIL import Image
 
 from attncert.constructions.rasp.language.interpreter import Interpreter
 from attncert.exact.errors import AttncertError
-from attncert.proofs.plots import selection
-from attncert.proofs.plots.selection import DPI, SELECTED, patterns_png, program_selections_png, selection_png
+from attncert.proofs.rasp_language import plot as selection
+from attncert.proofs.rasp_language.plot import DPI, SELECTED, patterns_png, program_selections_png, selection_png
 
 
 def png_size(data: bytes) -> tuple[int, int]:

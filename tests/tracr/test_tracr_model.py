@@ -27,7 +27,7 @@ from attncert.constructions.tracr.program import from_tracr, program_from_json, 
 from attncert.exact import ParseError, QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
-from attncert.proofs import tracr_model as T
+from attncert.proofs.tracr import model as T
 from attncert.proofs.checkers import tracr_model as K
 from attncert.proofs.cli import main
 from attncert.proofs.core.rebuild import rebuilt_differences

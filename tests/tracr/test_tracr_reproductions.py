@@ -29,7 +29,7 @@ CLAIM = load_claim("tracr_model")
 
 
 def prove(program: str, vocab: str, max_seq_len: int, **kw) -> dict:
-    from attncert.proofs.tracr_model import tolerance
+    from attncert.proofs.tracr.model import tolerance
 
     params = {**CLAIM.defaults(), "program": f"tests.tracr.programs:{program}", "vocab": vocab, "max_seq_len": max_seq_len, **kw}
     params["tolerance"] = tolerance(str(params["tolerance"]))
@@ -116,7 +116,7 @@ def test_the_api_refuses_a_program_that_is_not_the_models_and_a_longer_length():
 
     from attncert.exact import ParseError
     from attncert.exact.errors import AttncertError
-    from attncert.proofs.tracr_model import certify_tracr
+    from attncert.proofs.tracr.model import certify_tracr
 
     program = lib.make_length()
     model = compiling.compile_rasp_to_model(program, vocab={"a", "b"}, max_seq_len=3, compiler_bos="BOS")

@@ -25,7 +25,7 @@ from attncert.exact import EE, QQ, Domain, ParseError
 from attncert.exact.canonical import json_equal
 from attncert.exact.matrices import matrix_to_json
 from attncert.proofs.core import cost as costs
-from attncert.proofs import references
+from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.compiled import check_compiled, model_sha256
 from attncert.proofs.core.cost import Cost

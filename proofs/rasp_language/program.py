@@ -248,9 +248,9 @@ def recorded_program(doc: dict[str, Any]) -> tuple[str, RecordedFiles]:
 
 def selections_png(doc: dict[str, Any]) -> bytes:
     """``attncert plot rasp_program``: the selection pattern of every attention of the certified expression on
-    the certified input, a heatmap each (:mod:`proofs.plots.selection`, the REPL's ``draw``). The program is the
+    the certified input, a heatmap each (:mod:`proofs.rasp_language.plot`, the REPL's ``draw``). The program is the
     recorded source, run again with its loads served from the recorded texts only, as verify runs it."""
-    from attncert.proofs.plots.selection import program_selections_png
+    from attncert.proofs.rasp_language.plot import program_selections_png
 
     params = _params(doc)
     source, files = recorded_program(doc)

@@ -26,8 +26,8 @@ from attncert.exact.matrices import matrix_to_json
 from attncert.proofs.core import figures
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.compiled import check_compiled_softmax
-from attncert.proofs.compiled import canonical_sizes, compile_construction, instance, parse_sizes
-from attncert.proofs.compiled import cost as compiled_cost
+from attncert.proofs.compiled.construction import canonical_sizes, compile_construction, instance, parse_sizes
+from attncert.proofs.compiled.construction import cost as compiled_cost
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.inputs import SEED
 from attncert.proofs.core.params import positive_int, positive_rational, rational_list

@@ -1,1 +1,0 @@
-"""Pictures drawn with matplotlib (Agg backend, imported only while drawing)."""
