@@ -45,7 +45,7 @@ from attncert.proofs.checkers.mcshane import Interpolant, piece_tables
 from attncert.proofs.checkers.modulus import decide, decision_json, decision_text
 from attncert.proofs.checkers.partition import read_leaves, sides, tiling_problem
 from attncert.proofs.checkers.reading import integer, items, obj, qvector, rational
-from attncert.proofs.checkers.sinkhorn_claims import conclude
+from attncert.proofs.checkers.result import conclude
 from attncert.proofs.checkers.subgrid import subgrid_bound
 from attncert.proofs.core.params import int_list
 

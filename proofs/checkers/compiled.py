@@ -20,7 +20,7 @@ from attncert.exact.limits import current as current_limits
 from attncert.exact.matrices import matrix_from_json
 from attncert.proofs.checkers.forward import check_model_size, forward
 from attncert.proofs.checkers.reading import integer, items, obj
-from attncert.proofs.checkers.sinkhorn_claims import conclude
+from attncert.proofs.checkers.result import conclude
 from attncert.proofs.core.params import positive_rational, rational_list
 from attncert.proofs.checkers.references import BY_CLAIM, language_instance
 

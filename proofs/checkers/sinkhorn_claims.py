@@ -23,6 +23,7 @@ from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.duality import w1_value
 from attncert.proofs.checkers.fixed_point import is_sinkhorn_plan
 from attncert.proofs.checkers.problem import HypothesisError, Problem, sinkhorn_problem
+from attncert.proofs.checkers.result import conclude
 from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
 from attncert.proofs.checkers.runs import EXTRA_BITS, check_run, read_plan, run_precision
 from attncert.proofs.checkers.sinkhorn_model import RecordedModel
@@ -33,17 +34,6 @@ MAX_SIZE = 1 << 12
 #: A run of sinkhorn_convergence records its plan's balls up to this many entries n m; a larger plan is recorded
 #: in factored form only (the witness, the shifted kernel's recipe and the bound; docs/sinkhorn.md).
 RECORDED_PLAN_ENTRIES = 4096
-
-
-def conclude(doc: dict[str, Any], relation: str, problems: list[str]) -> list[str]:
-    """The recorded result must say the claim's relation and holds = (no problem was found)."""
-    result = obj(doc, "result")
-    if result.get("relation") != relation:
-        problems.append(f"the relation of this claim is {relation!r}, the certificate says {result.get('relation')!r:.30}")
-    holds = not problems
-    if result.get("holds") is not holds:
-        problems.append(f"the recorded result says holds={result.get('holds')!r:.10}, the check says {holds}")
-    return problems
 
 
 def problem_or_reason(C: Rows, a: list[fmpq], b: list[fmpq], eps: fmpq, label: str, problems: list[str]) -> Problem | None:

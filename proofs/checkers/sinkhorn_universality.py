@@ -37,7 +37,8 @@ from attncert.proofs.checkers.duality import diameter, w1_value
 from attncert.proofs.checkers.problem import HypothesisError
 from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, rational, shape_is
 from attncert.proofs.checkers.runs import check_run
-from attncert.proofs.checkers.sinkhorn_claims import conclude, problem_or_reason, same_eps
+from attncert.proofs.checkers.result import conclude
+from attncert.proofs.checkers.sinkhorn_claims import problem_or_reason, same_eps
 from attncert.proofs.checkers.sinkhorn_model import RecordedModel
 from attncert.proofs.checkers.texts import key, text
 from attncert.proofs.core.params import int_list
