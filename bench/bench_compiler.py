@@ -118,7 +118,7 @@ def every_length(vocab: str = "1,2,3,4,5", n: int = 8) -> dict:
         "header": ["mode", "residual width", "layers", "what is established", "compile and check, or prove", "verify"],
         "rows": rows,
         "note": "Target (issue 25): proven correct for all lengths in at most 10 s. The proof is compositional "
-        "(proofs/checkers/every_input.py): every head's selection on every pair of query and key configurations and "
+        "(proofs/checkers/compiled/every_input.py): every head's selection on every pair of query and key configurations and "
         "every sublayer on every configuration of the value sets, so no input is enumerated; prove includes the "
         "compile, without the compiler's sampled check, which the proof makes redundant (tracr imported before). "
         "The fixed-length row is the compile and the compiler's check on sampled inputs of length 8, not a proof.",

@@ -43,8 +43,8 @@ from attncert.proofs.approximation.common import (
 )
 from attncert.proofs.core import figures
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.approximation_claims import check_lipschitz_approx
-from attncert.proofs.checkers.modulus import decision_text
+from attncert.proofs.checkers.approximation.claims import check_lipschitz_approx
+from attncert.proofs.checkers.approximation.modulus import decision_text
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.params import positive_int
 from attncert.proofs.core.rebuild import recorded_params

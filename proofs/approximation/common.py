@@ -30,10 +30,10 @@ from attncert.constructions.approximation.targets import LIBRARY, Target
 from attncert.exact import QQ, ParseError
 from attncert.exact.expressions import compile_enclosure, variables
 from attncert.exact.rationals import parse_rational
-from attncert.proofs.checkers.closed_form import ClosedForm, closed_form
-from attncert.proofs.checkers.mcshane import Interpolant
-from attncert.proofs.checkers.modulus import decide, decision_json
-from attncert.proofs.checkers.subgrid import RESOLUTION, SubgridBound, subgrid_bound
+from attncert.proofs.checkers.approximation.closed_form import ClosedForm, closed_form
+from attncert.proofs.checkers.approximation.mcshane import Interpolant
+from attncert.proofs.checkers.approximation.modulus import decide, decision_json
+from attncert.proofs.checkers.approximation.subgrid import RESOLUTION, SubgridBound, subgrid_bound
 from attncert.proofs.core.cost import CAP, SECONDS_PER_POSITION, Cost, target_magnitude
 from attncert.proofs.core.params import positive_int
 from attncert.proofs.core.registry import Param
@@ -102,7 +102,7 @@ class Instance:
     certified: Certified  # the branch-and-bound: its eps is the partition's bound
     closed: ClosedForm
     independent: SubgridBound
-    modulus: dict[str, Any]  # the stated modulus decided on grid pairs (proofs.checkers.modulus.decision_json)
+    modulus: dict[str, Any]  # the stated modulus decided on grid pairs (proofs.checkers.approximation.modulus.decision_json)
 
     @property
     def lipschitz(self) -> fmpq:

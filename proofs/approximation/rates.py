@@ -24,7 +24,7 @@ from attncert.exact import QQ, ParseError
 from attncert.proofs.approximation.common import BITS, MAX_PREC, PREC, RATIO, bounded, instance_cost, instance_json, modulus_proven, prove_instance, stop_ratio, target_json
 from attncert.proofs.core import figures
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.approximation_claims import check_lipschitz_rates
+from attncert.proofs.checkers.approximation.claims import check_lipschitz_rates
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.params import int_list, positive_int
 from attncert.proofs.core.rebuild import recorded_params

@@ -6,7 +6,7 @@ claim's random inputs the compiled model's exact forward pass must equal the
 independent reference and the RASP evaluation, and, SOp by SOp, the residual
 stream decoded after the SOp's sublayer must equal the RASP value of that SOp.
 The certificate records the weights; ``attncert verify`` runs them through a
-separate minimal forward pass (:mod:`proofs.checkers.forward`), then recompiles
+separate minimal forward pass (:mod:`proofs.checkers.compiled.forward`), then recompiles
 and compares the whole document.
 """
 
@@ -27,7 +27,7 @@ from attncert.exact.matrices import matrix_to_json
 from attncert.proofs.core import cost as costs
 from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.compiled import check_compiled, model_sha256
+from attncert.proofs.checkers.compiled.construction import check_compiled, model_sha256
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS, LayoutClaim
 from attncert.proofs.core.inputs import SEED, exact_domain

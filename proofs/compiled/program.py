@@ -24,14 +24,14 @@ The program is recorded without code, in one of three forms:
 ``--method compositional`` (any of the three: a tracr program's record is its tables; for the other
 two, the program's registered functions are tabulated the same way and recorded beside it, as
 ``construction.tables``) proves the same statement without
-enumerating the inputs (:mod:`proofs.checkers.every_input`): each head's selection on every pair of
+enumerating the inputs (:mod:`proofs.checkers.compiled.every_input`): each head's selection on every pair of
 query and key configurations and each sublayer's output on every configuration of the finite value
 sets it reads, so every input of every length is covered at the cost of one pass over the value
 sets (tracr's make_sort_unique over five tokens to length 8: 488,280 inputs, proven in well under a
 second); it is sound but not complete, and refuses in one line a program outside the class it covers.
 
 ``attncert verify`` runs the recorded weights through the checker's own forward pass
-(:mod:`proofs.checkers.compiled_program`, which never imports the compiler) on every input, then
+(:mod:`proofs.checkers.compiled.program`, which never imports the compiler) on every input, then
 rebuilds the whole document from the recorded program: recompiles it, compares the weights, and
 evaluates the program again.
 """
@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterator
 
 from attncert.exact import ParseError
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.compiled_program import check_compiled_program, model_sha256
+from attncert.proofs.checkers.compiled.program import check_compiled_program, model_sha256
 from attncert.proofs.core.params import nonnegative_int, positive_int
 from attncert.proofs.core.rebuild import recorded_params
 from attncert.proofs.core.registry import Claim, Param, flag, register
@@ -262,11 +262,11 @@ def _params_and_inputs(tokens: list[Any], n: int, lengths: str, causal: bool, ma
 
 
 def _compositional(src: Source, model: Any, tokens: list[Any], n: int, lengths: str, causal: bool, max_inputs: int, listed: int, given: dict[str, Any]) -> dict[str, Any]:
-    """The certificate of the compositional proof (:mod:`proofs.checkers.every_input`) for the compile of the
+    """The certificate of the compositional proof (:mod:`proofs.checkers.compiled.every_input`) for the compile of the
     program, read as tables (a tracr program's record, or :func:`_tables` of the others); one line for a
     program or model outside the class it covers."""
     from attncert.constructions.compiler.model import model_to_json
-    from attncert.proofs.checkers.every_input import Unsupported, result_of
+    from attncert.proofs.checkers.compiled.every_input import Unsupported, result_of
 
     record = src.record()
     tables = record["program"] if record.get("kind") == "tables" else None
@@ -295,7 +295,7 @@ def _tables(graph: Any, tokens: list[Any], n: int, lengths: str, causal: bool) -
     from attncert.constructions.compiler import NotCompilable, compile_graph
     from attncert.constructions.tracr.certify import recorded
     from attncert.constructions.tracr.program import ProgramError, from_graph, program_to_json, record_calls, to_rasp
-    from attncert.proofs.checkers.every_input import Unsupported
+    from attncert.proofs.checkers.compiled.every_input import Unsupported
 
     try:
         prog = record_calls(from_graph(graph))

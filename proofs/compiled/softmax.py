@@ -25,7 +25,7 @@ from attncert.exact import QQ, Ball, Domain
 from attncert.exact.matrices import matrix_to_json
 from attncert.proofs.core import figures
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.compiled import check_compiled_softmax
+from attncert.proofs.checkers.compiled.construction import check_compiled_softmax
 from attncert.proofs.compiled.construction import canonical_sizes, compile_construction, instance, parse_sizes
 from attncert.proofs.compiled.construction import cost as compiled_cost
 from attncert.proofs.core.cost import Cost

@@ -26,7 +26,7 @@ from attncert.proofs.core import cost as costs
 from attncert.proofs.checkers import references
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.identity import check_identity
+from attncert.proofs.checkers.identity.check import check_identity
 from attncert.proofs.identity.prove import SymbolicTask, identity_sections, prove_symbolic
 from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS
 from attncert.proofs.core.registry import Claim, Param, register, registered

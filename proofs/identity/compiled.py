@@ -18,7 +18,7 @@ from attncert.constructions.compiler.model import model_to_json
 from attncert.exact.errors import AttncertError
 from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.identity_compiled import check_compiled_identity
+from attncert.proofs.checkers.identity.compiled import check_compiled_identity
 from attncert.proofs.core import cost as costs
 from attncert.proofs.compiled.construction import CONSTRUCTION_PARAMS, LANGUAGES, canonical_sizes, compile_construction, parse_sizes
 from attncert.proofs.compiled.construction import cost as compiled_cost

@@ -17,7 +17,7 @@ from attncert.constructions.simulator import pad_for, universal
 from attncert.proofs.core import cost, progress
 from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
+from attncert.proofs.checkers.identity.hierarchy import check_hierarchy_identity
 from attncert.proofs.identity.prove import SymbolicTask, prove_symbolic, witness_sections
 from attncert.proofs.core.inputs import size_param
 from attncert.proofs.core.registry import Claim, register

@@ -27,7 +27,7 @@ from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
 from attncert.exact.roundoff import LARGEST
 from attncert.proofs.core import figures
-from attncert.proofs.checkers.sinkhorn_claims import RECORDED_PLAN_ENTRIES
+from attncert.proofs.checkers.sinkhorn.claims import RECORDED_PLAN_ENTRIES
 from attncert.proofs.core.cost import CAP, DOCUMENT_BASE, Cost, ball_bytes, krawczyk_bits, sinkhorn_cost
 from attncert.proofs.core.params import int_list, positive_int, positive_rational, rational_list
 from attncert.proofs.core.registry import Param

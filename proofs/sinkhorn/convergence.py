@@ -38,7 +38,7 @@ from attncert.proofs.sinkhorn.common import (
     run_json,
 )
 from attncert.proofs.checkers.reading import qmatrix, qvector
-from attncert.proofs.checkers.sinkhorn_claims import MAX_SIZE, RECORDED_PLAN_ENTRIES, check_convergence
+from attncert.proofs.checkers.sinkhorn.claims import MAX_SIZE, RECORDED_PLAN_ENTRIES, check_convergence
 from attncert.proofs.core.params import MAX_ITERATIONS, iteration_budget, positive_int, positive_rational, rational_list
 from attncert.proofs.core.rebuild import recorded_params
 

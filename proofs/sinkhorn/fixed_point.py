@@ -13,7 +13,7 @@ from attncert.proofs.core.certify import certificate
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.registry import Claim, register
 from attncert.proofs.sinkhorn.common import plan_params, qmat, qvec
-from attncert.proofs.checkers.sinkhorn_claims import check_fixed_point
+from attncert.proofs.checkers.sinkhorn.claims import check_fixed_point
 from attncert.proofs.core.params import positive_rational
 
 NAME = "sinkhorn_fixed_point"

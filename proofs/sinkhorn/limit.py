@@ -16,7 +16,7 @@ from attncert.exact import QQ, Float
 
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.core.registry import Claim, Param, register
-from attncert.proofs.checkers.sinkhorn_claims import check_limit
+from attncert.proofs.checkers.sinkhorn.claims import check_limit
 from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.params import positive_rational, rational_list
 from attncert.proofs.sinkhorn.common import float_note, import_pot, plan_params, pot_side_notes, pot_version, qmat, qvec, w1_json

@@ -20,7 +20,7 @@ from attncert.exact import EE, QQ, ParseError
 from attncert.exact.matrices import Rows, from_fmpq_mat, matrix_to_json, to_fmpq_mat
 from attncert.proofs.checkers import references
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.sinkhorn_claims import check_transformer
+from attncert.proofs.checkers.sinkhorn.claims import check_transformer
 from attncert.proofs.core.params import positive_int, positive_rational
 from attncert.proofs.core.rebuild import recorded_params
 from attncert.proofs.core.registry import Claim, Param, register

@@ -17,7 +17,7 @@ from attncert.exact import QQ, ParseError
 from attncert.proofs.core import figures, progress
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.checkers.reading import obj, qmatrix
-from attncert.proofs.checkers.sinkhorn_universality import check_universality
+from attncert.proofs.checkers.sinkhorn.universality import check_universality
 from attncert.proofs.core.params import int_list, nonnegative_int, positive_int, positive_rational
 from attncert.proofs.core.rebuild import recorded_params
 from attncert.proofs.core.registry import Claim, Param, register

@@ -13,7 +13,7 @@ undecided input is never counted correct.
 
 The RASP side is recorded without code (:mod:`constructions.tracr.program`: callables tabulated
 on the arguments they receive over the input set). ``attncert verify`` runs the recorded weights
-through the checker's own forward pass on every input (:mod:`proofs.checkers.tracr_model`), then
+through the checker's own forward pass on every input (:mod:`proofs.checkers.tracr.model`), then
 rebuilds the document from the recorded model and program, with no tracr, no JAX and none of the
 user's code.
 
@@ -30,7 +30,7 @@ from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
 from attncert.proofs.core import figures
 from attncert.proofs.core.certify import certificate
-from attncert.proofs.checkers.tracr_model import check_tracr_model, model_sha256
+from attncert.proofs.checkers.tracr.model import check_tracr_model, model_sha256
 from attncert.proofs.core.params import nonnegative_int, positive_int
 from attncert.proofs.core.rebuild import recorded_params
 from attncert.proofs.core.registry import Claim, Param, flag, register

@@ -12,9 +12,9 @@ from attncert.constructions.sinkhorn.kernel import ball_kernel
 from attncert.constructions.sinkhorn.logdomain import log_sinkhorn, scaled_sinkhorn, semidual_newton
 from attncert.constructions.sinkhorn.problem import random_cost, random_marginal, read_problem, uniform_marginal
 from attncert.exact import Ball
-from attncert.proofs.checkers.hilbert import hilbert_enclosure
-from attncert.proofs.checkers.krawczyk import krawczyk_enclosure
-from attncert.proofs.checkers.problem import HypothesisError, sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.hilbert import hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.krawczyk import krawczyk_enclosure
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, sinkhorn_problem
 
 
 def _problem(seed, n=8):

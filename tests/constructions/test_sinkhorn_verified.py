@@ -20,9 +20,9 @@ from attncert.constructions.sinkhorn.problem import SinkhornInputError, random_c
 from attncert.constructions.sinkhorn.shifted import UnsupportedKernel, array_cost, shifted_kernel
 from attncert.exact import Ball
 from attncert.exact.roundoff import exact
-from attncert.proofs.checkers.float_hilbert import float_hilbert_enclosure
-from attncert.proofs.checkers.precise_hilbert import precise_hilbert_enclosure
-from attncert.proofs.checkers.problem import sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.float_hilbert import float_hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.precise_hilbert import precise_hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
 from attncert.proofs.sinkhorn.common import mp_sinkhorn
 
 DPS = 60
@@ -164,8 +164,8 @@ class RationalAsBalls:
 
 @pytest.mark.parametrize("n, m, seed, eps", [(5, 6, 0, fmpq(1, 5)), (1, 3, 1, fmpq(1, 2))])
 def test_float_verified_on_a_cost_known_as_balls(n, m, seed, eps):
-    from attncert.proofs.checkers.hilbert import hilbert_enclosure
-    from attncert.proofs.checkers.problem import BallCost
+    from attncert.proofs.checkers.sinkhorn.hilbert import hilbert_enclosure
+    from attncert.proofs.checkers.sinkhorn.problem import BallCost
 
     C, a, b = random_cost(n, m, seed), random_marginal(n, seed + 1), random_marginal(m, seed + 2)
     cost = RationalAsBalls(C)

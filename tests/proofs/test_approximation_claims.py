@@ -2,7 +2,7 @@
 input refused with one line and exit 2, the rates against the theory, and the plot.
 
 Each forgery is well formed and correctly hashed, and its claim is false; the independent check alone
-(proofs/checkers/approximation_claims.py, without the rebuild) must already refuse it.
+(proofs/checkers/approximation/claims.py, without the rebuild) must already refuse it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from flint import fmpq
 
 import attncert.proofs.approximation.common as common
 from attncert.constructions import rasp
-from attncert.proofs.checkers.closed_form import ClosedForm
+from attncert.proofs.checkers.approximation.closed_form import ClosedForm
 from attncert.exact import QQ, ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal, write_certificate
@@ -344,8 +344,8 @@ def test_forgery_samples_that_are_not_f(monkeypatch):
 
 
 def test_forgery_a_wrong_lipschitz_constant_of_the_network(small):
-    from attncert.proofs.checkers.mcshane import Interpolant
-    from attncert.proofs.checkers.subgrid import subgrid_bound
+    from attncert.proofs.checkers.approximation.mcshane import Interpolant
+    from attncert.proofs.checkers.approximation.subgrid import subgrid_bound
     from attncert.exact.expressions import parse_function
 
     bad = copy.deepcopy(small)

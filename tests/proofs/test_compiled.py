@@ -14,7 +14,7 @@ from attncert.exact import EE, QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal, write_certificate
 from attncert.exact.matrices import matrix_to_json
-from attncert.proofs.checkers.compiled import check_compiled
+from attncert.proofs.checkers.compiled.construction import check_compiled
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
 from attncert.proofs.core.verify import FAIL, OK, verify_bytes
@@ -206,7 +206,7 @@ def _forge_block_bounds(doc, bounds):
 
 
 def test_output_block_bounds_below_the_distance_fail(soft_doc):
-    from attncert.proofs.checkers.compiled import check_compiled_softmax
+    from attncert.proofs.checkers.compiled.construction import check_compiled_softmax
 
     # beta = 10: the softmax model is visibly off on the block, so a bound of 0 there is false
     doc = _forge_block_bounds(soft_doc, ["0"] + [r["bound_output_block"] for r in soft_doc["outputs"]["softmax"][1:]])
@@ -222,7 +222,7 @@ def test_output_block_bounds_below_the_distance_fail(soft_doc):
 
 
 def test_a_wrong_least_beta_on_the_output_block_fails(soft_doc):
-    from attncert.proofs.checkers.compiled import check_compiled_softmax
+    from attncert.proofs.checkers.compiled.construction import check_compiled_softmax
 
     doc = json.loads(json.dumps(soft_doc))
     doc["result"]["least_beta_within_tol_output_block"] = "10"

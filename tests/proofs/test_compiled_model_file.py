@@ -19,7 +19,7 @@ from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs.compiled import construction as compiled
-from attncert.proofs.checkers.compiled import check_compiled
+from attncert.proofs.checkers.compiled.construction import check_compiled
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
 from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
@@ -264,7 +264,7 @@ def test_a_positional_entry_in_a_token_column_is_added_to_the_token(tmp_path, ca
     as x + 5) was proven to compute the transpose. Both now add, and the file is found wrong."""
     from attncert.constructions.compiler.model import model_from_json
     from attncert.exact import QQ
-    from attncert.proofs.checkers.forward import forward
+    from attncert.proofs.checkers.compiled.forward import forward
 
     path = compile_to(tmp_path, "transpose", "r=2,c=3")
     model = json.loads(path.read_text())

@@ -17,8 +17,8 @@ from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs.compiled import program as P
-from attncert.proofs.checkers.compiled import model_sha256
-from attncert.proofs.checkers.tracr_model import value
+from attncert.proofs.checkers.compiled.construction import model_sha256
+from attncert.proofs.checkers.tracr.model import value
 from attncert.proofs.cli import main
 from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import load_claim

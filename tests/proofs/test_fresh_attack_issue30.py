@@ -234,7 +234,7 @@ def compositional_bomb(base: dict, V: int, N: int) -> dict:
     """A compositional certificate (program recorded as tables) over V tokens and lengths 1..N: m is a map of
     the tokens with V values, and a head aggregates tokens under Select(m, tokens, EQ), reading m on the key
     side (W_QK) and tokens (W_OV): its key configurations are N V^2."""
-    from attncert.proofs.checkers.compiled import model_sha256
+    from attncert.proofs.checkers.compiled.construction import model_sha256
 
     d = unsealed(base)
     toks = [f"t{i}" for i in range(V)]
@@ -344,7 +344,7 @@ def wide_tracr_model(base: dict, J: int) -> dict:
     and W_1 (J more hidden units): nothing in the cost model (vocabulary and max_seq_len) sees the width."""
     import numpy as np
 
-    from attncert.proofs.checkers.tracr_model import model_sha256
+    from attncert.proofs.checkers.tracr.model import model_sha256
 
     d = unsealed(base)
     m = d["construction"]["model"]
@@ -406,7 +406,7 @@ def test_prove_refuses_up_front_an_identity_certificate_over_max_bytes():
 
 
 def _tracr_forgeries(base: dict) -> dict[str, dict]:
-    from attncert.proofs.checkers.tracr_model import model_sha256
+    from attncert.proofs.checkers.tracr.model import model_sha256
 
     out = {}
 

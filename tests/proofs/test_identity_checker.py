@@ -1,4 +1,4 @@
-"""The independent checker of identity certificates (proofs/checkers/identity.py, docs/identity.md).
+"""The independent checker of identity certificates (proofs/checkers/identity/check.py, docs/identity.md).
 
 Honest certificates of the six identity claims verify OK, through ``verify_bytes`` and the command
 line. Self-consistent forgeries (well-formed, re-sealed with a correct hash) FAIL, and the check
@@ -32,9 +32,9 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.limits import Limits, limits
 from attncert.proofs.checkers import references
-from attncert.proofs.checkers.identity import check_identity, sign_certificate
-from attncert.proofs.checkers.identity_field import Basis, Field, IdentityFailure, Quotient
-from attncert.proofs.checkers.identity_graph import Evaluator, SignOracle, read_graph
+from attncert.proofs.checkers.identity.check import check_identity, sign_certificate
+from attncert.proofs.checkers.identity.field import Basis, Field, IdentityFailure, Quotient
+from attncert.proofs.checkers.identity.graph import Evaluator, SignOracle, read_graph
 from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS
 from attncert.proofs.core import registry
 from attncert.proofs.core.registry import load_claims

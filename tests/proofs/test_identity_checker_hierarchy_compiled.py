@@ -1,5 +1,5 @@
 """The identity checker on hierarchy_identity and compiled_identity
-(proofs/checkers/identity_hierarchy.py, identity_compiled.py, docs/identity.md).
+(proofs/checkers/identity/hierarchy.py, identity_compiled.py, docs/identity.md).
 
 Honest certificates verify OK. Self-consistent forgeries (re-sealed) FAIL or are BAD, refused by the
 check itself: a hierarchy missing a size or listing one twice, a hierarchy of a changed U claimed to
@@ -18,9 +18,9 @@ from flint import fmpq
 
 from attncert.exact import QQ
 from attncert.proofs.checkers import references
-from attncert.proofs.checkers.forward import forward
-from attncert.proofs.checkers.identity_compiled import check_compiled_identity
-from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
+from attncert.proofs.checkers.compiled.forward import forward
+from attncert.proofs.checkers.identity.compiled import check_compiled_identity
+from attncert.proofs.checkers.identity.hierarchy import check_hierarchy_identity
 from attncert.proofs.core.verify import OK
 from tests.proofs.test_identity_checker import CLAIMS, mutated, refused, scale_plus_one, status, wrong_at_a_rational_input
 

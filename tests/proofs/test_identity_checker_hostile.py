@@ -31,10 +31,10 @@ from attncert.constructions import rasp
 from attncert.exact import LimitExceeded
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.checkers import identity_field
-from attncert.proofs.checkers.identity import check_identity
-from attncert.proofs.checkers.identity_field import Basis, Field
-from attncert.proofs.checkers.identity_graph import read_graph, static_selections
+from attncert.proofs.checkers.identity import field as identity_field
+from attncert.proofs.checkers.identity.check import check_identity
+from attncert.proofs.checkers.identity.field import Basis, Field
+from attncert.proofs.checkers.identity.graph import read_graph, static_selections
 from attncert.proofs.core.verify import FAIL
 from tests.proofs.test_identity_checker import prove, refused, status
 from tests.proofs.test_identity_checker_regions import _prove_relu_with, _relu_construction

@@ -26,10 +26,10 @@ from attncert.constructions.linalg import gather, index_map
 from attncert.constructions.simulator import _encoder_inputs, _encoder_z, _mean_over_groups, _mul, _offsets, _total, encoder_layer_norm, sequence_length
 from attncert.exact import ParseError
 from attncert.exact.domains import Ball
-from attncert.proofs.checkers.identity import check_identity
-from attncert.proofs.checkers.identity_field import Basis, Field, IdentityFailure, rational_power
-from attncert.proofs.checkers.identity_graph import RULES, SignOracle
-from attncert.proofs.checkers.identity_references import CLAIMS as REFERENCES, layer_norm
+from attncert.proofs.checkers.identity.check import check_identity
+from attncert.proofs.checkers.identity.field import Basis, Field, IdentityFailure, rational_power
+from attncert.proofs.checkers.identity.graph import RULES, SignOracle
+from attncert.proofs.checkers.identity.references import CLAIMS as REFERENCES, layer_norm
 from attncert.proofs.core.verify import BAD, OK
 from tests.proofs.test_encoder_norm import ball_mp, layer_norm_mp
 from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status

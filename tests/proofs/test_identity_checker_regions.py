@@ -1,5 +1,5 @@
 """The identity checker on piecewise maps: region splitting and uninterpreted ReLU
-(proofs/checkers/identity_regions.py, docs/identity.md).
+(proofs/checkers/identity/regions.py, docs/identity.md).
 
 Honest relu, maxmin and encoder-layer certificates verify OK. Self-consistent forgeries (re-sealed)
 FAIL or are BAD, each refused by the check itself: a tree pruned or with a zero branch dropped, a
@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from attncert.constructions import rasp
 from attncert.constructions.layout import Construction, Layout
 from attncert.exact import EE, QQ
-from attncert.proofs.checkers.identity import check_identity
-from attncert.proofs.checkers.identity_regions import motzkin_holds
+from attncert.proofs.checkers.identity.check import check_identity
+from attncert.proofs.checkers.identity.regions import motzkin_holds
 from attncert.proofs.core.verify import OK
 from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
@@ -48,8 +48,8 @@ def test_honest_piecewise_certificates_verify(base, sizes):
 
 
 def test_every_identity_claim_has_an_independent_check():
-    from attncert.proofs.checkers.identity_compiled import check_compiled_identity
-    from attncert.proofs.checkers.identity_hierarchy import check_hierarchy_identity
+    from attncert.proofs.checkers.identity.compiled import check_compiled_identity
+    from attncert.proofs.checkers.identity.hierarchy import check_hierarchy_identity
 
     for name, claim in CLAIMS.items():
         if name.endswith("_identity"):

@@ -12,10 +12,10 @@ from flint import fmpq
 from attncert.exact import ParseError, QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.checkers.precise_hilbert import precise_hilbert_enclosure
-from attncert.proofs.checkers.problem import sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.precise_hilbert import precise_hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
 from attncert.proofs.checkers.reading import qmatrix, qvector
-from attncert.proofs.checkers.sinkhorn_claims import check_convergence
+from attncert.proofs.checkers.sinkhorn.claims import check_convergence
 from attncert.proofs.core.registry import load_claims
 from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 

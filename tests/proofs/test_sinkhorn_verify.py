@@ -9,8 +9,8 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal, write_certificate
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.checkers.duality import w1_value
-from attncert.proofs.checkers.problem import HypothesisError, projective_diameter, sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.duality import w1_value
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, projective_diameter, sinkhorn_problem
 from attncert.proofs.core.verify import verify_bytes, verify_document
 
 SMALL = {

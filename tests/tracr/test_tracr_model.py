@@ -28,7 +28,7 @@ from attncert.exact import ParseError, QQ
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs.tracr import model as T
-from attncert.proofs.checkers import tracr_model as K
+from attncert.proofs.checkers.tracr import model as K
 from attncert.proofs.cli import main
 from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import available, load_claim

@@ -15,7 +15,7 @@ only, at any precision, on balls that contain the exact values:
 
 Every arb operation encloses its exact result for all points of its arguments,
 so the final balls contain the exact cost whatever route the prover took (EE or
-arb); :class:`~proofs.checkers.problem.BallCost` hands them to the Sinkhorn
+arb); :class:`~proofs.checkers.sinkhorn.problem.BallCost` hands them to the Sinkhorn
 theorems at the precision each needs.
 """
 
@@ -27,7 +27,7 @@ from flint import arb, ctx, fmpq
 
 from attncert.exact import ParseError
 from attncert.exact.matrices import Rows
-from attncert.proofs.checkers.problem import BallCost
+from attncert.proofs.checkers.sinkhorn.problem import BallCost
 from attncert.proofs.checkers.reading import qmatrix, rational, whole
 
 FORMAT = "attncert-sinkhorn-transformer/1"

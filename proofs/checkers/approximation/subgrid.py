@@ -35,7 +35,7 @@ import sympy
 from flint import arb, ctx, fmpq
 
 from attncert.exact.expressions import EnclosureError, Interval, compile_enclosure, compile_enclosures, endpoints, interval, point, rational, variables
-from attncert.proofs.checkers.mcshane import Interpolant
+from attncert.proofs.checkers.approximation.mcshane import Interpolant
 
 #: Cells per grid step and side.
 RESOLUTION = 2

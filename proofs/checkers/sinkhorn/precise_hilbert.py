@@ -1,7 +1,7 @@
 r"""The high-precision Hilbert certificate, re-derived: the Hilbert bound for the shifted kernel of an integer cost, with
 exact integer products and arb on vectors.
 
-Theorem (Birkhoff; :mod:`proofs.checkers.float_hilbert` states it for the shifted kernel): for C = Z/D
+Theorem (Birkhoff; :mod:`proofs.checkers.sinkhorn.float_hilbert` states it for the shifted kernel): for C = Z/D
 (integers Z), Z' = Z - A 1^T - 1 B^T with A_i = min_j Z_ij, B_j = min_i (Z_ij - A_i), and
 K' = exp(-Z'/(D eps)) (the Sinkhorn plan of exp(-C/eps), the same Delta <= Dbar, Dbar from the two largest
 row maxima of Z', or column maxima, over D eps), a positive witness u^, v^ = b / (K'^T u^) and
@@ -25,7 +25,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.exact.slices import MatrixDigits, integer_digits, integer_value, table_digits
-from attncert.proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, shifted_integers
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclosure, Problem, shifted_integers
 
 #: Bits per digit of the kernel's fixed-point values (any whole number of bytes up to 32 keeps the products exact).
 DIGIT_BITS = 24

@@ -22,7 +22,7 @@ prover evaluates) and from the constructions:
 
 The piecewise references ask signs of a :class:`SignOracle`; each states, per entry, the input
 variables it reads (``reads``): the region check compares an entry only on the leaves of the
-one group holding them (:mod:`proofs.checkers.identity_regions`). A reference without ``reads``
+one group holding them (:mod:`proofs.checkers.identity.regions`). A reference without ``reads``
 asks no sign of an input-dependent value (its ReLU is uninterpreted there).
 """
 
@@ -33,8 +33,8 @@ from typing import Any, Callable, Mapping
 
 from flint import fmpq
 
-from attncert.proofs.checkers.identity_field import Field, Number
-from attncert.proofs.checkers.identity_graph import SignOracle
+from attncert.proofs.checkers.identity.field import Field, Number
+from attncert.proofs.checkers.identity.graph import SignOracle
 
 Rows = list[list[Any]]
 

@@ -10,9 +10,9 @@ tokens
 (each token a pair (value, tag); entries outside the smaller matrices are 0) has
 softmax(X A X^T) X V as the top-left n x d_v block of its output: position i D_v + c holds entry
 (i, c). This module restates that encoding and checks every size exactly once, in the order
-n, d, d_v, each as one case of :func:`proofs.checkers.identity.decide` on the one recorded graph
+n, d, d_v, each as one case of :func:`proofs.checkers.identity.check.decide` on the one recorded graph
 (whose static-selection proof it re-derives), against the attention reference of
-:mod:`proofs.checkers.identity_references`. ``cases_checked``, ``failures`` (per failing size, its
+:mod:`proofs.checkers.identity.references`. ``cases_checked``, ``failures`` (per failing size, its
 first mismatches), ``hypotheses``, ``uninterpreted`` (summed over the sizes) and ``holds`` must be
 the check's.
 """
@@ -24,7 +24,7 @@ from typing import Any, Callable
 from flint import fmpq
 
 from attncert.exact.errors import ParseError
-from attncert.proofs.checkers.identity import (
+from attncert.proofs.checkers.identity.check import (
     SHOWN_MISMATCHES,
     Case,
     Rows,
@@ -37,8 +37,8 @@ from attncert.proofs.checkers.identity import (
     read_static_graph,
     result_problems,
 )
-from attncert.proofs.checkers.identity_field import IdentityFailure
-from attncert.proofs.checkers.identity_references import CLAIMS
+from attncert.proofs.checkers.identity.field import IdentityFailure
+from attncert.proofs.checkers.identity.references import CLAIMS
 from attncert.proofs.checkers.reading import obj
 
 NAME = "hierarchy_identity"

@@ -4,7 +4,7 @@ Theorem (Birkhoff 1957; Franklin & Lorenz, Linear Algebra Appl. 114/115 (1989)
 717-735; derivation in :mod:`constructions.sinkhorn.hilbert`, re-derived here
 independently). Hypotheses:
 
-1. (C, a, b, eps) satisfies :mod:`proofs.checkers.problem` (eps > 0, a, b > 0,
+1. (C, a, b, eps) satisfies :mod:`proofs.checkers.sinkhorn.problem` (eps > 0, a, b > 0,
    sum a = sum b), so K = exp(-C/eps) > 0 has projective diameter Delta and
    contracts Hilbert's metric d_H by lambda = tanh(Delta/4) < 1;
 2. the witness u^ is a positive vector of length n (d_H is a metric on the
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from flint import arb, ctx, fmpq
 
-from attncert.proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel, projective_diameter
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclosure, Problem, kernel, projective_diameter
 
 
 def hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, shift: tuple[list[fmpq], list[fmpq]] | None = None) -> PlanEnclosure:

@@ -14,7 +14,7 @@ from flint import fmpq
 
 from attncert.exact import ParseError
 from attncert.exact.matrices import Rows
-from attncert.proofs.checkers.problem import HypothesisError
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError
 from attncert.proofs.checkers.reading import obj, qmatrix, qvector
 
 DOMAIN = (fmpq(-1), fmpq(1))

@@ -2,7 +2,7 @@
 
 Nothing here comes from :mod:`constructions`: the format, the static-selection rule, the
 semantics of every op and of every registered function the constructions use are restated
-below and implemented over the checker's field (:mod:`proofs.checkers.identity_field`).
+below and implemented over the checker's field (:mod:`proofs.checkers.identity.field`).
 Nothing in a graph is executed: a function is a name looked up in :data:`RULES`, and a name
 without a rule is refused in one line.
 
@@ -30,7 +30,7 @@ at every selected key. ``selector_width`` counts the selected keys; ``selector_a
 
 **Signs.** Branching maps (relu, affine_relu, maxmin_pick, lookup on a computed value) ask a
 :class:`SignOracle`, which answers for rational constants; the region oracle of
-:mod:`proofs.checkers.identity_regions` answers for affine forms of the inputs too, following a
+:mod:`proofs.checkers.identity.regions` answers for affine forms of the inputs too, following a
 certificate's recorded sign trees. ReLU of a value that depends on the inputs and is not an
 affine form of them is the uninterpreted value R_k (:meth:`Field.uninterpreted`), and so is
 ``norm_scale``'s (v + delta)^(-1/2) of a value of the inputs (:meth:`Field.power`).
@@ -55,7 +55,7 @@ from flint import fmpq
 from attncert.exact.errors import ParseError
 from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import rational_from_json
-from attncert.proofs.checkers.identity_field import Field, IdentityFailure, Quotient
+from attncert.proofs.checkers.identity.field import Field, IdentityFailure, Quotient
 
 GRAPH_FORMAT = "attncert-rasp/1"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from flint import fmpq
 
 from attncert.exact.matrices import Rows
-from attncert.proofs.checkers.problem import sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
 
 
 def is_sinkhorn_plan(pi: Rows, a: list[fmpq], b: list[fmpq], eps: fmpq) -> bool:

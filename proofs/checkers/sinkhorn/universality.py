@@ -2,17 +2,17 @@ r"""Independent check of sinkhorn_universality: every W1 bound re-derived from t
 
 What it decides, from the recorded data alone (it never fits anything):
 
-1. the family: every text is in the claims' class (:mod:`proofs.checkers.texts`),
+1. the family: every text is in the claims' class (:mod:`proofs.checkers.sinkhorn.texts`),
    the counts are the parameters', and no held-out pair is a fit pair;
 2. the targets: each pair's entropic plan S_eps(|x - y|; a, b) from its witness
-   (:func:`proofs.checkers.runs.check_run`); then, in QQ on the recorded balls'
+   (:func:`proofs.checkers.sinkhorn.runs.check_run`); then, in QQ on the recorded balls'
    endpoints, the independent plan's balls contain a b^T, the entropic plan's
    contain the run's, and the mixture's contain (a b^T + E)/2 for every E in them;
 3. each (system, width): the recorded model is read and run by this package's
-   own forward pass (:mod:`proofs.checkers.sinkhorn_model`) on every pair, and the
+   own forward pass (:mod:`proofs.checkers.sinkhorn.model`) on every pair, and the
    recorded certified run's coupling is checked against the cost it gives;
 4. each W1 bound: W1(P~, F~) of the recorded rational representatives by LP
-   duality in QQ (:func:`proofs.checkers.duality.w1_value`), and
+   duality in QQ (:func:`proofs.checkers.sinkhorn.duality.w1_value`), and
 
        W1(P*, F*) <= W1(P~, F~) + (diam/2)(||P* - P~||_1 + ||F* - F~||_1)
 
@@ -33,14 +33,14 @@ from flint import fmpq
 from attncert.exact import ParseError
 from attncert.exact.matrices import Rows
 from attncert.exact.rationals import parse_rational
-from attncert.proofs.checkers.duality import diameter, w1_value
-from attncert.proofs.checkers.problem import HypothesisError
+from attncert.proofs.checkers.sinkhorn.duality import diameter, w1_value
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError
 from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, rational, shape_is
-from attncert.proofs.checkers.runs import check_run
+from attncert.proofs.checkers.sinkhorn.runs import check_run
 from attncert.proofs.checkers.result import conclude
-from attncert.proofs.checkers.sinkhorn_claims import problem_or_reason, same_eps
-from attncert.proofs.checkers.sinkhorn_model import RecordedModel
-from attncert.proofs.checkers.texts import key, text
+from attncert.proofs.checkers.sinkhorn.claims import problem_or_reason, same_eps
+from attncert.proofs.checkers.sinkhorn.model import RecordedModel
+from attncert.proofs.checkers.sinkhorn.texts import key, text
 from attncert.proofs.core.params import int_list
 
 SYSTEMS = ("independent", "entropic", "mixture")

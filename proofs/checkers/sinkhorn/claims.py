@@ -1,4 +1,4 @@
-r"""Independent checks of four Sinkhorn claims, from the recorded data alone (sinkhorn_universality: :mod:`proofs.checkers.sinkhorn_universality`).
+r"""Independent checks of four Sinkhorn claims, from the recorded data alone (sinkhorn_universality: :mod:`proofs.checkers.sinkhorn.universality`).
 
 Each ``check_*`` reads the recorded parameters and inputs, checks that the
 recorded outputs are consistent with the parameters (every eps, t or width asked
@@ -20,14 +20,14 @@ from attncert.exact import EE, ParseError
 from attncert.exact.matrices import Rows, matrix_from_json
 from attncert.exact.numberfiles import FORMATS, is_double
 from attncert.exact.rationals import parse_rational
-from attncert.proofs.checkers.duality import w1_value
-from attncert.proofs.checkers.fixed_point import is_sinkhorn_plan
-from attncert.proofs.checkers.problem import HypothesisError, Problem, sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.duality import w1_value
+from attncert.proofs.checkers.sinkhorn.fixed_point import is_sinkhorn_plan
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, Problem, sinkhorn_problem
 from attncert.proofs.checkers.result import conclude
 from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
-from attncert.proofs.checkers.runs import EXTRA_BITS, check_run, read_plan, run_precision
-from attncert.proofs.checkers.sinkhorn_model import RecordedModel
-from attncert.proofs.checkers.texts import text
+from attncert.proofs.checkers.sinkhorn.runs import EXTRA_BITS, check_run, read_plan, run_precision
+from attncert.proofs.checkers.sinkhorn.model import RecordedModel
+from attncert.proofs.checkers.sinkhorn.texts import text
 from attncert.proofs.core.params import rational_list
 
 MAX_SIZE = 1 << 12
@@ -211,7 +211,7 @@ def _read_from_files(params: dict[str, Any], inputs: dict[str, Rows]) -> list[st
 
 def check_transformer(doc: dict[str, Any]) -> list[str]:
     """The texts are in the claim's class; the cost of the recorded model, computed by this package's own forward
-    pass (:mod:`proofs.checkers.sinkhorn_model`), defines a Sinkhorn problem whose certified run's coupling contains P*
+    pass (:mod:`proofs.checkers.sinkhorn.model`), defines a Sinkhorn problem whose certified run's coupling contains P*
     and whose marginals contain a and b; a recorded exact cost must be consistent with it."""
     params, inp, cons, out = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "construction"), obj(doc, "outputs")
     n, m = integer(params, "n", 1, MAX_SIZE), integer(params, "m", 1, MAX_SIZE)

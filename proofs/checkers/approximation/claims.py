@@ -40,13 +40,13 @@ from attncert.exact import QQ, ParseError
 from attncert.exact.canonical import json_equal
 from attncert.exact.expressions import compile_enclosure, endpoints, interval, parse_function, point, variables
 from attncert.exact.rationals import parse_rational
-from attncert.proofs.checkers.closed_form import closed_form
-from attncert.proofs.checkers.mcshane import Interpolant, piece_tables
-from attncert.proofs.checkers.modulus import decide, decision_json, decision_text
-from attncert.proofs.checkers.partition import read_leaves, sides, tiling_problem
+from attncert.proofs.checkers.approximation.closed_form import closed_form
+from attncert.proofs.checkers.approximation.mcshane import Interpolant, piece_tables
+from attncert.proofs.checkers.approximation.modulus import decide, decision_json, decision_text
+from attncert.proofs.checkers.approximation.partition import read_leaves, sides, tiling_problem
 from attncert.proofs.checkers.reading import integer, items, obj, qvector, rational
 from attncert.proofs.checkers.result import conclude
-from attncert.proofs.checkers.subgrid import subgrid_bound
+from attncert.proofs.checkers.approximation.subgrid import subgrid_bound
 from attncert.proofs.core.params import int_list
 
 MAX_D = 16

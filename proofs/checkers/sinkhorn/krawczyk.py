@@ -9,7 +9,7 @@ The dual equations in log-potentials z = (x_1..x_n, y_2..y_m), y_1 = 0 fixed:
 Theorem (Krawczyk 1969; Moore, *Interval Analysis*; Neumaier, *Interval Methods
 for Systems of Equations*, 1990, Thm 5.1.8). Hypotheses:
 
-1. (C, a, b, eps) satisfies :mod:`proofs.checkers.problem`;
+1. (C, a, b, eps) satisfies :mod:`proofs.checkers.sinkhorn.problem`;
 2. the witness is a point z^ with y^_1 = 0, of length n + m - 1, and a radius rho > 0;
 3. for D = [-rho, rho]^N, any matrix R and an interval matrix J(z^ + D) containing
    the Jacobian on the box, the Krawczyk image
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from flint import arb, arb_mat, ctx, fmpq
 
-from attncert.proofs.checkers.problem import HypothesisError, PlanEnclosure, Problem, kernel
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclosure, Problem, kernel
 
 
 def krawczyk_enclosure(p: Problem, x: list[fmpq], y: list[fmpq], rho: fmpq, prec: int) -> PlanEnclosure:

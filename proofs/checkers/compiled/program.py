@@ -7,12 +7,12 @@ It never imports the compiler or the RASP evaluator. From the certificate alone:
    max_seq_len tokens, or every length 1..max_seq_len) and the recorded causality; the output it
    decodes is the one recorded.
 2. **Every input.** Each sequence over the vocabulary of each length checked (in the order of
-   :func:`inputs`) is run through :func:`proofs.checkers.forward.forward`, exactly (QQ, or EE when an
+   :func:`inputs`) is run through :func:`proofs.checkers.compiled.forward.forward`, exactly (QQ, or EE when an
    MLP has exp units). At positions 1..n the output's columns must decode to the recorded exact RASP
    output: a categorical output is the value whose column holds exactly 1 while every other holds
    exactly 0; a numerical one is its column's value, equal exactly.
    With ``params.method = "compositional"`` steps 2 and 3 are the compositional proof instead
-   (:mod:`proofs.checkers.every_input`, every input of every length without enumerating them),
+   (:mod:`proofs.checkers.compiled.every_input`, every input of every length without enumerating them),
    run again on the recorded model and program (recorded as tables).
 3. **Verdicts.** The counts of correct, counterexample and undefined inputs (undefined: the recorded
    RASP output is null, the program has no value there), and the listed inputs, must be what step 2
@@ -29,11 +29,11 @@ from typing import Any, Iterator, Sequence
 
 from attncert.exact import EE, QQ, ParseError
 from attncert.exact.canonical import json_equal
-from attncert.proofs.checkers.compiled import model_sha256
-from attncert.proofs.checkers.every_input import check_compositional
-from attncert.proofs.checkers.forward import forward, model_mode
+from attncert.proofs.checkers.compiled.construction import model_sha256
+from attncert.proofs.checkers.compiled.every_input import check_compositional
+from attncert.proofs.checkers.compiled.forward import forward, model_mode
 from attncert.proofs.checkers.reading import integer, obj
-from attncert.proofs.checkers.tracr_model import same, value
+from attncert.proofs.checkers.tracr.model import same, value
 
 
 def inputs(vocab: Sequence[Any], n: int, every: bool) -> Iterator[list[tuple[Any, ...]]]:

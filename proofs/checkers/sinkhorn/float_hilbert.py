@@ -1,6 +1,6 @@
 r"""The float-verified Hilbert certificate, re-derived: the Hilbert bound evaluated in float64 with proven rounding errors.
 
-Theorem (Birkhoff; the bound of :mod:`proofs.checkers.hilbert`) for the shifted kernel
+Theorem (Birkhoff; the bound of :mod:`proofs.checkers.sinkhorn.hilbert`) for the shifted kernel
 K' = exp(-C'/eps), C' = C - alpha 1^T - 1 beta^T, alpha_i = min_j C_ij, beta_j = min_i (C_ij - alpha_i).
 K' = diag(e^{alpha/eps}) K diag(e^{beta/eps}) has the Sinkhorn plan of K and the same Delta. For
 u^ > 0, v^ = b / (K'^T u^) and r = diag(u^) K' v^:
@@ -11,7 +11,7 @@ with the upper bound Dbar = min(sum of the two largest row ranges, the same for 
 cost with the same K' (a cross difference C_jk + C_il - C_ik - C_jl is at most the ranges of rows i
 and j, or of columns k and l, added; 0 when i = j or k = l).
 
-Hypotheses, checked first: the problem's (:mod:`proofs.checkers.problem`); u^ is n positive binary64
+Hypotheses, checked first: the problem's (:mod:`proofs.checkers.sinkhorn.problem`); u^ is n positive binary64
 values; the recorded recipe applies: ``integers`` (C = Z/D, Z in int64, C' = Z'/D exactly in
 integers, Z' < 2^53) or ``floats`` (every C_ij a binary64 value).
 
@@ -42,7 +42,7 @@ from flint import arb, ctx, fmpq
 from attncert.exact.numberfiles import is_double
 from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
 from attncert.exact.slices import MatrixDigits, float_value, vector_digits
-from attncert.proofs.checkers.problem import BallCost, HypothesisError, PlanEnclosure, Problem, shifted_integers
+from attncert.proofs.checkers.sinkhorn.problem import BallCost, HypothesisError, PlanEnclosure, Problem, shifted_integers
 
 BITS = 192
 RECIPES = ("integers", "floats")

@@ -92,7 +92,7 @@ from flint import fmpq
 
 from attncert.exact import ParseError
 from attncert.exact.rationals import rational_from_json
-from attncert.proofs.checkers.forward import model_mode
+from attncert.proofs.checkers.compiled.forward import model_mode
 from attncert.proofs.checkers.reading import items, obj, whole
 
 #: Configurations (query-key pairs of a head, inputs of an MLP) the proof enumerates at most.
@@ -726,7 +726,7 @@ STATEMENT = (
     "for every input sequence over the vocabulary of every length in result.lengths on which the RASP evaluation of the recorded "
     "program is defined (tracr's causal semantics for a causal model: every selector masked to the keys k <= q; every one of the "
     "result.inputs sequences when result.may_be_undefined is empty, which the proof then shows), the compiled "
-    "model's output at every position equals the program's output; proven compositionally (proofs/checkers/every_input.py): every "
+    "model's output at every position equals the program's output; proven compositionally (proofs/checkers/compiled/every_input.py): every "
     "head's selection on every pair of query and key configurations, every sublayer's output on every configuration of the finite "
     "value sets it reads"
 )

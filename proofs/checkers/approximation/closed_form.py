@@ -36,7 +36,7 @@ from flint import arb, ctx, fmpq
 from attncert.exact.expressions import variables
 from attncert.exact.expressions.enclose import rational
 from attncert.exact.expressions.lipschitz import lipschitz_bound
-from attncert.proofs.checkers.subgrid import holder_power
+from attncert.proofs.checkers.approximation.subgrid import holder_power
 
 PREC = 64
 

@@ -8,10 +8,10 @@ the conclusion is the bound for the witness's plan), its ``bound`` on
 max |log P^ - log P*|, its ``tol`` and whether it is ``certified``. :func:`check_run`
 concludes that the recorded enclosure contains P* only if
 
-* the problem's hypotheses hold (:mod:`proofs.checkers.problem`),
-* the method's theorem holds on the witness (:mod:`~proofs.checkers.hilbert`,
-  :mod:`~proofs.checkers.krawczyk`, :mod:`~proofs.checkers.float_hilbert`,
-  :mod:`~proofs.checkers.precise_hilbert`), recomputed at 64 bits more than the prover
+* the problem's hypotheses hold (:mod:`proofs.checkers.sinkhorn.problem`),
+* the method's theorem holds on the witness (:mod:`~proofs.checkers.sinkhorn.hilbert`,
+  :mod:`~proofs.checkers.sinkhorn.krawczyk`, :mod:`~proofs.checkers.sinkhorn.float_hilbert`,
+  :mod:`~proofs.checkers.sinkhorn.precise_hilbert`), recomputed at 64 bits more than the prover
   used (float-verified: by the prover's float64 recipe, named in ``details.kernel``; for a
   cost known as balls, recipe ``balls``, in arb for the kernel shifted as the witness records),
 * the recorded bound is at least the bound the theorem proves,
@@ -27,11 +27,11 @@ from flint import arb
 
 from attncert.exact import Ball, ParseError
 from attncert.exact.matrices import matrix_from_json
-from attncert.proofs.checkers.float_hilbert import float_hilbert_enclosure
-from attncert.proofs.checkers.hilbert import hilbert_enclosure
-from attncert.proofs.checkers.krawczyk import krawczyk_enclosure
-from attncert.proofs.checkers.precise_hilbert import precise_hilbert_enclosure
-from attncert.proofs.checkers.problem import HypothesisError, Problem
+from attncert.proofs.checkers.sinkhorn.float_hilbert import float_hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.hilbert import hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.krawczyk import krawczyk_enclosure
+from attncert.proofs.checkers.sinkhorn.precise_hilbert import precise_hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, Problem
 from attncert.proofs.checkers.reading import flag, integer, obj, qvector, rational
 
 EXTRA_BITS = 64

@@ -30,7 +30,7 @@ each leaf once, in the order of its number.
 
 **Why comparing on the leaves proves the identity.** On a pass that ends on leaf L of group k,
 every question of group k was answered as it is at each point of L's region P. An output entry
-whose data flow (:func:`proofs.checkers.identity_graph.influences`), with the variables its
+whose data flow (:func:`proofs.checkers.identity.graph.influences`), with the variables its
 reference reads, lies in group k depends only on group k's questions, so its value and its
 reference on the pass are the functions they are on P; if their difference vanishes on P's
 equalities (:meth:`Field.is_zero_on`) it vanishes on P. The regions of the leaves cover R^m.
@@ -43,8 +43,8 @@ from typing import Any, Union
 from flint import fmpq
 
 from attncert.exact.errors import ParseError
-from attncert.proofs.checkers.identity_field import IdentityFailure
-from attncert.proofs.checkers.identity_graph import SignOracle
+from attncert.proofs.checkers.identity.field import IdentityFailure
+from attncert.proofs.checkers.identity.graph import SignOracle
 
 #: A normalised affine form: (variable, coefficient) pairs by increasing variable, the first coefficient 1; the constant.
 Form = tuple[tuple[tuple[int, fmpq], ...], fmpq]

@@ -9,17 +9,17 @@ constructions nor the prover's symbolic field, this module
    checked > 0 before it is used), the layout (its shapes restated from the sizes) and the
    variable names (``M_i_j`` for entry (i, j) of input M, matrix by matrix, row-major);
 2. re-derives the static-selection proof from the recorded graph
-   (:func:`proofs.checkers.identity_graph.static_selections`) and requires it equal to the
+   (:func:`proofs.checkers.identity.graph.static_selections`) and requires it equal to the
    recorded one;
 3. checks the exp basis: rows non-constant with distinct leading monomials (so Q-linearly
    independent modulo constants, the hypothesis of Ax's theorem), D a positive integer;
-4. reads the recorded regions, if any (:mod:`proofs.checkers.identity_regions`): groups that
+4. reads the recorded regions, if any (:mod:`proofs.checkers.identity.regions`): groups that
    partition the variables, complete sign trees, every empty option's Motzkin certificate; and
    requires every output entry's data flow (its own, :func:`influences`, with the variables its
    reference reads) to lie in one group;
 5. evaluates the graph on the variables, and the reference
-   (:mod:`proofs.checkers.identity_references`), in its own field
-   (:mod:`proofs.checkers.identity_field`), once, or pass by pass along the recorded trees, each
+   (:mod:`proofs.checkers.identity.references`), in its own field
+   (:mod:`proofs.checkers.identity.field`), once, or pass by pass along the recorded trees, each
    pass comparing the entries of the groups that reach a new leaf on that leaf's equalities
    (:func:`decide`): every exp argument c + p' met must have c D an integer and integer
    coordinates over H, the set of (p', coordinates) met must be exactly the recorded one, and D
@@ -35,8 +35,8 @@ constructions nor the prover's symbolic field, this module
    ``hypotheses`` and ``uninterpreted`` to be the recorded ones.
 
 The same :func:`decide` checks each size of ``hierarchy_identity``
-(:mod:`proofs.checkers.identity_hierarchy`) and the compiled forward pass of
-``compiled_identity`` (:mod:`proofs.checkers.identity_compiled`).
+(:mod:`proofs.checkers.identity.hierarchy`) and the compiled forward pass of
+``compiled_identity`` (:mod:`proofs.checkers.identity.compiled`).
 
 ``attncert verify`` then proves again from the recorded sizes and compares the whole document
 (:mod:`proofs.core.rebuild`).
@@ -55,10 +55,10 @@ from attncert.exact.canonical import json_equal
 from attncert.exact.errors import LimitExceeded, ParseError
 from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import parse_rational, rational_from_json
-from attncert.proofs.checkers.identity_field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Poly
-from attncert.proofs.checkers.identity_graph import OPS, Evaluator, Graph, SignOracle, influences, read_graph, static_selections
-from attncert.proofs.checkers.identity_references import CLAIMS, Reference
-from attncert.proofs.checkers.identity_regions import RegionOracle, read_regions
+from attncert.proofs.checkers.identity.field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Poly
+from attncert.proofs.checkers.identity.graph import OPS, Evaluator, Graph, SignOracle, influences, read_graph, static_selections
+from attncert.proofs.checkers.identity.references import CLAIMS, Reference
+from attncert.proofs.checkers.identity.regions import RegionOracle, read_regions
 from attncert.proofs.checkers.reading import flag, obj
 
 SUFFIX = "_identity"
