@@ -9,7 +9,7 @@ Two functions at the top load on first use, so that the command line starts with
 ``attncert.sinkhorn(a, b, M, reg)``, POT's ``ot.sinkhorn`` with a certified bound
 (:mod:`attncert.constructions.sinkhorn.pot`), and ``attncert.certify_tracr(program, model)``, the
 ``tracr_model`` certificate of a tracr program and the model tracr compiled from it
-(:mod:`attncert.proofs.tracr_model`, docs/tracr.md).
+(:mod:`attncert.proofs.tracr.model`, docs/tracr.md).
 """
 
 from typing import Any
@@ -22,7 +22,7 @@ def __getattr__(name: str) -> Any:
         globals()["sinkhorn"] = sinkhorn
         return sinkhorn
     if name == "certify_tracr":  # the tracr_model certificate of a tracr program and its compiled model (docs/tracr.md)
-        from attncert.proofs.tracr_model import certify_tracr
+        from attncert.proofs.tracr.model import certify_tracr
 
         globals()["certify_tracr"] = certify_tracr
         return certify_tracr

@@ -97,7 +97,7 @@ def every_length(vocab: str = "1,2,3,4,5", n: int = 8) -> dict:
     from attncert.proofs.core.user_programs import call_program, parse_vocab
     from attncert.proofs.core.verify import verify_bytes
 
-    program = "tests.tracr.programs:sort_unique"
+    program = "tests.proofs.tracr.programs:sort_unique"
     g = rasp.to_graph(to_rasp(from_tracr(call_program(program))))
     t0 = time.perf_counter()
     m = compile_graph(g, n, "categorical", parse_vocab(vocab))

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (program, vocab, max_seq_len, target of prove in seconds): the issue's targets.
 CASES = [
     ("tracr.compiler.lib:make_length", "a,b,c", 8, 30.0),
-    ("tests.tracr.programs:sort_unique", "1,2,3,4,5", 5, 60.0),
+    ("tests.proofs.tracr.programs:sort_unique", "1,2,3,4,5", 5, 60.0),
 ]
 
 

@@ -58,7 +58,7 @@ NUMBER_TYPES = (int, fmpz, fmpq, Fraction, float, EENumber, arb, np.integer, np.
 #: Numbers whose signs their own field decides, by type: the symbolic field's (:mod:`exact.symbolic`), where a
 #: sign is a question about the unknown input. That field registers its numbers when it is loaded
 #: (:func:`register_self_deciding`), so this module, which every domain loads, does not load it (the identity
-#: checker, which loads the domains, must not: tests/proofs/test_independence.py).
+#: checker, which loads the domains, must not: tests/proofs/core/test_independence.py).
 _SELF_DECIDING: dict[type, Callable[[Any], int]] = {}
 
 

@@ -9,7 +9,7 @@ and exponent alpha in (0, 1]:
 Lipschitz with constant L = C when alpha = 1, Hölder with constant H = C
 otherwise. The statement is the user's (or the library's); the claims decide it
 on the tested grid pairs and hold only when it is proven on every one
-(proofs/checkers/modulus.py).
+(proofs/checkers/approximation/modulus.py).
 
 The library, with its constants in the max-norm (the max-norm Lipschitz constant
 of ||x - c||_1 is d, since |sum_k (|x_k - c_k| - |y_k - c_k|)| <= d ||x - y||_inf):
@@ -94,7 +94,7 @@ USER = "expr"
 
 
 #: Largest numerator or denominator of the stated constant (in bits) and of alpha: the grid pairs compare
-#: q-th powers of C (proofs/checkers/modulus.py), so both are kept small.
+#: q-th powers of C (proofs/checkers/approximation/modulus.py), so both are kept small.
 MAX_CONSTANT_BITS = 256
 MAX_ALPHA_TERMS = 1000
 

@@ -6,7 +6,7 @@ M[q][k] = "query q selects key k" (for ``Select(keys, queries, p)``, M[q][k] = p
 queries_q)). A program's patterns are the matrices of the distinct selectors its
 attentions read, in the order the program computes them (children before parents), each
 evaluated exactly. They are what the REPL's ``draw`` and ``attncert plot`` draw
-(``attncert.proofs.plots.selection``), and what the REPL prints for a selector: the
+(``attncert.proofs.rasp_language.plot``), and what the REPL prints for a selector: the
 reference REPL's table, headed by the keys' tokens, a row per query, 1 where selected.
 """
 

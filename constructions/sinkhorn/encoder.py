@@ -7,7 +7,7 @@ features depend on the whole text (Q(mu, x_i) in the Sinkhorn paper's notation):
 * embedding  X = T E, with T the n x (p + 2) token matrix and E rational;
 * attention  X <- X + [T_1(X), ..., T_h(X)] W_O,  T_m(X) = softmax(X A_m X^T)(X V_m),
   row-wise softmax, no 1/sqrt(d) (fold it into A_m): the semantics of
-  :func:`proofs.references.attention` and ``multihead``, with a residual connection;
+  :func:`proofs.checkers.references.attention` and ``multihead``, with a residual connection;
 * MLP        X <- X + ReLU(X W_1 + b_1) W_2 + b_2 (b added to every row);
 * layer norm X <- gamma * (X - mean) / sqrt(var + delta) + beta, row by row, with
   mean and var over the row's d entries and a rational delta > 0;

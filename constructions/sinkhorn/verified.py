@@ -24,7 +24,7 @@ floating-point arithmetic", Acta Numerica 19 (2010) 287-449), and only the final
 Every float operation above is an IEEE operation on normal numbers (checked: otherwise
 :class:`~constructions.sinkhorn.shifted.UnsupportedKernel`, and the caller uses arb), the products
 are exact and their rounding is done in one fixed order, so the evaluation is deterministic: the
-checker (:mod:`proofs.checkers.float_hilbert`) repeats it from u^ and the inputs alone and finds the
+checker (:mod:`proofs.checkers.sinkhorn.float_hilbert`) repeats it from u^ and the inputs alone and finds the
 same beta. The recorded bound is beta (1 + 2^-30) rounded up to 24 significant bits, which absorbs
 any difference in the last bits of the final arb scalars.
 

@@ -19,7 +19,7 @@ values, but each input's exact value lies in its own ball, which is the one used
 an enclosure for every query mapped to the problem. Masked keys of a causal model keep their
 logit float32(-1e30), as tracr's ``jnp.where`` gives them; they weigh e^{-1e30 - l}, not 0.
 
-The checker (:mod:`proofs.checkers.tracr_model`) computes the same pass with its own code, one
+The checker (:mod:`proofs.checkers.tracr.model`) computes the same pass with its own code, one
 (B T) x D matrix per length and no interning: the independent route.
 """
 

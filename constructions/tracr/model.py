@@ -20,7 +20,7 @@ Its forward pass (``tracr/transformer/model.py``, ``attention.py``, ``assemble.p
 
 Every float32 weight is a dyadic rational m 2^e, read here exactly (:func:`exact_weights`), as
 are s and the mask logit. The record (:func:`model_to_json`) keeps nonzero weights only; the
-checker reads it with its own code (:mod:`proofs.checkers.tracr_model`).
+checker reads it with its own code (:mod:`proofs.checkers.tracr.model`).
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ def multihead_length(n: int, d: int, dv: int, h: int, do: int, f: int = 0, extra
 # A layout claim's certificate records its input matrices, its output block twice (the output and the
 # reference, equal when the claim holds), the rest of the evaluated sequence (zeros), and a few KB more:
 # envelope, statement, layout and the recorded graph, which does not grow with the sizes. The bytes of one
-# recorded value are bounded by measurement over seeds and sizes (tests/proofs/test_document_sizes.py checks
+# recorded value are bounded by measurement over seeds and sizes (tests/proofs/core/test_document_sizes.py checks
 # the bound against real certificates; docs/limits.md has the figures), rounded up. The inputs are the seed's,
 # rationals of height at most 20/9: an input file of longer numbers makes a longer certificate than estimated,
 # which is still refused when written if it is over --max-bytes.

@@ -21,7 +21,7 @@ from typing import Any, Callable
 class Entry:
     """What the command line knows of a claim before loading it: the module that registers it, a
     one-line summary (``attncert list``; the certificate's statement is the claim's own), and whether
-    it has a construction for ``attncert graph``. tests/proofs/test_registry.py holds it to the claims."""
+    it has a construction for ``attncert graph``. tests/proofs/core/test_registry.py holds it to the claims."""
 
     module: str
     summary: str

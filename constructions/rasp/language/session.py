@@ -204,7 +204,7 @@ DRAW_FOLDER = Path("selections")
 #: What leaves the REPL.
 EXIT_WORDS = ("exit", "exit()", "quit", "quit()")
 #: What draws selection patterns: (patterns, the example's tokens, a title) -> PNG bytes. The command
-#: line passes :func:`attncert.proofs.plots.selection.patterns_png`.
+#: line passes :func:`attncert.proofs.rasp_language.plot.patterns_png`.
 DrawPatterns = Callable[[list[patterns.Pattern], list[Any], str], bytes]
 HELP = """\
 Statements end with ';' and may span lines; values print exactly (a decimal view beside, ≈).

@@ -31,8 +31,8 @@ from attncert.proofs.checkers.identity.field import Basis, Field, IdentityFailur
 from attncert.proofs.checkers.identity.graph import RULES, SignOracle
 from attncert.proofs.checkers.identity.references import CLAIMS as REFERENCES, layer_norm
 from attncert.proofs.core.verify import BAD, OK
-from tests.proofs.test_encoder_norm import ball_mp, layer_norm_mp
-from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
+from tests.proofs.simulator.test_encoder_norm import ball_mp, layer_norm_mp
+from tests.proofs.identity.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
 BASE = "encoder_layer_norm"
 SIZES = {"n": 2, "d": 2, "dv": 1, "h": 1, "f": 2}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from attncert.constructions.rasp.language.programs import DIRECTORY
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def attncert(*args: str, cwd: Path) -> subprocess.CompletedProcess:

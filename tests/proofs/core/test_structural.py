@@ -1,6 +1,6 @@
 """Structural forgeries: change the shape of a certificate, not a value, and verify says FAIL or BAD.
 
-tests/proofs/test_every_leaf.py changes each value. This walk changes the structure of the claim fields
+tests/proofs/core/test_every_leaf.py changes each value. This walk changes the structure of the claim fields
 (``CLAIM_FIELDS``) of every claim's certificate, at the sizes of that walk, and of thirteen more whose
 rebuild reuses what they record (:data:`VARIANTS`: a model file's weights, a compositional proof's tables,
 tracr programs and models, costs, texts, families and inputs read from files):
@@ -45,9 +45,9 @@ from attncert.proofs.core.certify import CLAIM_FIELDS
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import INDEX, load_claims
 from attncert.proofs.core.verify import OK, verify_bytes
-from tests.proofs.test_every_leaf import SLOW, SMALL, small_certificate
+from tests.proofs.core.test_every_leaf import SLOW, SMALL, small_certificate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass(frozen=True)
@@ -158,10 +158,10 @@ VARIANTS: dict[str, Certificate] = {
     "compiled-model-file": Certificate("compiled", _model_file),
     "compiled_program-compositional": Certificate("compiled_program", lambda _: {"file": PROGRAM, "expr": "frac_a", "lengths": "every", "method": "compositional"}),
     "compiled_program-causal": Certificate("compiled_program", lambda _: {"file": PROGRAM, "expr": "frac_a", "lengths": "every", "causal": 1}),
-    "compiled_program-tracr": Certificate("compiled_program", lambda _: {"program": "tests.tracr.programs:frac_prevs", "vocab": "x,y"}, tracr=True),
+    "compiled_program-tracr": Certificate("compiled_program", lambda _: {"program": "tests.proofs.tracr.programs:frac_prevs", "vocab": "x,y"}, tracr=True),
     "compiled_program-tracr-compositional": Certificate(
         "compiled_program",
-        lambda _: {"program": "tests.tracr.programs:sort_unique", "vocab": "1,2,3", "max_seq_len": 3, "lengths": "every", "method": "compositional"},
+        lambda _: {"program": "tests.proofs.tracr.programs:sort_unique", "vocab": "1,2,3", "max_seq_len": 3, "lengths": "every", "method": "compositional"},
         tracr=True,
     ),
     "sinkhorn_convergence-files": Certificate("sinkhorn_convergence", _problem_files),
@@ -169,9 +169,9 @@ VARIANTS: dict[str, Certificate] = {
     "sinkhorn_transformer-layer-norm": Certificate("sinkhorn_transformer", lambda _: {"layers": 2, "layer_norm": 1}),
     "sinkhorn_universality-family": Certificate("sinkhorn_universality", _family_file),
     "matmul-inputs-file": Certificate("matmul", _inputs_file),
-    "tracr_model-numerical": Certificate("tracr_model", lambda _: {"program": "tests.tracr.programs:frac_prevs", "vocab": "x,y"}, tracr=True),
-    "tracr_model-causal": Certificate("tracr_model", lambda _: {"program": "tests.tracr.programs:frac_prevs", "vocab": "x,y", "causal": 1}, tracr=True),
-    "tracr_model-histogram": Certificate("tracr_model", lambda _: {"program": "tests.tracr.programs:hist"}, tracr=True),
+    "tracr_model-numerical": Certificate("tracr_model", lambda _: {"program": "tests.proofs.tracr.programs:frac_prevs", "vocab": "x,y"}, tracr=True),
+    "tracr_model-causal": Certificate("tracr_model", lambda _: {"program": "tests.proofs.tracr.programs:frac_prevs", "vocab": "x,y", "causal": 1}, tracr=True),
+    "tracr_model-histogram": Certificate("tracr_model", lambda _: {"program": "tests.proofs.tracr.programs:hist"}, tracr=True),
 }
 #: Each claim's certificate at the sizes of SMALL, under the claim's name, and the variants.
 CERTIFICATES: dict[str, Certificate] = {name: Certificate(name, tracr=INDEX[name].needs == "tracr") for name in SMALL} | VARIANTS

@@ -31,7 +31,7 @@ def status(doc: dict) -> str:
 
 
 def compositional(program: str, vocab: str, n: int, lengths: str = "every", causal: bool = False) -> dict:
-    return P.prove(vocab, n, lengths, causal, 100_000, 10, program=f"tests.tracr.programs:{program}", method="compositional")
+    return P.prove(vocab, n, lengths, causal, 100_000, 10, program=f"tests.proofs.tracr.programs:{program}", method="compositional")
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def sort_unique_by_definition(xs: list) -> list:
 
 def test_the_proof_agrees_with_the_exhaustive_route_and_the_definition():
     proven = compositional("sort_unique", "1,2,3", 4)
-    enumerated = P.prove("1,2,3", 4, "every", False, 100_000, 10, program="tests.tracr.programs:sort_unique")
+    enumerated = P.prove("1,2,3", 4, "every", False, 100_000, 10, program="tests.proofs.tracr.programs:sort_unique")
     assert proven["result"]["holds"] and enumerated["result"]["holds"]
     assert proven["result"]["inputs"] == enumerated["result"]["inputs"] == 3 + 9 + 27 + 81
     assert proven["construction"]["model"]["summary"] == enumerated["construction"]["model"]["summary"]
@@ -114,7 +114,7 @@ def test_forgery_a_model_right_at_max_length_and_wrong_at_3_fails(length):
 
 
 def test_forgery_a_fixed_length_model_recorded_as_one_for_every_length_fails(length):
-    fixed = P.prove("a,b", 5, "fixed", False, 100_000, 10, program="tests.tracr.programs:make_length")
+    fixed = P.prove("a,b", 5, "fixed", False, 100_000, 10, program="tests.proofs.tracr.programs:make_length")
     model = copy.deepcopy(fixed["construction"]["model"])
     assert model["format"] == "attncert-model/1"
     n = model.pop("length")
@@ -130,12 +130,12 @@ def test_causal_sort_unique_is_proven_and_agrees_with_every_input():
     """Under the causal mask target_pos counts earlier smaller tokens only, so it is at most the position,
     and Select(target_pos, indices, EQ) selects one key at most (the rule of every_input's docstring)."""
     proven = compositional("sort_unique", "1,2,3", 4, causal=True)
-    enumerated = P.prove("1,2,3", 4, "every", True, 100_000, 10, program="tests.tracr.programs:sort_unique")
+    enumerated = P.prove("1,2,3", 4, "every", True, 100_000, 10, program="tests.proofs.tracr.programs:sort_unique")
     assert proven["result"]["holds"] and enumerated["result"]["holds"] and proven["construction"]["model"]["causal"] is True
     assert status(proven) == OK
 
 
-LIBRARY = [  # tracr's lib.py programs (tests/tracr/programs.py and below), with a vocabulary each
+LIBRARY = [  # tracr's lib.py programs (tests/proofs/tracr/programs.py and below), with a vocabulary each
     ("reverse", "a,b,c"), ("hist", "a,b,c"), ("sort", "1,2,3"), ("frac_prevs", "a,b"), ("count_less_freq", "a,b,c"),
     ("pair_balance", "(,),a"), ("sort_freq", "1,2,3"), ("shuffle_dyck", "(,),a"),
 ]
@@ -143,7 +143,7 @@ LIBRARY = [  # tracr's lib.py programs (tests/tracr/programs.py and below), with
 
 def test_pair_balance_a_map_of_numerical_means_is_proven_and_agrees_with_every_input():
     proven = compositional("pair_balance", "(,),a", 4)
-    enumerated = P.prove("(,),a", 4, "every", False, 100_000, 10, program="tests.tracr.programs:pair_balance")
+    enumerated = P.prove("(,),a", 4, "every", False, 100_000, 10, program="tests.proofs.tracr.programs:pair_balance")
     assert proven["result"]["holds"] and enumerated["result"]["holds"] and proven["result"]["inputs"] == 3 + 9 + 27 + 81
 
 
@@ -151,15 +151,15 @@ def test_pair_balance_a_map_of_numerical_means_is_proven_and_agrees_with_every_i
 @pytest.mark.parametrize("name,vocab", LIBRARY)
 def test_tracr_library_programs_are_proven_and_agree_with_every_input(name, vocab):
     proven = compositional(name, vocab, 4)
-    enumerated = P.prove(vocab, 4, "every", False, 100_000, 10, program=f"tests.tracr.programs:{name}")
+    enumerated = P.prove(vocab, 4, "every", False, 100_000, 10, program=f"tests.proofs.tracr.programs:{name}")
     assert proven["result"]["holds"] and enumerated["result"]["holds"]
     assert status(proven) == OK
 
 
 def test_every_leaf_of_a_compositional_certificate_is_pinned():
-    """As tests/proofs/test_every_leaf.py does for every claim at its defaults (compiled_program there is
+    """As tests/proofs/core/test_every_leaf.py does for every claim at its defaults (compiled_program there is
     exhaustive): change any one leaf of a compositional certificate, reseal, and verify is not OK."""
-    from tests.proofs.test_every_leaf import leaves, with_leaf_changed
+    from tests.proofs.core.test_every_leaf import leaves, with_leaf_changed
 
     doc = compositional("make_length", "a,b", 3)
     paths = list(leaves({k: v for k, v in doc.items() if k not in ("provenance", "side_notes", "sha256")}))
@@ -187,7 +187,7 @@ def test_forgery_a_head_computed_twice_fails(length):
 def test_a_rasp_language_program_is_tabulated_and_proven(tmp_path):
     """A program of registered functions (the RASP language) carries the tables of its functions beside its
     record; the primitive length is the network's SelectorWidth in a model for every length."""
-    prog = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "prog.rasp")
+    prog = str(__import__("pathlib").Path(__file__).resolve().parents[3] / "examples" / "prog.rasp")
     frac = P.prove("a,b,c", 5, "every", False, 1000, 10, file=prog, expr="frac_a", method="compositional")
     assert frac["result"]["holds"] and frac["result"]["inputs"] == 3 + 9 + 27 + 81 + 243
     assert frac["construction"]["program"]["kind"] == "rasp" and "tables" in frac["construction"]

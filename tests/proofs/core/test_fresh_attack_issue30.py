@@ -53,7 +53,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
 
-HERE = "tests.proofs.test_fresh_attack_issue30"
+HERE = "tests.proofs.core.test_fresh_attack_issue30"
 
 
 def status(doc: dict) -> str:
@@ -66,7 +66,7 @@ def unsealed(doc: dict) -> dict:
     return doc
 
 
-# -- tracr programs (module-level, so that --program tests.proofs.test_fresh_attack_issue30:NAME imports them) --
+# -- tracr programs (module-level, so that --program tests.proofs.core.test_fresh_attack_issue30:NAME imports them) --
 
 
 def _bool_aggregate():

@@ -2,8 +2,8 @@
 
 The certificates in data/ were written by (tracr installed, in the repository's root)
 
-    attncert prove tracr_model --program tests.tracr.programs:shift_none --vocab 0,1 --max-seq-len 3 --out tests/tracr/data/shift_none.json
-    attncert prove tracr_model --program tracr.compiler.lib:make_length --vocab a,b --max-seq-len 3 --out tests/tracr/data/make_length.json
+    attncert prove tracr_model --program tests.proofs.tracr.programs:shift_none --vocab 0,1 --max-seq-len 3 --out tests/proofs/tracr/data/shift_none.json
+    attncert prove tracr_model --program tracr.compiler.lib:make_length --vocab a,b --max-seq-len 3 --out tests/proofs/tracr/data/make_length.json
 
 verify never needs tracr, so these tests run without it; the ones that compile with tracr are in
 test_tracr_reproductions.py (slow).

@@ -22,7 +22,7 @@ from attncert.proofs.checkers.compiled.forward import forward
 from attncert.proofs.checkers.identity.compiled import check_compiled_identity
 from attncert.proofs.checkers.identity.hierarchy import check_hierarchy_identity
 from attncert.proofs.core.verify import OK
-from tests.proofs.test_identity_checker import CLAIMS, mutated, refused, scale_plus_one, status, wrong_at_a_rational_input
+from tests.proofs.identity.test_identity_checker import CLAIMS, mutated, refused, scale_plus_one, status, wrong_at_a_rational_input
 
 
 # -- hierarchy -------------------------------------------------------------------------------------

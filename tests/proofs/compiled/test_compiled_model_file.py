@@ -222,8 +222,8 @@ def test_the_npz_export_is_refused_from_the_command_line(tmp_path):
 
 
 def test_every_leaf_of_a_model_file_certificate_is_pinned(tmp_path):
-    # As tests/proofs/test_every_leaf.py for the compiled certificate: change one leaf, reseal, verify refuses it.
-    from tests.proofs.test_every_leaf import leaves, with_leaf_changed
+    # As tests/proofs/core/test_every_leaf.py for the compiled certificate: change one leaf, reseal, verify refuses it.
+    from tests.proofs.core.test_every_leaf import leaves, with_leaf_changed
 
     from attncert.proofs.core.certify import CLAIM_FIELDS
 

@@ -190,9 +190,9 @@ def _formats() -> dict[str, str]:
 
 
 def test_every_leaf_of_a_file_certificate_is_pinned(genuine):
-    # As tests/proofs/test_every_leaf.py for the random certificate: change one leaf, reseal, and verify must refuse
+    # As tests/proofs/core/test_every_leaf.py for the random certificate: change one leaf, reseal, and verify must refuse
     # it. Left out: the parameters that may give the very same certificate (prec, ref_iter, pot_iter).
-    from tests.proofs.test_every_leaf import leaves, with_leaf_changed
+    from tests.proofs.core.test_every_leaf import leaves, with_leaf_changed
 
     from attncert.proofs.core.certify import CLAIM_FIELDS
 

@@ -24,7 +24,7 @@ from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import load_claim
 from attncert.proofs.core.verify import FAIL, OK, verify_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROG = str(ROOT / "examples" / "prog.rasp")
 CLAIM = load_claim("compiled_program")
 

@@ -81,7 +81,7 @@ def test_u_recognises_match2_on_every_word_up_to_8_as_recorded():
     from attncert.exact.certificate import read_certificate
 
     doc = prove_match2(max_M=5, max_length=8, jobs=2)
-    recorded = read_certificate(Path(__file__).parents[2] / "docs" / "evidence" / "match2-M5-L8.json")
+    recorded = read_certificate(Path(__file__).parents[3] / "docs" / "evidence" / "match2-M5-L8.json")
     assert doc["result"]["holds"]
     assert {k: doc[k] for k in ("params", "inputs", "outputs", "reference", "result")} == {
         k: recorded[k] for k in ("params", "inputs", "outputs", "reference", "result")
@@ -94,7 +94,7 @@ def test_recorded_evidence_for_match2_up_to_length_8():
 
     from attncert.exact.certificate import read_certificate
 
-    doc = read_certificate(Path(__file__).parents[2] / "docs" / "evidence" / "match2-M5-L8.json")
+    doc = read_certificate(Path(__file__).parents[3] / "docs" / "evidence" / "match2-M5-L8.json")
     assert doc["params"] == {"max_M": 5, "max_length": 8, "beta": 3}
     assert doc["result"]["words_checked"] == sum(M**n for M in range(1, 6) for n in range(1, 9)) == 586_018
     assert doc["result"]["statement"].startswith("for every M with 1 <= M <= max_M")

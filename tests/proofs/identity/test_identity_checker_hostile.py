@@ -36,8 +36,8 @@ from attncert.proofs.checkers.identity.check import check_identity
 from attncert.proofs.checkers.identity.field import Basis, Field
 from attncert.proofs.checkers.identity.graph import read_graph, static_selections
 from attncert.proofs.core.verify import FAIL
-from tests.proofs.test_identity_checker import prove, refused, status
-from tests.proofs.test_identity_checker_regions import _prove_relu_with, _relu_construction
+from tests.proofs.identity.test_identity_checker import prove, refused, status
+from tests.proofs.identity.test_identity_checker_regions import _prove_relu_with, _relu_construction
 
 # -- sizes nothing bounded ---------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from attncert.exact import EE, QQ
 from attncert.proofs.checkers.identity.check import check_identity
 from attncert.proofs.checkers.identity.regions import motzkin_holds
 from attncert.proofs.core.verify import OK
-from tests.proofs.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
+from tests.proofs.identity.test_identity_checker import CLAIMS, prove, prove_changed, refused, status
 
 # -- honest certificates -------------------------------------------------------------------------
 

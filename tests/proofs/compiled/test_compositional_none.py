@@ -8,7 +8,7 @@ selects None (its one-hot scores cannot), the tables hold the predicate on None 
 query can hold it, the proof checks those pairs and refuses a table without them, and a Comparison
 meeting None (where RASP raises) is recorded as a place the program may be undefined.
 
-The expected values come from the definitions of the programs (tests/tracr/programs.py), never from
+The expected values come from the definitions of the programs (tests/proofs/tracr/programs.py), never from
 the code under test."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def status(doc: dict) -> str:
 
 
 def prove(program: str, method: str, causal: bool = False, n: int = 3) -> dict:
-    return P.prove("a,b", n, "every", causal, 100_000, 10, program=f"tests.tracr.programs:{program}", method=method)
+    return P.prove("a,b", n, "every", causal, 100_000, 10, program=f"tests.proofs.tracr.programs:{program}", method=method)
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -52,7 +52,7 @@ def test_a_predicate_that_selects_none_is_refused_by_both_methods(program, metho
 
 
 def test_the_refusal_is_one_line_and_exit_code_2():
-    argv = ["prove", "compiled", "--program", "tests.tracr.programs:width_of_everything", "--vocab", "a,b",
+    argv = ["prove", "compiled", "--program", "tests.proofs.tracr.programs:width_of_everything", "--vocab", "a,b",
             "--max-seq-len", "3", "--lengths", "every", "--method", "compositional", "--out", "-"]
     run = subprocess.run([sys.executable, "-m", "attncert.proofs.cli", *argv], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2, run.stderr

@@ -24,14 +24,14 @@ from attncert.proofs.core.verify import FAIL, verify_bytes
 pytest.importorskip("tracr", reason="the tracr extra: pip install 'attncert[tracr]'")
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CLAIM = load_claim("tracr_model")
 
 
 def prove(program: str, vocab: str, max_seq_len: int, **kw) -> dict:
     from attncert.proofs.tracr.model import tolerance
 
-    params = {**CLAIM.defaults(), "program": f"tests.tracr.programs:{program}", "vocab": vocab, "max_seq_len": max_seq_len, **kw}
+    params = {**CLAIM.defaults(), "program": f"tests.proofs.tracr.programs:{program}", "vocab": vocab, "max_seq_len": max_seq_len, **kw}
     params["tolerance"] = tolerance(str(params["tolerance"]))
     return CLAIM.prove(**params)
 
@@ -103,9 +103,9 @@ def test_the_command_line_proves_prints_the_first_counterexample_and_verifies(tm
     code, out = cli("prove", "tracr_model", "--program", "tracr.compiler.lib:make_length", "--vocab", "a,b", "--max-seq-len", "4", "--out", str(tmp_path / "ok.json"))
     assert code == 0 and "all 30 inputs decode to the RASP output" in out
     assert cli("verify", str(tmp_path / "ok.json"))[0] == 0
-    code, out = cli("prove", "tracr_model", "--program", "tests.tracr.programs:width_categorical", "--vocab", "a", "--max-seq-len", "10", "--out", str(tmp_path / "w.json"))
+    code, out = cli("prove", "tracr_model", "--program", "tests.proofs.tracr.programs:width_categorical", "--vocab", "a", "--max-seq-len", "10", "--out", str(tmp_path / "w.json"))
     assert code == 1 and "first: input ['a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'], RASP [10, 10, 10, 10, 10, 10, 10, 10, 10, 10], position 1 decodes to 9" in out
-    code, out = cli("prove", "tracr_model", "--program", "tests.tracr.programs:shift_none", "--vocab", "0,1", "--max-seq-len", "2", "--causal", "--out", str(tmp_path / "c.json"))
+    code, out = cli("prove", "tracr_model", "--program", "tests.proofs.tracr.programs:shift_none", "--vocab", "0,1", "--max-seq-len", "2", "--causal", "--out", str(tmp_path / "c.json"))
     assert code == 1 and json.loads((tmp_path / "c.json").read_text())["params"]["causal"] == 1
     code, out = cli("verify", str(tmp_path / "c.json"))
     assert code == 1 and "does not hold" in out

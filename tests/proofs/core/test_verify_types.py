@@ -23,7 +23,7 @@ from attncert.exact.errors import ParseError
 from attncert.proofs.core.certify import CLAIM_FIELDS, differing_fields
 from attncert.proofs.core.registry import load_claims
 from attncert.proofs.core.verify import OK, verify_bytes
-from tests.proofs.test_every_leaf import SMALL as EVERY_LEAF_SIZES, leaves
+from tests.proofs.core.test_every_leaf import SMALL as EVERY_LEAF_SIZES, leaves
 
 CLAIMS = load_claims()
 

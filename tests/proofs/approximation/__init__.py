@@ -1,0 +1,1 @@
+"""approximation: see docs/design.md, "Layout"."""

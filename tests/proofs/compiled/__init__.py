@@ -1,0 +1,1 @@
+"""compiled: see docs/design.md, "Layout"."""

@@ -1,0 +1,1 @@
+"""every_size: see docs/design.md, "Layout"."""

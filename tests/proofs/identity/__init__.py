@@ -1,0 +1,1 @@
+"""identity: see docs/design.md, "Layout"."""

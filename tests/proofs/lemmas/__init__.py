@@ -1,0 +1,1 @@
+"""lemmas: see docs/design.md, "Layout"."""

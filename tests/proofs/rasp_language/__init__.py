@@ -1,0 +1,1 @@
+"""rasp_language: see docs/design.md, "Layout"."""

@@ -1,0 +1,1 @@
+"""simulator: see docs/design.md, "Layout"."""

@@ -1,0 +1,1 @@
+"""sinkhorn: see docs/design.md, "Layout"."""

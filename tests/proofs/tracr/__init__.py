@@ -1,0 +1,1 @@
+"""tracr: see docs/design.md, "Layout"."""
