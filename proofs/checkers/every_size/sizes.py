@@ -186,16 +186,11 @@ class Poly:
             out[m] = out.get(m, 0) + c
         return Poly(out)
 
-    __radd__ = __add__
-
     def __neg__(self) -> "Poly":
         return Poly({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, o: "Poly | int") -> "Poly":
         return self + (-_poly(o))
-
-    def __rsub__(self, o: "Poly | int") -> "Poly":
-        return _poly(o) - self
 
     def __mul__(self, o: "Poly | int") -> "Poly":
         o = _poly(o)
@@ -205,8 +200,6 @@ class Poly:
                 m = _times(m1, m2)
                 out[m] = out.get(m, 0) + c1 * c2
         return Poly(out)
-
-    __rmul__ = __mul__
 
     def power(self, k: int) -> "Poly":
         out = Poly.const(1)
@@ -461,7 +454,6 @@ def symbol_name(x: object, what: str) -> str:
 
 # -- relations -----------------------------------------------------------------------------------
 
-OPS = ("<", "<=", "=", "!=")
 _REL = re.compile(r"(.*?) (<=|<|!=|=) (.*)\Z", re.S)
 
 
