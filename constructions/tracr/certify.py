@@ -215,27 +215,10 @@ def certify_inputs(model: TracrModel, inputs: Sequence[Sequence[Any]], outputs: 
 
 
 def relabel(prog: Program, model: TracrModel) -> None:
-    """Renumber tracr's default labels in program order, in the program and the residual labels alike.
-
-    tracr labels an unnamed SOp ``{kind}_{id}`` with a counter global to the process, so the same
-    program compiled twice is ``length_1`` once and ``length_3`` the next time; ``{kind}_{k}``, k the
-    node's place in the recorded order, is the same every time. A residual label that starts with a
-    SOp's label (``length_1:3``, ``length_1_selector_width_attn_output``) follows it. Named SOps keep
-    their names; the columns keep tracr's order."""
-    import re
-
-    new = {}
-    for k, n in enumerate(prog.nodes):
-        m = re.fullmatch(r"(.+)_[0-9]+", n.label)
-        if m and n.op not in ("tokens", "indices"):
-            new[n.label] = f"{m.group(1)}_{k}"
-    taken = {n.label for n in prog.nodes if n.label not in new}
-    if len(set(new.values())) != len(new) or taken & set(new.values()):
-        return  # a user's own name looks like a renumbered one: keep tracr's labels
-    for n in prog.nodes:
-        n.label = new.get(n.label, n.label)
-        n.args = tuple(new.get(a, a) for a in n.args)
-    prog.output = new.get(prog.output, prog.output)
+    """The model's labels in the program's (:func:`.program.from_tracr` renames tracr's ``{name}_{id}``
+    labels): the output, and every residual label that starts with a node's tracr label
+    (``length_1:3``, ``length_1_selector_width_attn_output``) follows its node. The columns keep tracr's order."""
+    new = prog.tracr_labels
     model.output = new.get(model.output, model.output)
     by_length = sorted(new, key=len, reverse=True)
 

@@ -77,10 +77,12 @@ class Node:
 
 @dataclass
 class Program:
-    """A recorded program: its nodes in an order where arguments come first, and the output's label."""
+    """A recorded program: its nodes in an order where arguments come first, and the output's label;
+    ``tracr_labels`` maps the labels tracr gave the nodes to the ones recorded (:func:`from_tracr`)."""
 
     nodes: list[Node]
     output: str
+    tracr_labels: dict[str, str] = field(default_factory=dict)
 
     def node(self, label: str) -> Node:
         return next(n for n in self.nodes if n.label == label)
@@ -104,9 +106,28 @@ def key(v: Any) -> tuple[Any, ...]:
     return ("q", int(q.p), int(q.q))
 
 
+#: The name each RASP class gives an expression the user did not name (tracr's ``default_name``; attncert's
+#: classes have the same names and defaults).
+_DEFAULT_NAMES = {
+    "TokensType": "tokens", "IndicesType": "indices", "LengthType": "length", "Full": "full",
+    "ConstantSOp": "constant_sop", "ConstantSelector": "constant_selector", "Map": "map",
+    "SequenceMap": "sequence_map", "LinearSequenceMap": "linear_sequence_map", "Select": "select",
+    "Aggregate": "aggregate", "SelectorWidth": "selector_width", "SelectorAnd": "selector_and",
+    "SelectorOr": "selector_or", "SelectorNot": "selector_not",
+}
+
+
 def from_tracr(program: Any) -> Program:
     """The nodes of a tracr program (or of a source-compatible attncert one), arguments first; the
-    callables are kept for tabulation. ProgramError names a node of an unknown kind."""
+    callables are kept for tabulation. ProgramError names a node of an unknown kind.
+
+    **Labels.** tracr labels a node ``{name}_{id}`` with a counter global to the process (the same
+    program is ``length_1`` in one compile and ``length_3`` in the next). The recorded label is the
+    name a user gave with ``.named()`` when no other node has it (``make_length``'s ``length``), and
+    otherwise ``{name}_{k}``, k the node's place in the order below: the same every time the program is
+    built, and the same in ``compile``, ``prove compiled`` and ``prove tracr_model``. Should a renumbered
+    label meet a user's name, tracr's labels are kept. ``tracr_labels`` maps tracr's labels to these."""
+    names: dict[str, tuple[str, bool]] = {}  # tracr's label -> (name, whether the user gave it)
     seen: dict[str, Node] = {}
     order: list[Node] = []
     stack: list[tuple[Any, bool]] = [(program, False)]
@@ -136,7 +157,23 @@ def from_tracr(program: Any) -> Program:
             node.fn = x.f if op != "select" else x.predicate
         seen[label] = node
         order.append(node)
-    return Program(order, str(program.label))
+        names[label] = (str(x.name), str(x.name) != _DEFAULT_NAMES.get(type(x).__name__, str(x.name)) or op in ("tokens", "indices"))
+    return _renamed(Program(order, str(program.label)), names)
+
+
+def _renamed(prog: Program, names: dict[str, tuple[str, bool]]) -> Program:
+    """The program with the labels of :func:`from_tracr`'s docstring."""
+    given = [name for name, own in names.values() if own]
+    new = {}
+    for k, n in enumerate(prog.nodes):
+        name, own = names[n.label]
+        new[n.label] = name if own and given.count(name) == 1 else f"{name}_{k}"
+    if len(set(new.values())) != len(new):
+        return prog  # a user's own name looks like a renumbered one: keep tracr's labels
+    for n in prog.nodes:
+        n.label = new[n.label]
+        n.args = tuple(new[a] for a in n.args)
+    return Program(prog.nodes, new[prog.output], new)
 
 
 def from_graph(g: nx.MultiDiGraph) -> Program:

@@ -91,6 +91,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                 help=f"with --for-all: for every value of these sizes (e.g. n,d,dv; the others as given), as {claim.name}_every_size (docs/every-size.md)",
             )  # fmt: skip
         add_limits(cp, COST_LIMITS, DOCUMENT_LIMITS, RASP_LIMITS if claim.interprets else ())
+        if claim.name == "compiled":  # its options for a program of your own, which prove compiled_program
+            own = cp.add_argument_group("a program of your own (--file or --program: proves compiled_program, attncert's exact compile of it)")
+            claim_options(own, [p for p in load_claim("compiled_program").params if p.name not in {q.name for q in claim.params}])
 
     sp = sub.add_parser("prove", help="prove one claim and write its certificate")
     claims_sub = sp.add_subparsers(dest="claim", metavar="CLAIM", parser_class=Parser)
@@ -186,10 +189,15 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 def program_claim(words: list[str]) -> list[str]:
     """``prove compiled --file F`` / ``--program M:F`` proves compiled_program: the compiled claim of a
-    program of your own (a construction's compiled claim takes neither option)."""
+    program of your own (a construction's compiled claim takes none of its options, which its help lists)."""
     verb, chosen = _selected(words)
-    own = any(w.split("=", 1)[0] in ("--file", "--program") for w in words)
+    own = any(w.split("=", 1)[0] in _OWN_PROGRAM for w in words)
     if verb in ("prove", "sweep") and chosen == "compiled" and own:
+#: The options of compiled_program that the construction's compiled claim does not take: any of them sends
+#: ``prove compiled`` to compiled_program.
+_OWN_PROGRAM = ("--file", "--program", "--expr", "--vocab", "--max-seq-len", "--max_seq_len", "--lengths", "--causal", "--method", "--max-inputs", "--max_inputs", "--listed")
+
+
         words = list(words)
         words[words.index("compiled")] = "compiled_program"
     return words

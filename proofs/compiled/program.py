@@ -320,6 +320,21 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def summary(doc: dict[str, Any]) -> str | None:
+    """One line, naming the model certified: attncert's exact compile of the program (not the model tracr
+    compiles from a tracr program, which ``prove tracr_model`` certifies)."""
+    line = _summary(doc)
+    return None if line is None else f"attncert's exact compile{_of(doc)}: {line}"
+
+
+def _of(doc: dict[str, Any]) -> str:
+    """ " of NAME": the program's output SOp as recorded (a tracr program's label, a RASP-language
+    expression), or nothing."""
+    rec = (doc.get("construction") or {}).get("program") or {}
+    name = (rec.get("program") or {}).get("output") if rec.get("kind") == "tables" else rec.get("expr") if rec.get("kind") == "rasp" else None
+    return f" of {name}" if isinstance(name, str) and name else ""
+
+
+def _summary(doc: dict[str, Any]) -> str | None:
     res, out = doc["result"], doc["outputs"]
     if doc["params"].get("method") == "compositional":
         lengths = res["lengths"]
@@ -361,7 +376,7 @@ CLAIM = register(
         (
             Param("file", str, None, "a program in the RASP language (docs/rasp-language.md)"),
             Param("expr", str, None, "the SOp of --file to compile (default: its last statement)"),
-            Param("program", str, None, "MODULE:FUNCTION: FUNCTION() returns an attncert or tracr RASP program (runs your code)"),
+            Param("program", str, None, "MODULE:FUNCTION or 'MODULE:FUNCTION(ARGS)' (ARGS: tokens, indices, length, literals; docs/tracr.md): returns an attncert or tracr RASP program (runs your code)"),
             Param("vocab", str, "a,b,c", "the tokens, categorical, comma-separated (an item spelled as an integer is the integer)"),
             Param("max_seq_len", positive_int, 4, "the sequence length (the longest, with --lengths every)"),
             Param("lengths", lengths_option, "fixed", "fixed: a model for exactly max_seq_len tokens; every: one model for every length 1..max_seq_len"),

@@ -88,12 +88,29 @@ def prove(
     refuse_input_count(input_count(len(tokens), max_seq_len), max_inputs)
     program_spec(program)  # one line for a malformed MODULE:FUNCTION before importing tracr
     compiling = tracr_compiler()
-    rasp_program = call_program(program)
+    rasp_program = tracr_sop(call_program(program), program)
     try:
         model = compiling.compile_rasp_to_model(rasp_program, vocab=set(tokens), max_seq_len=max_seq_len, causal=bool(causal), compiler_bos=bos)
-    except (NotImplementedError, ValueError, KeyError, TypeError) as e:
-        raise ParseError(f"tracr does not compile {program}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]) from None
+    except (NotImplementedError, ValueError, KeyError, TypeError, AttributeError, AssertionError) as e:
+        raise ParseError(f"tracr does not compile {program}: {whole_reason(e)}") from None
     return certify_tracr(rasp_program, model, tokens, max_seq_len, tolerance, precision, max_inputs, listed, source=program)
+
+
+def tracr_sop(program: Any, where: str) -> Any:
+    """The program if it is a tracr SOp (what tracr's compiler takes), else one line saying what it is."""
+    from tracr.rasp import rasp
+
+    if not isinstance(program, rasp.SOp):
+        kind = "an attncert SOp (prove compiled certifies attncert's own compile of it)" if type(program).__module__.startswith("attncert.") else f"a value of type {type(program).__name__}"
+        raise ParseError(f"{where} gives {kind}, not a tracr RASP SOp")
+    return program
+
+
+def whole_reason(e: BaseException) -> str:
+    """An exception's type and its whole message on one line (tracr lists every unsupported expression
+    on lines of their own): the lines joined by " | ", blank ones dropped."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {' | '.join(lines)}" if lines else type(e).__name__
 
 
 def certify_tracr(
@@ -112,7 +129,7 @@ def certify_tracr(
     from attncert.exact.rationals import parse_rational
 
     prog = from_tracr(program)
-    model = read_assembled(assembled_model, prog.output)
+    model = read_assembled(assembled_model, str(program.label))
     relabel(prog, model)
     tokens = list(model.vocab() if vocab is None else vocab)
     n = model.max_seq_len if max_seq_len is None else max_seq_len
@@ -291,7 +308,13 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def summary(doc: dict[str, Any]) -> str | None:
-    """One line: all inputs certified (with the certified numerical error), or the first counterexample."""
+    """One line naming the model certified (the one tracr compiled, not attncert's own compile) and its
+    output SOp: all inputs certified (with the certified numerical error), or the first counterexample."""
+    output = ((doc.get("construction") or {}).get("program") or {}).get("output")
+    return f"tracr's compiled model{f' of {output}' if isinstance(output, str) else ''}: {_summary(doc)}"
+
+
+def _summary(doc: dict[str, Any]) -> str:
     res, out = doc["result"], doc["outputs"]
     if res["holds"]:
         err = f"; certified |decoded - exact| <= {figures.upper(out['max_error'])}" if out.get("max_error") else ""
@@ -341,7 +364,7 @@ CLAIM = register(
         STATEMENT,
         prove,
         (
-            Param("program", str, PROGRAM, "MODULE:FUNCTION: a function of no arguments that returns a tracr RASP program"),
+            Param("program", str, PROGRAM, "MODULE:FUNCTION or 'MODULE:FUNCTION(ARGS)' (ARGS: tokens, indices, length, literals, comparisons, calls; docs/tracr.md): returns a tracr RASP program"),
             Param("vocab", str, "a,b,c", "the vocabulary, comma-separated (an item spelled as an integer is the integer)"),
             Param("max_seq_len", positive_int, 4, "the longest input; tracr compiles the model for it and every length 1..max_seq_len is checked"),
             Param("bos", str, "BOS", "tracr's BOS token (compiler_bos)"),

@@ -146,3 +146,19 @@ def width_comparing_none() -> Any:
     None, and a Comparison raises on None), so no input is in the program's domain."""
     rasp = _rasp()
     return rasp.numerical(rasp.SelectorWidth(rasp.Select(_shifted(), rasp.tokens, rasp.Comparison.EQ)))
+
+
+def my_length() -> Any:
+    """tracr's make_length, named by the user: the name is kept in every report."""
+    return _lib().make_length().named("my_length")
+
+
+def not_a_program() -> Any:
+    """Something that is not a SOp."""
+    return 42
+
+
+def unsupported() -> Any:
+    """A numerical Aggregate whose output is categorical: tracr refuses it, with its reason on a second line."""
+    rasp = _rasp()
+    return rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ), rasp.tokens, default=0))
