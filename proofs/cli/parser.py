@@ -187,17 +187,17 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return p
 
 
+#: The options of compiled_program that the construction's compiled claim does not take: any of them sends
+#: ``prove compiled`` to compiled_program.
+_OWN_PROGRAM = ("--file", "--program", "--expr", "--vocab", "--max-seq-len", "--max_seq_len", "--lengths", "--causal", "--method", "--max-inputs", "--max_inputs", "--listed")
+
+
 def program_claim(words: list[str]) -> list[str]:
     """``prove compiled --file F`` / ``--program M:F`` proves compiled_program: the compiled claim of a
     program of your own (a construction's compiled claim takes none of its options, which its help lists)."""
     verb, chosen = _selected(words)
     own = any(w.split("=", 1)[0] in _OWN_PROGRAM for w in words)
     if verb in ("prove", "sweep") and chosen == "compiled" and own:
-#: The options of compiled_program that the construction's compiled claim does not take: any of them sends
-#: ``prove compiled`` to compiled_program.
-_OWN_PROGRAM = ("--file", "--program", "--expr", "--vocab", "--max-seq-len", "--max_seq_len", "--lengths", "--causal", "--method", "--max-inputs", "--max_inputs", "--listed")
-
-
         words = list(words)
         words[words.index("compiled")] = "compiled_program"
     return words
