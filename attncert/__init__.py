@@ -5,9 +5,11 @@ subpackages ``attncert.exact`` (the exact fields and balls), ``attncert.construc
 programs and their graphs) and ``attncert.proofs`` (claims, certificates, the command line);
 dependencies point one way, proofs -> constructions -> exact.
 
-Two functions at the top load on first use, so that the command line starts without FLINT or numpy:
+Functions at the top load on first use, so that the command line starts without FLINT or numpy:
 ``attncert.sinkhorn(a, b, M, reg)``, POT's ``ot.sinkhorn`` with a certified bound
-(:mod:`attncert.constructions.sinkhorn.pot`), and ``attncert.certify_tracr(program, model)``, the
+(:mod:`attncert.constructions.sinkhorn.pot`); ``attncert.emd(a, b, M)``, ``attncert.emd2(a, b, M)`` and
+``attncert.certify_plan(a, b, M, G)``, POT's exact transport with an optimality certificate, and the exact
+verdict on a given plan (:mod:`attncert.constructions.transport.pot`, docs/transport.md); and ``attncert.certify_tracr(program, model)``, the
 ``tracr_model`` certificate of a tracr program and the model tracr compiled from it
 (:mod:`attncert.proofs.tracr.model`, docs/tracr.md).
 """
@@ -21,6 +23,11 @@ def __getattr__(name: str) -> Any:
 
         globals()["sinkhorn"] = sinkhorn
         return sinkhorn
+    if name in ("emd", "emd2", "certify_plan"):
+        from attncert.constructions.transport import pot
+
+        globals()[name] = getattr(pot, name)
+        return globals()[name]
     if name == "certify_tracr":  # the tracr_model certificate of a tracr program and its compiled model (docs/tracr.md)
         from attncert.proofs.tracr.model import certify_tracr
 
