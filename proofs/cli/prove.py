@@ -14,7 +14,7 @@ from typing import Any
 from attncert.exact.errors import ParseError
 from attncert.exact.limits import Limits, limits
 from attncert.proofs.cli import output
-from attncert.proofs.cli.options import EXIT_FAILS, EXIT_HOLDS, flags, limits_of, resolve_sizes
+from attncert.proofs.cli.options import EXIT_BAD_INPUT, EXIT_FAILS, EXIT_HOLDS, flags, limits_of, resolve_sizes
 from attncert.proofs.core.registry import Claim, load_claim
 
 
@@ -24,11 +24,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     claim = load_claim(args.claim)
     resolve_sizes(args, claim.params)
-    if getattr(args, "every", None) and not getattr(args, "for_all", False):
+    own = any(p.name == "every" for p in claim.params)  # CLAIM_every_size named itself: --every is its own option
+    if getattr(args, "every", None) and not getattr(args, "for_all", False) and not own:
         raise ParseError("--every goes with --for-all: it quantifies the sizes of a for-all-inputs proof")
     if getattr(args, "for_all", False):
         claim = _for_all(claim, args)
-    params = {p.name: getattr(args, p.name) for p in claim.params}
+    # (a size of CLAIM_every_size that CLAIM has no option for, the hierarchy's n, d, dv, takes its default)
+    params = {p.name: getattr(args, p.name, p.default) for p in claim.params}
     if params.get("inputs") and claim.build is not None:  # the sizes not given are the input file's
         from attncert.proofs.core.layout_claims import sizes_from_inputs
 
@@ -65,7 +67,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def _print_estimate(claim: Claim, params: dict[str, Any], lim: Limits) -> int:
     """``prove --estimate``: the cost model's figures, then whether a run at these limits would go ahead or be
-    refused, and by which limits (every one it is over, each with the option that raises it)."""
+    refused, and by which limits (every one it is over, each with the option that raises it). Exits as the run
+    would: 2 when it would be refused, else 0."""
     from attncert.exact.errors import LimitExceeded
     from attncert.proofs.core.cost import estimate, refusals
 
@@ -82,7 +85,7 @@ def _print_estimate(claim: Claim, params: dict[str, Any], lim: Limits) -> int:
         print(f"  would be refused: {line}")
     if not over:
         print("  within the limits: the run would go ahead")
-    return EXIT_HOLDS
+    return EXIT_BAD_INPUT if over else EXIT_HOLDS  # as the run would exit: a refusal is a user error
 
 
 def _for_all(claim: Claim, args: argparse.Namespace) -> Claim:

@@ -66,6 +66,21 @@ INDEX: dict[str, Entry] = {
     },
     "hierarchy_identity": Entry(_IDENTITY + "hierarchy", "hierarchy: U(N, D, D_v) computes every smaller layer for ALL real inputs, decided exactly"),
     "compiled_identity": Entry(_IDENTITY + "compiled", "compiled: the exact weights compute the construction for ALL real inputs, decided exactly", graph=False),
+    **{
+        f"{base}_every_size": Entry(_P + "every_size.claims", f"{what}, for EVERY size and all real inputs (symbolic proof)", graph=False)
+        for base, what in (
+            ("transpose", "transpose(r, c) maps M to M^T"),
+            ("matmul", "matmul(r, k, c) maps A, B to AB"),
+            ("softmax", "softmax_rows(r, c) maps S to softmax(S)"),
+            ("relu", "relu(n) maps x to max(x, 0)"),
+            ("maxmin", "maxmin(n) sorts each pair in decreasing order"),
+            ("universal", "U(n, d, d_v) computes softmax(X A X^T) X V"),
+            ("universal_tagged", "U on tagged tokens attends over the rows tagged 1"),
+            ("hierarchy", "U(N, D, D_v) computes every smaller attention layer"),
+            ("multihead", "multihead computes multi-head attention (h fixed)"),
+            ("encoder_layer", "encoder_layer computes an encoder layer (h fixed)"),
+        )
+    },
     "tracr_model": Entry(_P + "tracr.model", "a model tracr compiled decodes to its RASP program's output on every input, in certified balls", graph=False, needs="tracr"),
 }
 

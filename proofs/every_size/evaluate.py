@@ -370,9 +370,10 @@ class Evaluator:
 
 
 def _divide(p: SizeExpr, R: SizeExpr) -> tuple[SizeExpr, SizeExpr]:
-    """(q, r) with p = q R + r: the terms of p whose monomial R's monomial divides (and whose coefficient
-    R's coefficient divides) make q R, the others r. R is a monomial (a product of symbols times a positive
-    integer); the caller proves 0 <= r < R, which makes q and r the quotient and the remainder."""
+    """(q, r) with p = q R + r: of each term k m of p whose monomial m R's monomial M divides, with R = c M,
+    (k // c) m / M goes to q and (k mod c) m to r; the other terms go to r (4 i + 3 = 2 (2 i + 1) + 1). R is a
+    monomial (a product of symbols times a positive integer); the caller proves 0 <= r < R, which makes q and r
+    the quotient and the remainder."""
     if len(R.terms) != 1:
         raise Unsupported(f"a radix {R.text()} that is not a monomial")
     ((mono, c),) = R.terms.items()
@@ -382,10 +383,11 @@ def _divide(p: SizeExpr, R: SizeExpr) -> tuple[SizeExpr, SizeExpr]:
     q, r = {}, {}
     for m, k in p.terms.items():
         have = dict(m)
-        if all(have.get(a, 0) >= e for a, e in need.items()) and k % c == 0:
+        if all(have.get(a, 0) >= e for a, e in need.items()):
             rest = tuple(sorted((a, e - need.get(a, 0)) for a, e in have.items() if e - need.get(a, 0) > 0))
             q[rest] = q.get(rest, 0) + k // c
-        else:
+            k %= c
+        if k:
             r[m] = r.get(m, 0) + k
     return SizeExpr(q), SizeExpr(r)
 
@@ -492,7 +494,9 @@ def _scaled(x: Real, c: Coeff) -> Real:
 
 
 def _add(a: Real, b: Real) -> Real:
-    if a.is_plain() and b.is_plain():
+    """a / c + b / c = (a + b) / c over one denominator (the same form: 1, or a layer's softmax
+    denominators); other quotients cross-multiplied."""
+    if a.den.same(b.den):
         return Real(a.num + b.num, a.den)
     return Real(a.num * b.den + b.num * a.den, a.den * b.den)
 

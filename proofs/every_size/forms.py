@@ -11,7 +11,8 @@ size symbols (:class:`Coeff`, FLINT's ``fmpq_mpoly``), so the 1/d of a mean canc
 product exactly.
 
 **The normal form.** Sums and products are expanded (linearity; a product of sums is one sum over
-the binders of both, renamed apart); a binder no factor reads is summed out (Σ_{b<B} F = B F), one of bound 1 is 0 (Σ_{b<1} F(b) = F(0)); the
+the binders of both, renamed apart); a binder no factor reads is summed out (Σ_{b<B} F = B F), a sum over a constant
+range is written out (Σ_{b<k} F(b) = F(0) + ... + F(k - 1), so that a size fixed to an integer gives one form); the
 exp factors of a term are one, exp of the sum of their arguments (e^a e^b = e^{a+b}); ReLU(c a) = c ReLU(a) takes
 out a coefficient positive at every size (the first term of the argument gets 1); a term's key is
 its binders' bounds and its sorted factors with the binders renamed canonically (α-renaming), taking
@@ -41,6 +42,8 @@ from attncert.exact.errors import AttncertError
 MAX_BINDERS = 6
 #: The most terms a form may hold.
 MAX_TERMS = 20_000
+#: The longest constant range a sum is written out over (every constant range is).
+MAX_WRITTEN = 64
 
 
 class FormError(AttncertError):
@@ -246,6 +249,16 @@ class Form:
                 t2 = _apart(t2)  # a's own sums renamed apart; the term's binders stay free in a
                 self._add(c * c2, Term(t.binders + t2.binders, rest + t2.factors))
             return
+        written = next(((b, k) for b, B in t.binders if (k := B.constant()) is not None), None)
+        if written is not None:  # Σ_{b<k} F(b) = F(0) + ... + F(k - 1) (no term for k <= 0)
+            b, k = written
+            if k > MAX_WRITTEN:
+                raise FormError(f"a sum over {k} values, more than the {MAX_WRITTEN} written out")
+            rest = tuple(x for x in t.binders if x[0] != b)
+            for e in range(k):
+                m = {b: SizeExpr.const(e)}
+                self._add(c, Term(rest, tuple(f.rename(m) for f in t.factors)))
+            return
         c, t = _normal(self.sizes, c, t)
         if c.is_zero():
             return
@@ -316,6 +329,10 @@ class Form:
                 return c
         return None
 
+    def same(self, o: "Form") -> bool:
+        """The same terms with the same coefficients (the same normal form)."""
+        return self.terms.keys() == o.terms.keys() and all(c == o.terms[k][0] for k, (c, _) in self.terms.items())
+
     def key(self) -> str:
         """The canonical text of the form (its terms' keys, sorted, with their coefficients)."""
         return " + ".join(sorted(f"{c.text()} * {k}" for k, (c, _) in self.terms.items())) or "0"
@@ -338,9 +355,6 @@ def _apart(t: Term) -> Term:
 
 def _normal(sizes: Sizes, c: Coeff, t: Term) -> tuple[Coeff, Term]:
     """The term with unused binders summed out and its exp factors merged into one."""
-    ones = {b: SizeExpr.const(0) for b, B in t.binders if B.constant() == 1}
-    if ones:  # Σ_{b < 1} F(b) = F(0)
-        t = Term(tuple((b, B) for b, B in t.binders if b not in ones), tuple(f.rename(ones) for f in t.factors))
     used = set().union(*(f.free() for f in t.factors))
     binders = []
     for b, B in t.binders:
@@ -434,7 +448,9 @@ def positive_coeff(c: Coeff) -> bool:
 def positive(f: Form, data_rows: tuple[str, SizeExpr] | None = None) -> bool:
     """Whether the form is shown positive for every size >= 1 and every input: each term's coefficient
     a quotient of polynomials with nonnegative coefficients, not zero (positive at sizes >= 1), each
-    factor an exp (positive), and at least one term (sums over bounds >= 1 are nonempty).
+    factor an exp (positive), each sum's bound a nonzero polynomial in the sizes with nonnegative
+    coefficients (>= 1 at sizes >= 1, so the sum is not empty: a range cut's part may be), and at least
+    one term.
 
     ``data_rows`` = (M, R) adds the hypothesis that the tags tag(M)[k][0], k < R, are 0 or 1 and some is 1:
     a term may then also hold tags tag(M)[b][0] whose row b is one of its binders of range R. The term is
@@ -442,9 +458,9 @@ def positive(f: Form, data_rows: tuple[str, SizeExpr] | None = None) -> bool:
     if f.is_zero():
         return False
     for c, t in f.terms.values():
-        if not positive_coeff(c):
-            return False
         bounds = dict(t.binders)
+        if not positive_coeff(c) or not all(_at_least_one(B, f.sizes) for B in bounds.values()):
+            return False
         for x in t.factors:
             if x.kind == "exp":
                 continue
@@ -454,6 +470,11 @@ def positive(f: Form, data_rows: tuple[str, SizeExpr] | None = None) -> bool:
             if row not in bounds or bounds[row] != data_rows[1]:
                 return False
     return True
+
+
+def _at_least_one(B: SizeExpr, sizes: Sizes) -> bool:
+    """Whether B is a nonzero polynomial in the sizes with nonnegative coefficients: B >= 1 at sizes >= 1."""
+    return bool(B.terms) and all(c > 0 and all(a.op == "sym" and a.args[0] in sizes.symbols for a, _ in m) for m, c in B.terms.items())
 
 
 def value_at(f: Form, env: Mapping[str, int], mats: Mapping[str, Any], domain: Any) -> Any:

@@ -459,7 +459,8 @@ def _compare(region: Region, data_rows: tuple[str, SizeExpr] | None = None) -> N
     if not positive(ref.den, data_rows):
         region.problem = "the reference's denominator is not shown positive"
         return
-    diff = v.num * ref.den - v.den * ref.num
+    # a / b = c / d: a - c = 0 where b and d are one form (positive), else a d - b c = 0
+    diff = v.num - ref.num if v.den.same(ref.den) else v.num * ref.den - v.den * ref.num
     region.equal = diff.is_zero()
     if not region.equal:
         region.problem = f"the value and the reference differ as forms by {diff.key()[:200]}"

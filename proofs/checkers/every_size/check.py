@@ -178,6 +178,8 @@ class _Check:
                 return
             if kind == "fix":
                 fixed[s] = v
+                if v == 1:  # 1 <= a <= s = 1 fixes a too
+                    fixed |= {a: 1 for a, b in self.d.at_most if b == s and a not in fixed and a not in self.fixed}
             else:
                 assumed.append(Rel("!=", Poly.symbol(s), Poly.const(v)))
         if case.get("fixed") != {**self.fixed, **fixed} or case.get("assumed") != [r.text for r in assumed]:
@@ -185,10 +187,13 @@ class _Check:
         sizes = tuple(sorted(s for s in self.quantified if s not in fixed))
         symbols = self.symbols(fixed)
         sub = {s: Poly.const(v) for s, v in fixed.items()}
-        base = Context(sizes, (), tuple(assumed))
+        at_most = tuple(Rel("<=", symbols[a], symbols[b]) for a, b in self.d.at_most)
+        base = Context(sizes, (), at_most + tuple(assumed))
+        padded = self.d.padded or {}
         blocks, off = [], Poly.const(0)
         for name, r, cc in self.d.inputs(symbols):
-            blocks.append(Block(name, r, cc, off))
+            rows, cols, tag_rows = padded.get(name, (None, None, False))
+            blocks.append(Block(name, r, cc, off, None if rows is None else (symbols[rows], symbols[cols]), tag_rows))
             off = off + r * cc
         N = self.length.substitute(sub)
         rows, cols = self.d.output(symbols)
@@ -200,9 +205,12 @@ class _Check:
         empty = case.get("rest_empty")
         if empty is not None:
             self.fact(empty, Rel("<=", N, rows * cols), base, f"case {c} (no position follows the output block)")
-        roots = {"output": output_root(base, rows, cols)}
-        if empty is None:
-            roots["rest"] = rest_root(base, rows, cols, N)
+        if self.d.entries is None:
+            roots = {"output": output_root(base, rows, cols, cols)}
+            if empty is None:
+                roots["rest"] = rest_root(base, rows, cols, N)
+        else:  # the entries i < r, j < c of the output block, entry (i, j) at i cols + j; nothing said of the rest
+            roots = {"output": output_root(base, symbols[self.d.entries[0]], symbols[self.d.entries[1]], cols)}
         K = Coefficients(sizes)
         evaluate = _Regions(self, K, blocks, N, sub, symbols)
         for kind, root in roots.items():
@@ -226,7 +234,7 @@ class _Check:
         want = {
             "relation": "identity",
             "holds": True,
-            "hypotheses": [f"{s} >= 1" for s in self.quantified],
+            "hypotheses": self.d.hypotheses(self.quantified),
             "cases": len(self.cases),
             "regions": len(self.regions),
             "facts": len(self.facts),
@@ -242,7 +250,9 @@ class _Regions:
 
     def __init__(self, check: _Check, K: Coefficients, blocks: list[Block], N: Poly, sub: dict[str, Poly], symbols: dict[str, Poly]):
         self.c, self.K, self.blocks, self.N, self.sub, self.symbols = check, K, blocks, N, sub, symbols
-        self.names = frozenset(b.name for b in blocks)
+        rows = check.d.data_rows
+        self.data_rows = None if rows is None else (rows[0], symbols[rows[1]])
+        self.names = frozenset(b.name for b in blocks) | (frozenset(f"tag({b.name})" for b in blocks) if rows else frozenset())
 
     def region(self, k: int, r: dict[str, Any], root: Place, path: tuple) -> None:
         try:
@@ -260,7 +270,7 @@ class _Regions:
         if r.get("digits") != digits or r.get("assumed") != [x.text for x in ctx.assumed] or r.get("position") != place.pos.text() or r.get("entry") != entry:
             raise Refusal("its digits, relations, position or entry are not what its path gives")
         steps = read_steps(r.get("steps"), self.c.facts, self.c.proven, f"region {k}")
-        ev = Evaluator(self.c.graph, self.blocks, self.N, self.sub, self.K, steps)
+        ev = Evaluator(self.c.graph, self.blocks, self.N, self.sub, self.K, steps, tagged=self.data_rows is not None)
         value = ev.value(self.c.graph.output, place.pos, ctx)
         if not isinstance(value, Real):
             raise Refusal("the output is not a real value")
@@ -301,15 +311,17 @@ class _Regions:
                 raise ParseError(f"a region's {what} is {{num, den}}")
             if not (read_form(self.K, rec["num"], self.names).same(mine.num) and read_form(self.K, rec["den"], self.names).same(mine.den)):
                 raise Refusal(f"the recorded {what} is not the checker's")
-        if not positive(value.den):
+        if not positive(value.den, self.data_rows):
             raise Refusal("the value's denominator is not shown positive")
         if reference is None:
             if value.num.terms:
                 raise Refusal("the value after the output block is not the zero form")
             return
-        if not positive(reference.den):
+        if not positive(reference.den, self.data_rows):
             raise Refusal("the reference's denominator is not shown positive")
-        if (value.num * reference.den - value.den * reference.num).terms:
+        # a / b = c / d: a - c is the zero form where b and d are one form (shown positive), else a d - b c
+        same = value.den.same(reference.den)
+        if (value.num - reference.num if same else value.num * reference.den - value.den * reference.num).terms:
             raise Refusal("the value and the reference differ as forms")
 
 

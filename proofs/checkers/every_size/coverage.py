@@ -41,14 +41,15 @@ class Place:
     entry: tuple[Poly, Poly] | None
 
 
-def output_root(base: Context, rows: Poly, cols: Poly) -> Place:
+def output_root(base: Context, rows: Poly, cols: Poly, stride: Poly) -> Place:
+    """The entries (i, j), 0 <= i < rows, 0 <= j < cols, of the output block, entry (i, j) at i stride + j."""
     ctx = base
     for name, bound in (("i", rows), ("j", cols)):
         if bound.constant() != 1:
             ctx = ctx.with_digit(name, bound)
     i = Poly.symbol("i") if rows.constant() != 1 else ZERO
     j = Poly.symbol("j") if cols.constant() != 1 else ZERO
-    return Place(ctx, i * cols + j, (i, j))
+    return Place(ctx, i * stride + j, (i, j))
 
 
 def rest_root(base: Context, rows: Poly, cols: Poly, N: Poly) -> Place:

@@ -77,13 +77,19 @@ class Block:
     rows: Poly
     cols: Poly
     offset: Poly
+    #: a zero-padded block: the rows and columns of its matrix (the rest of the block holds 0); None: the block is the matrix
+    valid: tuple[Poly, Poly] | None = None
+    #: whether a row's tag says it is one of the matrix's rows (1) or padding (0); otherwise every tag in it is 1
+    tag_rows: bool = False
 
 
 class Evaluator:
     """The template's values at one region's positions (module docstring)."""
 
-    def __init__(self, graph: Graph, blocks: list[Block], N: Poly, fixed: dict[str, Poly], K: Coefficients, steps: Steps):
+    def __init__(self, graph: Graph, blocks: list[Block], N: Poly, fixed: dict[str, Poly], K: Coefficients, steps: Steps, tagged: bool = False):
         self.g, self.blocks, self.N, self.fixed, self.K, self.steps = graph, blocks, N, fixed, K, steps
+        #: tokens are pairs (value, tag): a zero-padded block's (module docstring), else (M[r][c], tag(M)[r][c])
+        self.tagged = tagged or any(b.valid is not None for b in blocks)
         self.end = blocks[-1].offset + blocks[-1].rows * blocks[-1].cols if blocks else ZERO
         self._memo: dict[tuple[int, str, str], Any] = {}
 
@@ -120,10 +126,23 @@ class Evaluator:
                 rels = [Rel("<=", b.offset, pos), Rel("<", pos, b.offset + b.rows * b.cols), Rel("<=", ZERO, col), Rel("<", col, b.cols), Rel("<=", ZERO, row), Rel("<", row, b.rows)]
                 if step.decision == " and ".join(r.text for r in rels):
                     self.steps.take(step, rels, ctx)
-                    return self._real(forms.read(self.K, b.name, row, col))
+                    return self._entry(v, b, row, col, pos, ctx)
         if self.steps.decide(v, pos, ctx, "padding", Rel("<=", self.end, pos)):
-            return self._real(Form.coeff(self.K, self.K.zero))
+            zero = self._real(Form.coeff(self.K, self.K.zero))
+            return Pair(zero, zero) if self.tagged else zero
         raise Refusal(f"node {v}: the token at {pos.text()} is in no input block by the record")
+
+    def _entry(self, v: int, b: Block, row: Poly, col: Poly, pos: Poly, ctx: Context) -> Real | Pair:
+        """The token at (row, col) of block b: M[row][col]; on tagged tokens the pair with tag(M)[row][col]; in a
+        zero-padded block, (M[row][col] or 0, the row's tag), whether row and col are inside decided by the record."""
+        if b.valid is None:
+            value = self._real(forms.read(self.K, b.name, row, col))
+            return Pair(value, self._real(forms.read(self.K, f"tag({b.name})", row, col))) if self.tagged else value
+        in_row = self.steps.decide(v, pos, ctx, f"rows of {b.name}", Rel("<", row, b.valid[0]))
+        inside = in_row and self.steps.decide(v, pos, ctx, f"columns of {b.name}", Rel("<", col, b.valid[1]))
+        value = self._real(forms.read(self.K, b.name, row, col) if inside else Form.coeff(self.K, self.K.zero))
+        tag = self.K.one if in_row or not b.tag_rows else self.K.zero
+        return Pair(value, self._real(Form.coeff(self.K, tag)))
 
     def _real(self, f: Form) -> Real:
         return Real(f, Form.coeff(self.K, self.K.one))
@@ -216,16 +235,18 @@ class Evaluator:
         B = None if p["bound"] is None else integer(p["bound"], "a bound")
         return integer(radices[1], "a radix"), B, integer(p["other"], "other")
 
-    def sum(self, v: int, vals: int, base: Poly, radices: list[Poly], ctx: Context, pos: Poly, at: Poly) -> Real:
+    def sum(self, v: int, vals: int, base: Poly, radices: list[Poly], ctx: Context, pos: Poly, at: Poly, lo: Poly = ZERO, count: Poly | None = None) -> Real:
         """Σ over the offsets l < Π radices of the values at base + l, l = at R + (the digits), the first
-        radix the most significant: written out, bound to a recorded binder, or split by a recorded R = R' k."""
+        radix the most significant, this level's digit running over [lo, lo + count) (count R by default):
+        written out, cut by a recorded 0 <= e <= count, bound to a recorded binder, or split by a recorded R = R' k."""
         R, rest = radices[0], radices[1:]
+        count = R if count is None else count
 
         def at_digit(d: Poly, c: Context) -> Real:
-            here = at * R + d
+            here = at * R + lo + d
             return self.sum(v, vals, base, rest, c, pos, here) if rest else self.as_real(v, self.value(vals, base + here, c))
 
-        k = R.constant()
+        k = count.constant()
         for step in self.steps.choices(v, pos, ctx, "written out"):
             if k is not None and k >= 0 and step.decision == f"{k} offsets":
                 self.steps.mark(step)
@@ -233,9 +254,19 @@ class Evaluator:
                 for e in range(k):
                     out = add(out, at_digit(Poly.const(e), ctx))
                 return out
+        for step in self.steps.choices(v, pos, ctx, "range cut"):
+            # Σ_{l<count} f(lo + l) = Σ_{l<e} f(lo + l) + Σ_{u<count-e} f(lo + e + u), for 0 <= e <= count
+            first, _, second = step.decision.partition(" and ")
+            e = _remainder(first)
+            if e is None or id(step) in self.steps.cuts or step.decision != f"{Rel('<=', ZERO, e).text} and {Rel('<=', e, count).text}":
+                continue
+            self.steps.cuts.add(id(step))
+            self.steps.take(step, [Rel("<=", ZERO, e), Rel("<=", e, count)], ctx)
+            head = self.sum(v, vals, base, radices, ctx, pos, at, lo, e)
+            return add(head, self.sum(v, vals, base, radices, ctx, pos, at, lo + e, count - e))
         for step in self.steps.choices(v, pos, ctx, "binder"):
             name, _, bound = step.decision.partition(" < ")
-            if bound != R.text():
+            if bound != count.text():
                 continue
             name = symbol_name(name, "a binder")
             if name in self.steps.binders:  # each sum binds its own name: sums at one step take them in order
@@ -244,14 +275,14 @@ class Evaluator:
                 raise Refusal(f"node {v}: the binder {name} is already a name of the context")
             self.steps.binders.add(name)
             self.steps.mark(step)
-            x = at_digit(Poly.symbol(name), ctx.with_digit(name, R))
+            x = at_digit(Poly.symbol(name), ctx.with_digit(name, count))
             if name in x.den.free:
                 raise Refusal(f"node {v}: a mean of quotients whose denominator depends on the offset")
-            return Real(x.num.summed(name, R), x.den)
+            return Real(x.num.summed(name, count), x.den)
         for step in self.steps.choices(v, pos, ctx, "range split"):
             whole, _, split = step.decision.partition(" = ")
             outer, _, radix = split.partition(" * ")
-            if whole != R.text():
+            if whole != R.text() or lo != ZERO or count != R:
                 continue
             outer_p, radix_p = parse_size(outer), parse_size(radix)
             if outer_p * radix_p != R or not nonnegative_polynomial(radix_p, ctx.sizes):
@@ -317,6 +348,8 @@ class Evaluator:
             for g in fns:
                 x = self.apply(v, g, [x], pos, ctx)
             return x
+        if name in ("token_value", "token_tag") and isinstance(xs[0], Pair):
+            return xs[0].x if name == "token_value" else xs[0].y
         reals = [self.as_real(v, x) for x in xs]
         cs = {k: self.coefficient(p[k]) for k in arity[1]}
         try:
@@ -366,8 +399,8 @@ def scaled(x: Real, c: Any) -> Real:
 
 
 def add(a: Real, b: Real) -> Real:
-    """a + b: one denominator kept when both are 1, else cross-multiplied."""
-    if a.plain() and b.plain():
+    """a + b: one denominator kept when both have the same form (a / c + b / c = (a + b) / c), else cross-multiplied."""
+    if a.den.same(b.den):
         return Real(a.num + b.num, a.den)
     return Real(a.num * b.den + b.num * a.den, a.den * b.den)
 

@@ -14,8 +14,8 @@ the arrays' entries:
 
 * a product of sums is one sum over the binders of both, renamed apart (substitution never
   captures: a term whose binder occurs in what is substituted has its binders renamed first);
-* max(a, a) = min(a, a) = a; a sum of range 1 is its term at 0; a sum whose binder no factor
-  reads is B times its term (B >= 1 wherever this form is built: group sizes proven >= 1, the
+* max(a, a) = min(a, a) = a; a sum over a constant range k is written out, F(0) + ... + F(k - 1)
+  (none for k <= 0); a sum whose binder no factor reads is B times its term (B >= 1 wherever this form is built: group sizes proven >= 1, the
   sizes themselves, and the quotients of a range split);
 * e^a e^b = e^{a + b} and e^0 = 1; ReLU(c a) = c ReLU(a) for c > 0 (:func:`positive_coefficient`):
   the argument's first term (in key order) gets the coefficient 1;
@@ -44,12 +44,14 @@ from sympy import QQ, symbols as sympy_symbols
 from sympy.polys.fields import field
 
 from attncert.exact import ParseError
-from attncert.proofs.checkers.every_size.sizes import Poly, parse_size, symbol_name
+from attncert.proofs.checkers.every_size.sizes import Poly, nonnegative_polynomial, parse_size, symbol_name
 
 #: The most binders a term may hold, and the most orders of them a canonical key tries.
 MAX_BINDERS, MAX_ORDERS = 16, 5040
 #: The most terms a form may hold.
 MAX_TERMS = 20_000
+#: The longest constant range a sum is written out over (every constant range is).
+MAX_WRITTEN = 64
 #: The deepest nesting of forms read from a record.
 MAX_NESTING = 12
 
@@ -135,7 +137,8 @@ class Factor:
         used = sorted(k for k in m if k in self.free)
         if not used:
             return self
-        memo = (self.key, tuple((k, m[k].text()) for k in used))
+        # a read holds no coefficient; the forms of exp, relu, max and min hold those of their field
+        memo = (None if self.kind == "read" else id(self.args[0].K), self.key, tuple((k, m[k].text()) for k in used))
         out = _RENAMED.get(memo)
         if out is None:
             if self.kind == "read":
@@ -233,6 +236,16 @@ class Form:
                 t2 = apart(t2)
                 self.add_term(c * c2, Term(t.binders + t2.binders, rest + t2.factors))
             return
+        written = next(((b, k) for b, B in t.binders if (k := B.constant()) is not None), None)
+        if written is not None:  # Σ_{b<k} F(b) = F(0) + ... + F(k - 1) (no term for k <= 0)
+            b, k = written
+            if k > MAX_WRITTEN:
+                raise FormError(f"a sum over {k} values, more than the {MAX_WRITTEN} written out")
+            rest = tuple(x for x in t.binders if x[0] != b)
+            for e in range(k):
+                m = {b: Poly.const(e)}
+                self.add_term(c, Term(rest, tuple(f.rename(m) for f in t.factors)))
+            return
         c, t = self._normal(c, t)
         if not c:
             return
@@ -244,9 +257,6 @@ class Form:
         for _, B in t.binders:
             if B.symbols() & names:
                 raise FormError(f"the bound {B.text()} of a sum depends on another binder")
-        ones = {b: Poly.const(0) for b, B in t.binders if B.constant() == 1}
-        if ones:  # Σ_{b < 1} F(b) = F(0)
-            t = Term(tuple(bB for bB in t.binders if bB[0] not in ones), tuple(f.rename(ones) for f in t.factors))
         used = frozenset().union(*(f.free for f in t.factors))
         binders = []
         for b, B in t.binders:
@@ -424,11 +434,30 @@ def extremum(K: Coefficients, kind: str, a: Form, b: Form) -> Form:
     return Form.factor(K, Factor(kind, (a, b)))
 
 
-def positive(f: Form) -> bool:
+def positive(f: Form, data_rows: tuple[str, Poly] | None = None) -> bool:
     """Whether the form is shown positive at every size >= 1 and every input: at least one term, each
-    a coefficient positive there (:func:`positive_coefficient`) times exp factors only (sums over
-    ranges >= 1 of positive terms are positive)."""
-    return bool(f.terms) and all(positive_coefficient(c) and all(x.kind == "exp" for x in t.factors) for c, t in f.terms.values())
+    a coefficient positive there (:func:`positive_coefficient`) times exp factors only, summed over
+    ranges each a nonzero polynomial in the sizes with positive coefficients (>= 1 there, so the sum
+    is not empty: a range cut's part may be empty).
+
+    ``data_rows`` = (M, R) adds the hypothesis that the tags tag(M)[k][0], k < R, are 0 or 1 and some is 1:
+    a term may then also hold tags tag(M)[b][0] whose row b is one of its binders of range R. Each summand
+    is then >= 0, and the one where every such binder is a row k with tag 1 is > 0."""
+    if not f.terms:
+        return False
+    for c, t in f.terms.values():
+        bounds = dict(t.binders)
+        if not positive_coefficient(c) or not all(nonnegative_polynomial(B, f.K.sizes) for B in bounds.values()):
+            return False
+        for x in t.factors:
+            if x.kind == "exp":
+                continue
+            if data_rows is None or x.kind != "read" or x.args[0] != f"tag({data_rows[0]})" or x.args[2] != Poly.const(0):
+                return False
+            row = x.args[1].name()
+            if row not in bounds or bounds[row] != data_rows[1]:
+                return False
+    return True
 
 
 # -- the recorded forms ------------------------------------------------------------------------------

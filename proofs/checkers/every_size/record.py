@@ -70,6 +70,8 @@ class Steps:
     taken: set[tuple] = field(default_factory=set)
     cited: set[int] = field(default_factory=set)
     binders: set[str] = field(default_factory=set)
+    #: the range cuts taken (by identity: each recorded cut cuts one sum)
+    cuts: set[int] = field(default_factory=set)
 
     def choices(self, node: int, pos: Poly, ctx: Context, kind: str) -> list[Step]:
         """The recorded steps at this node, position, context and kind (the checker picks among them)."""
@@ -133,6 +135,6 @@ def read_steps(raw: Any, facts: list[Fact], proven: list[bool], where: str) -> S
             raise ParseError(f"{where}: a step's node is an integer, its position, context, kind and decision strings")
         if not isinstance(ks, list) or not all(whole(k) and 0 <= k < len(facts) for k in ks):
             raise ParseError(f"{where}: a step cites facts by their index (0 .. {len(facts) - 1})")
-        where = (node, s["position"], s["context"], s["kind"])
-        out.table.setdefault(where, []).append(Step(where, s["decision"], tuple(ks)))
+        place = (node, s["position"], s["context"], s["kind"])
+        out.table.setdefault(place, []).append(Step(place, s["decision"], tuple(ks)))
     return out

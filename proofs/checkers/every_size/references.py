@@ -11,12 +11,15 @@ digits, the sizes polynomials too (symbols, or integers where fixed):
   min(x[j-1], x[j]) for odd j (each branch decided by a recorded ``reference`` step);
 * attention: T(X)[i][v] = Σ_{k<n} e^{S[i][k]} (XV)[k][v] / Σ_{k<n} e^{S[i][k]}, S = X A X^T
   (S[i][k] = Σ_{j<d} Σ_{l<d} X[i][l] A[l][j] X[k][j], (XV)[k][v] = Σ_{l<d} X[k][l] V[l][v]);
+  on tagged tokens, each k weighted by its row's tag tau_k = tag(X)[k][0] (attention over the rows
+  tagged 1); the size hierarchy: T(X) of the small layer (sizes n, d, dv) in the entries i < n,
+  v < dv of U(N, D, Dv)'s output, its inputs zero-padded into U's blocks;
 * multihead: MHA(X)[i][o] = Σ_{m<h} Σ_{v<dv} T_m(X)[i][v] W_O[m dv + v][o] (T_m with A_{m+1},
   V_{m+1}), the heads added as quotients (a / b + c / e = (a e + c b) / (b e));
 * encoder layer: Z[i][j] = Y[i][j] + Σ_{u<f} ReLU(Σ_{c<d} Y[i][c] W1[c][u] + b1[0][u]) W2[u][j]
   + b2[0][j], Y = X + MHA(X).
 
-A sum of quotients keeps one denominator where both are 1 and cross-multiplies otherwise; a sum
+A sum of quotients keeps one denominator where both are the same form and cross-multiplies otherwise; a sum
 over a binder of quotients whose denominator does not read it is the sum of the numerators over
 that denominator. These are the quotients the certificate's reference forms record.
 """
@@ -45,6 +48,21 @@ class Definition:
     inputs: Callable[[Sizes], list[tuple[str, Poly, Poly]]]
     output: Callable[[Sizes], tuple[Poly, Poly]]
     entry: Callable[[Coefficients, Sizes, Poly, Poly, Decide], Real]
+    #: Tokens are pairs (value, tag), the tag of M[r][c] read as tag(M)[r][c] and the padding (0, 0), under the
+    #: hypothesis that the tags tag(M)[k][0], k < R, are 0 or 1 and some is 1: (M, the size R); None: plain numbers.
+    data_rows: tuple[str, str] | None = None
+    #: Zero-padded inputs: block -> (the sizes of its matrix's rows and columns, whether a row's tag says it is one
+    #: of the matrix's rows); a token is then (M[r][c] inside the matrix, else 0; its row's tag 1 or 0, or 1).
+    padded: Mapping[str, tuple[str, str, bool]] | None = None
+    #: The output entries compared, (rows, cols) sizes, instead of the whole output block and the rest.
+    entries: tuple[str, str] | None = None
+    #: The relations a <= b of the sizes the theorem assumes.
+    at_most: tuple[tuple[str, str], ...] = ()
+
+    def hypotheses(self, quantified: tuple[str, ...]) -> list[str]:
+        """The statement's hypotheses: each quantified size >= 1, the relations assumed, the tags'."""
+        tags = [f"tag({self.data_rows[0]})[k][0] in {{0, 1}} for k < {self.data_rows[1]}, and some is 1"] if self.data_rows else []
+        return [f"{s} >= 1" for s in quantified] + [f"{a} <= {b}" for a, b in self.at_most] + tags
 
 
 def _sigma(K: Coefficients, body: Callable[[Poly], Form], bound: Poly) -> Form:
@@ -80,6 +98,19 @@ def _attention(K: Coefficients, s: Sizes, i: Poly, v: Poly, A: str, V: str) -> R
     num = _sigma(K, lambda k: forms.exp(K, score(k)) * xv(k), s["n"])
     den = _sigma(K, lambda k: forms.exp(K, score(k)), s["n"])
     return Real(num, den)
+
+
+def _tagged_attention(K: Coefficients, s: Sizes, i: Poly, v: Poly) -> Real:
+    """T_tau(X)[i][v] = Σ_{k<n} tau_k e^{S[i][k]} (XV)[k][v] / Σ_{k<n} tau_k e^{S[i][k]}, tau_k = tag(X)[k][0]."""
+
+    def weight(k: Poly) -> Form:
+        score = _sigma(K, lambda j: _sigma(K, lambda l: forms.read(K, "X", i, l) * forms.read(K, "A", l, j) * forms.read(K, "X", k, j), s["d"]), s["d"])
+        return forms.read(K, "tag(X)", k, ZERO) * forms.exp(K, score)
+
+    def xv(k: Poly) -> Form:
+        return _sigma(K, lambda l: forms.read(K, "X", k, l) * forms.read(K, "V", l, v), s["d"])
+
+    return Real(_sigma(K, lambda k: weight(k) * xv(k), s["n"]), _sigma(K, weight, s["n"]))
 
 
 def _heads(s: Sizes) -> int:
@@ -157,6 +188,22 @@ DEFINITIONS: dict[str, Definition] = {
         lambda s: [("X", s["n"], s["d"]), ("A", s["d"], s["d"]), ("V", s["d"], s["dv"])],
         lambda s: (s["n"], s["dv"]),
         lambda K, s, i, j, d: _attention(K, s, i, j, "A", "V"),
+    ),
+    "universal_tagged": Definition(
+        ("n", "d", "dv"),
+        lambda s: [("X", s["n"], s["d"]), ("A", s["d"], s["d"]), ("V", s["d"], s["dv"])],
+        lambda s: (s["n"], s["dv"]),
+        lambda K, s, i, j, d: _tagged_attention(K, s, i, j),
+        data_rows=("X", "n"),
+    ),
+    "hierarchy": Definition(
+        ("N", "D", "Dv", "n", "d", "dv"),
+        lambda s: [("X", s["N"], s["D"]), ("A", s["D"], s["D"]), ("V", s["D"], s["Dv"])],
+        lambda s: (s["N"], s["Dv"]),
+        lambda K, s, i, j, d: _attention(K, s, i, j, "A", "V"),
+        padded={"X": ("n", "d", True), "A": ("d", "d", False), "V": ("d", "dv", False)},
+        entries=("n", "dv"),
+        at_most=(("n", "N"), ("d", "D"), ("dv", "Dv")),
     ),
     "multihead": Definition(("n", "d", "dv", "h", "do"), lambda s: _heads_inputs(s, s["do"]), lambda s: (s["n"], s["do"]), lambda K, s, i, j, d: _mha(K, s, i, j)),
     "encoder_layer": Definition(
