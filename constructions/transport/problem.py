@@ -142,13 +142,16 @@ def _nearest(q: fmpq) -> float:
         return float("inf") if q > 0 else float("-inf")
 
 
-def read_transport(a: Any, b: Any, M: Any) -> TransportProblem:
-    """The problem in POT's order (a, b, M), checked: shapes, masses >= 0, equal totals under the float rule."""
+def read_transport(a: Any, b: Any, M: Any, float_masses: bool | None = None) -> TransportProblem:
+    """The problem in POT's order (a, b, M), checked: shapes, masses >= 0, equal totals under the float rule.
+    ``float_masses``: whether the masses are binary floats (the rule's condition), when they come as rationals
+    already (a .npy file of floats read exactly); by default, whether a or b holds floats."""
     cost = read_cost(M)
     n, m = cost.shape
     av, bv = read_masses(a, n, "a"), read_masses(b, m, "b")
     sa, sb = sum(av, fmpq(0)), sum(bv, fmpq(0))
-    if sa != sb and holds_floats(a, b) and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
+    floats = holds_floats(a, b) if float_masses is None else float_masses
+    if sa != sb and floats and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
         bv = [x * sa / sb for x in bv]
     elif sa != sb:
         raise TransportInputError(

@@ -36,6 +36,7 @@ from attncert.constructions.transport.reduced import exact_reduced
 from attncert.constructions.transport.simplex import Basis, Pivots, optimise
 from attncert.constructions.transport.start import from_plan, least_cost
 from attncert.constructions.transport.tree import Tree
+from attncert.constructions.pot import import_pot
 from attncert.exact.roundoff import float_of
 
 
@@ -112,8 +113,7 @@ def _pot_plan(problem: TransportProblem) -> tuple[np.ndarray, np.ndarray, np.nda
     """POT's float plan and duals on the doubles nearest the problem (its warnings silenced: the simplex decides)."""
     import warnings
 
-    import ot
-
+    ot = import_pot()
     a = np.array([float_of(x) for x in problem.a])
     b = np.array([float_of(x) for x in problem.b])
     b *= a.sum() / b.sum()

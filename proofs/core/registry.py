@@ -54,6 +54,7 @@ INDEX: dict[str, Entry] = {
     "sinkhorn_limit": Entry(_SINKHORN, "a coupling with a zero entry is the W1 limit of exact positive Sinkhorn plans", graph=False),
     "sinkhorn_transformer": Entry(_SINKHORN, "a Sinkhorn Transformer's coupling, enclosed to a certified bound"),
     "sinkhorn_universality": Entry(_SINKHORN, "Sinkhorn Transformers of growing width: certified W1 bounds on fit and held-out texts", graph=False),
+    "transport_plan": Entry(_P + "transport", "an exact optimal transport plan with its LP duality certificate; a given plan judged exactly", graph=False),
     "compiled": Entry(_P + "compiled.construction", "the compiled exact weights compute the construction exactly, SOp by SOp", graph=False),
     "compiled_program": Entry(_P + "compiled.program", "your RASP program (--file or --program), compiled exactly, equals its RASP evaluation on every input", graph=False),
     "compiled_softmax": Entry(_P + "compiled.softmax", "softmax attention at inverse temperature beta stays within a certified B(beta) of the compiled model", graph=False),

@@ -9,7 +9,6 @@ certificate verifies the same with POT, with another POT, or without it.
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import replace
 from typing import Any, Sequence
@@ -18,6 +17,7 @@ import mpmath
 import numpy as np
 from flint import arb, ctx, fmpq
 
+from attncert.constructions.pot import POT_NUMPY_ONLY, import_pot  # noqa: F401 (shared with the tests' conftest)
 from attncert.constructions.sinkhorn import SinkhornResult
 from attncert.constructions.sinkhorn.operator import PLAIN_ENTRIES
 from attncert.constructions.sinkhorn.wasserstein import W1Certificate
@@ -261,21 +261,6 @@ def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: i
                 return [[u[i] * K[i][j] * v[j] for j in range(m)] for i in range(n)], it
             u = [A[i] / Kv[i] for i in range(n)]
         return None, max_iter
-
-
-#: POT's switches for the array libraries it imports when it loads (ot/backend.py): attncert hands it numpy
-#: arrays only, and with the tracr extra's jax present its import took 4 s of CPU instead of 2.
-POT_NUMPY_ONLY = ("POT_BACKEND_DISABLE_JAX", "POT_BACKEND_DISABLE_PYTORCH", "POT_BACKEND_DISABLE_CUPY", "POT_BACKEND_DISABLE_TENSORFLOW")
-
-
-def import_pot() -> Any:
-    """POT (ImportError if it is not installed: it is a test extra), on its numpy backend unless the
-    process has already chosen otherwise (a switch already set is left as it is)."""
-    for key in POT_NUMPY_ONLY:
-        os.environ.setdefault(key, "1")
-    import ot
-
-    return ot
 
 
 def pot_version() -> str | None:

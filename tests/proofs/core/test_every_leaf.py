@@ -47,6 +47,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "sinkhorn_convergence": {"n": 2, "eps": "1/5", "ref_iter": 10, "pot_iter": 10},
     "sinkhorn_transformer": {"n": 2, "m": 2, "d": 1, "k": 1, "heads": 1},
     "sinkhorn_universality": {"pairs": 1, "held_out": 1, "max_n": 2, "widths": "1,2"},
+    "transport_plan": {"n": 3, "m": 2},
     "compiled": {"of": "matmul", "sizes": "r=1,k=2,c=1"},
     "compiled_program": {"vocab": "a,b", "max_seq_len": 2},  # attncert's shipped make_reverse, every input
     "compiled_softmax": {"of": "softmax", "sizes": "r=1,c=2", "betas": "10,100", "tol": "1e-10", "prec": 128},
