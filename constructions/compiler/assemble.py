@@ -22,6 +22,7 @@ from attncert.constructions.compiler.check import check_model
 from attncert.constructions.compiler.layers import allocate
 from attncert.constructions.compiler.model import MLP, Head, Layer, Model, Unit, _mlp
 from attncert.constructions.compiler.values import NodeInfo, NotCompilable, infer, numeric, numeric_mean_of_one_hot, symbols, tabulate
+from attncert.constructions.rasp.evaluate import kind
 from attncert.constructions.rasp.graph import arguments, decode_params
 from attncert.exact import EE, QQ, AttncertError, EENumber
 from attncert.exact.limits import current as current_limits
@@ -128,8 +129,9 @@ def _assemble(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any, lengths:
 
 
 def _positional(info: NodeInfo) -> bool:
-    """A static SOp with a positional column: its values are numbers (static tokens live only in value tables)."""
-    return info.static and info.values is not None and all(isinstance(x, fmpq) for x in info.values)
+    """A static SOp with a positional column: its values are numbers or booleans, read as 0 and 1 (static
+    tokens live only in value tables)."""
+    return info.static and info.values is not None and all(isinstance(x, (fmpq, bool)) for x in info.values)
 
 
 class _Columns:
@@ -248,13 +250,36 @@ def _scores(g: nx.MultiDiGraph, sel: int, c: _Columns, tie: bool = False) -> tup
         return ((q, k, fmpq(2)), (one, kk, fmpq(-1)), (qq, b, fmpq(1)), (one, b, -delta), (b, b, delta + 1))
     qk = [(one, b, 1 - half), (b, b, fmpq(2))]
     key_values, query_values = (_with_none(c.info[u]) for u in (keys, queries))
+    defined = False  # whether some pair is in the program's domain
     for u in key_values:
         for w in query_values:
             if u is None or w is None:
                 _refuse_selecting_none(d, pred, u, w)
-            elif pred(u, w):
+                continue
+            picked = _selects(pred, u, w)
+            defined = defined or picked is not None
+            if picked:
                 qk.append((c.indicator(queries, w), c.indicator(keys, u), fmpq(1)))
+    if not defined:
+        kinds = lambda vals: " or ".join(sorted({kind(x) for x in vals if x is not None}))  # noqa: E731
+        raise NotCompilable(
+            d["label"], f"a selection of {kinds(key_values)} keys by {kinds(query_values)} queries under {name or 'its predicate'}",
+            "RASP's evaluation refuses every pair of their values (an ordered comparison orders values of one kind only), so no input is in the program's domain",
+        )
     return tuple(qk)
+
+
+def _selects(pred: Any, u: Any, w: Any) -> bool | None:
+    """Whether the predicate selects key u for query w, as RASP's evaluation decides it; None where that
+    evaluation refuses any input presenting the pair: an ordered Comparison between values of two kinds
+    (:func:`constructions.rasp.evaluate.one_kind`), or a callable predicate that fails on them (the
+    evaluation raises what it raises). Such pairs are outside the program's domain, so their scores do not matter."""
+    if getattr(pred, "name", None) in ("LT", "LEQ", "GT", "GEQ") and kind(u) != kind(w):
+        return None
+    try:
+        return bool(pred(u, w))
+    except (AttncertError, TypeError, ValueError, ArithmeticError):
+        return None
 
 
 def _with_none(info: NodeInfo) -> list[Any]:

@@ -12,7 +12,16 @@ Selectors must be static (:mod:`.blocks` gives their score forms).
 
 With categorical tokens, SOps computed from finite value sets are *one-hot*: a
 column per value. A numerical Aggregate of a one-hot SOp with numeric values is
-numerical (RASP averages the numbers, booleans as 0 and 1): one column.
+numerical (RASP averages the numbers, booleans as 0 and 1): one column. A
+categorical Aggregate of a SOp held in one column that may hold booleans
+(``NodeInfo.booleans``) is refused: RASP gives the selected boolean itself there
+(booleans are tokens to a categorical Aggregate), the head the mean of 0 and 1.
+
+Every value here is as attncert's evaluator holds it in QQ (numeric tokens and
+widths as rationals, booleans as booleans, a function's result converted as the
+evaluator converts it: :func:`~constructions.rasp.evaluate.as_token`,
+:func:`~constructions.rasp.evaluate.as_returned`), so that the program's functions
+are tabulated on the arguments its RASP evaluation calls them with.
 
 **Finite numerical value sets.** A numerical dynamic SOp keeps one column, and
 gets a finite value set (``NodeInfo.numbers``) when it is computed from finite
@@ -47,10 +56,10 @@ import networkx as nx
 import numpy as np
 from flint import fmpq
 
-from attncert.constructions.rasp.evaluate import trace_graph
+from attncert.constructions.rasp.evaluate import as_returned, as_token, trace_graph
 from attncert.constructions.rasp.graph import arguments, decode_params
 from attncert.exact import QQ
-from attncert.exact.errors import AttncertError
+from attncert.exact.errors import AttncertError, ParseError
 
 #: The most values a numerical value set (or a table of one) is enumerated to; beyond it the set is unknown.
 MAX_VALUES = 4096
@@ -60,8 +69,9 @@ TOKEN_WIDTH = {"scalar": 1, "pair": 2}
 TOKEN_MODES = ("scalar", "pair", "categorical")
 
 
-class NotCompilable(AttncertError):
-    """A program uses a feature outside the compilable class."""
+class NotCompilable(ParseError):
+    """A program uses a feature outside the compilable class: the program, read as one to compile, is
+    refused (a ParseError, as the compositional proof's Unsupported is: one line, exit code 2)."""
 
     def __init__(self, label: str, feature: str, why: str):
         super().__init__(f"cannot compile node {label!r}: {feature}: {why}")
@@ -79,6 +89,9 @@ class NodeInfo:
     #: whether the SOp may hold None (RASP's "no value") at some position: a static value, an Aggregate's default
     #: where a query may select nothing, a map whose function gives None or fails, and what None passes through
     none: bool = False
+    #: whether the SOp, held as numbers (no one-hot columns), may hold a boolean, which its column holds as 0 or
+    #: 1 while RASP keeps the boolean: a static value, or a numerical map's value (unknown without a table)
+    booleans: bool = False
 
     def finite(self) -> tuple[Any, ...] | None:
         """The values this SOp can take, when there are finitely many known ones that have indicator
@@ -146,7 +159,7 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
                 raise NotCompilable(label, "a data-dependent selection of numerical values", "keys and queries must be static or categorical")
             info[v] = NodeInfo(label, op, v not in dynamic, 0)
         elif v not in dynamic:
-            info[v] = NodeInfo(label, op, True, 1, values[v], none=None in values[v])
+            info[v] = NodeInfo(label, op, True, 1, values[v], none=None in values[v], booleans=any(isinstance(x, bool) for x in values[v]))
         elif op == "tokens":
             cats = symbols(vocab) if tokens == "categorical" else None
             info[v] = NodeInfo(label, op, False, len(cats) if cats else TOKEN_WIDTH[tokens], categories=cats)
@@ -165,6 +178,12 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
                 info[v] = NodeInfo(label, op, False, 1, numbers=mean_values(cats + (0,), widths, default), none=none)
                 continue
             if cats is None:
+                if d.get("encoding") == "categorical" and info[vals].booleans:
+                    raise NotCompilable(
+                        label, "a categorical Aggregate of a SOp held as a number that may hold booleans",
+                        "RASP's evaluation treats booleans as tokens there and gives the selected boolean itself, the head the mean "
+                        "of 0 and 1 (make the Aggregate numerical, or its values categorical)",
+                    )
                 _numeric_default_needed(g, v, sel, selections, default)
             elif default is not None and not _is_number(default):
                 raise NotCompilable(label, f"a categorical Aggregate with default {default!r}", "a query that selects nothing reads BOS, whose columns hold None (all 0) or a number, not a symbol")
@@ -185,11 +204,14 @@ def infer(g: nx.MultiDiGraph, length: int, tokens: str, vocab: Any = None, lengt
                 pack = "callable" not in d and decode_params(op, d.get("params", {}))["fn"].name == "pack"
                 table = None if pack else _small_table(d, op, known)
                 # without a table nothing bounds where the function fails: it may give None
-                info[v] = NodeInfo(label, op, False, 2 if pack else 1, numbers=None if table is None else table_values(table), none=through or table is None or None in table)
+                info[v] = NodeInfo(
+                    label, op, False, 2 if pack else 1, numbers=None if table is None else table_values(table), none=through or table is None or None in table,
+                    booleans=table is None or any(isinstance(x, bool) for x in table),
+                )
         elif op == "selector_width":  # of a data-dependent selection (a static one is static)
             if g.nodes[arguments(g, v)[0]]["op"] != "select":
                 raise NotCompilable(label, "selector_width of a combined selector", "only Select compiles")
-            cats = tuple(range(length + 1)) if d.get("encoding") == "categorical" else None
+            cats = tuple(fmpq(w) for w in range(length + 1)) if d.get("encoding") == "categorical" else None  # the evaluator's widths are rationals
             info[v] = NodeInfo(label, op, False, len(cats) if cats else 1, categories=cats, numbers=None if cats else tuple(fmpq(w) for w in range(length + 1)))
         else:
             raise NotCompilable(label, op, "not in the compilable class")
@@ -264,8 +286,10 @@ def _as_number(x: Any) -> fmpq:
 
 
 def symbols(vocab: Any) -> tuple[Any, ...]:
-    """The token symbols in the order of their one-hot columns: distinct, sorted by repr."""
-    return tuple(sorted(set(vocab), key=repr))
+    """The token symbols in the order of their one-hot columns: distinct, sorted by repr, each as attncert's
+    evaluator holds it (:func:`constructions.rasp.evaluate.as_token`: the integer 1 is the rational 1), so
+    that every function of the tokens is called here with the values the RASP evaluation calls it with."""
+    return tuple(sorted({as_token(x) for x in vocab}, key=repr))
 
 
 def numeric_mean_of_one_hot(d: dict[str, Any], categories: tuple[Any, ...] | None) -> bool:
@@ -275,10 +299,13 @@ def numeric_mean_of_one_hot(d: dict[str, Any], categories: tuple[Any, ...] | Non
 
 
 def apply(d: dict[str, Any], op: str, *args: Any) -> Any:
-    """A map node's function on plain values: its registered function in QQ, or its Python callable."""
+    """A map node's function on values as attncert's evaluator holds them in QQ (the value sets are so:
+    :func:`symbols`, widths and means as rationals, booleans as booleans), and its value as the evaluator
+    passes it on (:func:`constructions.rasp.evaluate.as_returned`: an int returned is the rational): its
+    registered function in QQ, or its Python callable."""
     if "callable" in d:
-        return d["callable"](*args)
-    return decode_params(op, d.get("params", {}))["fn"].apply(QQ, *args)
+        return as_returned(d["callable"](*args), d["callable"])
+    return as_returned(decode_params(op, d.get("params", {}))["fn"].apply(QQ, *args))
 
 
 def tabulate(d: dict[str, Any], op: str, finite: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
@@ -300,7 +327,7 @@ def _constant_selection(g: nx.MultiDiGraph, v: int) -> bool:
 
 
 def _static_values(g: nx.MultiDiGraph, static: list[int], length: int, causal: bool = False) -> tuple[dict[int, list[Any]], dict[int, Any]]:
-    """Exact values of the static SOps (numbers as fmpq, booleans as 0/1, other tokens as they are),
+    """Exact values of the static SOps (numbers as fmpq, booleans and other tokens as they are),
     and the static selections (which keys each query selects)."""
     sops = [v for v in static if g.nodes[v]["op"] not in ("select", "constant_selector", "selector_and", "selector_or", "selector_not")]
     sels = [v for v in static if g.nodes[v]["op"] == "select"]
@@ -314,7 +341,9 @@ def _static_values(g: nx.MultiDiGraph, static: list[int], length: int, causal: b
         traced = trace_graph(h, [0] * length, QQ, causal=causal)
     except AttncertError as e:
         raise NotCompilable("(static part)", "the data-independent SOps", f"they do not evaluate: {e}") from None
-    values = {v: [QQ.convert(int(x)) if isinstance(x, bool) else (QQ.convert(x) if _is_number(x) else x) for x in traced[v]] for v in sops}
+    # as the evaluator holds them (booleans stay booleans: a function of them is called with True, not 1);
+    # a positional column reads a boolean as 0 or 1 (:func:`numeric`)
+    values = {v: [x if isinstance(x, bool) or not _is_number(x) else QQ.convert(x) for x in traced[v]] for v in sops}
     return values, {v: traced[v] for v in sels}
 
 
@@ -350,10 +379,11 @@ def _length_variant(g: nx.MultiDiGraph, static: list[int], N: int, causal: bool,
 
 
 def numeric(info: NodeInfo) -> list[fmpq]:
-    """The values of a static SOp that becomes a positional column; NotCompilable if they are not numbers."""
-    if info.values is None or not all(isinstance(x, fmpq) for x in info.values):
+    """The values of a static SOp that becomes a positional column (booleans as 0 and 1); NotCompilable if
+    they are not numbers."""
+    if info.values is None or not all(isinstance(x, (fmpq, bool)) for x in info.values):
         raise NotCompilable(info.label, "non-numeric position values", "a positional column holds numbers (selection arguments may be tokens)")
-    return info.values
+    return [fmpq(int(x)) if isinstance(x, bool) else x for x in info.values]
 
 
 def _is_number(x: Any) -> bool:

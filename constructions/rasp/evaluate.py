@@ -8,7 +8,10 @@ tracr's evaluator):
   never read as a number, even ``"1/3"`` (docs/rasp.md, "Numbers and strings").
   ``indices`` are 0..n-1 and ``length`` is n, both as domain numbers.
 * ``Select(keys, queries, p)`` is the boolean matrix M[q][k] = p(key_k, query_q),
-  stored sparsely (:mod:`constructions.rasp.selection`). For Comparison
+  stored sparsely (:mod:`constructions.rasp.selection`). An ordered Comparison (LT, LEQ,
+  GT, GEQ) orders values of one kind (numbers, strings, booleans or tuples) and is not
+  defined on an input whose keys and queries hold two kinds (:func:`one_kind`); EQ and
+  NEQ compare as Python does (True == 1, "1" != 1). For Comparison
   predicates it is built vectorised: keys and queries are replaced by integer
   codes that preserve equality and order (their rank among the distinct values,
   sorted exactly), and the selected keys of each query are a run of the sorted
@@ -42,6 +45,7 @@ is computed once, and aggregates read their means from one table per selection
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import time
@@ -536,7 +540,10 @@ class _Evaluator:
             return Selection.empty(nq, nk)
         if any(v is None for v in keys) or any(v is None for v in queries):
             raise EvaluationError("Select on a sequence that contains None (an aggregate with no default?)")
-        kc, qc = self._codes(keys, queries, ordered=pred not in (E.Comparison.EQ, E.Comparison.NEQ))
+        ordered = pred not in (E.Comparison.EQ, E.Comparison.NEQ)
+        if ordered:
+            one_kind(keys + queries)
+        kc, qc = self._codes(keys, queries, ordered=ordered)
         return Selection.compare(kc, qc, pred.value)
 
     def _codes(self, keys: list[Any], queries: list[Any], ordered: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -621,6 +628,45 @@ class _Evaluator:
                 f"(e.g. {first!r:.20} and another); only a mean of numbers is defined"
             )
         return first
+
+@functools.lru_cache(maxsize=8)
+def _bare(domain: Domain) -> "_Evaluator":
+    return _Evaluator(domain, [])
+
+
+def as_token(x: Any, domain: Domain = QQ) -> Any:
+    """A token as this evaluator holds it in ``domain`` (numbers converted exactly, e.g. the int 1 to the
+    rational 1; strings, booleans, tuples and None kept): what a function of the tokens is called with."""
+    return _bare(domain).const(x)
+
+
+def as_returned(v: Any, fn: Any = None, domain: Domain = QQ) -> Any:
+    """What a map's function returned, as this evaluator passes it on in ``domain`` (:meth:`_Evaluator.results`:
+    exact numbers converted, booleans and tokens kept; a float or ball in an exact domain is an EvaluationError)."""
+    return _bare(domain).results([v], fn)[0]
+
+
+#: The kinds of values an ordered Comparison keeps apart (every other value is a number).
+_KINDS = {bool: "boolean", str: "string", tuple: "tuple"}
+
+
+def kind(v: Any) -> str:
+    """The kind of a RASP value an ordered Comparison orders within: boolean, string, tuple or number."""
+    return _KINDS.get(type(v), "number")
+
+
+def one_kind(values: list[Any]) -> None:
+    """Refuse (EvaluationError) an ordered Comparison over keys and queries of more than one kind.
+
+    The values are ordered within one kind (numbers exactly, strings and booleans as Python orders
+    them); between kinds no order is defined, not even the one Python gives booleans (True < 2), so
+    an input whose keys and queries hold two kinds is outside the program's domain. Decided from the
+    kinds present, whatever their positions and whichever equal values (True == 1) meet first."""
+    types = set(map(type, values))
+    kinds = sorted({_KINDS.get(t, "number") for t in types}) if len(types) > 1 else []
+    if len(kinds) > 1:
+        raise EvaluationError(f"order comparison between {kinds[0]} and {kinds[1]} values is not defined")
+
 
 def _small_int(v: Any) -> int | None:
     """v as an int if it is an integer number (not a bool) of magnitude below 2^62."""

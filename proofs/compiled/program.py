@@ -170,7 +170,7 @@ def prove(
     from attncert.constructions.rasp.language.sources import DiskFiles
 
     check_sources(file, expr, program)
-    tokens = parse_vocab(vocab)
+    tokens = _tokens(vocab)
     if method != "compositional":
         refuse_input_count(input_count(len(tokens), max_seq_len, lengths), max_inputs)
     if program is not None:
@@ -178,6 +178,15 @@ def prove(
     else:  # attncert's own reverse over a, b, c when no program is given (prove-all's default)
         src = _from_file(*_file_and_expr(file, expr), DiskFiles())
     return _certify(src, tokens, max_seq_len, lengths, causal, max_inputs, listed, file=file, expr=expr, program=program, method=_method(method))
+
+
+def _tokens(vocab: str) -> list[Any]:
+    """The vocabulary in the order of the model's one-hot token columns (the compiler's
+    :func:`~constructions.compiler.values.symbols`, each token as attncert's evaluator holds it): the inputs are
+    enumerated, and the vocabulary recorded, in that order, which the checker compares with the model's."""
+    from attncert.constructions.compiler.values import symbols
+
+    return list(symbols(parse_vocab(vocab)))
 
 
 def _method(method: str) -> str | None:
@@ -311,7 +320,7 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     cons = doc.get("construction")
     if not isinstance(cons, dict):
         raise ParseError("the certificate lacks the recorded program")
-    tokens = parse_vocab(kw["vocab"])
+    tokens = _tokens(kw["vocab"])
     if kw["method"] != "compositional":
         refuse_input_count(input_count(len(tokens), kw["max_seq_len"], kw["lengths"]), kw["max_inputs"])
     src = _from_record(cons.get("program"), kw)
@@ -356,15 +365,27 @@ def _summary(doc: dict[str, Any]) -> str | None:
     return head
 
 
+#: Seconds a compositional proof spends on one configuration (a head's query-key pair: 4,194,304 in about 35 s).
+SECONDS_PER_CONFIGURATION = 8e-6
+#: Bytes one configuration row of a head's side holds (measured: about 800).
+BYTES_PER_ROW = 1024
+
+
 def cost(vocab: str, max_seq_len: int, lengths: str, method: str = "exhaustive", **_: Any) -> Any:
     """Every input of the lengths checked: an exact forward pass and a RASP evaluation each (compositional:
-    the compile and its check, then configurations of the value sets, a few per position pair)."""
+    the compile, then configurations of the value sets, which the proof counts from the value sets before it
+    builds any and bounds by MAX_CONFIGURATIONS in all and MAX_ROWS a head's side, whatever the program: the
+    time and memory of that bound are added, an upper bound of that part)."""
+    from attncert.proofs.checkers.compiled.every_input import MAX_CONFIGURATIONS, MAX_ROWS
     from attncert.proofs.core.cost import Cost
 
     count = input_count(len(parse_vocab(vocab)), max_seq_len, lengths_option(lengths))
     n = max_seq_len + 1
     if method_option(method) == "compositional":
-        return Cost(positions=n, pairs=n * n, evaluations=n * len(parse_vocab(vocab)), seconds=1 + 1e-3 * n * n, memory=1 << 27)
+        return Cost(
+            positions=n, pairs=n * n, evaluations=n * len(parse_vocab(vocab)), seconds=1 + 1e-3 * n * n + SECONDS_PER_CONFIGURATION * MAX_CONFIGURATIONS,
+            memory=(1 << 27) + 2 * MAX_ROWS * BYTES_PER_ROW,
+        )
     return Cost(positions=n, pairs=n * n, evaluations=count, seconds=1 + 2e-3 * count * n, memory=(1 << 27) + 512 * count * n)
 
 

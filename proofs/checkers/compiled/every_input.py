@@ -86,17 +86,26 @@ positional table, exp units, numerical tokens) is outside this proof: :class:`Un
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Iterator
 
 from flint import fmpq
 
 from attncert.exact import ParseError
+from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import rational_from_json
 from attncert.proofs.checkers.compiled.forward import model_mode
 from attncert.proofs.checkers.reading import items, obj, whole
 
-#: Configurations (query-key pairs of a head, inputs of an MLP) the proof enumerates at most.
-MAX_CONFIGURATIONS = 1 << 22
+#: Configurations (query-key pairs of a head, inputs of an MLP, argument tuples a separation test runs) the
+#: whole proof enumerates at most (or the pair limit in force, --max-pairs, if lower): each step's count is the
+#: product of the value sets' sizes, charged before anything of the step is built. Measured: about 8 us a
+#: head's query-key configuration (4,194,304 in about 35 s on a busy 2-core machine), so a proof and its check
+#: take seconds whatever the recorded program; tracr's library programs need under 7,000 (make_sort_unique over
+#: five tokens to length 8: 4,552).
+MAX_CONFIGURATIONS = 1 << 20
+#: The configurations of one side of a head (its keys, or its queries) held at once at most (about 800 bytes each).
+MAX_ROWS = 1 << 16
 #: The most values a numerical mean's value set is enumerated to; past it the set is unknown.
 MAX_VALUES = 4096
 
@@ -138,9 +147,18 @@ def number(v: Value) -> fmpq | None:
 
 
 def _plain(v: Value) -> Any:
-    """The value as Python compares it in a Comparison (numbers and booleans as numbers, as Python's == does)."""
+    """The value as Python compares it in a Comparison (numbers and booleans as numbers, as Python's == does;
+    a tuple as the tuple of its values)."""
     n = number(v)
-    return n if n is not None else v[1] if v[0] == "s" else v
+    if n is not None:
+        return n
+    return v[1] if v[0] == "s" else tuple(_plain(x) for x in v[1]) if v[0] == "t" else v
+
+
+#: The kinds an ordered Comparison orders within (RASP's evaluation refuses an input whose keys and queries
+#: hold two of them: constructions/rasp/evaluate.py, one_kind): by the tag of a value.
+_KIND = {"q": "number", "b": "boolean", "s": "string", "t": "tuple"}
+_ORDERED = ("LT", "LEQ", "GT", "GEQ")
 
 
 _COMPARE = {
@@ -220,8 +238,9 @@ class Program:
 
     def selects(self, label: str, k: Value, q: Value) -> bool | None:
         """Whether Select ``label`` selects a key holding k for a query holding q, as RASP's evaluation
-        decides it; None where that evaluation raises (a comparison other than TRUE and FALSE on None),
-        so that no input presenting the pair is in the program's domain.
+        decides it; None where that evaluation raises (a comparison other than TRUE and FALSE on None, an
+        ordered one between values of two kinds: a boolean and a number, a string and a number...), so that
+        no input presenting the pair is in the program's domain. EQ and NEQ compare as Python does (True == 1).
 
         None is a value like any other to a callable predicate, which RASP calls on it (maps pass None
         through without a call; a predicate does not): its table must hold the pair, or the proof is
@@ -232,6 +251,8 @@ class Program:
                 return n["predicate"] == "TRUE"
             if k == NONE or q == NONE:
                 return None
+            if n["predicate"] in _ORDERED and _KIND[k[0]] != _KIND[q[0]]:
+                return None  # an input presenting both holds two kinds among its keys and queries: RASP raises
             try:
                 return bool(_COMPARE[n["predicate"]](_plain(k), _plain(q)))
             except TypeError:
@@ -344,6 +365,7 @@ class _Proof:
         #: the proof also shows the program defined on every input of the lengths it serves
         self.undefined: list[str] = []
         self.steps: list[dict[str, Any]] = []
+        self.spent, self.budget = 0, min(MAX_CONFIGURATIONS, current_limits().max_pairs)
         self.columns: dict[str, list[int]] = {}  # owner -> its columns (an owner without columns adds nothing)
         self.values: dict[str, list[Value]] = {}  # one-hot owner -> the value of each column
         self.aux: dict[str, list[Row]] = {}  # SelectorWidth -> its head's output for each width 0..N
@@ -387,6 +409,13 @@ class _Proof:
                 vals = sets[n["args"][1]]
                 if self._moves(label):
                     out = None if vals is None else vals + [n["default"]]
+                elif n["encoding"] == "categorical" and any(v[0] == "b" for v in vals or []):
+                    # the evaluator's rule (constructions/rasp/evaluate.py, op_aggregate): booleans are tokens to a
+                    # categorical Aggregate, which gives the selected boolean itself, not the mean of 0 and 1
+                    raise Unsupported(
+                        f"Aggregate {label!r}: a categorical Aggregate held as one number whose values may be booleans (RASP's "
+                        "evaluation gives the selected boolean, the head the mean of 0 and 1)"
+                    )
                 else:
                     out = _means(vals, N, n["default"])
             else:
@@ -442,6 +471,17 @@ class _Proof:
             if o not in self.ready:
                 raise Unsupported(f"{where} reads {o!r} before it is computed")
         return out
+
+    def charge(self, where: str, count: int, what: str) -> None:
+        """Count a step's configurations against the proof's budget (MAX_CONFIGURATIONS, or --max-pairs if
+        lower) before the step builds any: Unsupported, one line, past it."""
+        self.spent += count
+        if self.spent > self.budget:
+            raise Unsupported(f"{where}: {count:,} {what}, {self.spent:,} in the proof so far, over its budget of {self.budget:,} configurations")
+
+    def count(self, owners: list[str]) -> int:
+        """How many configurations :meth:`configurations` gives: N times the product of the value sets' sizes."""
+        return self.m.N * math.prod(len(self._set(o)) for o in owners)
 
     def configurations(self, owners: list[str]) -> Iterator[tuple[int, dict[str, Any], Row]]:
         """(p, values of the owners, the row of the invariant) for every position and combination."""
@@ -508,10 +548,13 @@ class _Proof:
         for o in set(q_owners) | set(k_owners):
             if o not in self.ready:
                 raise Unsupported(f"{where} reads {o!r} before it is computed")
+        # counted from the value sets' sizes before any configuration is built
+        nk, nq = self.count(k_owners), self.count(q_owners)
+        if max(nk, nq) > MAX_ROWS:
+            raise Unsupported(f"{where}: {nk:,} key and {nq:,} query configurations, over {MAX_ROWS:,} on one side")
+        self.charge(where, nk * nq, "query-key configurations")
         keys = list(self.configurations(k_owners))
         queries = list(self.configurations(q_owners))
-        if len(keys) * len(queries) > MAX_CONFIGURATIONS:
-            raise Unsupported(f"{where}: {len(keys) * len(queries):,} query-key configurations, over {MAX_CONFIGURATIONS:,}")
 
         def score(x: Row, y: Row) -> fmpq:
             return sum((w * x[a] * y[b] for a, b, w in qk if a in x and b in y), fmpq(0))
@@ -520,6 +563,9 @@ class _Proof:
         pred = self.prog.nodes[sel]["predicate"]
         if pred not in (None, "TRUE", "FALSE") and (NONE in self._set(K) or NONE in self._set(Q)):
             self.undefined.append(f"Select {sel!r} may apply {pred} to None, on which RASP's evaluation raises")
+        kinds = sorted({_KIND[v[0]] for v in self._set(K) + self._set(Q) if v != NONE})
+        if pred in _ORDERED and len(kinds) > 1:
+            self.undefined.append(f"Select {sel!r} may order {kinds[0]} against {kinds[1]} values ({pred}), on which RASP's evaluation raises")
         top = score(self.bos, self.bos)
         if any(score(self.bos, y) >= top for _, _, y in keys):
             bad.append("the BOS query does not attend to BOS alone")
@@ -639,8 +685,10 @@ class _Proof:
         equal k-th arguments (so equal values of a mean equal values of its k-th argument)."""
         args = self.prog.nodes[a]["args"]
         sets = [self.sets.get(w) for w in args]
-        if any(x is None for x in sets) or len(list(itertools.product(*sets))) > MAX_CONFIGURATIONS:
-            return False
+        size = None if any(x is None for x in sets) else math.prod(map(len, sets))
+        if size is None or self.spent + size > self.budget:
+            return False  # unknown, or past what the proof may still enumerate: not shown (the proof may refuse)
+        self.charge(f"the separation test of {a!r}", size, "argument tuples")
         seen: dict[Value, Value] = {}
         for combo in itertools.product(*sets):
             if seen.setdefault(self.prog.apply(a, combo), combo[k]) != combo[k]:
@@ -667,11 +715,9 @@ class _Proof:
             if o not in self.ready:
                 raise Unsupported(f"{where} reads {o!r} before it is computed")
         order = sorted(owners)
-        count = 0
+        count = self.count(order)
+        self.charge(where, count, "configurations")
         for p, vals, x in self.configurations(order):
-            count += 1
-            if count > MAX_CONFIGURATIONS:
-                raise Unsupported(f"{where}: over {MAX_CONFIGURATIONS:,} configurations")
             want: Row = {}
             for t in targets:
                 n = self.prog.nodes[t]

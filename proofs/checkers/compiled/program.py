@@ -10,7 +10,7 @@ It never imports the compiler or the RASP evaluator. From the certificate alone:
    :func:`inputs`) is run through :func:`proofs.checkers.compiled.forward.forward`, exactly (QQ, or EE when an
    MLP has exp units). At positions 1..n the output's columns must decode to the recorded exact RASP
    output: a categorical output is the value whose column holds exactly 1 while every other holds
-   exactly 0; a numerical one is its column's value, equal exactly.
+   exactly 0; a numerical one is its column's value, equal exactly (a boolean as 0 or 1).
    With ``params.method = "compositional"`` steps 2 and 3 are the compositional proof instead
    (:mod:`proofs.checkers.compiled.every_input`, every input of every length without enumerating them),
    run again on the recorded model and program (recorded as tables).
@@ -108,7 +108,10 @@ def _token_json(t: Any) -> Any:
 
 def _decodes(resid: list[list[Any]], p: int, cols: list[int], classes: list[Any] | None, want: Any) -> bool:
     if classes is None:
-        return want is not None and not isinstance(want, (bool, str, tuple)) and resid[cols[0]][p] == want
+        # a numerical column holds a boolean as 0 or 1 (docs/compiler.md, "Booleans"), as the compiler's own check
+        # and the tracr_model checker read it
+        want = int(want) if isinstance(want, bool) else want
+        return want is not None and not isinstance(want, (str, tuple)) and resid[cols[0]][p] == want
     hot = [c for c, col in zip(classes, cols) if resid[col][p] == 1]
     return len(hot) == 1 and all(resid[col][p] == 0 for col in cols if resid[col][p] != 1) and same(hot[0], want)
 
