@@ -67,10 +67,11 @@ def certify_plan(a: Any, b: Any, M: Any, G: Any, log: dict[str, Any] | None = No
     """
     problem = read_transport(a, b, M)
     rows, cols, values = read_plan(G, problem)
-    Gf = np.zeros((problem.n, problem.m))
-    Gf[rows, cols] = [max(float(x), 0.0) for x in values]
+    if not (isinstance(G, np.ndarray) and G.dtype == np.float64):  # the start needs G's positive entries as doubles
+        G = np.zeros((problem.n, problem.m))
+        G[rows, cols] = [max(float(x), 0.0) for x in values]
     u, v = (log.get("u"), log.get("v")) if isinstance(log, dict) else (None, None)
-    optimum = optimal_transport(problem, G=Gf, u=u, v=v)
+    optimum = optimal_transport(problem, G=G, u=u, v=v)
     return judge_plan(problem, rows, cols, values, optimum)
 
 

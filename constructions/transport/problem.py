@@ -101,7 +101,7 @@ def read_cost(M: Any) -> TransportCost:
         if M.ndim != 2 or not M.size:
             raise TransportInputError(f"M must be a non-empty n x m cost matrix, got an array of shape {M.shape}")
         if M.dtype.kind == "f":
-            values = M.astype(np.float64)  # float16/32 values are doubles exactly
+            values = np.asarray(M, dtype=np.float64)  # no copy of a float64 array; float16/32 values are doubles exactly
             if not np.isfinite(values).all():
                 raise TransportInputError("M has NaN or infinite entries: every cost must be a finite number")
             return TransportCost(values, None, values)
@@ -182,7 +182,10 @@ def read_masses(x: Any, size: int, name: str) -> list[fmpq]:
     if not isinstance(x, (list, tuple)):
         raise TransportInputError(f"marginal {name} must be a list or 1-D array of numbers")
     try:
-        v = [parse_rational(t, dyadic_floats=True) for t in x]
+        seen: dict[Any, fmpq] = {}  # a marginal often repeats one value (uniform): each distinct value is read once
+        v = [seen[t] if t in seen else seen.setdefault(t, parse_rational(t, dyadic_floats=True)) for t in x] if _hashable(x) else [
+            parse_rational(t, dyadic_floats=True) for t in x
+        ]
     except ParseError as e:
         raise TransportInputError(f"marginal {name}: {e}") from None
     if len(v) != size:
@@ -192,6 +195,11 @@ def read_masses(x: Any, size: int, name: str) -> list[fmpq]:
         if w < 0:
             raise TransportInputError(f"marginal {name} must have masses >= 0, but {name}[{i}] = {figure(w)}")
     return v
+
+
+def _hashable(x: Sequence[Any]) -> bool:
+    """Whether every value is a float, an int or a string (values that compare equal are then the same number)."""
+    return all(type(t) in (float, int, str) for t in x)
 
 
 def holds_floats(*xs: Any) -> bool:

@@ -8,18 +8,21 @@ exact rationals where the filter cannot decide.
     s = fl(fl(M~ - f~) - g~),
 
 two IEEE subtractions (Higham Thm 2.2: fl(x - y) = (x - y)(1 + d), |d| <= u, and exact when the result is
-subnormal). Then s - (M~ - f~ - g~) = t d1 + (s / (1 + d2)) d2 with t = M~ - f~, so
+subnormal). With t = M~ - f~, fl(t) = t (1 + d1) and s = (fl(t) - g~)(1 + d2):
 
-    |s - r| <= u (|M~| + |f~|) + u |s| / (1 - u) + 3u |M~| + u |f~| + u |g~| + 2^-1074
-            <= 5u (|M~| + |f~| + |g~| + |s|) + 2^-1074.
+    s - (M~ - f~ - g~) = t d1 + s d2 / (1 + d2),   so   |s - r| <= u |t| + u |s| / (1 - u) + 3u |M~| + u |f~| + u |g~| + 2^-1074,
 
-The test is against B = 2^-46 (|M~| + |f~| + |g~| + |s|) + 2^-1000, i.e. 128u per unit: the float evaluation
-of B (three additions and a product by a power of two, each within a factor (1 +- u)) is at least
-(1 - 4u) of it, which is far above 5u, so s > B proves r > 0 and s < -B proves r < 0. Everything else
-(|s| <= B, and every entry where a NaN or an infinity appears, for which both comparisons are false) is
-decided in QQ from the exact entry of M and the exact potentials. The a priori model assumes numpy's
-``subtract``, ``add``, ``abs`` and ``multiply`` are the IEEE operations entry by entry, as in
-:mod:`exact.roundoff`; no summation is involved, so neither the order nor FMA can matter.
+and, from the same two equations, |t| <= (|s| / (1 - u) + |g~|) / (1 - u) and |M~| <= |t| + |f~|, so every term is
+a multiple of S = |s| + |f~| + |g~|: |s - r| <= 10.1u S + 2^-1074. The test is against
+
+    B = 2^-46 S + 2^-1000    (128u per unit of S),
+
+whose float evaluation (two additions and a product by a power of two, each within a factor 1 +- u) is at least
+(1 - 3u) of it, far above 10.1u S: s > B proves r > 0 and s < -B proves r < 0. Everything else (|s| <= B, and
+every entry where a NaN or an infinity appears, for which both comparisons are false) is decided in QQ from
+the exact entry of M and the exact potentials. The a priori model assumes numpy's ``subtract``, ``add``,
+``abs`` and ``multiply`` are the IEEE operations entry by entry, as in :mod:`exact.roundoff`; no summation is
+involved, so neither the order nor FMA can matter. Two n x m arrays (s and B), no more.
 
 On an optimal basis the undecided entries are the tree's arcs (r = 0 exactly) and the cost's exact ties:
 O(n + m) exact comparisons for a generic cost, instead of n m.
@@ -35,7 +38,7 @@ from flint import fmpq
 from attncert.constructions.transport.problem import TransportCost
 from attncert.exact.roundoff import float_of
 
-#: B = FILTER (|M~| + |f~| + |g~| + |s|) + FLOOR (module docstring): 2^-46 = 128 u.
+#: B = FILTER (|s| + |f~| + |g~|) + FLOOR (module docstring): 2^-46 = 128 u.
 FILTER = 2.0**-46
 FLOOR = 2.0**-1000
 
@@ -69,7 +72,6 @@ class ReducedCosts:
             s = self.cost.approx - ff[:, None]
             s -= gg[None, :]
             B = np.abs(s)
-            B += np.abs(self.cost.approx)
             B += np.abs(ff)[:, None]
             B += np.abs(gg)[None, :]
             B *= FILTER

@@ -91,6 +91,7 @@ def optimal_transport(
         if G is not None:
             start = from_plan(problem, np.asarray(G, dtype=float), *_duals(u, v, problem))
             route = route if route != "the given basis" else "the given plan's basis"
+            del G  # n m doubles: not kept through the pivots
         else:
             start = least_cost(problem.a, problem.b, np.argsort(problem.cost.approx, axis=None, kind="stable"))
             route = "the matrix-minimum basis in cost order"

@@ -45,12 +45,17 @@ def from_plan(problem: TransportProblem, G: np.ndarray, u: np.ndarray | None = N
     if u is None or v is None:
         u, v = plan_duals(problem, rows, cols)
     with np.errstate(all="ignore"):
-        slack = np.abs(problem.cost.approx - u[:, None] - v[None, :])
-    slack[~np.isfinite(slack)] = np.inf
+        slack = problem.cost.approx - u[:, None]
+        slack -= v[None, :]
+        np.abs(slack, out=slack)
+    finite = np.isfinite(slack)
+    slack[~finite] = np.inf
     support = 0.5 - 0.25 * mass / float(mass.max()) if len(mass) else mass  # in [0.25, 0.5]: heaviest first
-    finite = slack[np.isfinite(slack)]
-    top = float(finite.max()) if finite.size else 1.0
-    scale = float(np.abs(problem.cost.approx[np.isfinite(problem.cost.approx)]).max(initial=0.0)) or 1.0
+    top = float(np.max(slack, where=finite, initial=0.0))
+    approx = problem.cost.approx
+    usable = np.isfinite(approx)
+    scale = max(-float(np.min(approx, where=usable, initial=0.0)), float(np.max(approx, where=usable, initial=0.0))) or 1.0
+    del finite, usable
     for extra_r, extra_c in _candidates(slack, TIGHT * scale):
         w = 1.0 + np.minimum(slack[extra_r, extra_c], top) / (2 * top if top > 0 else 1.0)  # in [1, 1.5]: after the support
         T = minimum_spanning_tree(_graph(n, m, np.concatenate([rows, extra_r]), np.concatenate([cols, extra_c]), np.concatenate([support, w]))).tocoo()

@@ -17,8 +17,8 @@ plan P, with equality for x (complementary slackness: x lives on arcs with r = 0
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 from flint import fmpq
@@ -39,8 +39,9 @@ class Tree:
     rows: tuple[int, ...]
     cols: tuple[int, ...]
 
+    @cached_property
     def adjacency(self) -> list[list[tuple[int, int]]]:
-        """For each node (row i: i, column j: n + j), its (neighbour node, arc index) pairs."""
+        """For each node (row i: i, column j: n + j), its (neighbour node, arc index) pairs (built once)."""
         adj: list[list[tuple[int, int]]] = [[] for _ in range(self.n + self.m)]
         for k, (i, j) in enumerate(zip(self.rows, self.cols)):
             adj[i].append((self.n + j, k))
@@ -67,7 +68,7 @@ def spanning_tree(n: int, m: int, rows: Sequence[int], cols: Sequence[int]) -> T
 
 
 def _reached(t: Tree) -> int:
-    adj, seen, todo = t.adjacency(), {0}, [0]
+    adj, seen, todo = t.adjacency, {0}, [0]
     while todo:
         for v, _ in adj[todo.pop()]:
             if v not in seen:
@@ -78,22 +79,23 @@ def _reached(t: Tree) -> int:
 
 def flows(t: Tree, a: Sequence[fmpq], b: Sequence[fmpq]) -> list[fmpq]:
     """x on the tree's arcs, in their order: the unique flow on T with row sums a and column sums b (sum a = sum b)."""
-    adj = t.adjacency()
+    adj = t.adjacency
     left = list(a) + list(b)  # what each node still has to send (rows) or receive (columns)
     degree = [len(x) for x in adj]
     done = [False] * len(t.rows)
     x: list[fmpq] = [fmpq(0)] * len(t.rows)
-    leaves = deque(v for v, d in enumerate(degree) if d == 1)
+    leaves = [v for v, d in enumerate(degree) if d == 1]
     while leaves:
-        v = leaves.popleft()
-        if degree[v] != 1:
+        v = leaves.pop()
+        if degree[v] != 1:  # the last arc's second end: its balance is 0 (sum a = sum b)
             continue
-        w, k = next((w, k) for w, k in adj[v] if not done[k])
+        for w, k in adj[v]:
+            if not done[k]:
+                break
         x[k] = left[v]
         left[w] -= left[v]
-        left[v] = fmpq(0)
         done[k] = True
-        degree[v] -= 1
+        degree[v] = 0
         degree[w] -= 1
         if degree[w] == 1:
             leaves.append(w)
@@ -103,7 +105,7 @@ def flows(t: Tree, a: Sequence[fmpq], b: Sequence[fmpq]) -> list[fmpq]:
 def potentials(t: Tree, cost: TransportCost) -> tuple[list[fmpq], list[fmpq]]:
     """(f, g) with f_0 = 0 and f_i + g_j = M_ij on every arc of the tree, exactly."""
     M = cost.entries(t.rows, t.cols)
-    adj, n = t.adjacency(), t.n
+    adj, n = t.adjacency, t.n
     pot: list[fmpq | None] = [None] * (n + t.m)
     pot[0] = fmpq(0)
     todo = [0]
@@ -118,7 +120,7 @@ def potentials(t: Tree, cost: TransportCost) -> tuple[list[fmpq], list[fmpq]]:
 
 def path(t: Tree, start: int, end: int) -> list[int]:
     """The arcs (indices) of the tree path from node ``start`` to node ``end``, in order."""
-    adj = t.adjacency()
+    adj = t.adjacency
     via: dict[int, int] = {start: -1}
     todo = [start]
     while todo and end not in via:
@@ -137,7 +139,7 @@ def path(t: Tree, start: int, end: int) -> list[int]:
 
 def side(t: Tree, removed: int) -> tuple[set[int], set[int]]:
     """Removing arc ``removed`` cuts the tree in two: the (rows, columns) of the part holding its row."""
-    adj = t.adjacency()
+    adj = t.adjacency
     seen, todo = {t.rows[removed]}, [t.rows[removed]]
     while todo:
         v = todo.pop()
