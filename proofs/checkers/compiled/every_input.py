@@ -11,8 +11,10 @@ on which the RASP evaluation of the program (tracr's causal semantics for a caus
 defined, the model's output at every position decodes to the program's output there.
 
 **The domain.** RASP's evaluation is undefined (it raises) on an input where a Comparison other
-than TRUE and FALSE meets None, or a mean of values that are not all numbers meets two different
-ones. The proof also decides, on the value sets, whether either can happen, and records where
+than TRUE and FALSE meets None, an ordered Comparison (LT, LEQ, GT, GEQ) meets keys and queries of
+two kinds (numbers, booleans, strings, tuples: True < 2 raises, while EQ and NEQ compare as Python
+does, True == 1), or a mean of values that are not all numbers meets two different ones. The proof
+also decides, on the value sets, whether any can happen, and records where
 (``result.may_be_undefined``): empty, the statement covers every input of the lengths in L; not
 empty, only those on which the evaluation is defined, and the certificate says so. None is not
 outside the domain of everything: TRUE, FALSE and a callable predicate (tabulated, None included
@@ -80,7 +82,11 @@ Static SOps (functions of the position: ``indices``, maps and selections of them
 the position p through their tables; the primitive ``length`` is read as SelectorWidth(Select(tokens,
 tokens, TRUE)), as the compiler computes it without a causal mask. Anything else (selector
 combinations, constant SOps, ``length`` under a causal mask, an Aggregate or width held in the
-positional table, exp units, numerical tokens) is outside this proof: :class:`Unsupported`, one line.
+positional table, exp units, numerical tokens, a categorical Aggregate held as one number whose
+values may be booleans: RASP gives the selected boolean, the head the mean of 0 and 1) is outside
+this proof: :class:`Unsupported`, one line. So is a proof past its budget: each step's configurations
+are counted from the value sets' sizes before any is built (MAX_CONFIGURATIONS in all, MAX_ROWS on a
+head's side), so that a hostile record costs seconds, not the memory of its product.
 """
 
 from __future__ import annotations
