@@ -331,6 +331,60 @@ def tabulate(prog: Program, traces: Sequence[dict[str, Any]]) -> None:
                     table[k] = n.fn(*args)
 
 
+def tabulate_sets(prog: Program, vocab: Sequence[Any], max_seq_len: int, limit: int = 1 << 16) -> None:
+    """Tabulate every callable on the product of its arguments' value sets over every input of every length
+    1..max_seq_len (tokens: the vocabulary; indices: 0..N-1; a map: its values on its arguments' sets, None
+    passing through; a predicate: on every pair, None included; a categorical Aggregate: its values' set and
+    the default; a numerical one: every mean of w = 1..N of its values and the default; a SelectorWidth:
+    0..N): what the compositional proofs read. ProgramError past ``limit`` values of one SOp."""
+    sets: dict[str, list[Any]] = {}
+    for n in prog.nodes:
+        # numbers as attncert's exact evaluator holds them (rationals), so a callable computes on them as it does there
+        if n.op == "tokens":
+            out = [t if isinstance(t, (str, bool)) or t is None else QQ.convert(t) for t in vocab]
+        elif n.op == "indices":
+            out = [fmpq(i) for i in range(max_seq_len)]
+        elif n.op == "length":
+            out = [fmpq(i) for i in range(1, max_seq_len + 1)]
+        elif n.op == "selector_width":
+            out = [fmpq(i) for i in range(max_seq_len + 1)]
+        elif n.op in ("full", "constant_sop"):
+            out = [n.consts["fill"]] if n.op == "full" else list(n.consts["value"])
+        elif n.op == "aggregate":
+            vals, default = sets[n.args[1]], n.consts["default"]
+            out = (vals + [default]) if n.encoding == "categorical" else _means_of(vals, max_seq_len, default, limit, n.label)
+        elif n.op in ("map", "sequence_map"):
+            args = [sets[a] for a in n.args]
+            out = [None if any(v is None for v in combo) else n.fn(*combo) for combo in itertools.product(*args)]
+        elif n.op == "select" and n.fn is not None:
+            for k, q in itertools.product(sets[n.args[0]], sets[n.args[1]]):
+                n.fn(k, q)
+            continue
+        else:
+            continue
+        uniq: dict[Any, Any] = {}
+        for v in out:
+            try:
+                uniq.setdefault(key(v), v)
+            except (ParseError, TypeError):
+                raise ProgramError(f"{n.label!r} takes the value {v!r:.30}, which has no exact form") from None
+        if len(uniq) > limit:
+            raise ProgramError(f"{n.label!r} takes over {limit:,} values on the inputs up to length {max_seq_len}")
+        sets[n.label] = list(uniq.values())
+
+
+def _means_of(vals: list[Any], N: int, default: Any, limit: int, label: str) -> list[Any]:
+    """Every mean of w = 1..N values of a set of numbers (booleans as 0 and 1), and the default."""
+    nums = [QQ.convert(int(v) if isinstance(v, bool) else v) for v in vals if v is not None and not isinstance(v, str)]
+    sums, out = {fmpq(0)}, set()
+    for w in range(1, N + 1):
+        sums = {a + x for a in sums for x in nums}
+        if len(sums) > limit:
+            raise ProgramError(f"{label!r}: its means take over {limit:,} values")
+        out |= {a / w for a in sums}
+    return sorted(out) + [default]
+
+
 def program_to_json(prog: Program) -> dict[str, Any]:
     """The recorded program: nodes (label, op, args, encoding, constants, tables) and the output."""
     nodes = []

@@ -43,7 +43,7 @@ STATEMENT = (
     "in arb balls, decodes at every position to the recorded RASP program's output evaluated exactly by attncert: categorical "
     "outputs by a separated argmax, numerical ones within tolerance; the counts and the listed counterexamples are the others"
 )
-INSTALL = "pip install 'attncert[tracr]'"
+INSTALL = "pip install '.[tracr]' in attncert's folder (a clone: attncert is not on a package index)"
 #: The default program: tracr's own make_length.
 PROGRAM = "tracr.compiler.lib:make_length"
 #: The default tolerance of a numerical output: |decoded - exact| <= 10^-6.
@@ -66,6 +66,12 @@ def precision(s: str) -> int:
     return v
 
 
+def method_option(s: str) -> str:
+    if s not in ("exhaustive", "compositional"):
+        raise ParseError(f"--method is exhaustive (every input through the forward pass) or compositional (by induction, no input enumerated), got {s!r:.30}")
+    return s
+
+
 def tracr_compiler() -> Any:
     """tracr's ``compiling`` module, or one line saying how to install it."""
     if importlib.util.find_spec("tracr") is None:
@@ -77,15 +83,18 @@ def tracr_compiler() -> Any:
 
 def prove(
     vocab: str, max_seq_len: int, bos: str, causal: bool, tolerance: Any,
-    precision: int, max_inputs: int, listed: int, program: str = PROGRAM,
+    precision: int, max_inputs: int, listed: int, program: str = PROGRAM, method: str = "exhaustive",
 ) -> dict[str, Any]:
-    """Compile FUNCTION() with tracr at these settings and certify the model tracr produced."""
+    """Compile FUNCTION() with tracr at these settings and certify the model tracr produced: every input
+    through the ball forward pass (exhaustive), or every input of every length by the induction
+    (compositional, :mod:`proofs.tracr.compositional`)."""
     from attncert.constructions.tracr.program import input_count
 
     tokens = parse_vocab(vocab)
     if bos in tokens:
         raise ParseError(f"the vocabulary holds the BOS token {bos!r:.40}")
-    refuse_input_count(input_count(len(tokens), max_seq_len), max_inputs)
+    if method != "compositional":
+        refuse_input_count(input_count(len(tokens), max_seq_len), max_inputs)
     program_spec(program)  # one line for a malformed MODULE:FUNCTION before importing tracr
     compiling = tracr_compiler()
     rasp_program = tracr_sop(call_program(program), program)
@@ -93,7 +102,7 @@ def prove(
         model = compiling.compile_rasp_to_model(rasp_program, vocab=set(tokens), max_seq_len=max_seq_len, causal=bool(causal), compiler_bos=bos)
     except (NotImplementedError, ValueError, KeyError, TypeError, AttributeError, AssertionError) as e:
         raise ParseError(f"tracr does not compile {program}: {whole_reason(e)}") from None
-    return certify_tracr(rasp_program, model, tokens, max_seq_len, tolerance, precision, max_inputs, listed, source=program)
+    return certify_tracr(rasp_program, model, tokens, max_seq_len, tolerance, precision, max_inputs, listed, source=program, method=method)
 
 
 def tracr_sop(program: Any, where: str) -> Any:
@@ -116,6 +125,7 @@ def whole_reason(e: BaseException) -> str:
 def certify_tracr(
     program: Any, assembled_model: Any, vocab: Sequence[Any] | None = None, max_seq_len: int | None = None,
     tolerance: Any = TOLERANCE, precision: int = 64, max_inputs: int = 100_000, listed: int = 10, source: str = "python",
+    method: str = "exhaustive",
 ) -> dict[str, Any]:
     """The certificate document (unsealed) for a tracr program and the model tracr assembled from it.
 
@@ -133,8 +143,56 @@ def certify_tracr(
     relabel(prog, model)
     tokens = list(model.vocab() if vocab is None else vocab)
     n = model.max_seq_len if max_seq_len is None else max_seq_len
+    if method == "compositional":
+        from attncert.constructions.tracr.program import ProgramError, tabulate_sets
+
+        _refuse_inputs(model, tokens, n)
+        try:
+            tabulate_sets(prog, tokens, n)
+        except ProgramError as e:
+            raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
+        return _compositional(model, prog, tokens, n, source, parse_rational(tolerance), precision, max_inputs, listed)
     refuse_input_count(input_count(len(tokens), n), max_inputs)
     return _certify(model, prog, tokens, n, source, parse_rational(tolerance), precision, max_inputs, listed)
+
+
+def _compositional(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol: Any, prec: int, max_inputs: int, listed: int) -> dict[str, Any]:
+    """The certificate of ``--method compositional`` (:mod:`proofs.tracr.compositional`)."""
+    from attncert.constructions.tracr.certify import recorded
+    from attncert.constructions.tracr.model import model_to_json
+    from attncert.constructions.tracr.program import input_count, program_to_json
+    from attncert.constructions.tracr.program import value_json as encode_value
+    from attncert.proofs.tracr import compositional as P
+
+    _refuse_inputs(model, tokens, n)
+    mj = model_to_json(model)
+    vocab_json = [encode_value(t) for t in tokens]
+    good, proven, failing = P.search(mj, program_to_json(prog), vocab_json, n, tol)
+    confirmation = None
+    if good < n:
+        kind, xs, outs, verdicts = P.confirm(model, prog, tokens, good + 1, tol, prec, max_inputs)
+        counts = {"inputs": len(xs), "correct": 0, "counterexamples": 0, "undecided": 0, "undefined": 0}
+        found = []
+        for x, out, v in zip(xs, outs, verdicts):
+            counts[v.status + ("s" if v.status == "counterexample" else "")] += 1
+            if v.status == "counterexample" and len(found) < listed:
+                found.append(_listed(model, prog, x, out, v, tol, encode_value))
+        confirmation = {"length": good + 1, "inputs": kind, "counts": counts, "counterexamples": found}
+    recorded(prog)
+    outputs, result = P.outputs_and_result(n, good, proven, failing, confirmation, input_count(len(tokens), n))
+    return certificate(
+        NAME,
+        {
+            "vocab": ",".join(str(t) for t in tokens), "max_seq_len": n, "bos": str(model.bos), "causal": int(model.causal),
+            "tolerance": rational_to_json(tol), "precision": prec, "max_inputs": max_inputs, "listed": listed, "method": "compositional",
+        },
+        {"vocab": vocab_json, "max_seq_len": n, "count": result["inputs"]},
+        {"model": mj, "model_sha256": model_sha256(mj), "program": program_to_json(prog), "size": _size(model)},
+        outputs,
+        {"semantics": "tracr's causal evaluation (every selector masked to the keys k <= q)" if model.causal else "RASP evaluation"},
+        result,
+        side_notes={"tracr": {"version": _tracr_version(), "program": source}},
+    )
 
 
 def _certify(model: Any, prog: Any, tokens: list[Any], n: int, source: str, tol: Any, prec: int, max_inputs: int, listed: int) -> dict[str, Any]:
@@ -296,13 +354,15 @@ def rebuild(doc: dict[str, Any]) -> dict[str, Any]:
     from attncert.constructions.tracr.program import input_count, program_from_json
     from attncert.constructions.tracr.program import value_from_json as decode_value
 
-    kw = recorded_params(CLAIM, doc, optional=("program",))  # the program is recorded by its tables; where it came from is a side note
+    kw = recorded_params(CLAIM, doc, optional=("program", "method"))  # the program is recorded by its tables; where it came from is a side note
     cons, given = doc.get("construction"), doc.get("inputs")
     if not isinstance(cons, dict) or not isinstance(given, dict) or not isinstance(given.get("vocab"), list):
         raise ParseError("the certificate lacks the recorded model, program or vocabulary")
     model = model_from_json(cons.get("model"))
     prog = program_from_json(cons.get("program"))
     tokens = [decode_value(t) for t in given["vocab"]]
+    if kw.get("method") == "compositional":
+        return _compositional(model, prog, tokens, kw["max_seq_len"], "", kw["tolerance"], kw["precision"], kw["max_inputs"], kw["listed"])
     refuse_input_count(input_count(len(tokens), kw["max_seq_len"]), kw["max_inputs"])
     return _certify(model, prog, tokens, kw["max_seq_len"], "", kw["tolerance"], kw["precision"], kw["max_inputs"], kw["listed"])
 
@@ -316,6 +376,8 @@ def summary(doc: dict[str, Any]) -> str | None:
 
 def _summary(doc: dict[str, Any]) -> str:
     res, out = doc["result"], doc["outputs"]
+    if doc["params"].get("method") == "compositional":
+        return _compositional_summary(res, out)
     if res["holds"]:
         err = f"; certified |decoded - exact| <= {figures.upper(out['max_error'])}" if out.get("max_error") else ""
         return f"all {res['inputs']:,} inputs decode to the RASP output{err}"
@@ -327,6 +389,22 @@ def _summary(doc: dict[str, Any]) -> str:
         left = f"; the residual leaves the encoding at {where['stream']} ({where['sop']}, position {where['position']})" if where else ""
         return f"{head}; first: input {_shown(c['input'])}, RASP {_shown(c['rasp'])}, position {p['position']} decodes to {_shown([p['decoded']])[1:-1]}{left}"
     return head
+
+
+def _compositional_summary(res: dict[str, Any], out: dict[str, Any]) -> str:
+    N = res["proven_up_to"]
+    if res["first_failing_length"] is None:
+        undefined = f", where RASP's evaluation is defined ({res['may_be_undefined'][0]})" if res["may_be_undefined"] else ""
+        return f"proven compositionally on every input of every length 1..{N} ({res['inputs']:,} inputs){undefined}"
+    k, conf = res["first_failing_length"], out["confirmation"]
+    head = f"proven compositionally up to length {N} (N* = {N}); the bound fails at length {k}"
+    if conf["counts"]["counterexamples"]:
+        c = conf["counterexamples"][0]
+        p = c["positions"][0]
+        return f"{head}, and a real counterexample there: input {_shown(c['input'])}, RASP {_shown(c['rasp'])}, position {p['position']} decodes to {_shown([p['decoded']])[1:-1]}"
+    if conf["inputs"] == "every":
+        return f"{head}, where every one of its {conf['counts']['inputs']:,} inputs is correct: the bound is not sharp there"
+    return f"{head}; {conf['counts']['inputs']:,} sampled inputs of that length show no counterexample: undecided"
 
 
 def _shown(values: list[Any]) -> str:
@@ -347,7 +425,7 @@ def _shown(values: list[Any]) -> str:
     return "[" + ", ".join(one(j) for j in values) + "]"
 
 
-def cost(vocab: str, max_seq_len: int, precision: int, **_: Any) -> Any:
+def cost(vocab: str, max_seq_len: int, precision: int, method: str = "exhaustive", **_: Any) -> Any:
     """Every input of every length up to N, N + 1 positions each (BOS first), balls up to 4 times the
     precision; about 10 s of tracr's own compile and JAX import, then the forward passes."""
     from attncert.constructions.tracr.program import input_count
@@ -355,6 +433,8 @@ def cost(vocab: str, max_seq_len: int, precision: int, **_: Any) -> Any:
 
     count = input_count(len(parse_vocab(vocab)), max_seq_len)
     n = max_seq_len + 1
+    if method_option(method) == "compositional":  # configurations of the value sets, a few runs of the induction
+        return Cost(positions=n, pairs=n * n, evaluations=n * len(parse_vocab(vocab)), precision=precision, seconds=10 + 1e-2 * n * n, memory=1 << 28)
     return Cost(positions=n, pairs=n * n, evaluations=count, precision=4 * precision, seconds=10 + 1e-4 * count * n, memory=(1 << 28) + 256 * count * n)
 
 
@@ -373,6 +453,7 @@ CLAIM = register(
             Param("precision", precision, 64, "bits of the balls; undecided inputs are run again at 2 and 4 times this"),
             Param("max_inputs", positive_int, 100_000, "refuse more input sequences than this"),
             Param("listed", nonnegative_int, 10, "list at most this many counterexamples (and undecided, undefined inputs) in full"),
+            Param("method", method_option, "exhaustive", "exhaustive: every input through the forward pass; compositional: every input of every length by induction over the sublayers, no input enumerated (docs/tracr.md)"),
         ),
         check=check_tracr_model,
         cost=cost,

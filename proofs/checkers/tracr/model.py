@@ -367,6 +367,10 @@ def check_tracr_model(doc: dict[str, Any]) -> list[str]:
         model = Model(obj(cons, "model"))
     except _Hypothesis as e:
         return [str(e)]
+    if params.get("method") == "compositional":  # every input of every length by induction: its own module
+        from attncert.proofs.checkers.tracr.compositional import check_compositional
+
+        return check_compositional(doc, model)
     vocab = given.get("vocab")
     if not isinstance(vocab, list) or not vocab:
         raise ParseError('"inputs.vocab" must be a non-empty list')

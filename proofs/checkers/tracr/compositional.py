@@ -1,0 +1,117 @@
+"""The check of a compositional ``tracr_model`` certificate (``params.method`` compositional).
+
+From the recorded model (its sha256 and hypotheses checked by :class:`.model.Model`), the recorded
+program's tables and the vocabulary, with no import of the prover nor of the constructions:
+
+1. the induction (:mod:`.every_input`) is run again at the recorded N* (``result.proven_up_to``): it must
+   prove it (N* = 0 needs nothing), and every recorded margin, leak, spread and radius of that run must
+   be the one recomputed;
+2. when N* < max_seq_len, it is run at N* + 1 (``result.first_failing_length``): it must fail, with the
+   recorded steps and problems; so N* is exactly the largest bound the induction proves below N* + 1;
+3. every counterexample listed at N* + 1 (``outputs.confirmation``) is run through this package's own
+   forward pass (:func:`.model.run`) and decided against its recorded RASP output: the listed positions
+   must be the ones that are not correct, one a counterexample (the RASP output itself is recomputed by
+   the rebuild, attncert's evaluator on the recorded tables);
+4. ``result`` must state what these give.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flint import ctx
+
+from attncert.exact import ParseError
+from attncert.exact.rationals import parse_rational
+from attncert.proofs.checkers.compiled.every_input import Unsupported
+from attncert.proofs.checkers.reading import integer, obj
+from attncert.proofs.checkers.tracr.every_input import prove_every_input
+from attncert.proofs.checkers.tracr.model import Model, position_status, run, same, value
+
+
+def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
+    """Problems with a compositional certificate whose model record the caller has read and hashed."""
+    params, given, cons = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "construction")
+    res, out = obj(doc, "result"), obj(doc, "outputs")
+    vocab = given.get("vocab")
+    if not isinstance(vocab, list) or not vocab:
+        raise ParseError('"inputs.vocab" must be a non-empty list')
+    N = integer(given, "max_seq_len", 1, model.max_seq_len)
+    tol = parse_rational(params.get("tolerance"))
+    good = integer(res, "proven_up_to", 0, N)
+    proof = obj(out, "proof")
+    problems: list[str] = []
+    mj, program = obj(cons, "model"), obj(cons, "program")
+
+    def again(n: int) -> dict[str, Any] | None:
+        try:
+            return prove_every_input(mj, program, vocab, n, tol)
+        except Unsupported as e:
+            problems.append(f"the compositional proof does not apply at length {n}: {e}")
+            return None
+
+    proven = again(good) if good else None
+    if good and (proven is None or not proven["holds"]):
+        problems.append(f"the induction does not prove every length up to the recorded N* = {good}")
+    if proof.get("proven") != proven:
+        problems.append("the recorded run at N* is not the one the induction gives (a margin, leak, spread or radius differs)")
+    failing = again(good + 1) if good < N else None
+    if good < N and (failing is None or failing["holds"]):
+        problems.append(f"the induction proves length {good + 1} too: N* = {good} is not where it stops")
+    if proof.get("failing") != failing:
+        problems.append("the recorded run at N* + 1 is not the one the induction gives")
+    if proof.get("method") != "compositional":
+        problems.append('"outputs.proof.method" must be "compositional"')
+    conf = out.get("confirmation")
+    if (good < N) != isinstance(conf, dict):
+        problems.append("a confirmation at the first failing length is recorded exactly when N* < max_seq_len")
+    elif isinstance(conf, dict):
+        problems += _counterexamples(model, conf, good + 1, tol, integer(params, "precision", 16, 4096))
+    undefined = sorted(set((proven or {}).get("may_be_undefined", [])))
+    found = isinstance(conf, dict) and bool(conf.get("counterexamples"))
+    stated = {
+        "relation": "enclosure", "holds": good == N and not undefined, "proven_up_to": good,
+        "first_failing_length": None if good == N else good + 1, "may_be_undefined": undefined,
+        "inputs": sum(len(vocab) ** n for n in range(1, N + 1)),
+    }
+    for k, v in stated.items():
+        if res.get(k) != v or isinstance(res.get(k), bool) != isinstance(v, bool):
+            problems.append(f'"result.{k}" must be {v!r:.60}')
+    if found and res.get("verdict") != "counterexample":
+        problems.append('"result.verdict" must be "counterexample": one is listed')
+    return problems
+
+
+def _counterexamples(model: Model, conf: dict[str, Any], k: int, tol: Any, precision: int) -> list[str]:
+    """Each listed counterexample of length k, through this package's forward pass against its recorded RASP output."""
+    if conf.get("length") != k:
+        return [f'"outputs.confirmation.length" must be {k}']
+    listed = conf.get("counterexamples")
+    if not isinstance(listed, list):
+        raise ParseError('"outputs.confirmation.counterexamples" must be a list')
+    counts = conf.get("counts") or {}
+    if len(listed) > (counts.get("counterexamples") or 0):
+        return ["more counterexamples are listed than counted"]
+    problems = []
+    for entry in listed:
+        if not isinstance(entry, dict) or not isinstance(entry.get("input"), list) or not isinstance(entry.get("rasp"), list):
+            raise ParseError("a listed counterexample has an input and a RASP output")
+        xs, exact = [value(t) for t in entry["input"]], [value(v) for v in entry["rasp"]]
+        if len(xs) != k or len(exact) != k or any(not any(same(t, u) for u, _ in model.row_of) for t in xs):
+            problems.append(f"a listed counterexample is not an input of length {k} over the model's tokens")
+            continue
+        bad = None
+        for step in range(3):
+            with ctx.workprec(precision << step):
+                (stream,) = run(model, [xs])
+            seen: dict[Any, str] = {}
+            pos = [(t, position_status(model, stream[t], v, tol, seen)) for t, v in enumerate(exact, start=1)]
+            bad = [(t, s) for t, s in pos if s != "correct"]
+            if not any(s == "undecided" for _, s in bad):
+                break
+        positions = entry.get("positions")
+        if not any(s == "counterexample" for _, s in bad or []):
+            problems.append(f"the listed input {entry['input']!r:.60} is no counterexample: the forward pass decodes it to its RASP output")
+        elif not isinstance(positions, list) or [(p.get("position"), p.get("status")) for p in positions if isinstance(p, dict)] != bad:
+            problems.append(f"the positions listed for {entry['input']!r:.60} are not those the forward pass decides")
+    return problems

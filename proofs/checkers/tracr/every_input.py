@@ -1,0 +1,841 @@
+r"""Every input of every length up to n, compositionally, through the float32 model tracr compiled.
+
+The prover (:mod:`proofs.tracr.compositional`) and the checker run this same induction on the recorded
+model (its JSON, read by :class:`proofs.checkers.tracr.model.Model`, which checks its hypotheses) and the
+recorded program (its tables, read by :class:`proofs.checkers.compiled.every_input.Program`); it imports
+neither the prover nor the constructions, and executes nothing from the document.
+
+**The invariant.** After every sublayer, for every input of every length n' <= n and every token
+position p, the residual row is x_p = c_p + e_p, where the *centre* c_p is exact:
+
+    c_p = C + P[p] + sum over the owners o written so far of enc_o(value of o at p),
+
+C the columns every token's embedding shares (``one``), P[p] the position's embedding, enc_o the
+encoding tracr's basis gives the value (tokens: the token's embedding row less C; a categorical SOp: a 1
+in the column ``o:value``, none for None; a numerical SOp: the value in the column ``o``; a
+SelectorWidth also the centre T_o(w) its head writes in ``o_selector_width_attn_output``); and the
+error is bounded column by column, |e_p[c]| <= r_o(v)[c], by a radius that depends on the owner and
+its value only (the *radius per SOp value*). The BOS row is one ball vector b for every input. Value
+sets are those the induction produces (tokens: the vocabulary; a map: its table on its arguments'
+sets; an Aggregate: the values some query can receive; a SelectorWidth: 0..n), so a configuration (a
+position and a value of each owner a step reads) that no input presents is checked too: sound, not
+complete.
+
+**A head** computing Aggregate(Select(K, Q, pred), W) (or SelectorWidth(Select(K, Q, pred))). Scores
+s(q, k) = (x_q W_Q + b_Q)(x_k W_K + b_K)^T / s are arb balls over every query configuration q and
+key configuration k (centre and radius as balls); keys past the query in a causal model score tracr's
+masked logit. For a query whose selected keys (RASP's pred on K and Q; a categorical Aggregate's keys
+grouped by W's value, since a defined input selects one value) score in [m_lo, m_hi] (spread
+Delta = m_hi - m_lo), BOS at most s_B and the unselected keys at most u: with the softmax weights
+beta_j of the w selected keys among themselves, |beta_j - 1/w| <= (e^Delta - 1)/w, so
+
+    |out - enc_A(RASP's value)| <= E + (e^Delta - 1) h + R + L(n) W,
+    L(n) = min(1, e^{s_B - m_lo} + (n - 1) e^{u - m_lo}),
+
+E the largest distance of a selected key's exact value centre from its RASP encoding, h the half range
+of those centres, R the largest radius of a selected key's value, W the largest distance of BOS's or
+an unselected key's value from the centres (n keys at most, w >= 1). A query that may select nothing
+(no self-selection argument: K and Q static, or K = Q under a reflexive predicate) reads the default:
+|out - enc(default)| <= |v_B - enc(default)| + min(1, n e^{u - s_B}) max_j |v_j - enc(default)|. A
+SelectorWidth counts BOS among the selected (its score is theirs), its w + 1 selected keys' centres
+average to T(w) = (v_B + w m_K)/(w + 1), and the leak is min(1, (n - w) e^{u - m_lo}/(w + 1)): the
+radius depends on w, the owner's value. n enters only through the leak, linearly, and through the
+value sets. The BOS query's output is v_B within min(1, n e^{max_k s(B, k) - s(B, B)}) max |v_k - v_B|,
+and within the hull of every value.
+
+**An MLP** is split into the blocks of hidden units that write one SOp (tracr's MLPs are
+block-diagonal). On each configuration of the owners a block reads, the box centre +- radius is
+mapped exactly: where every hidden unit's sign is decided on the box, the block is affine there, its
+centre's output exact and its radius |J| r with J = W_2^T diag(active) W_1^T (steep discretising ramps
+cancel in J, not in |W_2||W_1|); a box where some unit's sign is undecided is bisected along the input
+column that most decides it (depth <= SPLITS), and a unit still undecided contributes
+W_2 [0, max(0, z_hi)]. The new radius is the distance of the output box from enc_f(f(args)).
+
+**The output** is decided on every value v of the output SOp with its radius: categorical, the class
+of v is the only argmax (1 - r[own] > r[c] for every other class); None, or a value with no class,
+fails (argmax cannot give it); numerical, r <= tol.
+
+The proof at n covers every input of every length 1..n at once. :func:`prove_every_input` runs it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+from flint import arb, arb_mat, ctx, fmpq
+
+from attncert.exact import ParseError
+from attncert.exact.rationals import rational_to_json
+from attncert.proofs.checkers.compiled.every_input import NONE, Program, Unsupported, Value, _means, number
+from attncert.proofs.checkers.tracr.model import Model, _Double, _ends, _spells, value
+
+#: Working precision of the balls (bits).
+PRECISION = 128
+#: Bisections of an MLP block's input box where a hidden unit's sign is undecided.
+SPLITS = 8
+#: Significant bits a recorded radius or margin keeps (rounded outward).
+BITS = 32
+#: Query-key configuration pairs of one head, at most.
+MAX_PAIRS = 1 << 22
+
+Row = dict[int, fmpq]
+
+
+def _plain(v: Value) -> Any:
+    """A tagged value as the checker's model holds values (str, bool, fmpq, None)."""
+    if v == NONE:
+        return None
+    if v[0] == "q":
+        return fmpq(v[1], v[2])
+    return v[1] if v[0] in ("s", "b") else v
+
+
+def up(q: fmpq) -> fmpq:
+    """q rounded up to BITS significant bits (a bound stays a bound, and the record stays short)."""
+    if q <= 0:
+        return -down(-q) if q < 0 else q
+    p, d = int(q.p), int(q.q)
+    shift = BITS - (p.bit_length() - d.bit_length())
+    num = (p << shift) if shift >= 0 else p
+    den = d if shift >= 0 else d << -shift
+    return fmpq(-(-num // den), 1 << shift) if shift >= 0 else fmpq(-(-num // den) << -shift)
+
+
+def down(q: fmpq) -> fmpq:
+    """q rounded down to BITS significant bits."""
+    if q <= 0:
+        return -up(-q)
+    p, d = int(q.p), int(q.q)
+    shift = BITS - (p.bit_length() - d.bit_length())
+    if shift >= 0:
+        return fmpq((p << shift) // d, 1 << shift)
+    return fmpq((p // (d << -shift)) << -shift)
+
+
+def hi(x: arb) -> fmpq:
+    return _ends(x)[1]
+
+
+def lo(x: arb) -> fmpq:
+    return _ends(x)[0]
+
+
+def ball(c: fmpq, r: fmpq) -> arb:
+    """A ball holding [c - r, c + r]."""
+    return arb(c) if r == 0 else arb(c - r).union(arb(c + r))
+
+
+def dev(x: arb, c: fmpq) -> fmpq:
+    """An upper bound of |y - c| over the ball x."""
+    a, b = _ends(x)
+    return max(abs(a - c), abs(b - c))
+
+
+class Layout:
+    """The residual columns' owners and the exact encodings of the invariant."""
+
+    def __init__(self, model: Model, prog: Program):
+        self.m, self.prog = model, prog
+        sops = sorted((s for s, n in prog.nodes.items() if n["op"] != "select"), key=len, reverse=True)
+        self.owner: dict[int, str] = {}
+        self.aux: dict[str, int] = {}  # SelectorWidth -> its attention output column
+        self.columns: dict[str, list[int]] = {}
+        bos, pad = f"tokens:{model.bos}", f"tokens:{model.pad}"
+        for c, label in enumerate(model.labels):
+            if label in ("one", bos, pad):
+                continue
+            if label.startswith("tokens:"):
+                o = "tokens"
+            elif label.startswith("indices:"):
+                o = "indices"
+            else:
+                o = next((s for s in sops if label == s or label.startswith(s + ":") or label == f"{s}_selector_width_attn_output"), None)
+                if o is None:
+                    raise Unsupported(f"the residual column {label!r:.40} belongs to no SOp of the program")
+                if label == f"{o}_selector_width_attn_output":
+                    self.aux[o] = c
+                    self.owner[c] = o
+                    continue
+            self.owner[c] = o
+            self.columns.setdefault(o, []).append(c)
+        rows = dict(model.row_of)
+        tok = _dense(model.token_embed)
+        self.vocab = [t for t, _ in model.row_of if not _same(t, model.bos) and not _same(t, model.pad)]
+        embs = [tok[r] for t, r in model.row_of]
+        self.const: Row = {c: x for c, x in embs[0].items() if all(e.get(c, 0) == x for e in embs)}
+        self.token_rows = {_key(t): tok[r] for t, r in model.row_of}
+        self.bos_row = _add(tok[rows_of(model, model.bos)], _dense(model.pos_embed)[0])
+        self.pos = _dense(model.pos_embed)
+        for c in self.const:
+            if c in self.owner:
+                raise Unsupported(f"column {model.labels[c]!r:.40} is both an owner's and every token's")
+        for o, cols in self.columns.items():
+            if o not in ("tokens", "indices") and any(x != 0 for p in self.pos for c, x in p.items() if c in cols):
+                raise Unsupported(f"the positional embedding writes the columns of {o!r:.40}")
+
+    def enc(self, o: str, v: Value, aux: fmpq | dict[int, fmpq] | None = None, decoded: bool = True) -> Row:
+        """enc_o(v) (module docstring); ``aux`` the centre a SelectorWidth's head writes for this v."""
+        out: Row = {}
+        if o == "tokens":
+            return {c: x for c, x in self.token_rows[_key(_plain(v))].items() if self.const.get(c, 0) != x}
+        if aux is not None:
+            out.update(aux if isinstance(aux, dict) else {self.aux[o]: aux})
+        if not decoded:
+            return _nz(out)
+        cols = self.columns.get(o, [])
+        if self.prog.nodes[o]["encoding"] == "numerical":
+            x = number(v)
+            if x is None or len(cols) != 1:
+                raise Unsupported(f"{o!r:.40}: a numerical column cannot hold {v!r:.30}")
+            out[cols[0]] = out.get(cols[0], fmpq(0)) + x
+            return _nz(out)
+        if v == NONE:
+            return _nz(out)
+        pv = _plain(v)
+        found = [c for c in cols if _spells(self.m.labels[c][len(o) + 1 :], pv)]
+        if len(found) != 1:
+            raise Unsupported(f"{o!r:.40} takes {v!r:.30}, which has {'no' if not found else 'more than one'} column")
+        out[found[0]] = out.get(found[0], fmpq(0)) + 1
+        return _nz(out)
+
+
+def rows_of(model: Model, t: Any) -> int:
+    return next(r for u, r in model.row_of if _same(u, t))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _key(v: Any) -> tuple[str, Any]:
+    return (type(v).__name__, str(v))
+
+
+def _dense(m: Any) -> list[Row]:
+    r, _, w, _ = m
+    rows: list[Row] = [{} for _ in range(r)]
+    for (i, j), x in w.items():
+        rows[i][j] = x
+    return rows
+
+
+def _nz(r: Row) -> Row:
+    return {c: x for c, x in r.items() if x != 0}
+
+
+def _add(a: Row, b: Row) -> Row:
+    out = dict(a)
+    for c, x in b.items():
+        out[c] = out.get(c, fmpq(0)) + x
+    return _nz(out)
+
+
+class Config:
+    """A position (None: not read) and a value of each owner read, with the row's centre and radius."""
+
+    __slots__ = ("p", "vals", "centre", "radius")
+
+    def __init__(self, p: int | None, vals: dict[str, Value], centre: Row, radius: Row):
+        self.p, self.vals, self.centre, self.radius = p, vals, centre, radius
+
+
+class Induction:
+    """The induction of the module docstring at length bound n."""
+
+    def __init__(self, model: Model, prog: Program, vocab: list[Any], n: int, tol: fmpq):
+        self.m, self.prog, self.n, self.tol = model, prog, n, tol
+        self.lay = Layout(model, prog)
+        if any(not any(_same(t, u) for u in self.lay.vocab) for t in vocab):
+            raise ParseError("a token of the vocabulary has no embedding row")
+        #: owner -> value -> radius of its columns (a SelectorWidth's aux column among them)
+        self.rad: dict[str, dict[Value, Row]] = {"tokens": {_tag(t): {} for t in vocab}}
+        self.aux_centre: dict[str, dict[int, dict[int, fmpq]]] = {}  # SelectorWidth -> w -> its aux centre (columns)
+        self.decoded: set[str] = set()
+        self.bos = [ball(self.lay.bos_row.get(c, fmpq(0)), fmpq(0)) for c in range(model.width)]
+        self.steps: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self.undefined: set[str] = set()
+
+    # -- configurations --------------------------------------------------------------------------
+
+    def values(self, o: str) -> list[Value]:
+        if o not in self.rad:
+            raise Unsupported(f"{o!r:.40} is read before a layer computes it")
+        return sorted(self.rad[o], key=repr)
+
+    def configs(self, owners: list[str], positions: bool) -> Iterator[Config]:
+        ps: list[int | None] = list(range(1, self.n + 1)) if positions else [None]
+        for p in ps:
+            base = _add(self.lay.const, self.lay.pos[p]) if p is not None else dict(self.lay.const)
+            for combo in itertools.product(*(self.values(o) for o in owners)):
+                centre, radius = base, {}
+                for o, v in zip(owners, combo):
+                    centre = _add(centre, self.encode(o, v))
+                    for c, r in self.rad[o][v].items():
+                        radius[c] = radius.get(c, fmpq(0)) + r
+                yield Config(p, dict(zip(owners, combo)), centre, radius)
+
+    def encode(self, o: str, v: Value) -> Row:
+        if o in self.aux_centre:
+            return self.lay.enc(o, v, self.aux_centre[o][int(v[1])], o in self.decoded)
+        return self.lay.enc(o, v)
+
+    def arg(self, label: str, cfg: Config) -> Value:
+        if label in self.prog.static:
+            return self.prog.at(label, cfg.p)
+        return cfg.vals[label]
+
+    def read(self, cols: set[int], where: str) -> tuple[list[str], bool]:
+        """The dynamic owners of the columns read, and whether the position is read."""
+        owners, positions = set(), False
+        for c in cols:
+            o = self.lay.owner.get(c)
+            if o is None:
+                continue
+            if o == "indices" or o in self.prog.static:
+                positions = True
+            else:
+                owners.add(o)
+        return sorted(owners), positions
+
+    def dyn(self, *labels: str | None) -> tuple[set[str], bool]:
+        out, positions = set(), False
+        for x in labels:
+            if x is None:
+                continue
+            if x in self.prog.static or self.prog.nodes[x]["op"] == "indices":
+                positions = True
+            else:
+                out.add(x)
+        return out, positions
+
+    # -- the induction ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        with ctx.workprec(PRECISION):
+            for l, layer in enumerate(self.m.layers):
+                self.attention(l, layer)
+                self.mlp(l, layer)
+            self.decide()
+
+    def attention(self, l: int, layer: dict[str, Any]) -> None:
+        k = self.m.key_size
+        wo = layer["linear"]
+        new_bos = list(self.bos)
+        for h in range(self.m.heads):
+            block = range(h * k, (h + 1) * k)
+            writes = sorted({j for (i, j) in wo[2] if i in block})
+            reads_v = {i for (i, j) in layer["value"][2] if j in block}
+            if not writes or not reads_v and not any(j in block for j in layer["value"][3]):
+                continue
+            out = self.head(l, h, layer, list(block), writes)
+            for c, x in zip(writes, out):
+                new_bos[c] = new_bos[c] + x
+        for j, x in wo[3].items():
+            new_bos[j] = new_bos[j] + arb(x)
+            self.problems.append(f"layer {l} attention: a nonzero output bias (column {self.m.labels[j]!r:.30}), which the invariant does not carry")
+        self.bos = new_bos
+
+    def head(self, l: int, h: int, layer: dict[str, Any], block: list[int], writes: list[int]) -> list[arb]:
+        """One head's step (module docstring); returns its output at the BOS query."""
+        families = {self.lay.owner.get(c) for c in writes}
+        if len(families) != 1 or None in families:
+            raise Unsupported(f"layer {l} head {h} writes columns of {sorted(map(str, families))!r:.60}, not of one SOp")
+        (A,) = families
+        node = self.prog.nodes[A]
+        width = node["op"] == "selector_width"
+        if node["op"] not in ("aggregate", "selector_width") or A in self.rad:
+            raise Unsupported(f"layer {l} head {h} writes {A!r:.40}, which is no Aggregate or SelectorWidth computed here")
+        if width != (writes == [self.lay.aux.get(A)]):
+            raise Unsupported(f"layer {l} head {h}: a SelectorWidth's head writes its attention column alone")
+        where = f"layer {l} head {h} ({A})"
+        sel = node["args"][0]
+        K, Q = self.prog.nodes[sel]["args"]
+        V = None if width else node["args"][1]
+        wq, wk, wv, wo = layer["query"], layer["key"], layer["value"], layer["linear"]
+        bset = set(block)
+        q_read = {i for (i, j) in wq[2] if j in bset}
+        k_read = {i for (i, j) in wk[2] if j in bset}
+        v_read = {i for (i, j) in wv[2] if j in bset}
+        q_own, q_pos = self.read(q_read, where)
+        k_own, k_pos = self.read(k_read | v_read, where)
+        dq, pq = self.dyn(Q)
+        dk, pk = self.dyn(K, V)
+        causal = self.m.causal
+        queries = list(self.configs(sorted(set(q_own) | dq), q_pos or pq or causal))
+        keys = list(self.configs(sorted(set(k_own) | dk), k_pos or pk or causal))
+        if len(queries) * len(keys) > MAX_PAIRS:
+            raise Unsupported(f"{where}: {len(queries) * len(keys):,} query-key configurations, over {MAX_PAIRS:,}")
+        scale = arb(self.m.scale)
+        qrows = [_project(c, wq, block) for c in queries]
+        krows = [_project(c, wk, block) for c in keys]
+        vo = [_value_out(_project(c, wv, block), wo, block, writes) for c in keys]
+        vc = [_value_out(_project(c, wv, block, centre=True), wo, block, writes) for c in keys]
+        bos_row = self.bos
+        qb, kb = _project_ball(bos_row, wq, block), _project_ball(bos_row, wk, block)
+        vb = _value_out(_project_ball(bos_row, wv, block), wo, block, writes)
+        S = (arb_mat(qrows) * arb_mat(krows).transpose()).tolist() if queries and keys else [[] for _ in queries]
+        s_bos = [_dot(q, kb) / scale for q in qrows]
+        mask = arb(self.m.mask)
+        n = self.n
+        one = arb(1)
+        kvals = [self.arg(K, c) for c in keys]
+        wvals = [self.arg(V, c) for c in keys] if V else None
+        rad: dict[Value, Row] = {}
+        gap_bos, gap_unsel, spread, leak = None, None, fmpq(0), fmpq(0)
+
+        def note(v: Value, r: list[fmpq]) -> None:
+            old = rad.setdefault(v, {})
+            for c, x in zip(writes, r):
+                if x > old.get(c, -1):
+                    old[c] = x
+
+        if width:  # T(w) = (m_B + w m_K)/(w + 1): m_B BOS's value, m_K the midrange of the keys' value centres
+            m_b = {c: self.mid_of(vb[i]) for i, c in enumerate(writes)}
+            m_k = {}
+            for i, c in enumerate(writes):
+                xs = [self.mid_of(vc[j][i]) for j in range(len(keys))]
+                m_k[c] = (min(xs) + max(xs)) / 2 if xs else fmpq(0)
+            self.aux_centre[A] = {w: {c: (m_b[c] + w * m_k[c]) / (w + 1) for c in writes} for w in range(n + 1)}
+        for qi, qc in enumerate(queries):
+            qv = self.arg(Q, qc)
+            sb = s_bos[qi]
+            chosen: dict[Any, list[int]] = {}
+            others: list[tuple[arb, int | None]] = []  # (score, key index or None for a masked key)
+            for j, kc in enumerate(keys):
+                if causal and kc.p > qc.p:
+                    others.append((mask, j))
+                    continue
+                picked = self.prog.selects(sel, kvals[j], qv)
+                if picked is None:
+                    self.undefined.add(f"Select {sel!r} may apply its comparison to None, on which RASP's evaluation raises")
+                    continue
+                s = S[qi][j] / scale
+                if picked:
+                    group = wvals[j] if V and node["encoding"] == "categorical" and A in self.lay.columns and self._moves(A) else "all"
+                    chosen.setdefault(group, []).append(j)
+                else:
+                    others.append((s, j))
+            u = _top([s for s, _ in others])
+            selects_self = self._selects_itself(sel, K, Q, qc)
+            if width:
+                members = [j for js in chosen.values() for j in js]
+                for w in range(1 if selects_self else 0, (n if members else 0) + 1):
+                    T = [self.aux_centre[A][w][c] for c in writes]
+                    scores = [sb] + ([S[qi][j] / scale for j in members] if w else [])
+                    m_lo, m_hi = min(lo(x) for x in scores), max(hi(x) for x in scores)
+                    d = arb(m_hi - m_lo)
+                    # the w + 1 centres averaged to T(w): BOS's m_B and the keys' m_K; h half their range
+                    hh = [abs(m_b[c] - m_k[c]) / 2 if w else fmpq(0) for c in writes]
+                    R = [max([dev(vb[i], m_b[c])] + [dev(vo[j][i], m_k[c]) for j in members if w]) for i, c in enumerate(writes)]
+                    ell = _cap((u - arb(m_lo)).exp() * (n - w) / (w + 1)) if u is not None else arb(0)
+                    W = [max([dev(vo[j][i], T[i]) for _, j in others if j is not None] + [fmpq(0)]) for i in range(len(writes))]
+                    r = [up(hi((d.exp() - one) * arb(hh[i]) + arb(R[i]) + ell * arb(W[i]))) for i in range(len(writes))]
+                    note(("q", w, 1), r)
+                    spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(ell)))
+                    if u is not None:
+                        g = down(lo(arb(m_lo) - u))
+                        gap_unsel = g if gap_unsel is None else min(gap_unsel, g)
+                continue
+            for group, js in chosen.items():
+                scores = [S[qi][j] / scale for j in js]
+                m_lo, m_hi = min(lo(x) for x in scores), max(hi(x) for x in scores)
+                target_v = wvals[js[0]] if group != "all" else None
+                enc_of = {j: self._target(A, wvals[j], writes) for j in js}
+                E = [max(dev(vc[j][i], enc_of[j][i]) for j in js) for i in range(len(writes))]
+                mids = [[self.mid_of(vc[j][i]) for j in js] for i in range(len(writes))]
+                hh = [(max(m) - min(m)) / 2 for m in mids]
+                R = [max(dev(vo[j][i], self.mid_of(vc[j][i])) + dev(vc[j][i], self.mid_of(vc[j][i])) for j in js) for i in range(len(writes))]
+                centre = [(max(m) + min(m)) / 2 for m in mids]
+                W = [max([dev(vb[i], centre[i])] + [dev(vo[j][i], centre[i]) for _, j in others if j is not None]) + hh[i] for i in range(len(writes))]
+                bos_leak = (sb - arb(m_lo)).exp()
+                ell = _cap(bos_leak + ((u - arb(m_lo)).exp() * (n - 1) if u is not None else arb(0)))
+                d = arb(m_hi - m_lo)
+                r = [up(hi(arb(E[i]) + (d.exp() - one) * arb(hh[i]) + arb(R[i]) + ell * arb(W[i]))) for i in range(len(writes))]
+                if group == "all":  # a numerical mean: the bound holds for every value the query can receive
+                    for v in self._means(V, js, wvals):
+                        note(v, r)
+                else:
+                    note(target_v, r)
+                g = down(lo(arb(m_lo) - sb))
+                gap_bos = g if gap_bos is None else min(gap_bos, g)
+                if u is not None:
+                    g2 = down(lo(sb - u))
+                    gap_unsel = g2 if gap_unsel is None else min(gap_unsel, g2)
+                spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(ell)))
+            if not width and not (selects_self and chosen):
+                default = node["default"]
+                tgt = self._target(A, default, writes)
+                ell0 = _cap((u - sb).exp() * n) if u is not None else arb(0)
+                r = [up(hi(arb(dev(vb[i], tgt[i])) + ell0 * arb(max([dev(vo[j][i], tgt[i]) for _, j in others if j is not None] + [fmpq(0)])))) for i in range(len(writes))]
+                note(default, r)
+                leak = max(leak, up(hi(ell0)))
+                if u is not None:
+                    g2 = down(lo(sb - u))
+                    gap_unsel = g2 if gap_unsel is None else min(gap_unsel, g2)
+        self.rad[A] = rad
+        self.steps.append({
+            "sublayer": f"layer {l} head {h}", "computes": A, "query_configurations": len(queries), "key_configurations": len(keys),
+            "bos_gap": None if gap_bos is None else rational_to_json(gap_bos),
+            "unselected_gap": None if gap_unsel is None else rational_to_json(gap_unsel),
+            "spread": rational_to_json(spread), "leak": rational_to_json(leak),
+            "radius": _radius_json(rad),
+        })
+        return self._bos_output(queries and keys, qb, kb, krows, vo, vb, scale, mask)
+
+    def mid_of(self, x: arb) -> fmpq:
+        return fmpq(*_as_q(x.mid()))
+
+    def _moves(self, A: str) -> bool:
+        return self.prog.nodes[A]["encoding"] == "categorical"
+
+    def _means(self, V: str, js: list[int], wvals: list[Value]) -> list[Value]:
+        vals = sorted({wvals[j] for j in js}, key=repr)
+        out = _means(vals, self.n, NONE)
+        if out is None:
+            raise Unsupported(f"the means of {V!r:.40} are too many to enumerate")
+        return out
+
+    def _target(self, A: str, v: Value, writes: list[int]) -> list[fmpq]:
+        e = self.lay.enc(A, v)
+        return [e.get(c, fmpq(0)) for c in writes]
+
+    def _selects_itself(self, sel: str, K: str, Q: str, qc: Config) -> bool:
+        """Whether the query selects some key at every input (so w >= 1): its own key (K and Q static, or
+        K = Q with pred(v, v) true on the query's value; the own key is never masked), or the rank rule: Q is
+        ``indices``, the predicate EQ, K = SelectorWidth(Select(X, X, LT or GT)) without a causal mask and X
+        unique within an input with totally ordered values: then K is a permutation of 0..n-1 (the rank of
+        X_j among distinct values), so the query at index i selects the one key of rank i."""
+        if K in self.prog.static and Q in self.prog.static and qc.p is not None:
+            return self.prog.selects(sel, self.prog.at(K, qc.p), self.prog.at(Q, qc.p)) is True
+        if K == Q:
+            v = self.arg(Q, qc)
+            return self.prog.selects(sel, v, v) is True
+        nodes = self.prog.nodes
+        if self.m.causal or nodes[sel]["predicate"] != "EQ" or nodes[Q]["op"] != "indices" or nodes[K]["op"] != "selector_width":
+            return False
+        inner = nodes[nodes[K]["args"][0]]
+        X = inner["args"][0]
+        kinds = {v[0] for v in self._set_of(X)}
+        return inner["args"][1] == X and inner["predicate"] in ("LT", "GT") and kinds in ({"q"}, {"s"}) and self._unique(X)
+
+    def _set_of(self, X: str) -> list[Value]:
+        if X in self.prog.static:
+            return sorted({self.prog.at(X, p) for p in range(1, self.n + 1)}, key=repr)
+        return self.values(X)
+
+    def _unique(self, X: str) -> bool:
+        """Whether X takes distinct values at distinct positions of any input: ``indices``, or a map whose table,
+        on the product of its arguments' value sets, gives equal values only for equal values of an argument
+        that is unique itself."""
+        node = self.prog.nodes[X]
+        if node["op"] == "indices":
+            return True
+        if node["op"] not in ("map", "sequence_map"):
+            return False
+        sets = [self._set_of(a) for a in node["args"]]
+        for k, a in enumerate(node["args"]):
+            if not self._unique(a):
+                continue
+            seen: dict[Value, Value] = {}
+            if all(seen.setdefault(self.prog.apply(X, combo), combo[k]) == combo[k] for combo in itertools.product(*sets)):
+                return True
+        return False
+
+    def _bos_output(self, any_keys: Any, qb: list[arb], kb: list[arb], krows: list[list[arb]], vo: list[list[arb]], vb: list[arb], scale: arb, mask: arb) -> list[arb]:
+        """The head's output at the BOS query: v_B within the leak, and within the hull of every value."""
+        sbb = _dot(qb, kb) / scale
+        if not any_keys:
+            return vb
+        sk = [mask if self.m.causal else _dot(qb, k) / scale for k in krows]
+        ell = _cap((_top(sk) - sbb).exp() * self.n)
+        out = []
+        for i, x in enumerate(vb):
+            spread_i = max(dev(v[i], self.mid_of(x)) for v in vo)
+            near = ball(self.mid_of(x), up(hi(arb(dev(x, self.mid_of(x))) + ell * arb(spread_i + dev(x, self.mid_of(x))))))
+            lows = [lo(v[i]) for v in vo] + [lo(x)]
+            highs = [hi(v[i]) for v in vo] + [hi(x)]
+            hull = arb(min(lows)).union(arb(max(highs)))
+            out.append(near if hi(near) - lo(near) <= hi(hull) - lo(hull) else hull)
+        return out
+
+    def mlp(self, l: int, layer: dict[str, Any]) -> None:
+        w1, w2 = layer["linear_1"], layer["linear_2"]
+        if not w2[2] and not w2[3]:
+            return
+        family: dict[int, str] = {}
+        for (u, c) in w2[2]:
+            o = self.lay.owner.get(c)
+            if o is None:
+                raise Unsupported(f"layer {l} MLP writes column {self.m.labels[c]!r:.40}, which no SOp owns")
+            if family.setdefault(u, o) != o:
+                raise Unsupported(f"layer {l} MLP: a hidden unit writes two SOps")
+        for c in w2[3]:
+            self.problems.append(f"layer {l} MLP: a nonzero output bias (column {self.m.labels[c]!r:.30}), which the invariant does not carry")
+        new_bos = self._mlp_ball(self.bos, w1, w2)
+        for o in sorted(set(family.values())):
+            units = sorted(u for u, f in family.items() if f == o)
+            self._block(l, o, units, w1, w2)
+        self.bos = new_bos
+
+    def _block(self, l: int, o: str, units: list[int], w1: Any, w2: Any) -> None:
+        node = self.prog.nodes[o]
+        where = f"layer {l} MLP ({o})"
+        uset = set(units)
+        read = {i for (i, u) in w1[2] if u in uset}
+        owners, positions = self.read(read, where)
+        if node["op"] == "selector_width":
+            if o not in self.aux_centre or o in self.decoded:
+                raise Unsupported(f"{where} decodes {o!r:.40} before its head, or twice")
+            owners = sorted(set(owners) | {o})
+        elif node["op"] in ("map", "sequence_map"):
+            if o in self.rad:
+                raise Unsupported(f"{where}: {o!r:.40} is computed twice")
+            d, p = self.dyn(*node["args"])
+            owners, positions = sorted(set(owners) | d), positions or p
+        else:
+            raise Unsupported(f"{where} writes {o!r:.40}, a {node['op']}")
+        cols = sorted({c for (u, c) in w2[2] if u in uset})
+        W1 = {u: {} for u in units}
+        for (i, u), x in w1[2].items():
+            if u in uset:
+                W1[u][i] = x
+        B1 = {u: w1[3].get(u, fmpq(0)) for u in units}
+        W2 = {u: {} for u in units}
+        for (u, c), x in w2[2].items():
+            if u in uset:
+                W2[u][c] = x
+        rad: dict[Value, Row] = {}
+        count, pieces = 0, 0
+        for cfg in self.configs(owners, positions):
+            count += 1
+            if node["op"] == "selector_width":
+                v = cfg.vals[o]
+                target = self.lay.enc(o, v)  # its own columns; its aux column keeps its centre
+                before = self.rad[o][v]
+            else:
+                v = self.prog.apply(o, tuple(self.arg(a, cfg) for a in node["args"]))
+                target = self.lay.enc(o, v)
+                before = {}
+            x0 = {i: cfg.centre.get(i, fmpq(0)) for i in read}
+            r0 = {i: cfg.radius.get(i, fmpq(0)) for i in read}
+            box, k = _relu_box(x0, r0, W1, B1, W2, cols, SPLITS)
+            pieces += k
+            r = rad.setdefault(v, dict(before) if node["op"] != "selector_width" else {})
+            for c in cols:
+                a, b = box[c]
+                t = target.get(c, fmpq(0))
+                extra = up(max(abs(a - t), abs(b - t)))
+                total = up(extra + before.get(c, fmpq(0))) if node["op"] == "selector_width" else extra
+                if total > r.get(c, -1):
+                    r[c] = total
+            if node["op"] == "selector_width":
+                for c, x in before.items():
+                    if c not in cols and x > r.get(c, -1):
+                        r[c] = x
+        if node["op"] == "selector_width":
+            self.decoded.add(o)
+            self.rad[o] = {v: rad.get(v, self.rad[o][v]) for v in self.rad[o]}
+        else:
+            self.rad[o] = rad
+        self.steps.append({"sublayer": f"layer {l} mlp", "computes": o, "configurations": count, "pieces": pieces, "radius": _radius_json(self.rad[o])})
+
+    def _mlp_ball(self, x: list[arb], w1: Any, w2: Any) -> list[arb]:
+        """The MLP at the BOS row, the ball vector x: its box mapped as every block's (:func:`_relu_box`)."""
+        units = sorted({u for (u, _) in w2[2]})
+        W1: dict[int, Row] = {u: {} for u in units}
+        for (i, u), a in w1[2].items():
+            if u in W1:
+                W1[u][i] = a
+        W2: dict[int, Row] = {u: {} for u in units}
+        for (u, c), a in w2[2].items():
+            W2[u][c] = a
+        read = sorted({i for r in W1.values() for i in r})
+        x0 = {i: self.mid_of(x[i]) for i in read}
+        r0 = {i: up(dev(x[i], x0[i])) for i in read}
+        cols = sorted({c for (_, c) in w2[2]})
+        box, _ = _relu_box(x0, r0, W1, {u: w1[3].get(u, fmpq(0)) for u in units}, W2, cols, SPLITS)
+        out = list(x)
+        for c in cols:
+            out[c] = out[c] + arb(box[c][0]).union(arb(box[c][1]))
+        for c, b in w2[3].items():
+            out[c] = out[c] + arb(b)
+        return out
+
+    def decide(self) -> None:
+        out = self.prog.output
+        if out not in self.rad:
+            raise Unsupported(f"the output {out!r:.40} is not computed by the model's layers")
+        worst = None
+        for v, r in sorted(self.rad[out].items(), key=lambda kv: repr(kv[0])):
+            if self.m.categorical:
+                pv = _plain(v)
+                mine = next((c for u, c in self.m.classes if not isinstance(u, _Double) and _same_value(u, pv)), None)
+                if mine is None:
+                    mine = next((c for u, c in self.m.classes if isinstance(u, _Double) and u.matches(pv)), None)
+                if mine is None:
+                    self.problems.append(f"the output may be {'None' if v == NONE else repr(_plain(v))[:30]}, which no class of the argmax gives")
+                    continue
+                margin = 1 - r.get(mine, fmpq(0)) - max((r.get(c, fmpq(0)) for _, c in self.m.classes if c != mine), default=fmpq(0))
+            else:
+                if number(v) is None:
+                    self.problems.append(f"the output may be {v!r:.30}, which is not a number")
+                    continue
+                margin = self.tol - r.get(self.m.classes[0][1], fmpq(0))
+            if worst is None or margin < worst:
+                worst = margin
+            if not (margin > 0 if self.m.categorical else margin >= 0):
+                self.problems.append(f"the output {_shown(v)} is not decided: the bound leaves a margin of {float(margin):.3g}")
+        self.steps.append({"sublayer": "output", "margin": None if worst is None else rational_to_json(worst)})
+
+
+def _same_value(u: Any, v: Any) -> bool:
+    if isinstance(u, (bool, str)) or isinstance(v, (bool, str)) or u is None or v is None:
+        return type(u) is type(v) and u == v
+    return u == v
+
+
+def _shown(v: Value) -> str:
+    return "None" if v == NONE else repr(_plain(v))[:30]
+
+
+def _tag(t: Any) -> Value:
+    if t is None:
+        return NONE
+    if isinstance(t, bool):
+        return ("b", t)
+    if isinstance(t, str):
+        return ("s", t)
+    q = fmpq(t)
+    return ("q", int(q.p), int(q.q))
+
+
+def _as_q(x: arb) -> tuple[int, int]:
+    """The exact rational value of an arb's midpoint (a dyadic), as (p, q)."""
+    m, e = x.man_exp() if hasattr(x, "man_exp") else x.mid().man_exp()
+    m, e = int(m), int(e)
+    return (m << e, 1) if e >= 0 else (m, 1 << -e)
+
+
+def _cap(x: arb) -> arb:
+    """min(1, x) for a leak bound (a weight of other keys is at most 1)."""
+    return arb(1) if lo(x) >= 1 else x if hi(x) <= 1 else arb(0).union(arb(1)) if lo(x) < 0 else arb(lo(x)).union(arb(1))
+
+
+def _top(xs: list[arb]) -> arb | None:
+    if not xs:
+        return None
+    return arb(max(hi(x) for x in xs))
+
+
+def _dot(a: list[arb], b: list[arb]) -> arb:
+    s = arb(0)
+    for x, y in zip(a, b):
+        s += x * y
+    return s
+
+
+def _project(cfg: Config, m: Any, block: list[int], centre: bool = False) -> list[arb]:
+    """(x W + b)[block] for the configuration's row, a ball (its centre alone with ``centre``)."""
+    _, _, w, b = m
+    out = [arb(b.get(j, fmpq(0))) for j in block]
+    at = {j: n for n, j in enumerate(block)}
+    cols: dict[int, arb] = {}
+    for (i, j), a in w.items():
+        if j in at:
+            x = cols.get(i)
+            if x is None:
+                c, r = cfg.centre.get(i, fmpq(0)), (fmpq(0) if centre else cfg.radius.get(i, fmpq(0)))
+                x = cols[i] = ball(c, r)
+            out[at[j]] += x * arb(a)
+    return out
+
+
+def _project_ball(row: list[arb], m: Any, block: list[int]) -> list[arb]:
+    _, _, w, b = m
+    out = [arb(b.get(j, fmpq(0))) for j in block]
+    at = {j: n for n, j in enumerate(block)}
+    for (i, j), a in w.items():
+        if j in at:
+            out[at[j]] += row[i] * arb(a)
+    return out
+
+
+def _value_out(v: list[arb], wo: Any, block: list[int], writes: list[int]) -> list[arb]:
+    """The head's value through W_O, in the columns it writes."""
+    at = {j: n for n, j in enumerate(block)}
+    to = {c: n for n, c in enumerate(writes)}
+    out = [arb(0)] * len(writes)
+    for (i, c), a in wo[2].items():
+        if i in at and c in to:
+            out[to[c]] = out[to[c]] + v[at[i]] * arb(a)
+    return out
+
+
+def _relu_box(x0: Row, r0: Row, W1: dict[int, Row], B1: dict[int, fmpq], W2: dict[int, Row], cols: list[int], depth: int) -> tuple[dict[int, tuple[fmpq, fmpq]], int]:
+    """[lo, hi] of each output column of relu(x W_1 + b_1) W_2 over the box x0 +- r0, exactly (module
+    docstring: affine where every unit's sign is decided, bisected where not); and the pieces used."""
+    pre = {u: B1[u] + sum((x0[i] * a for i, a in W1[u].items() if x0.get(i, 0) != 0), fmpq(0)) for u in W1}
+    spread = {u: sum((r0[i] * abs(a) for i, a in W1[u].items() if r0.get(i, 0) != 0), fmpq(0)) for u in W1}
+    unstable = [u for u in W1 if pre[u] - spread[u] < 0 < pre[u] + spread[u]]
+    if unstable and depth > 0:
+        weight = {i: sum(abs(W1[u].get(i, 0)) for u in unstable) * r for i, r in r0.items() if r != 0}
+        i = max(sorted(weight), key=lambda j: weight[j])
+        half = r0[i] / 2
+        a, ka = _relu_box({**x0, i: x0[i] - half}, {**r0, i: half}, W1, B1, W2, cols, depth - 1)
+        b, kb = _relu_box({**x0, i: x0[i] + half}, {**r0, i: half}, W1, B1, W2, cols, depth - 1)
+        return {c: (min(a[c][0], b[c][0]), max(a[c][1], b[c][1])) for c in cols}, ka + kb
+    out = {}
+    for c in cols:
+        centre, radius = fmpq(0), fmpq(0)
+        J: dict[int, fmpq] = {}
+        for u in W1:
+            w = W2[u].get(c)
+            if w is None:
+                continue
+            if pre[u] - spread[u] >= 0:  # active: affine
+                centre += w * pre[u]
+                for i, a in W1[u].items():
+                    if r0.get(i, 0) != 0:
+                        J[i] = J.get(i, fmpq(0)) + w * a
+            elif pre[u] + spread[u] > 0:  # undecided: relu(z) in [0, z_hi]
+                top = pre[u] + spread[u]
+                centre += w * top / 2
+                radius += abs(w) * top / 2
+        radius += sum((abs(j) * r0[i] for i, j in J.items()), fmpq(0))
+        out[c] = (centre - radius, centre + radius)
+    return out, 1
+
+
+def _radius_json(rad: dict[Value, Row]) -> list[list[Any]]:
+    """[[value, the largest radius over its columns], ...] in the order of the values' spelling."""
+    return [[_value_json(v), rational_to_json(max(r.values(), default=fmpq(0)))] for v, r in sorted(rad.items(), key=lambda kv: repr(kv[0]))]
+
+
+def _value_json(v: Value) -> Any:
+    if v == NONE:
+        return None
+    if v[0] == "q":
+        return {"q": rational_to_json(fmpq(v[1], v[2]))}
+    if v[0] == "b":
+        return {"b": v[1]}
+    if v[0] == "s":
+        return {"s": v[1]}
+    return {"t": [_value_json(x) for x in v[1]]}
+
+
+def prove_every_input(model: dict[str, Any], program: Any, vocab: list[Any], n: int, tol: fmpq) -> dict[str, Any]:
+    """The induction at length bound n on the recorded model and program: {"n", "holds", "steps",
+    "problems", "may_be_undefined"}, over the tokens ``vocab`` (their tagged JSON).
+    Unsupported (one line) for a model or program outside its class."""
+    m = Model(model)
+    if not 1 <= n <= m.max_seq_len:
+        raise ParseError(f"the length bound {n} is outside 1..{m.max_seq_len}")
+    prog = Program(program, m.causal)
+    proof = Induction(m, prog, [value(t) for t in vocab], n, tol)
+    proof.run()
+    return {
+        "n": n, "holds": not proof.problems, "steps": proof.steps, "problems": proof.problems[:10],
+        "may_be_undefined": sorted(proof.undefined),
+    }
