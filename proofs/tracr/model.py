@@ -144,11 +144,11 @@ def certify_tracr(
     tokens = list(model.vocab() if vocab is None else vocab)
     n = model.max_seq_len if max_seq_len is None else max_seq_len
     if method == "compositional":
-        from attncert.constructions.tracr.program import ProgramError, tabulate_sets
+        from attncert.constructions.tracr.program import ProgramError, record_calls, tabulate_sets
 
         _refuse_inputs(model, tokens, n)
         try:
-            tabulate_sets(prog, tokens, n)
+            tabulate_sets(record_calls(prog), tokens, n)
         except ProgramError as e:
             raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
         return _compositional(model, prog, tokens, n, source, parse_rational(tolerance), precision, max_inputs, listed)
