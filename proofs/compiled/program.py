@@ -365,26 +365,24 @@ def _summary(doc: dict[str, Any]) -> str | None:
     return head
 
 
-#: Seconds a compositional proof spends on one configuration (a head's query-key pair: 4,194,304 in about 35 s).
-SECONDS_PER_CONFIGURATION = 8e-6
 #: Bytes one configuration row of a head's side holds (measured: about 800).
 BYTES_PER_ROW = 1024
 
 
 def cost(vocab: str, max_seq_len: int, lengths: str, method: str = "exhaustive", **_: Any) -> Any:
     """Every input of the lengths checked: an exact forward pass and a RASP evaluation each (compositional:
-    the compile, then configurations of the value sets, which the proof counts from the value sets before it
-    builds any and bounds by MAX_CONFIGURATIONS in all and MAX_ROWS a head's side, whatever the program: the
-    time and memory of that bound are added, an upper bound of that part)."""
-    from attncert.proofs.checkers.compiled.every_input import MAX_CONFIGURATIONS, MAX_ROWS
+    the compile, then configurations of the value sets, a few per position pair for tracr's library; the
+    proof counts them from the value sets before it builds any and bounds them, whatever the program, by
+    MAX_CONFIGURATIONS in all (about 8 s at 8 us each) and MAX_ROWS held on a head's side, whose memory is
+    added: an upper bound of that part)."""
+    from attncert.proofs.checkers.compiled.every_input import MAX_ROWS
     from attncert.proofs.core.cost import Cost
 
     count = input_count(len(parse_vocab(vocab)), max_seq_len, lengths_option(lengths))
     n = max_seq_len + 1
     if method_option(method) == "compositional":
         return Cost(
-            positions=n, pairs=n * n, evaluations=n * len(parse_vocab(vocab)), seconds=1 + 1e-3 * n * n + SECONDS_PER_CONFIGURATION * MAX_CONFIGURATIONS,
-            memory=(1 << 27) + 2 * MAX_ROWS * BYTES_PER_ROW,
+            positions=n, pairs=n * n, evaluations=n * len(parse_vocab(vocab)), seconds=1 + 1e-3 * n * n, memory=(1 << 27) + 2 * MAX_ROWS * BYTES_PER_ROW
         )
     return Cost(positions=n, pairs=n * n, evaluations=count, seconds=1 + 2e-3 * count * n, memory=(1 << 27) + 512 * count * n)
 
