@@ -1,6 +1,6 @@
 """tracr's own compiler test cases through attncert's exact compiler, against tracr's compiler: the table of docs/compiler.md.
 
-    python -m bench.tracr_cases            # the markdown table (needs the tracr extra: pip install 'attncert[tracr]')
+    python -m bench.tracr_cases            # the markdown table (needs the tracr extra: pip install '.[tracr]')
 
 Each case of ``tracr.compiler.test_cases.TEST_CASES`` (tracr's file, read from the installed tracr
 package) is converted to attncert's RASP by :mod:`constructions.tracr.program` (lambdas kept as

@@ -19,7 +19,7 @@ failure points at the test's line. With ``pytest_plugins = ["attncert.exact.test
 a ``conftest.py``, a failing plain ``assert x == y`` on exact values also shows this report
 (:func:`pytest_assertrepr_compare`).
 
-Only the strategies need hypothesis (``pip install 'attncert[test]'``); the module imports
+Only the strategies need hypothesis (``pip install '.[test]'`` in attncert's folder); the module imports
 without it. They draw small-height numbers on purpose: exact arithmetic is exercised
 through cancellation and shared exponents, not through size.
 """
@@ -171,7 +171,7 @@ def _strategies() -> Any:
     try:
         from hypothesis import strategies
     except ImportError as e:
-        raise ImportError("the strategies of attncert.exact.testing need hypothesis: pip install 'attncert[test]'") from e
+        raise ImportError("the strategies of attncert.exact.testing need hypothesis: pip install '.[test]' in attncert's folder") from e
     return strategies
 
 

@@ -156,7 +156,13 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _claim_parsers(plot_sub, list(PLOTS), chosen if verb == "plot" else None, plot_options)
     sp.set_defaults(func=cmd_plot)
 
-    sp = sub.add_parser("verify", help="re-check certificates independently (exit 0 all hold, 1 one fails, 2 malformed)")
+    sp = sub.add_parser(
+        "verify", help="re-check certificates independently (exit 0 all OK, 1 one DOES-NOT-HOLD, 2 one BAD, 3 one REJECTED)",
+        description="Re-check certificates independently, one line each: OK (genuine, its claim holds; exit 0), DOES-NOT-HOLD "
+        "(genuine, its claim does not hold, e.g. counterexamples; exit 1), BAD (malformed or over a limit; exit 2), REJECTED "
+        "(not to be trusted: tampered with or forged; exit 3). Several files exit with the worst. Below a folder, a JSON file "
+        "that is not a certificate (a compiled model) is SKIPPED and named; a tally closes the output.",
+    )  # fmt: skip
     sp.add_argument("files", nargs="+", metavar="FILE", help="a certificate, a folder (every .json file below it), or - (standard input)")
     add_limits(sp, DOCUMENT_LIMITS, COST_LIMITS, RASP_LIMITS)
     sp.set_defaults(func=cmd_verify)

@@ -39,7 +39,8 @@ def cmd_prove_all(args: argparse.Namespace) -> int:
     claims = [n for n in claim_names() if available(n)]
     for name in claim_names():
         if not available(name):  # an optional extra is not installed: say so, prove the others
-            print(f"{name}: skipped, it needs {INDEX[name].needs} (pip install 'attncert[{INDEX[name].needs}]')", flush=True)
+            # attncert is not on a package index: the extra is installed from the clone
+            print(f"{name}: skipped, it needs {INDEX[name].needs} (pip install '.[{INDEX[name].needs}]' in attncert's folder)", flush=True)
     out_dir = Path(args.out_dir)
     default = args.out_dir == PROVE_ALL_FOLDER
     for name in claims:

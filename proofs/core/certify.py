@@ -67,7 +67,7 @@ def certificate(
 
 #: Fields a verifier recomputes; the informational fields and the hash are not part of the claim.
 CLAIM_FIELDS = ("format", "claim", "params", "inputs", "construction", "outputs", "reference", "result")
-#: Covered by the hash, never compared with a recomputation, never part of what decides OK or FAIL
+#: Covered by the hash, never compared with a recomputation, never part of what decides the verdict
 #: (``side_notes`` is optional: float agreement with optional packages, which may be absent or differ).
 INFORMATIONAL_FIELDS = ("provenance", "side_notes")
 

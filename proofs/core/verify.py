@@ -8,32 +8,56 @@ For each file:
    alone, re-evaluates the recorded graph with registered functions only, and
    decides the recorded relation in the recorded domain.
 
-Outcomes: ``OK`` (exit 0), ``FAIL`` when a well-formed certificate does not hold or
-was tampered with (exit 1), ``BAD`` when the file is malformed or over a limit
-(exit 2). Each file gets one line.
+Two questions, answered apart: whether the document checks (it is *genuine*: the sha256 matches and its
+claim's check and the rebuild find every recorded value to be the recomputed one), and, if so, what it
+proves: its claim holds, or it does not (a tracr model's counterexamples, a stated Lipschitz constant a
+grid pair violates, no beta within tol). Each file gets one line, starting with one of
+
+============== ==== ================================================================================
+outcome        exit meaning
+============== ==== ================================================================================
+OK             0    genuine, and its claim holds
+DOES-NOT-HOLD  1    genuine, and it records, as the check finds, that its claim does not hold
+                    (the exit code ``prove`` gives for it)
+BAD            2    malformed, over a limit, or of an unknown claim: nothing was decided
+REJECTED       3    not to be trusted: the sha256 does not match, or the check or the rebuild finds
+                    a recorded value, the verdict included, that is not the recomputed one
+============== ==== ================================================================================
+
+Several files exit with the worst (the largest code). These words and codes are stable (README.md,
+docs/certificate.md).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from attncert.exact.certificate import load_certificate_bytes, read_certificate
+from attncert.exact.certificate import FORMAT, load_certificate_bytes, read_bounded, read_certificate
 from attncert.exact.errors import AttncertError, CertificateError, ParseError
 from attncert.exact.limits import Limits, current as current_limits, limits
 from attncert.proofs.core.cost import refuse_over_limits
 from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import INDEX, load_claim
 
-OK, FAIL, BAD = "OK", "FAIL", "BAD"
-EXIT = {OK: 0, FAIL: 1, BAD: 2}
+#: The format tags of the model files ``attncert compile`` writes (constructions/compiler/model.py).
+MODEL_FORMATS = ("attncert-model/",)
+
+OK, DOES_NOT_HOLD, BAD, REJECTED = "OK", "DOES-NOT-HOLD", "BAD", "REJECTED"
+EXIT = {OK: 0, DOES_NOT_HOLD: 1, BAD: 2, REJECTED: 3}
+#: verify DIR only: a JSON file below the folder that is not an attncert certificate (a model ``attncert
+#: compile`` wrote, a configuration); it is named, with why, and counts toward no exit code.
+SKIPPED = "SKIPPED"
+#: The width of the outcome column: the lines of several files align.
+WIDTH = max(map(len, EXIT))
 
 
 @dataclass(frozen=True)
 class Outcome:
     path: str
-    status: str  # OK, FAIL or BAD
+    status: str  # OK, DOES_NOT_HOLD, BAD or REJECTED
     claim: str
     sizes: str
     relation: str
@@ -42,11 +66,13 @@ class Outcome:
     def line(self) -> str:
         what = " ".join(x for x in (self.claim, self.sizes, self.relation) if x)
         tail = "" if self.status == OK else f": {self.reason}"
-        return f"{self.status:4} {self.path}  {what}{tail}"
+        return f"{self.status:{WIDTH}} {self.path}{'  ' + what if what else ''}{tail}"
 
 
 def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
-    """(status, reason) for a hash-checked document."""
+    """(status, reason) for a hash-checked document: REJECTED when the check or the rebuild finds a
+    problem; otherwise the document is genuine, OK when it records that its claim holds, DOES-NOT-HOLD
+    when it records (as the check found) that it does not."""
     claim = load_claim(doc["claim"]) if isinstance(doc.get("claim"), str) and doc["claim"] in INDEX else None
     if claim is None:
         return BAD, f"unknown claim {doc.get('claim')!r:.40}"
@@ -66,15 +92,72 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     elif claim.verify is not None:
         problems = claim.verify(doc)
     else:
-        return FAIL, f"no independent checker is registered for {claim.name}"
-    result = doc.get("result")
-    if not problems and not (isinstance(result, dict) and result.get("holds") is True):
-        problems = ["the certificate records that its claim does not hold"]
-    return (FAIL, "; ".join(problems)) if problems else (OK, "")
+        return REJECTED, f"no independent checker is registered for {claim.name}"
+    if problems:
+        return REJECTED, "; ".join(problems)
+    holds = doc["result"].get("holds") if isinstance(doc.get("result"), dict) else None
+    if holds is True:
+        return OK, ""
+    if holds is False:
+        return DOES_NOT_HOLD, f"genuine; the claim does not hold: {disproof(doc)}"
+    return REJECTED, 'the certificate does not record whether its claim holds ("result.holds" is not a boolean)'
+
+
+def disproof(doc: dict[str, Any]) -> str:
+    """What a genuine certificate whose claim does not hold shows, in a few words: its counterexamples
+    where it counts them (the first one listed), else the claim's own line (``Claim.summary``)."""
+    result, outputs = doc["result"], doc.get("outputs")
+    count, total = result.get("counterexamples"), result.get("inputs")
+    if isinstance(count, int) and isinstance(total, int) and count:
+        listed = outputs.get("counterexamples") if isinstance(outputs, dict) else None
+        first = listed[0].get("input") if isinstance(listed, list) and listed and isinstance(listed[0], dict) else None
+        shown = f", the first {_input_text(first)}" if isinstance(first, list) else ""
+        return f"{count:,} of {total:,} inputs are counterexamples{shown}"
+    claim = load_claim(doc["claim"])
+    line = claim.summary(doc) if claim.summary is not None else None
+    return line.removeprefix("does not hold: ") if line else "its result records holds = false"
+
+
+def _input_text(tokens: list[Any]) -> str:
+    """A recorded input as its tokens: ``{"s": "a"}`` is a, ``{"q": "1/2"}`` is 1/2."""
+    shown = [next(iter(t.values())) if isinstance(t, dict) and len(t) == 1 else t for t in tokens[:12]]
+    return "[" + ", ".join(map(str, shown)) + (", ...]" if len(tokens) > 12 else "]")
 
 
 def verify_file(path: str | Path, lim: Limits | None = None) -> Outcome:
     return _verify(str(path), lambda: read_certificate(path), lim)
+
+
+def verify_found(path: str | Path, lim: Limits | None = None) -> Outcome:
+    """A file found below a folder: SKIPPED when it is JSON but not an attncert certificate, else as
+    :func:`verify_file` says (a file that cannot be read or parsed is verified, and so BAD)."""
+    try:
+        with limits(lim or Limits()):
+            data = read_bounded(path)
+    except AttncertError:
+        return verify_file(path, lim)
+    why = not_a_certificate(data)
+    return Outcome(str(path), SKIPPED, "", "", "", why) if why else verify_bytes(data, str(path), lim)
+
+
+def not_a_certificate(data: bytes) -> str | None:
+    """Why these bytes, a JSON document, are not an attncert certificate; None when they may be one.
+
+    Only a document that cannot be a damaged certificate is skipped: a JSON value that is not an object,
+    or an object with neither the format tag ``attncert/1`` nor a ``claim`` or ``sha256`` member. Bytes
+    that are not JSON, and objects that look like a certificate, are verified (and then BAD or REJECTED)."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
+        return f"not an attncert certificate (a JSON {type(doc).__name__})"
+    fmt = doc.get("format")
+    if fmt == FORMAT or "claim" in doc or "sha256" in doc:
+        return None
+    if isinstance(fmt, str) and fmt.startswith(MODEL_FORMATS):
+        return f"not a certificate: a compiled model (format {fmt}, as attncert compile writes)"
+    return f"not an attncert certificate (format {fmt!r:.40})" if fmt is not None else 'not an attncert certificate (no "format" member)'
 
 
 def verify_bytes(data: bytes, name: str = "<bytes>", lim: Limits | None = None) -> Outcome:
@@ -95,7 +178,7 @@ def _verify(name: str, read: Callable[[], dict[str, Any]], lim: Limits | None) -
             status, reason = verify_document(doc)
         except CertificateError as e:
             hash_problem = "sha256 mismatch" in str(e)
-            status, reason = (FAIL if hash_problem else BAD), str(e)
+            status, reason = (REJECTED if hash_problem else BAD), str(e)
         except AttncertError as e:
             status, reason = BAD, str(e)
         except RecursionError:
@@ -109,4 +192,5 @@ def _verify(name: str, read: Callable[[], dict[str, Any]], lim: Limits | None) -
 
 
 def exit_code(outcomes: list[Outcome]) -> int:
-    return max((EXIT[o.status] for o in outcomes), default=0)
+    """The worst outcome's code (REJECTED 3 > BAD 2 > DOES-NOT-HOLD 1 > OK 0); a skipped file has none."""
+    return max((EXIT[o.status] for o in outcomes if o.status != SKIPPED), default=0)

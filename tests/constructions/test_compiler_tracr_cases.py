@@ -26,7 +26,7 @@ from attncert.constructions.compiler.values import mean_values
 from attncert.constructions.tracr.program import from_tracr, to_rasp
 from attncert.exact import QQ
 
-pytest.importorskip("tracr", reason="the tracr extra: pip install 'attncert[tracr]'")
+pytest.importorskip("tracr", reason="the tracr extra: pip install '.[tracr]' in attncert's folder")
 
 from bench.tracr_cases import compile_case, equals_expected, independent_output, tracr_size  # noqa: E402
 from tracr.compiler import test_cases  # noqa: E402

@@ -161,6 +161,6 @@ def test_imports_and_asserts_without_hypothesis():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "assertion: [0]: 1 != 2",
-        "strategies: the strategies of attncert.exact.testing need hypothesis: pip install 'attncert[test]'",
+        "strategies: the strategies of attncert.exact.testing need hypothesis: pip install '.[test]' in attncert's folder",
         "hypothesis loaded: False",
     ]

@@ -60,24 +60,27 @@ def check_lipschitz_approx(doc: dict[str, Any]) -> list[str]:
     expr, d, C, alpha, problems = _target(obj(obj(doc, "inputs"), "target"), integer(params, "d", 1, MAX_D))
     m = _steps(params.get("h"), problems)
     inst = {**{k: construction.get(k) for k in ("grid", "samples", "slope", "network_lipschitz")}, **outputs, "hypothesis": reference.get("hypothesis")}
+    failures: list[str] = []
     if not problems:
         problems += _tables(construction, d, m, inst)
     if not problems:
-        problems += check_instance(expr, d, m, C, alpha, params, inst)
+        problems += check_instance(expr, d, m, C, alpha, params, inst, failures)
     if result.get("rasp_equals_closed_form") is not True:
         problems.append("the certificate records that the RASP program differs from the closed form g at a sample point")
-    return conclude(doc, "bound", problems)
+    return conclude(doc, "bound", problems, failures)
 
 
 def check_lipschitz_rates(doc: dict[str, Any]) -> list[str]:
     params, outputs = obj(doc, "params"), obj(doc, "outputs")
     rows = items(outputs, "rows")
     problems: list[str] = []
+    failures: list[str] = []
     asked = [(name, d, m) for name, d, ms in _asked(params) for m in ms]
     if len(rows) != len(asked):
         raise ParseError(f"the table has {len(rows)} rows, the parameters ask for {len(asked)}")
     for row, (name, d, m) in zip(rows, asked):
         expr, _, C, alpha, found = _target(obj(row, "target"), d)
+        failed: list[str] = []
         if row["target"].get("name") != name:
             found.append(f"a row is for the target {row['target']['name']!r:.30}, the parameters ask for {name!r}")
         if integer(obj(row, "grid"), "m", 1, 1 << 20) != m:
@@ -85,9 +88,10 @@ def check_lipschitz_rates(doc: dict[str, Any]) -> list[str]:
         if not found and rational(row.get("network_lipschitz")) != rational(row.get("slope")):
             found.append(f"the network's Lipschitz constant is its slope {row.get('slope')!r:.30} (every piece has slope +-L), not {row.get('network_lipschitz')!r:.30}")
         if not found:
-            found += check_instance(expr, d, m, C, alpha, params, row)
+            found += check_instance(expr, d, m, C, alpha, params, row, failed)
         problems += [f"{name}, d = {d}, m = {m}: {p}" for p in found]
-    return conclude(doc, "bound", problems)
+        failures += [f"{name}, d = {d}, m = {m}: {p}" for p in failed]
+    return conclude(doc, "bound", problems, failures)
 
 
 def _asked(params: dict[str, Any]) -> list[tuple[str, int, list[int]]]:
@@ -127,9 +131,11 @@ def _steps(h: Any, problems: list[str]) -> int:
     return int((1 / v).ceil())
 
 
-def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, params: dict[str, Any], inst: dict[str, Any]) -> list[str]:
+def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, params: dict[str, Any], inst: dict[str, Any], failures: list[str]) -> list[str]:
     """Steps 2 to 6 of the module docstring for one instance (a dict with grid, samples, slope, network_lipschitz,
-    hypothesis, certified, independent); the network's Lipschitz constant has been checked by the caller."""
+    hypothesis, certified, independent); the network's Lipschitz constant has been checked by the caller.
+    Returns the problems (recorded values that are not the recomputed ones); a stated modulus that the
+    tested grid pairs do not prove, recorded as such, is appended to ``failures`` (the claim does not hold)."""
     bits, prec = integer(params, "bits", 4, 64), integer(params, "prec", 32, 4096)
     ratio, most = parse_rational(params.get("ratio")), integer(params, "max_leaves", 1, 1 << 40)
     grid, smp = obj(inst, "grid"), obj(inst, "samples")
@@ -155,7 +161,9 @@ def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, param
             lo, hi = endpoints(f([point(c) for c in coords]))
             if lo < v - fmpq(1, scale) or hi > v + fmpq(1, scale):
                 return [f"the sample y_{i} = {v} is not within 2^-{bits} of f(x_{i}) (x_{i} = {[str(c) for c in coords]})"]
-    problems += _hypothesis(expr, d, m, C, alpha, prec, obj(inst, "hypothesis"))
+    differ, failed = _hypothesis(expr, d, m, C, alpha, prec, obj(inst, "hypothesis"))
+    problems += differ
+    failures += failed
     g = Interpolant(d, m, y, L)
     cf = closed_form(expr, d, m, C, alpha, L, bits)
     cf_json = {"bound": None if cf.bound is None else QQ.to_json(cf.bound), "modulus": cf.modulus, "reason": cf.reason}
@@ -165,16 +173,16 @@ def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, param
     return problems
 
 
-def _hypothesis(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int, rec: dict[str, Any]) -> list[str]:
-    """The stated modulus decided again on the tested grid pairs; only a proven pair holds."""
+def _hypothesis(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int, rec: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The stated modulus decided again on the tested grid pairs, only a proven pair holding: (problems, failures)."""
     want = decision_json(decide(expr, d, m, C, alpha, prec), C, alpha, d, m)
     # Member by member, and a member missing is a difference even where the recomputed one is null (the rebuild
     # writes the record back as it is); false is not 0.
     differ = [k for k in want if k not in rec or not json_equal(rec[k], want[k])] + [k for k in rec if k not in want]
     if differ:
-        return [f"the recorded test of the stated bound on grid pairs differs from its recomputation in {', '.join(differ)}: {decision_text(want) or 'every tested pair is proven'}"]
+        return [f"the recorded test of the stated bound on grid pairs differs from its recomputation in {', '.join(differ)}: {decision_text(want) or 'every tested pair is proven'}"], []
     failed = decision_text(want)
-    return [failed] if failed else []
+    return [], [failed] if failed else []
 
 
 def _certified(f: Any, g: Interpolant, d: int, ratio: fmpq, most: int, rec: dict[str, Any], closed: dict[str, Any]) -> list[str]:

@@ -53,15 +53,18 @@ def check_compiled(doc: dict[str, Any]) -> list[str]:
     else:
         ref = BY_CLAIM[of](mats, dom)
     same = lambda a, b: len(a) == len(b) and all(len(x) == len(y) and all(dom.eq(u, v) for u, v in zip(x, y)) for x, y in zip(a, b))  # noqa: E731
+    # why the claim does not hold (the weights compute something else), as against a recorded value that is not
+    # the recomputed one
+    failures = []
     if not same(block, ref):
-        problems.append("the compiled weights do not map the inputs to the reference")
+        failures.append("the compiled weights do not map the inputs to the reference")
     if not all(dom.sign(v) == 0 for v in seq[r * c :]):
-        problems.append("the compiled model's output is not zero after the output block")
+        failures.append("the compiled model's output is not zero after the output block")
     if not same(matrix_from_json(obj(doc, "outputs").get("output"), dom), block):
         problems.append("the recorded output is not the forward pass of the recorded weights")
     if not same(matrix_from_json(obj(doc, "reference").get("output"), dom), ref):
         problems.append("the recorded reference differs from the reference recomputed from the inputs")
-    return conclude(doc, "exact_equal", problems)
+    return conclude(doc, "exact_equal", problems, failures)
 
 
 def model_sha256(model: dict[str, Any]) -> str:
@@ -147,9 +150,8 @@ def check_compiled_softmax(doc: dict[str, Any]) -> list[str]:
         least = result.get(key)
         if (QQ.from_json(least) if least is not None else None) != (min(within[field]) if within[field] else None):
             problems.append(f"the least beta within tol ({field.replace('_', ' ')}) is not the recorded one")
-    if not within["bound"]:
-        problems.append(f"no listed beta has B(beta) <= {goal}")
-    return conclude(doc, "bound", problems)
+    failures = [] if within["bound"] else [f"no listed beta has B(beta) <= {goal}"]
+    return conclude(doc, "bound", problems, failures)
 
 
 def _model_and_tokens(doc: dict[str, Any], dom: Any) -> tuple[dict[str, Any], list[Any], dict[str, Any], dict[str, Any]]:

@@ -28,7 +28,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal, write_certificate
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, OK, REJECTED, verify_bytes
 
 CLAIMS = load_claims()
 APPROX, RATES = CLAIMS["lipschitz_approx"], CLAIMS["lipschitz_rates"]
@@ -44,13 +44,13 @@ def status(doc: dict) -> str:
 
 
 def refused(doc: dict, match: str, claim=APPROX) -> None:
-    """The independent check alone names the problem, and verify says FAIL (or BAD)."""
+    """The independent check alone names the problem, and verify says REJECTED (or BAD)."""
     try:
         problems = claim.check(doc)
     except ParseError as e:
         problems = [str(e)]
     assert any(match in p for p in problems), problems
-    assert status(doc) in (FAIL, BAD)
+    assert status(doc) in (REJECTED, BAD)
 
 
 @pytest.fixture(scope="module")
@@ -93,16 +93,19 @@ def test_a_wrong_lipschitz_constant_fails_and_names_the_pair(tmp_path, capsys):
     v = doc["reference"]["hypothesis"]["violated_pair"]
     assert not doc["result"]["holds"] and v["x_i"] == ["0"] and v["x_j"] == ["1/16"]  # sin(pi/16) > 3/16
     assert "x_0 = (0), x_1 = (1/16)" in doc["result"]["violation"]
-    assert status(doc) == FAIL
+    assert status(doc) == DOES_NOT_HOLD  # genuine: the check confirms the violated pair the certificate records
+    # the same certificate saying that it holds is a forgery, and the check names the violated pair
+    refused({**doc, "result": {**doc["result"], "holds": True}}, "fails on the grid pair x_0 = (0), x_1 = (1/16)")
     assert main(["prove", "lipschitz_approx", "--target", "sin", "--d", "1", "--h", "1/16", "--L", "3", "--out", str(tmp_path / "c.json")]) == 1
     assert main(["verify", str(tmp_path / "c.json")]) == 1
-    assert "fails on the grid pair" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "DOES-NOT-HOLD" in out and "genuine; the claim does not hold: the stated" in out and "fails on the grid pair" in out
 
 
 def test_a_wrong_holder_constant_is_found_on_a_far_pair():
     doc = prove(APPROX, target="sqrt", d=1, h="1/16", L="1/2")
     v = doc["reference"]["hypothesis"]["violated_pair"]
-    assert not doc["result"]["holds"] and v is not None and status(doc) == FAIL
+    assert not doc["result"]["holds"] and v is not None and status(doc) == DOES_NOT_HOLD
 
 
 # -- "holds" means proven: the stated modulus on grid pairs -----------------------------------------
@@ -160,7 +163,7 @@ def test_a_stated_constant_violated_on_a_grid_pair_does_not_hold(expr, L, alpha,
     assert rec["violated_pair"] == {"i": 0, "j": 1, "x_i": ["0"], "x_j": ["1/8"], "decided_by": "exact values of f"}
     assert not doc["result"]["holds"] and "fails on the grid pair x_0 = (0), x_1 = (1/8)" in doc["result"]["statement"]
     assert doc["outputs"]["certified"]["closed_form"]["bound"] is None  # its hypothesis fails with this constant
-    assert status(doc) == FAIL
+    assert status(doc) == DOES_NOT_HOLD
     out = tmp_path / "c.json"
     args = ["prove", "lipschitz_approx", "--expr", expr, "--L", L, "--d", "1", "--h", "1/8", "--max-leaves", str(BUDGET), "--out", str(out)]
     args += ["--alpha", alpha] if alpha else []
@@ -197,7 +200,8 @@ def test_a_pair_that_cannot_be_decided_is_not_counted_as_holding():
     assert (rec["pairs"], rec["proven"], rec["violated"], rec["undecided"], rec["precisions"]) == (4, 0, 0, 4, [64, 256, 1024])
     assert rec["undecided_pair"]["x_i"] == ["0"] and rec["undecided_pair"]["x_j"] == ["1/4"]
     assert not doc["result"]["holds"] and "is not decided on the grid pair x_0 = (0), x_1 = (1/4)" in doc["result"]["statement"]
-    assert status(doc) == FAIL
+    assert status(doc) == DOES_NOT_HOLD  # genuine: "holds" means proven, and the bound is not
+    refused({**doc, "result": {**doc["result"], "holds": True}}, "is not decided on the grid pair x_0 = (0), x_1 = (1/4)")
 
 
 def test_forgery_an_undecided_bound_recorded_as_proven(monkeypatch):

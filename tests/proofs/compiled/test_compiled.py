@@ -17,7 +17,7 @@ from attncert.exact.matrices import matrix_to_json
 from attncert.proofs.checkers.compiled.construction import check_compiled
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import DOES_NOT_HOLD, OK, REJECTED, verify_bytes
 
 CLAIM = load_claims()["compiled"]
 
@@ -53,7 +53,7 @@ def test_weights_changed_with_outputs_recomputed_by_the_changed_model_fail():
     doc["outputs"]["output"] = matrix_to_json([out[i * 2 : (i + 1) * 2] for i in range(3)], QQ)
     problems = check_compiled(doc)
     assert "the compiled weights do not map the inputs to the reference" in problems
-    assert _status(doc) == FAIL
+    assert _status(doc) == REJECTED
 
 
 def test_a_model_for_other_inputs_and_a_matching_reference_fail_the_seed():
@@ -61,13 +61,13 @@ def test_a_model_for_other_inputs_and_a_matching_reference_fail_the_seed():
     for k in ("inputs", "outputs", "reference"):
         doc[k] = other[k]
     assert check_compiled(doc) == []  # true of the inputs it records...
-    assert _status(doc) == FAIL  # ...but they are not the inputs of the recorded seed
+    assert _status(doc) == REJECTED  # ...but they are not the inputs of the recorded seed
 
 
 def test_a_recorded_result_that_says_more_fails():
     doc = prove("relu", "n=2")
     doc["result"]["relation"] = "bound"
-    assert _status(doc) == FAIL
+    assert _status(doc) == REJECTED
     doc = prove("relu", "n=2")
     assert _status(doc) == OK
 
@@ -114,6 +114,23 @@ def test_softmax_bounds_fall_with_beta_and_verify(soft_doc, tmp_path, capsys):
     assert main(["verify", str(path)]) == 0, capsys.readouterr().out
 
 
+def test_no_beta_within_tol_is_a_genuine_certificate_that_does_not_hold(soft_doc):
+    """Betas 10 and 100 leave B(beta) above 1e-20: prove records holds = false, the check finds the same failure
+    and no problem, so verify says DOES-NOT-HOLD; the same document claiming to hold is REJECTED, as is the
+    genuine certificate above claiming not to."""
+    from attncert.proofs.checkers.compiled.construction import check_compiled_softmax
+
+    doc = SOFT.prove(of="universal", sizes="n=2,d=2,dv=1", betas="10,100", tol="1e-20", prec=256)
+    assert doc["result"]["holds"] is False and doc["result"]["least_beta_within_tol"] is None
+    assert check_compiled_softmax(doc) == [] and _status(doc) == DOES_NOT_HOLD
+    claimed = json.loads(json.dumps(doc))
+    claimed["result"]["holds"] = True
+    assert check_compiled_softmax(claimed) == ["no listed beta has B(beta) <= 1/100000000000000000000"] and _status(claimed) == REJECTED
+    denied = json.loads(json.dumps(soft_doc))
+    denied["result"]["holds"] = False
+    assert "the recorded result says holds=False, the check says True" in check_compiled_softmax(denied) and _status(denied) == REJECTED
+
+
 def test_softmax_bound_is_a_real_bound_on_the_distance(soft_doc):
     # independently of the claim's code: the softmax output at beta = 10 is visibly not the AHAT output,
     # and the recorded bound covers the difference seen in the balls' midpoints
@@ -130,10 +147,10 @@ def test_a_lowered_softmax_bound_or_a_wrong_least_beta_fails(soft_doc):
     doc = json.loads(json.dumps(soft_doc))
     doc["outputs"]["softmax"][1]["bound"] = "1/10000000000000000000000000"
     doc["result"]["least_beta_within_tol"] = "100"
-    assert _status(doc) == FAIL
+    assert _status(doc) == REJECTED
     doc = json.loads(json.dumps(soft_doc))
     doc["result"]["relation"] = "exact_equal"
-    assert _status(doc) == FAIL
+    assert _status(doc) == REJECTED
 
 
 def test_a_forged_model_too_large_to_run_is_refused_before_it_runs():
@@ -164,7 +181,7 @@ def test_a_word_that_its_matrices_do_not_encode_fails():
     doc = prove("parity", "n=4,k=2", 1)
     doc["inputs"]["word"] = [1 - b for b in doc["inputs"]["word"]]  # X still encodes the old word
     assert "the recorded X, A, V are not the encoding of the recorded word for this language" in check_compiled(doc)
-    assert _status(doc) == FAIL
+    assert _status(doc) == REJECTED
 
 
 @pytest.fixture
@@ -212,13 +229,13 @@ def test_output_block_bounds_below_the_distance_fail(soft_doc):
     doc = _forge_block_bounds(soft_doc, ["0"] + [r["bound_output_block"] for r in soft_doc["outputs"]["softmax"][1:]])
     assert doc["result"]["least_beta_within_tol_output_block"] == "10"
     assert "beta 10: the recorded bound output block is below the recomputed distance" in check_compiled_softmax(doc)
-    assert _status(doc) == FAIL
+    assert _status(doc) == REJECTED
     # the bounds of another input (seed 1), where they are smaller, recorded for this one
     other = SOFT.prove(of="universal", sizes="n=2,d=2,dv=1", seed=1, betas="10,100,1000", tol="1e-20", prec=256)
     mine, theirs = ([QQ.from_json(r["bound_output_block"]) for r in d["outputs"]["softmax"]] for d in (soft_doc, other))
     smaller = [QQ.to_json(min(a, b)) for a, b in zip(mine, theirs)]
     assert smaller != [QQ.to_json(a) for a in mine]  # seed 1 has a smaller bound somewhere
-    assert _status(_forge_block_bounds(soft_doc, smaller)) == FAIL
+    assert _status(_forge_block_bounds(soft_doc, smaller)) == REJECTED
 
 
 def test_a_wrong_least_beta_on_the_output_block_fails(soft_doc):
@@ -227,4 +244,4 @@ def test_a_wrong_least_beta_on_the_output_block_fails(soft_doc):
     doc = json.loads(json.dumps(soft_doc))
     doc["result"]["least_beta_within_tol_output_block"] = "10"
     assert "the least beta within tol (bound output block) is not the recorded one" in check_compiled_softmax(doc)
-    assert _status(doc) == FAIL
+    assert _status(doc) == REJECTED

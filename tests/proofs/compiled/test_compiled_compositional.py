@@ -3,7 +3,7 @@
 The target of issue 25 (tracr's make_sort_unique over five tokens, a model for every length 1..8);
 the proof against the exhaustive route on a small case, and the independent forward pass against
 the program's definition; forgeries: well-formed, re-sealed documents whose claim is false (a model
-right at max_seq_len and wrong at a shorter length), which must FAIL."""
+right at max_seq_len and wrong at a shorter length), which must REJECTED."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from attncert.proofs.checkers.compiled.construction import model_sha256
 from attncert.proofs.checkers.compiled.every_input import result_of
 from attncert.proofs.checkers.compiled.forward import forward
 from attncert.proofs.core.registry import load_claim
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 
 pytest.importorskip("tracr")
 CLAIM = load_claim("compiled_program")
@@ -98,8 +98,8 @@ def length() -> dict:
     return compositional("make_length", "a,b", 5)
 
 
-def test_forgery_a_model_right_at_max_length_and_wrong_at_3_fails(length):
-    assert length["result"]["holds"] and status(length) == OK
+def swapped_decoder(length: dict) -> dict:
+    """make_length's model with the columns of 3 and 4 swapped in its decoder: right at 5, wrong at 3 and 4."""
     model = copy.deepcopy(length["construction"]["model"])
     cols, values = model["outputs"]["output"], model["output_values"]["output"]
     three, four = cols[values.index({"q": "3"})], cols[values.index({"q": "4"})]
@@ -107,10 +107,31 @@ def test_forgery_a_model_right_at_max_length_and_wrong_at_3_fails(length):
     for entry in out:  # the decoder writes 3's indicator into 4's column and the other way round
         entry[0] = {three: four, four: three}.get(entry[0], entry[0])
     assert decode(model, "ababa") == [5] * 5 and decode(model, "aba") == [4] * 3  # right at 5, wrong at 3
+    return model
+
+
+def test_forgery_a_model_right_at_max_length_and_wrong_at_3_fails(length):
+    assert length["result"]["holds"] and status(length) == OK
+    model = swapped_decoder(length)
     forged = reseal_claiming_it_holds(length, model)
     problems = CLAIM.check(forged)
     assert any("MLP" in p for p in problems), problems
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
+
+
+def test_the_honest_record_of_a_wrong_model_has_failures_and_no_problem(length):
+    """The same model recorded as the proof finds it (holds = false, the proof's problems listed): the check
+    tells the proof's failures from recorded values that are not the recomputed ones, and finds none of
+    the latter. verify still REJECTS it: the rebuild recompiles the program, and this model is not its."""
+    model = swapped_decoder(length)
+    honest = copy.deepcopy(length)
+    honest["construction"]["model"] = model
+    honest["construction"]["model_sha256"] = model_sha256(model)
+    honest["outputs"], honest["result"] = result_of(model, honest["construction"]["program"]["program"], len(honest["inputs"]["vocab"]))
+    assert honest["result"]["holds"] is False and any("MLP" in p for p in honest["result"]["problems"])
+    assert CLAIM.check(honest) == []
+    assert status(honest) == REJECTED
+    assert any("MLP" in p for p in CLAIM.check({**honest, "result": {**honest["result"], "holds": True}}))
 
 
 def test_forgery_a_fixed_length_model_recorded_as_one_for_every_length_fails(length):
@@ -123,7 +144,7 @@ def test_forgery_a_fixed_length_model_recorded_as_one_for_every_length_fails(len
     assert decode(model, "ababa") == [5] * 5 and decode(model, "aba") == [5] * 3  # the length precomputed for 5
     forged = reseal_claiming_it_holds(length, model)
     assert any("does not apply" in p for p in CLAIM.check(forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_causal_sort_unique_is_proven_and_agrees_with_every_input():
@@ -181,7 +202,7 @@ def test_forgery_a_head_computed_twice_fails(length):
     model["layers"][0]["heads"].append(copy.deepcopy(model["layers"][0]["heads"][0]))
     forged = reseal_claiming_it_holds(length, model)
     assert any("computed twice" in p for p in CLAIM.check(forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_a_rasp_language_program_is_tabulated_and_proven(tmp_path):

@@ -2,7 +2,7 @@
 
 It records them and their file's sha256; verify re-checks them with its own forward pass and never reads the
 file. A file whose weights compute something else makes prove exit 1 (or is refused); self-consistent
-forgeries of such certificates FAIL; a malformed file, or the float npz export, is one line and exit 2.
+forgeries of such certificates REJECTED; a malformed file, or the float npz export, is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from attncert.proofs.compiled import construction as compiled
 from attncert.proofs.checkers.compiled.construction import check_compiled
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, OK, REJECTED, verify_bytes
 
 CLAIM = load_claims()["compiled"]
 
@@ -69,7 +69,7 @@ def test_a_compiled_certificate_records_the_sha256_of_its_model_too():
     assert doc["construction"]["model_sha256"] == hashlib.sha256(canonical_json(doc["construction"]["model"]) + b"\n").hexdigest()
 
 
-def test_weights_altered_to_compute_something_else_make_prove_exit_1_and_verify_fail(tmp_path, capsys):
+def test_weights_altered_to_compute_something_else_make_prove_and_verify_say_it_does_not_hold(tmp_path, capsys):
     path = compile_to(tmp_path, "transpose", "r=2,c=3")
     model = json.loads(path.read_text())
     first_ov(model)[2] = "2"  # one W_OV weight doubled: the model now moves twice the value
@@ -78,7 +78,9 @@ def test_weights_altered_to_compute_something_else_make_prove_exit_1_and_verify_
     assert main(["prove", "compiled", "--of", "transpose", "--sizes", "r=2,c=3", "--model", str(path), "--out", str(out)]) == 1
     doc = read_certificate(out)
     assert not doc["result"]["holds"] and not doc["result"]["equals_reference"]
+    capsys.readouterr()
     assert main(["verify", str(out)]) == 1
+    assert capsys.readouterr().out.startswith("DOES-NOT-HOLD ")  # genuine: that file's weights do not compute transpose
 
 
 @pytest.fixture
@@ -89,7 +91,7 @@ def altered(tmp_path):
     first_ov(model)[2] = "2"
     write_model(path, model)
     doc = prove_file(path, "transpose", "r=2,c=3")
-    assert not doc["result"]["holds"] and status(doc) == FAIL
+    assert not doc["result"]["holds"] and status(doc) == DOES_NOT_HOLD  # genuine: the check and the rebuild agree
     return doc
 
 
@@ -97,7 +99,7 @@ def test_forgery_a_false_claim_recorded_as_holding(altered):
     forged = copy.deepcopy(altered)
     forged["result"].update(holds=True, equals_reference=True, equals_rasp=True, sops_differing=[])
     assert "the compiled weights do not map the inputs to the reference" in check_compiled(forged)
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_the_reference_replaced_by_what_the_altered_weights_compute(altered):
@@ -108,7 +110,7 @@ def test_forgery_the_reference_replaced_by_what_the_altered_weights_compute(alte
     forged["result"].update(holds=True, equals_reference=True, equals_rasp=True, sops_differing=[])
     problems = check_compiled(forged)
     assert "the recorded reference differs from the reference recomputed from the inputs" in problems
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_a_sha256_of_another_file(tmp_path):
@@ -118,7 +120,7 @@ def test_forgery_a_sha256_of_another_file(tmp_path):
     forged = copy.deepcopy(doc)
     forged["construction"]["model_sha256"] = hashlib.sha256(b"another file\n").hexdigest()
     assert "the recorded model_sha256 is not the sha256 of the recorded model's JSON" in check_compiled(forged)
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_weights_that_give_the_output_but_not_every_sop(tmp_path):
@@ -283,4 +285,4 @@ def test_a_positional_entry_in_a_token_column_is_added_to_the_token(tmp_path, ca
     forged = copy.deepcopy(prove_file(compile_to(tmp_path, "transpose", "r=2,c=3", "good.json"), "transpose", "r=2,c=3"))
     forged["construction"]["model"] = model
     forged["construction"]["model_sha256"] = hashlib.sha256(canonical_json(model) + b"\n").hexdigest()
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED

@@ -22,7 +22,7 @@ from attncert.proofs.checkers.tracr.model import value
 from attncert.proofs.cli import main
 from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import load_claim
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 
 ROOT = Path(__file__).resolve().parents[3]
 PROG = str(ROOT / "examples" / "prog.rasp")
@@ -68,7 +68,7 @@ def test_forgery_a_model_that_computes_something_else_still_claiming_every_input
     forged = swapped_decoder(reverse)
     problems = CLAIM.check(forged)
     assert any("forward pass finds" in p for p in problems), problems
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_reference_matching_the_altered_model_passes_the_check_and_fails_the_rebuild(reverse):
@@ -78,21 +78,21 @@ def test_forgery_reference_matching_the_altered_model_passes_the_check_and_fails
     ref["values"] = [{"s": swap[v["s"]]} for v in ref["values"]]
     assert CLAIM.check(forged) == []
     assert any("reference" in p or "construction" in p for p in rebuilt_differences(CLAIM, forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_claiming_every_length_for_a_fixed_length_model_fails(reverse):
     forged = copy.deepcopy(reverse)
     forged["inputs"]["lengths"] = forged["params"]["lengths"] = "every"
     assert any("lengths" in p for p in CLAIM.check(forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_of_a_listed_counterexample_fails(reverse):
     forged = copy.deepcopy(reverse)
     forged["outputs"]["counterexamples"] = [{"input": [{"s": "a"}] * 3, "rasp": [{"s": "a"}] * 3, "position": 1}]
     assert any("counterexamples" in p for p in CLAIM.check(forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_an_attncert_program_with_a_lambda_is_refused_in_one_line(tmp_path, monkeypatch):

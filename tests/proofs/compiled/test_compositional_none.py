@@ -27,7 +27,7 @@ from attncert.exact.errors import AttncertError
 from attncert.proofs.compiled import program as P
 from attncert.proofs.checkers.compiled.forward import forward
 from attncert.proofs.core.registry import load_claim
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 
 pytest.importorskip("tracr")
 CLAIM = load_claim("compiled_program")
@@ -101,7 +101,7 @@ def test_forgery_the_tables_of_a_predicate_true_on_none_beside_the_model_that_ne
     node["table"] = [[args, {"b": True}] if args[0] is None else [args, v] for args, v in node["table"]]
     forged = _claiming_it_holds(forged)
     assert any("do not separate" in p for p in CLAIM.check(forged)), CLAIM.check(forged)
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_the_tables_without_the_none_pairs_fails(not_none):
@@ -111,7 +111,7 @@ def test_forgery_the_tables_without_the_none_pairs_fails(not_none):
     node["table"] = [[args, v] for args, v in node["table"] if args[0] is not None]
     problems = CLAIM.check(forged)
     assert any("has no entry" in p and "which the proof needs" in p for p in problems), problems
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_the_exhaustive_route_tabulates_the_predicate_on_none_and_verifies():
@@ -129,7 +129,7 @@ def test_a_comparison_on_none_is_recorded_as_where_the_program_may_be_undefined(
     line = P.summary(doc)
     assert "not shown to be all 14" in line and "for all" not in line
     assert status(doc) == OK
-    assert status(_claiming_it_holds(doc)) == FAIL  # claiming it defined on every input
+    assert status(_claiming_it_holds(doc)) == REJECTED  # claiming it defined on every input
 
 
 def test_a_static_selection_of_one_key_is_shown_defined_everywhere():

@@ -1,4 +1,4 @@
-"""Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says FAIL or BAD.
+"""Every leaf of every claim's certificate is pinned: change any one (and reseal) and verify says REJECTED or BAD.
 
 All 37 claims, at small sizes. The default run walks up to 300 evenly spaced
 leaves of each claim (every leaf of most), leaving out the eight claims whose walk

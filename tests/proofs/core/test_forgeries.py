@@ -1,5 +1,5 @@
 """Self-consistent forgeries: well-formed, correctly hashed, internally consistent documents whose
-claim is false. Each must give FAIL or BAD, never OK, and the independent check alone (without the
+claim is false. Each must give REJECTED or BAD, never OK, and the independent check alone (without the
 rebuild) must already refuse the Sinkhorn ones: the rebuild pins fields, the check decides truth.
 """
 
@@ -25,7 +25,7 @@ from attncert.proofs.core.registry import load_claims
 from attncert.proofs.sinkhorn.common import bmat, run_json, w1_json
 from attncert.proofs.sinkhorn.texts import family_from
 from attncert.proofs.sinkhorn.universality import pair_json
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 CLAIMS = load_claims()
 
@@ -45,7 +45,7 @@ def refused_by_check(name: str, doc: dict, match: str) -> None:
     except ParseError as e:
         problems = [str(e)]
     assert any(match in p for p in problems), problems
-    assert status(doc) in (FAIL, BAD)
+    assert status(doc) in (REJECTED, BAD)
 
 
 @pytest.fixture(scope="module")
@@ -299,7 +299,7 @@ def test_duplicate_keys_and_smuggled_floats_are_malformed(convergence):
 def test_a_record_that_the_claim_does_not_hold_is_not_ok(convergence):
     doc = copy.deepcopy(convergence)
     doc["result"]["holds"] = False
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 # -- layout claims ---------------------------------------------------------------------------
@@ -311,7 +311,7 @@ def test_inputs_changed_with_outputs_of_a_wrong_program():
     doc["inputs"]["M"] = matrix_to_json(M, QQ)
     wrong = [[M[j][i] + (1 if (i, j) == (0, 0) else 0) for j in range(2)] for i in range(3)]  # not M^T
     doc["outputs"]["output"] = doc["reference"]["output"] = matrix_to_json(wrong, QQ)
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_graph_swapped_for_a_smaller_one_with_its_sizes():
@@ -319,11 +319,11 @@ def test_a_graph_swapped_for_a_smaller_one_with_its_sizes():
     small = prove("matmul", r=1, k=1, c=1)
     doc["construction"]["graph"] = small["construction"]["graph"]
     doc["construction"]["size"] = small["construction"]["size"]
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_seed_changed_together_with_consistent_inputs_and_outputs():
     doc = prove("relu", n=4, seed=3)
     other = prove("relu", n=4, seed=4)
     doc["inputs"], doc["outputs"], doc["reference"] = other["inputs"], other["outputs"], other["reference"]
-    assert status(doc) == FAIL  # the inputs are not the ones seed 3 gives
+    assert status(doc) == REJECTED  # the inputs are not the ones seed 3 gives

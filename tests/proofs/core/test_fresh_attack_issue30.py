@@ -5,7 +5,7 @@ evaluator states them, tracr's forward pass, the documented limits), never from 
 test. Attempts that succeeded (a false claim that ``verify`` says OK, ``prove`` writing a false
 certificate, ``verify`` exhausting time or memory on a small hostile file) are marked
 ``xfail(strict=True)`` with the reason; they must keep failing until the hole is fixed. The others
-are plain tests: the attack was refused (FAIL, BAD, or one line and exit 2).
+are plain tests: the attack was refused (REJECTED, BAD, or one line and exit 2).
 
 Successes:
 
@@ -51,7 +51,7 @@ import pytest
 from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 HERE = "tests.proofs.core.test_fresh_attack_issue30"
 
@@ -190,7 +190,7 @@ def test_an_ordered_comparison_of_strings_with_numbers_is_refused_in_one_line():
         _program("compositional", "string_vs_number_geq", "a,b", 2)
 
 
-# -- verify on small hostile files: within a minute and 3 GiB, one line, FAIL or BAD ----------------------------
+# -- verify on small hostile files: within a minute and 3 GiB, one line, REJECTED or BAD ----------------------------
 
 CAP = 3 << 30
 
@@ -216,9 +216,9 @@ def assert_refused_cleanly(path: Path) -> None:
     done = verified_within_a_minute(path)
     assert done is not None, "verify ran past a minute"
     code, line = done
-    assert code in (1, 2), f"verify exited with {code} (a negative code or 134 is a signal): {line[-300:]}"
+    assert code in (2, 3), f"verify exited with {code} (a negative code or 134 is a signal): {line[-300:]}"
     assert "out of memory" not in line, line
-    assert line.split()[0] in (FAIL, BAD) and "Traceback" not in line, line
+    assert line.split()[0] in (REJECTED, BAD) and "Traceback" not in line, line
 
 
 def _write(path: Path, doc: dict) -> Path:
@@ -265,10 +265,10 @@ def compositional_bomb(base: dict, V: int, N: int) -> dict:
 
 
 def test_a_small_compositional_bomb_fails_quickly():
-    """The same document at V = 5, N = 3 (375 key configurations): FAIL in a fraction of a second."""
+    """The same document at V = 5, N = 3 (375 key configurations): REJECTED in a fraction of a second."""
     pytest.importorskip("tracr")
     doc = compositional_bomb(_program("compositional", "shift", "a,b", 3), 5, 3)
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 @pytest.mark.slow
@@ -324,7 +324,7 @@ def selects_over_a_chain(base: dict, K: int, S: int) -> dict:
 
 def test_a_small_chain_of_selects_fails_quickly(tmp_path: Path):
     doc = selects_over_a_chain(_identity_base(tmp_path, 2, 2), 20, 20)
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 @pytest.mark.slow
@@ -427,7 +427,7 @@ def test_tracr_model_forgeries_are_refused(tmp_path: Path):
     base = _tracr_base(tmp_path, "tracr.compiler.lib:make_hist", "a,b", 3)
     assert [t for t, r in base["construction"]["model"]["tokens"] if r in (1, 2)] == [{"s": "a"}, {"s": "b"}]
     for name, doc in _tracr_forgeries(base).items():
-        assert status(doc) in (FAIL, BAD), name
+        assert status(doc) in (REJECTED, BAD), name
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Structural forgeries: change the shape of a certificate, not a value, and verify says FAIL or BAD.
+"""Structural forgeries: change the shape of a certificate, not a value, and verify says REJECTED or BAD.
 
 tests/proofs/core/test_every_leaf.py changes each value. This walk changes the structure of the claim fields
 (``CLAIM_FIELDS``) of every claim's certificate, at the sizes of that walk, and of thirteen more whose
@@ -12,7 +12,7 @@ tracr programs and models, costs, texts, families and inputs read from files):
 The element or member is chosen from the list's path (a stable hash), so that the many lists of one
 kind (the rows of a matrix, the nodes of a graph) are changed at different places. Each changed
 document is resealed as a forger would (:func:`resealed`: the digests of recorded content computed
-again, then the sha256) and must be FAIL or BAD, unless :data:`ALLOWED` says why the claim it states
+again, then the sha256) and must be REJECTED or BAD, unless :data:`ALLOWED` says why the claim it states
 is still exactly true: the same claim of the same object (a mapping listed in another order, say), not
 tried; or a claim about another object (a recorded model with one weight moved or deleted), tried, and
 an OK must then be confirmed apart from attncert (tracr running the changed weights).

@@ -43,7 +43,7 @@ def table(out: str) -> dict[str, dict[str, str]]:
 
 
 def counts(row: dict[str, str]) -> tuple[int, ...]:
-    return tuple(int(row[k]) for k in ("tasks", "holds", "fails", "bad", "skipped"))
+    return tuple(int(row[k]) for k in ("tasks", "holds", "fails", "rejected", "bad", "skipped"))
 
 
 def test_in_process_sweep_writes_certificates_that_verify(tmp_path, capsys):
@@ -55,21 +55,21 @@ def test_in_process_sweep_writes_certificates_that_verify(tmp_path, capsys):
     doc = json.loads((tmp_path / "matmul__r=3__seed=1.json").read_text())
     assert (doc["claim"], doc["params"]["r"], doc["params"]["seed"], doc["params"]["k"]) == ("matmul", 3, 1, 3)
     rows = table(out)
-    assert counts(rows["transpose"]) == (4, 4, 0, 0, 0)
-    assert counts(rows["matmul"]) == (4, 4, 0, 0, 0)
-    assert counts(rows["total"]) == (8, 8, 0, 0, 0)
+    assert counts(rows["transpose"]) == (4, 4, 0, 0, 0, 0)
+    assert counts(rows["matmul"]) == (4, 4, 0, 0, 0, 0)
+    assert counts(rows["total"]) == (8, 8, 0, 0, 0, 0)
 
 
 def test_parallel_sweep_then_a_second_run_skips_everything(tmp_path, capsys):
     code, out, _ = run(capsys, tmp_path, *SMALL, "--jobs", "2")
     assert code == 0
-    assert counts(table(out)["total"]) == (8, 8, 0, 0, 0)
+    assert counts(table(out)["total"]) == (8, 8, 0, 0, 0, 0)
     assert {p.name for p in tmp_path.iterdir()} == SMALL_FILES
     written = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
 
     code, out, _ = run(capsys, tmp_path, *SMALL, "--jobs", "2")
     assert code == 0
-    assert counts(table(out)["total"]) == (8, 0, 0, 0, 8)
+    assert counts(table(out)["total"]) == (8, 0, 0, 0, 0, 8)
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == written  # nothing rewritten
 
 
@@ -85,8 +85,8 @@ def test_tampered_or_mismatched_certificates_are_proven_again(tmp_path, capsys):
     code, out, _ = run(capsys, tmp_path, *SMALL, "--jobs", "1")
     assert code == 0
     rows = table(out)
-    assert counts(rows["transpose"]) == (4, 1, 0, 0, 3)
-    assert counts(rows["matmul"]) == (4, 1, 0, 0, 3)
+    assert counts(rows["transpose"]) == (4, 1, 0, 0, 0, 3)
+    assert counts(rows["matmul"]) == (4, 1, 0, 0, 0, 3)
     assert verify_file(tampered).status == OK
     assert json.loads(misplaced.read_text())["params"]["r"] == 3
 
@@ -102,7 +102,7 @@ def test_unknown_parameter_or_claim_is_exit_2_before_anything_runs(tmp_path, cap
 def test_invalid_values_are_bad_rows_and_the_sweep_goes_on(tmp_path, capsys):
     code, out, err = run(capsys, tmp_path, "transpose", "--size", "r=0,2,two", "--jobs", "1")
     assert code == 2
-    assert counts(table(out)["transpose"]) == (3, 1, 0, 2, 0)
+    assert counts(table(out)["transpose"]) == (3, 1, 0, 0, 2, 0)
     bad = [line for line in out.splitlines() if line.startswith("BAD")]
     assert len(bad) == 2 and all("positive integer" in line for line in bad)
     assert [p.name for p in tmp_path.iterdir()] == ["transpose__r=2__seed=0.json"]
@@ -125,16 +125,16 @@ def test_a_certificate_that_does_not_verify_fails_the_sweep(tmp_path, capsys, mo
     }
     monkeypatch.setattr(sweep, "load_claim", fake.__getitem__)
     code, out, _ = run(capsys, tmp_path, "transpose", "matmul", "--seeds", "0-1", "--jobs", "1")
-    assert code == 2  # BAD (the broken claim) outranks FAIL, as in attncert verify
+    assert code == 3  # REJECTED (the wrong output) outranks BAD (the broken claim), as in attncert verify
     rows = table(out)
-    assert counts(rows["transpose"]) == (2, 0, 2, 0, 0)
-    assert counts(rows["matmul"]) == (2, 0, 0, 2, 0)
+    assert counts(rows["transpose"]) == (2, 0, 0, 2, 0, 0)
+    assert counts(rows["matmul"]) == (2, 0, 0, 0, 2, 0)
     assert sum("RuntimeError: a bug at this size" in line for line in out.splitlines()) == 2
-    fails = [line for line in out.splitlines() if line.startswith("FAIL")]
+    fails = [line for line in out.splitlines() if line.startswith("REJECTED")]
     assert len(fails) == 2 and "(transpose__seed=0.json)" in fails[0]
 
     code, out, _ = run(capsys, tmp_path, "transpose", "--jobs", "1")
-    assert code == 1 and counts(table(out)["transpose"]) == (1, 0, 1, 0, 0)
+    assert code == 3 and counts(table(out)["transpose"]) == (1, 0, 0, 1, 0, 0)
 
 
 def test_plan_seeds_sizes_and_claims_without_a_seed(tmp_path):
@@ -193,8 +193,8 @@ def test_dask_local_cluster(tmp_path, capsys):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         code, out, err = run(capsys, tmp_path, *SMALL, "--scheduler", cluster.scheduler_address)
         assert code == 0, out + err
-        assert counts(table(out)["total"]) == (8, 8, 0, 0, 0)
+        assert counts(table(out)["total"]) == (8, 8, 0, 0, 0, 0)
         assert {p.name for p in tmp_path.iterdir()} == SMALL_FILES
         assert all(verify_file(p).status == OK for p in tmp_path.iterdir())
         code, out, _ = run(capsys, tmp_path, *SMALL, "--scheduler", cluster.scheduler_address)
-        assert code == 0 and counts(table(out)["total"]) == (8, 0, 0, 0, 8)
+        assert code == 0 and counts(table(out)["total"]) == (8, 0, 0, 0, 0, 8)

@@ -12,7 +12,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.proofs.core.certify import CLAIM_FIELDS
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 
 def make(claim, **params):
@@ -75,7 +75,7 @@ def test_changing_any_single_number_is_detected(certs, claim, part):
         for p in path:
             node = node[p]
         bad = set_path(doc, path, bump(node))
-        assert status(bad) == FAIL, path  # the stale hash catches it
+        assert status(bad) == REJECTED, path  # the stale hash catches it
         assert status(bad, reseal=True) != OK, path  # and so does the recomputation
 
 
@@ -100,7 +100,7 @@ def test_changing_the_graph_is_detected(certs):
     for what, mutate in mutations:
         bad = copy.deepcopy(doc)
         mutate(bad)
-        assert status(bad) == FAIL, what
+        assert status(bad) == REJECTED, what
         assert status(bad, reseal=True) != OK, what
 
 
@@ -135,7 +135,7 @@ def test_hostile_bytes_exit_2_with_one_line(certs, tmp_path, name):
 def test_hostile_but_sealed_documents_are_bad_input(certs, name, mutate):
     doc = copy.deepcopy(certs["relu"])
     mutate(doc)
-    assert status(doc, reseal=True) in (BAD, FAIL), name
+    assert status(doc, reseal=True) in (BAD, REJECTED), name
 
 
 def test_exponent_limit_is_enforced(certs):
@@ -154,7 +154,9 @@ def test_cli_verify_exit_codes(certs, tmp_path):
     run = lambda *f: subprocess.run([sys.executable, "-m", "attncert", "verify", *map(str, f)], capture_output=True, text=True)  # noqa: E731
     assert run(good).returncode == 0
     r = run(good, bad)
-    assert r.returncode == 1 and r.stdout.count("\n") == 2 and "FAIL" in r.stdout
+    lines = r.stdout.splitlines()
+    assert r.returncode == 3 and len(lines) == 3 and lines[0].startswith("OK ") and lines[1].startswith("REJECTED ")
+    assert lines[2].startswith("2 certificates: 1 genuine and holding (OK), 0 genuine and not holding (DOES-NOT-HOLD), 1 rejected (REJECTED)")
 
 
 # --- fuzzing ------------------------------------------------------------------------------------
@@ -203,7 +205,7 @@ def test_fuzz_mutated_certificates_at_length(fuzz_base, data):
 
 def mutate_and_verify(fuzz_base, data) -> None:
     """One mutation (a field replaced by a hostile JSON value, or deleted), resealed or not: verify
-    answers OK, FAIL or BAD in one line, and OK only when no claim field changed."""
+    answers OK, REJECTED or BAD in one line, and OK only when no claim field changed."""
     doc, paths = fuzz_base
     path = data.draw(st.sampled_from(paths))
     action = data.draw(st.sampled_from(["replace", "delete"]))
@@ -217,7 +219,7 @@ def mutate_and_verify(fuzz_base, data) -> None:
         node[path[-1]] = data.draw(json_values)
     reseal = data.draw(st.booleans())
     out = verify_bytes(canonical_json(seal(mutated) if reseal else mutated))
-    assert out.status in (OK, FAIL, BAD) and "\n" not in out.reason
+    assert out.status in (OK, REJECTED, BAD) and "\n" not in out.reason
     if out.status == OK:  # only a mutation that changed no claim field may pass (provenance is informational)
         assert reseal or mutated == doc
         assert {k: mutated.get(k) for k in CLAIM_FIELDS} == {k: doc[k] for k in CLAIM_FIELDS}

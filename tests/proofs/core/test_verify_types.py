@@ -1,5 +1,5 @@
 """JSON values are compared with their types: a certificate whose only change is a leaf's JSON kind
-(1 -> true, true -> 1, 1 -> "1", "1" -> 1), resealed, is FAIL or BAD, never OK.
+(1 -> true, true -> 1, 1 -> "1", "1" -> 1), resealed, is REJECTED or BAD, never OK.
 
 Python's ``==`` says True == 1 and False == 0; before json_equal, a transpose certificate with
 ``construction.size.heads[1]`` changed from 1 to true verified OK.
@@ -157,8 +157,8 @@ def test_the_reported_forgery_fails_in_one_line(tmp_path: Path):
     path = tmp_path / "heads.json"
     path.write_bytes(canonical_json(seal(doc)) + b"\n")
     done = subprocess.run([sys.executable, "-m", "attncert", "verify", str(path)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert done.stdout.startswith("FAIL") and done.stdout.count("\n") == 1 and "construction" in done.stdout
+    assert done.returncode == 3, done.stdout + done.stderr  # REJECTED: a forgery
+    assert done.stdout.startswith("REJECTED") and done.stdout.count("\n") == 1 and "construction" in done.stdout
     assert "Traceback" not in done.stderr
 
 

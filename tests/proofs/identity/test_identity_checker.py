@@ -1,7 +1,7 @@
 """The independent checker of identity certificates (proofs/checkers/identity/check.py, docs/identity.md).
 
 Honest certificates of the six identity claims verify OK, through ``verify_bytes`` and the command
-line. Self-consistent forgeries (well-formed, re-sealed with a correct hash) FAIL, and the check
+line. Self-consistent forgeries (well-formed, re-sealed with a correct hash) REJECTED, and the check
 alone already names what is wrong: a construction with one map changed, proven consistently by the
 prover and then claimed to hold; a dependent or too coarse exp basis; a divisor relabelled; a
 hypothesis dropped; a value-dependent select. Whether a changed construction is wrong is decided
@@ -38,7 +38,7 @@ from attncert.proofs.checkers.identity.graph import Evaluator, SignOracle, read_
 from attncert.proofs.core.layout_claims import LAYOUT_CLAIMS
 from attncert.proofs.core import registry
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 CLAIMS = load_claims()
 
@@ -61,13 +61,13 @@ def status(doc: dict) -> str:
 
 
 def refused(doc: dict, match: str, check=check_identity) -> list[str]:
-    """The check alone names the forgery, and verify says FAIL or BAD."""
+    """The check alone names the forgery, and verify says REJECTED or BAD."""
     try:
         problems = check(doc)
     except ParseError as e:
         problems = [str(e)]
     assert any(match in p for p in problems), problems
-    assert status(doc) in (FAIL, BAD)
+    assert status(doc) in (REJECTED, BAD)
     return problems
 
 
@@ -101,7 +101,7 @@ def test_the_command_line_verifies_an_identity_certificate_and_fails_a_forgery(t
     doc["result"]["hypotheses"] = 0
     (tmp_path / "forged.json").write_bytes(canonical_json(seal(doc)))
     r = run_cli("verify", "forged.json", cwd=tmp_path)
-    assert r.returncode == 1 and r.stdout.startswith("FAIL") and len(r.stdout.splitlines()) == 1, r.stdout
+    assert r.returncode == 3 and r.stdout.startswith("REJECTED") and len(r.stdout.splitlines()) == 1, r.stdout
 
 
 # -- constructions with one map changed, proven consistently, then claimed to hold -----------------
@@ -163,10 +163,11 @@ def test_a_changed_map_claimed_to_hold_fails(monkeypatch, base, sizes, fn_name, 
     assert wrong_at_a_rational_input(base, cons, g)
     doc = prove_changed(monkeypatch, base, sizes, cons)
     monkeypatch.undo()
-    # as the prover records it, consistent and saying it does not hold: the check agrees, verify FAILs
+    # as the prover records it, consistent and saying it does not hold: the check agrees, and verify REJECTS
+    # it, since the rebuild builds attncert's construction, not the changed one
     assert doc["result"]["holds"] is False and doc["result"]["mismatches"]
     assert check_identity(doc) == []
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
     # claimed to hold: the check finds the mismatches itself
     doc["result"]["holds"] = True
     doc["result"]["mismatches"] = []

@@ -1,7 +1,7 @@
 """The identity checker on hierarchy_identity and compiled_identity
 (proofs/checkers/identity/hierarchy.py, identity_compiled.py, docs/identity.md).
 
-Honest certificates verify OK. Self-consistent forgeries (re-sealed) FAIL or are BAD, refused by the
+Honest certificates verify OK. Self-consistent forgeries (re-sealed) REJECTED or are BAD, refused by the
 check itself: a hierarchy missing a size or listing one twice, a hierarchy of a changed U claimed to
 hold (shown wrong in EE at a rational input), a compiled model whose head scores read the input
 column (shown to compute something else at a rational input, by the minimal forward pass in QQ),

@@ -6,7 +6,7 @@ squarings), whose values at the checker's point were rationals to those powers (
 136); x^(2^40) restricted to a region's equality x = 2 (the same, in the substitution);
 (2x)^(2^40), whose coefficient doubles its digits at each squaring; the fourth power of the mean
 of 120 tokens, a product of 26 million terms that was formed before it was counted (261 s and
-past 10 GB). Each now ends in one line, FAIL or BAD, in a process whose address space is capped.
+past 10 GB). Each now ends in one line, REJECTED or BAD, in a process whose address space is capped.
 And a selection by TRUE beside recorded regions (the data flow read its pattern outside an
 evaluation: an AttributeError).
 
@@ -35,7 +35,7 @@ from attncert.proofs.checkers.identity import field as identity_field
 from attncert.proofs.checkers.identity.check import check_identity
 from attncert.proofs.checkers.identity.field import Basis, Field
 from attncert.proofs.checkers.identity.graph import read_graph, static_selections
-from attncert.proofs.core.verify import FAIL
+from attncert.proofs.core.verify import REJECTED
 from tests.proofs.identity.test_identity_checker import prove, refused, status
 from tests.proofs.identity.test_identity_checker_regions import _prove_relu_with, _relu_construction
 
@@ -130,8 +130,8 @@ def the_mean_to_the_fourth(n: int = 120) -> dict:
 
 
 HOSTILE = {
-    "exponentials": (relu_of_exponentials, "FAIL", "restricting a value with exponentials or uninterpreted functions"),
-    "power": (relu_of_a_power, "FAIL", "restricting a value with exponentials or uninterpreted functions"),
+    "exponentials": (relu_of_exponentials, "REJECTED", "restricting a value with exponentials or uninterpreted functions"),
+    "power": (relu_of_a_power, "REJECTED", "restricting a value with exponentials or uninterpreted functions"),
     "region": (a_power_on_a_region_equality, "BAD", "a value restricted to a region's equalities may have"),
     "coefficient": (a_coefficient_squared_forty_times, "BAD", "a coefficient in the evaluation has over 10,000 digits"),
     "mean4": (the_mean_to_the_fourth, "BAD", "a product in the evaluation may have 26,357,430 terms"),
@@ -155,9 +155,9 @@ def test_hostile_sizes_are_refused_in_one_line_each(tmp_path: Path):
         [sys.executable, "-m", "attncert", "verify", *map(str, paths)], capture_output=True, text=True, timeout=300, preexec_fn=_capped
     )
     assert time.monotonic() - start < 60, "each refusal is quick"
-    assert r.returncode == 2 and "Traceback" not in r.stderr, (r.returncode, r.stderr[-2000:])
+    assert r.returncode == 3 and "Traceback" not in r.stderr, (r.returncode, r.stderr[-2000:])  # REJECTED outranks BAD
     lines = r.stdout.splitlines()
-    assert len(lines) == len(HOSTILE), r.stdout
+    assert len(lines) == len(HOSTILE) + 1 and lines[-1].startswith(f"{len(HOSTILE)} certificates: "), r.stdout  # then the tally
     for line, (name, (_, outcome, reason)) in zip(lines, HOSTILE.items()):
         assert line.startswith(outcome) and f"{name}.json" in line and reason in line, line
 
@@ -208,7 +208,7 @@ def test_a_true_select_with_regions_is_checked(monkeypatch):
     doc = _prove_relu_with(monkeypatch, _aggregate_relu(both, 2))
     assert doc["result"]["holds"] and doc["outputs"]["regions"]
     assert check_identity(doc) == []
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_true_select_whose_data_flow_spans_two_groups_fails(monkeypatch):

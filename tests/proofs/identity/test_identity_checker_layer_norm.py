@@ -4,7 +4,7 @@ The layer norm's (σ² + δ)^(-1/2) of a value of the inputs is the uninterprete
 of its argument, in the checker as in the prover; the graph's arguments must be, as functions,
 the reference's σ_i² + δ (positive, as δ > 0 is checked from the parameters). Honest
 certificates verify OK. Self-consistent forgeries, each proven by the prover from a changed
-construction (so every field agrees with every other) and then claimed to hold, FAIL: a graph
+construction (so every field agrees with every other) and then claimed to hold, REJECTED: a graph
 whose norm_scale delta is not params.delta, and a layer norm whose mean is taken over the
 columns; a changed count of uninterpreted values FAILs too, and a delta that is not a positive
 rational string is BAD. That each changed construction is wrong is decided apart from both

@@ -2,7 +2,7 @@
 (proofs/checkers/identity/regions.py, docs/identity.md).
 
 Honest relu, maxmin and encoder-layer certificates verify OK. Self-consistent forgeries (re-sealed)
-FAIL or are BAD, each refused by the check itself: a tree pruned or with a zero branch dropped, a
+REJECTED or are BAD, each refused by the check itself: a tree pruned or with a zero branch dropped, a
 feasible option marked empty with made-up multipliers, leaves renumbered, a question changed, a
 group split so that an output reads two groups, a ReLU wrong only at 0, a division by an
 uninterpreted value, a changed count of uninterpreted values. Each wrong claim is shown wrong apart

@@ -10,7 +10,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 
 LEMMAS = ["transpose", "matmul", "softmax", "relu", "maxmin", "inverse3"]
 #: Claims whose certificate checks the recorded inputs only (hierarchy: one input for each listed size).
@@ -49,7 +49,7 @@ def test_a_certificate_restating_its_lemma_for_all_inputs_fails():
     doc = load_claims()["matmul"].prove(r=2, k=2, c=2)
     assert verify_bytes(canonical_json(seal(doc))).status == OK
     doc["result"]["statement"] = "matmul(r, k, c) maps vec(A) ++ vec(B) to vec(AB) (then zeros) exactly"
-    assert verify_bytes(canonical_json(seal(doc))).status == FAIL
+    assert verify_bytes(canonical_json(seal(doc))).status == REJECTED
 
 
 def test_paper_layer_counts_hold_for_several_sizes(tmp_path):

@@ -24,7 +24,7 @@ from attncert.exact.certificate import seal
 from attncert.exact.errors import ParseError, UndecidedError
 from attncert.exact.limits import Limits
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 CLAIM = load_claims()["rasp_program"]
 ROOTS = "r = 2 ^ (1/2);\n"
@@ -95,14 +95,14 @@ def test_the_old_certificate_that_r_squared_is_not_2(roots: Path):
     assert outcome(honest).status == OK
     forged = as_old_prover(honest, "1 == 2", "r * r == 2")
     verdict = outcome(forged)
-    assert verdict.status == FAIL and "does not establish its output" in verdict.reason and "r * r == 2" in verdict.reason
+    assert verdict.status == REJECTED and "does not establish its output" in verdict.reason and "r * r == 2" in verdict.reason
 
 
 def test_the_old_certificate_of_a_minimum_picked_on_an_undecided_comparison(roots: Path):
     honest = prove("2 + 10^-20")
     assert honest["outputs"]["value"] == {"q": "200000000000000000001/100000000000000000000"}  # 2 + 10^-20
     forged = as_old_prover(honest, "2 + 10^-20", "min(r*r, 2 + 10^-20)")
-    assert outcome(forged).status == FAIL  # the minimum is r*r, a ball around 2, decided from enclosures
+    assert outcome(forged).status == REJECTED  # the minimum is r*r, a ball around 2, decided from enclosures
 
 
 def test_a_decided_comparison_relabelled_exact(roots: Path):
@@ -112,20 +112,20 @@ def test_a_decided_comparison_relabelled_exact(roots: Path):
     del result["precision"], result["decided_from_enclosures"]
     result["relation"] = "exact_equal"
     result["statement"] = result["statement"].split(" is the recorded output")[0] + " is exactly the recorded output"
-    assert outcome(forged).status == FAIL
+    assert outcome(forged).status == REJECTED
 
 
 def test_a_decided_comparison_with_the_other_answer(roots: Path):
     forged = copy.deepcopy(prove("r * r < 3"))
     forged["outputs"]["value"] = {"b": False}
-    assert outcome(forged).status == FAIL
+    assert outcome(forged).status == REJECTED
 
 
 def test_the_recorded_precision_is_checked(roots: Path):
     doc = prove("r * r < 3")
     lower = copy.deepcopy(doc)
     lower["result"]["precision"] = 256
-    assert outcome(lower).status == FAIL
+    assert outcome(lower).status == REJECTED
     above = copy.deepcopy(doc)
     above["result"]["precision"] = 1 << 20
     verdict = outcome(above)
@@ -159,9 +159,9 @@ def test_the_command_line_refuses_certifies_and_verifies(roots: Path):
     forged = as_old_prover(prove("1 == 2"), "1 == 2", "r * r == 2")
     (roots / "forged.json").write_bytes(canonical_json(seal(forged)) + b"\n")
     code, lines = cli(["verify", "lt.json", "forged.json"], roots)
-    assert code == 1 and len(lines) == 2
+    assert code == 3 and len(lines) == 3 and lines[2].startswith("2 certificates: ")  # the forgery is REJECTED, exit 3
     assert lines[0].startswith("OK") and "enclosure" in lines[0]
-    assert lines[1].startswith("FAIL") and "does not establish its output" in lines[1]
+    assert lines[1].startswith("REJECTED") and "does not establish its output" in lines[1]
     code, lines = cli(["rasp", "roots.rasp", "--eval", "min(r*r, 2 + 10^-20)"], roots)
     assert code == 0 and len(lines) == 3 and lines[0].startswith("# enclosure") and lines[1].startswith("# decided from enclosures")
     assert lines[2].startswith("[2.00000000000000000") and "+/-" in lines[2]  # r*r, a ball around 2: not 2 + 10^-20

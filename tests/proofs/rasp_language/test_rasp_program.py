@@ -1,7 +1,7 @@
 """The ``rasp_program`` claim: a RASP program's exact output on an input, certified and re-checked.
 
 A round trip through the command line; self-consistent forgeries (well-formed, correctly hashed
-documents whose claim is false), which verify must answer FAIL or BAD; and hostile programs
+documents whose claim is false), which verify must answer REJECTED or BAD; and hostile programs
 (endless recursion, huge ranges and powers, deep nesting, endless loops, missing files, syntax
 errors), given to ``attncert rasp``, ``prove`` or recorded in a certificate for ``verify``, which
 must each give one line and exit 2, never a traceback. Expected values are computed here from the
@@ -27,7 +27,7 @@ from attncert.exact.errors import LimitExceeded
 from attncert.exact.limits import Limits
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 CLAIM = load_claims()["rasp_program"]
 
@@ -108,7 +108,8 @@ def test_an_output_that_differs_from_the_expected_value_is_certified_as_not_hold
     assert "does NOT equal" in doc["result"]["statement"]
     capsys.readouterr()
     assert main(["verify", "no.json"]) == 1
-    assert "does not hold" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("DOES-NOT-HOLD ") and "genuine; the claim does not hold" in out
 
 
 def test_without_expect_the_claim_is_the_output_itself(genuine: dict):
@@ -151,14 +152,14 @@ def restated(doc: dict) -> dict:
 def test_a_wrong_output_with_a_consistent_hash(genuine: dict):
     doc = copy.deepcopy(genuine)
     doc["outputs"]["value"][1] = tagged(Fraction(1, 3))
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_source_changed_with_its_sha256_updated(genuine: dict):
     doc = copy.deepcopy(genuine)
     text = MAIN.replace('"a"', '"b"')
     doc["inputs"]["source"] = {"text": text, "sha256": sha(text)}
-    assert status(restated(doc)) == FAIL  # the recorded output is the fraction of a's, not of b's
+    assert status(restated(doc)) == REJECTED  # the recorded output is the fraction of a's, not of b's
 
 
 def spelled(qs: list[Fraction]) -> str:
@@ -174,14 +175,14 @@ def test_an_expected_value_that_differs_but_holds_true(program: Path):
     doc["reference"]["expected"] = [tagged(q) for q in wrong]
     doc["result"]["statement"] = doc["result"]["statement"].replace(spelled(right), spelled(wrong))
     assert spelled(wrong) in doc["result"]["statement"]
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_loaded_text_swapped_with_its_sha256_recomputed(genuine: dict):
     doc = copy.deepcopy(genuine)
     text = LIB.replace("indices, indices, <=", "indices, indices, <")  # strict: other fractions
     doc["inputs"]["loaded"][0].update(text=text, sha256=sha(text))
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_sha256_that_is_not_its_text(genuine: dict):
@@ -189,7 +190,7 @@ def test_a_sha256_that_is_not_its_text(genuine: dict):
     doc["inputs"]["loaded"][0]["sha256"] = sha(LIB + " ")
     problems = CLAIM.verify(doc)
     assert any("not the sha256 of its recorded text" in p for p in problems)
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_loaded_file_left_out_is_not_read_from_the_disk(genuine: dict, program: Path):
@@ -203,7 +204,7 @@ def test_a_loaded_file_left_out_is_not_read_from_the_disk(genuine: dict, program
 def test_an_unused_file_recorded_as_loaded(genuine: dict):
     doc = copy.deepcopy(genuine)
     doc["inputs"]["loaded"].append({"name": "extra.rasp", "text": "x = 1;\n", "sha256": sha("x = 1;\n")})
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_an_input_changed_with_its_tokens(genuine: dict):
@@ -211,13 +212,13 @@ def test_an_input_changed_with_its_tokens(genuine: dict):
     doc["params"]["input"] = "bbcaab"
     doc["inputs"]["tokens"] = [{"s": c} for c in "bbcaab"]
     doc["result"]["statement"] = doc["result"]["statement"].replace(repr(WORD), repr("bbcaab"))
-    assert status(doc) == FAIL  # the output is that of abcaab
+    assert status(doc) == REJECTED  # the output is that of abcaab
 
 
 def test_an_e_literal_slipped_into_the_parameters(genuine: dict):
     doc = copy.deepcopy(genuine)
     doc["params"]["e_literal"] = "2.718"
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_a_recorded_program_that_does_not_hold_a_value(genuine: dict):

@@ -16,7 +16,7 @@ from attncert.exact.domains import Ball
 from attncert.proofs.checkers import references
 from attncert.proofs.cli import main
 from attncert.proofs.simulator import encoder_norm
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 
 def _verify(doc: dict) -> str:
@@ -89,7 +89,7 @@ def test_a_self_consistent_forgery_with_another_program_fails(genuine, monkeypat
     monkeypatch.undo()
     assert forged["params"]["delta"] == "1/100" and forged["result"]["holds"] is True
     assert forged["outputs"] != genuine["outputs"]
-    assert _verify(forged) == FAIL
+    assert _verify(forged) == REJECTED
 
 
 def test_a_forged_reference_that_agrees_with_a_wrong_program_fails(genuine, monkeypatch):
@@ -106,12 +106,12 @@ def test_a_forged_reference_that_agrees_with_a_wrong_program_fails(genuine, monk
     forged = copy.deepcopy(forged)
     forged["outputs"]["output"] = forged["reference"]["output"]
     forged["result"] = {**forged["result"], "holds": True, "disjoint": []}
-    assert _verify(forged) == FAIL
+    assert _verify(forged) == REJECTED
 
 
 @pytest.mark.parametrize("delta", ["0", "-1/2"])
 def test_delta_must_be_positive_in_a_certificate_too(genuine, delta):
-    assert _verify({**genuine, "params": {**genuine["params"], "delta": delta}}) in (BAD, FAIL)
+    assert _verify({**genuine, "params": {**genuine["params"], "delta": delta}}) in (BAD, REJECTED)
 
 
 @pytest.mark.parametrize("args", [["--delta", "0"], ["--delta", "x"], ["--prec", "8"], ["--n", "0"]])

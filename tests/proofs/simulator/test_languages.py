@@ -12,7 +12,7 @@ from attncert.exact.certificate import seal
 from attncert.proofs.checkers import references
 from attncert.proofs.simulator import languages
 from attncert.proofs.simulator.languages import parity_set, prove_match2, prove_parity, verify_match2, verify_parity
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 
 
 def ref_match2(word, M):
@@ -139,7 +139,7 @@ def test_a_match2_certificate_without_M_1_fails():
     doc = prove_match2(max_M=2, max_length=3)
     assert status(doc) == OK
     skipped = without_cases(doc, lambda key: key.startswith("M=1,"))
-    assert verify_match2(skipped) == [COVERAGE] and status(skipped) == FAIL
+    assert verify_match2(skipped) == [COVERAGE] and status(skipped) == REJECTED
 
 
 def test_a_prover_that_skips_M_1_cannot_certify_the_statement(monkeypatch):
@@ -155,7 +155,7 @@ def test_a_prover_that_skips_M_1_cannot_certify_the_statement(monkeypatch):
     monkeypatch.setattr(languages, "_match2_plan", plan_from_2)
     doc = prove_match2(max_M=2, max_length=3)
     assert doc["result"]["holds"] and doc["result"]["words_checked"] == 2 + 4 + 8
-    assert status(doc) == FAIL
+    assert status(doc) == REJECTED
 
 
 def test_match2_at_M_1_with_forged_readouts_and_language_fails():
@@ -163,11 +163,11 @@ def test_match2_at_M_1_with_forged_readouts_and_language_fails():
     forged = copy.deepcopy(doc)
     forged["outputs"]["readouts"]["M=1,n=2"] = forged["reference"]["language"]["M=1,n=2"] = "01"  # holds stays true
     assert verify_match2(forged) == ["M=1,n=2: the recorded language values are not the language's", "M=1,n=2: U's recorded readout differs from the language"]
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_a_parity_certificate_without_a_case_fails():
     doc = prove_parity(max_k=2, max_length=3)
     assert status(doc) == OK
     skipped = without_cases(doc, lambda key: key.startswith("k=2,n=3,"))
-    assert verify_parity(skipped) == [COVERAGE] and status(skipped) == FAIL
+    assert verify_parity(skipped) == [COVERAGE] and status(skipped) == REJECTED

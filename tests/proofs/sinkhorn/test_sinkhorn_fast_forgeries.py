@@ -1,6 +1,6 @@
 """Self-consistent forgeries of float-verified and high-precision runs (issue 26): well-formed, re-sealed
 documents from ordinary prove runs whose stated bound is false, or tighter than the theorem gives. The
-independent check alone must refuse each, and ``attncert verify`` must say FAIL."""
+independent check alone must refuse each, and ``attncert verify`` must say REJECTED."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
 from attncert.proofs.checkers.reading import qmatrix, qvector
 from attncert.proofs.checkers.sinkhorn.claims import check_convergence
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 
 CLAIMS = load_claims()
 
@@ -33,7 +33,7 @@ def refused(doc: dict, match: str) -> None:
     except ParseError as e:
         problems = [str(e)]
     assert any(match in p for p in problems), problems
-    assert verify_bytes(canonical_json(seal(doc))).status == FAIL
+    assert verify_bytes(canonical_json(seal(doc))).status == REJECTED
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def transformer():
 def _transformer_refused(doc: dict, match: str) -> None:
     problems = CLAIMS["sinkhorn_transformer"].check(doc)
     assert any(match in p for p in problems), problems
-    assert verify_bytes(canonical_json(seal(doc))).status == FAIL
+    assert verify_bytes(canonical_json(seal(doc))).status == REJECTED
 
 
 def test_a_transformer_run_whose_recorded_shift_is_moved(transformer):

@@ -1,7 +1,7 @@
 """sinkhorn_convergence on your own cost and marginals: --cost FILE --a FILE --b FILE (JSON, CSV, .npy).
 
 The files are read exactly and recorded, verify re-checks from the recorded inputs (the files may be gone),
-bad files are one line and exit 2, and self-consistent forgeries of a file certificate FAIL.
+bad files are one line and exit 2, and self-consistent forgeries of a file certificate REJECTED.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import read_certificate, seal
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, FAIL, OK, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 
 CLAIM = load_claims()["sinkhorn_convergence"]
 FAST = {"eps": "1/5", "ref_iter": 50, "pot_iter": 50}
@@ -146,7 +146,7 @@ def test_another_costs_runs_under_these_inputs_fail(files, genuine):
     forged["inputs"] = copy.deepcopy(genuine["inputs"])
     problems = CLAIM.check(forged)
     assert problems, "the check alone must find it"
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_a_false_npy_reading_fails(files, genuine):
@@ -155,7 +155,7 @@ def test_a_false_npy_reading_fails(files, genuine):
     forged["params"]["cost"] = "npy-float"
     forged["inputs"]["read_from"]["C"] = next(v for k, v in _formats().items() if k == "npy-float")
     assert any("not the value of a binary64 float" in p for p in CLAIM.check(forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_scaled_recorded_marginals_fail(genuine):
@@ -163,7 +163,7 @@ def test_scaled_recorded_marginals_fail(genuine):
     forged = copy.deepcopy(genuine)
     forged["inputs"]["a"] = [QQ.to_json(2 * QQ.from_json(x)) for x in forged["inputs"]["a"]]
     assert any("unbalanced marginals" in p for p in CLAIM.check(forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_files_with_a_seed_or_part_of_the_files_are_malformed(genuine):

@@ -1,7 +1,7 @@
 """An honest Sinkhorn certificate never depends on an optional package (POT).
 
 POT's float outcomes are side notes (``side_notes``): recorded with POT's version,
-covered by the hash, never compared and never part of OK or FAIL. A certificate
+covered by the hash, never compared and never part of OK or REJECTED. A certificate
 proven with POT verifies where POT cannot be imported, and the other way round.
 "POT absent" is genuine: a wrapper script puts a meta path finder in front of
 every other, so ``import ot`` raises ModuleNotFoundError in that process (no
@@ -26,7 +26,7 @@ from attncert.exact.certificate import read_certificate, seal
 from attncert.exact.rationals import rational_from_json
 from attncert.proofs.core.certify import CLAIM_FIELDS
 from attncert.proofs.cli import main
-from attncert.proofs.core.verify import FAIL, verify_bytes
+from attncert.proofs.core.verify import REJECTED, verify_bytes
 
 ot = pytest.importorskip("ot")
 
@@ -44,7 +44,7 @@ class NoPOT(MetaPathFinder):
 
 sys.meta_path.insert(0, NoPOT())
 from attncert.proofs.cli import main
-from attncert.proofs.core.verify import FAIL, verify_bytes
+from attncert.proofs.core.verify import REJECTED, verify_bytes
 
 sys.exit(main(sys.argv[1:]))
 '''
@@ -132,9 +132,9 @@ def test_a_certificate_from_before_side_notes_names_what_differs(tmp_path, capsy
     old = copy.deepcopy(doc)
     old["reference"]["pot"] = "ot.emd2 in float64 (agreement only)"
     out = verify_bytes(canonical_json(seal(old)))
-    assert out.status == FAIL and out.reason == "the field \"reference\" differs from its recomputation: 'pot' is not in the recomputation"
+    assert out.status == REJECTED and out.reason == "the field \"reference\" differs from its recomputation: 'pot' is not in the recomputation"
     # a changed member deeper down is named by its path
     changed = copy.deepcopy(doc)
     changed["reference"]["identity"] += " "
     out = verify_bytes(canonical_json(seal(changed)))
-    assert out.status == FAIL and out.reason == 'the field "reference.identity" differs from its recomputation'
+    assert out.status == REJECTED and out.reason == 'the field "reference.identity" differs from its recomputation'

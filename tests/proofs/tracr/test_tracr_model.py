@@ -32,7 +32,7 @@ from attncert.proofs.checkers.tracr import model as K
 from attncert.proofs.cli import main
 from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import available, load_claim
-from attncert.proofs.core.verify import FAIL, OK, verify_bytes, verify_file
+from attncert.proofs.core.verify import DOES_NOT_HOLD, OK, REJECTED, verify_bytes, verify_file
 
 DATA = Path(__file__).parent / "data"
 CLAIM = load_claim("tracr_model")
@@ -142,7 +142,7 @@ def test_a_correct_model_verifies():
 def test_issue_25_is_a_counterexample_certificate():
     """A categorical Aggregate with default None: at position 1 nothing is selected, RASP gives None,
     and tracr's model decodes a token there. The certificate is true: its check and its rebuild find
-    nothing wrong; verify says FAIL because the claim (every input correct) does not hold."""
+    nothing wrong; verify says DOES-NOT-HOLD (genuine, exit 1): the claim (every input correct) does not hold."""
     doc = doc_of("shift_none")
     assert not doc["result"]["holds"] and doc["result"]["counterexamples"] == doc["result"]["inputs"] == 2 + 4 + 8
     first = doc["outputs"]["counterexamples"][0]
@@ -152,7 +152,13 @@ def test_issue_25_is_a_counterexample_certificate():
     # the residual stays near the all-zero encoding of None: it is argmax that cannot say None
     assert first["leaves_encoding"] is None
     assert CLAIM.check(doc) == [] and rebuilt_differences(CLAIM, doc) == []
-    assert verify_file(DATA / "shift_none.json").status == FAIL
+    assert verify_file(DATA / "shift_none.json").status == DOES_NOT_HOLD
+    # the same document saying that it holds, resealed, is a forgery: rejected, as is the genuine make_length one
+    # saying that it does not
+    claimed = {**doc, "result": {**doc["result"], "holds": True}}
+    assert status(claimed) == REJECTED
+    denied = doc_of("make_length")
+    assert status({**denied, "result": {**denied["result"], "holds": False}}) == REJECTED
 
 
 # -- forgeries: well-formed, re-sealed documents whose claim is false --------------------------
@@ -188,7 +194,7 @@ def test_forgery_altered_weights_still_claiming_correct_fails():
     forged = swapped_output(doc_of("make_length"))
     problems = CLAIM.check(forged)
     assert any("counterexamples" in p for p in problems), problems
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_reference_matching_the_altered_model_fails_in_the_rebuild():
@@ -204,7 +210,7 @@ def test_forgery_reference_matching_the_altered_model_fails_in_the_rebuild():
             out[:] = [index[swap.get(values[i], values[i])] for i in out]
     assert CLAIM.check(forged) == []
     assert any("reference" in p for p in rebuilt_differences(CLAIM, forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def swap_columns(classes: list) -> None:
@@ -227,7 +233,7 @@ def test_forgery_of_the_model_record_fails_the_hypotheses(change, match):
     assert CLAIM.check(forged) == ["construction.model_sha256 is not the sha256 of the recorded model"]
     with_sha(forged)
     assert any(match in p for p in CLAIM.check(forged))
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 def test_forgery_a_decoder_missing_a_class_whose_column_the_model_writes_fails():
@@ -247,7 +253,7 @@ def test_forgery_a_decoder_missing_a_class_whose_column_the_model_writes_fails()
     assert any("tracr's argmax reads every one" in p for p in problems), problems
     with pytest.raises(ParseError, match="argmax reads every one"):
         model_from_json(m)
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 @pytest.mark.parametrize(
@@ -263,7 +269,7 @@ def test_forgery_of_the_decoder_by_structure_fails(change, match):
     change(forged["construction"]["model"]["output"]["classes"])
     with_sha(forged)
     assert any(match in p for p in CLAIM.check(forged)), CLAIM.check(forged)
-    assert status(forged) == FAIL
+    assert status(forged) == REJECTED
 
 
 # -- bad input: one line, exit 2 ---------------------------------------------------------------
@@ -300,7 +306,7 @@ def test_without_tracr_the_claim_names_the_install_command(monkeypatch, capsys):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tracr" else real(name, *a))
     assert not available("tracr_model") and available("transpose")
     assert exit_code(["prove", "tracr_model", "--out", "-"]) == 2
-    assert "pip install 'attncert[tracr]'" in capsys.readouterr().err
+    assert "pip install '.[tracr]' in attncert's folder" in capsys.readouterr().err
 
 
 def test_a_model_shorter_than_asked_is_refused():

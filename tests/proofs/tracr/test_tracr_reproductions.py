@@ -19,9 +19,9 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import load_claim
-from attncert.proofs.core.verify import FAIL, verify_bytes
+from attncert.proofs.core.verify import DOES_NOT_HOLD, verify_bytes
 
-pytest.importorskip("tracr", reason="the tracr extra: pip install 'attncert[tracr]'")
+pytest.importorskip("tracr", reason="the tracr extra: pip install '.[tracr]' in attncert's folder")
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,11 +37,11 @@ def prove(program: str, vocab: str, max_seq_len: int, **kw) -> dict:
 
 
 def true_counterexample_certificate(doc: dict) -> None:
-    """The certificate is right about the model: its check and rebuild find nothing; verify says FAIL
-    only because the claim (every input correct) does not hold."""
+    """The certificate is right about the model: its check and rebuild find nothing; verify says DOES-NOT-HOLD
+    (genuine, exit 1): the claim (every input correct) does not hold."""
     assert not doc["result"]["holds"]
     assert CLAIM.check(doc) == [] and rebuilt_differences(CLAIM, doc) == []
-    assert verify_bytes(canonical_json(seal(doc))).status == FAIL
+    assert verify_bytes(canonical_json(seal(doc))).status == DOES_NOT_HOLD
 
 
 def inputs_listed(doc: dict) -> list[str]:
@@ -108,7 +108,7 @@ def test_the_command_line_proves_prints_the_first_counterexample_and_verifies(tm
     code, out = cli("prove", "tracr_model", "--program", "tests.proofs.tracr.programs:shift_none", "--vocab", "0,1", "--max-seq-len", "2", "--causal", "--out", str(tmp_path / "c.json"))
     assert code == 1 and json.loads((tmp_path / "c.json").read_text())["params"]["causal"] == 1
     code, out = cli("verify", str(tmp_path / "c.json"))
-    assert code == 1 and "does not hold" in out
+    assert code == 1 and out.startswith("DOES-NOT-HOLD ") and "genuine; the claim does not hold" in out
 
 
 def test_the_api_refuses_a_program_that_is_not_the_models_and_a_longer_length():
