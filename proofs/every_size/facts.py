@@ -119,22 +119,29 @@ def relevant(context: Context, goal: Rel) -> tuple[Rel, ...]:
     return tuple(h for h, kept in zip(hyps, keep) if kept)
 
 
-def to_smtlib(hypotheses: list[Rel], goal: Rel, extremes: bool = False) -> str:
-    """The fact ``hypotheses => goal`` as an SMT-LIB 2.6 script whose unsat answer proves it."""
+def to_smtlib(hypotheses: list[Rel], goal: Rel, extremes: bool = False, relaxed: bool = False) -> str:
+    """The fact ``hypotheses => goal`` as an SMT-LIB 2.6 script whose unsat answer proves it.
+
+    ``relaxed``: its relaxation over the reals (QF_NRA), which z3's nlsat decides much faster: a strict
+    a < b becomes a + 1 <= b, a != b becomes a + 1 <= b or b + 1 <= a, the negated goal likewise (each
+    equivalent over the integers), floor's and mod's strict bounds x < k become x <= k - 1 and mod's
+    divisibility is left out, and the symbols range over the reals. Every integer model of the script is a
+    real model of its relaxation, so unsat there proves the fact; the script recorded is the integer one."""
     atoms: dict[str, Atom] = {}
     names: list[str] = []
     for r in hypotheses + [goal]:
         for e in (r.lhs, r.rhs):
             _collect(e, atoms, names)
     symbols = sorted(set().union(*(r.symbols() for r in hypotheses + [goal])))
-    lines = ["(set-logic QF_NIA)"]
-    lines += [f"(declare-fun {s} () Int)" for s in symbols]
+    sort = "Real" if relaxed else "Int"
+    lines = ["(set-logic QF_NRA)" if relaxed else "(set-logic QF_NIA)"]
+    lines += [f"(declare-fun {s} () {sort})" for s in symbols]
     aux = {a: f"aux{k}" for k, a in enumerate(names)}
-    lines += [f"(declare-fun {aux[a]} () Int)" for a in names]
+    lines += [f"(declare-fun {aux[a]} () {sort})" for a in names]
     for a in names:
-        lines += [f"(assert {c})" for c in _definition(atoms[a], aux[a], aux, extremes)]
-    lines += [f"(assert {_rel(r, aux)})" for r in hypotheses]
-    lines.append(f"(assert (not {_rel(goal, aux)}))")
+        lines += [f"(assert {c})" for c in _definition(atoms[a], aux[a], aux, extremes, relaxed)]
+    lines += [f"(assert {_rel(r, aux, relaxed)})" for r in hypotheses]
+    lines.append(f"(assert {_rel(goal.negated(), aux, True)})" if relaxed else f"(assert (not {_rel(goal, aux)}))")
     lines.append("(check-sat)")
     return "\n".join(lines)
 
@@ -151,7 +158,7 @@ def _collect(e: SizeExpr, atoms: dict[str, Atom], names: list[str]) -> None:
             names.append(a.text())
 
 
-def _definition(a: Atom, name: str, aux: dict[str, str], extremes: bool) -> list[str]:
+def _definition(a: Atom, name: str, aux: dict[str, str], extremes: bool, relaxed: bool = False) -> list[str]:
     if a.op in ("max", "min"):
         args = [_term(x, aux) for x in a.args]
         op = ">=" if a.op == "max" else "<="
@@ -161,12 +168,20 @@ def _definition(a: Atom, name: str, aux: dict[str, str], extremes: bool) -> list
         return out
     x, k = _term(a.args[0], aux), a.args[1]
     if a.op == "floor":  # 0 <= x - k q < k
-        return [f"(<= 0 (- {x} (* {k} {name})))", f"(< (- {x} (* {k} {name})) {k})"]
+        upper = f"(<= (- {x} (* {k} {name})) {k - 1})" if relaxed else f"(< (- {x} (* {k} {name})) {k})"
+        return [f"(<= 0 (- {x} (* {k} {name})))", upper]
+    if relaxed:  # 0 <= r <= k - 1
+        return [f"(<= 0 {name})", f"(<= {name} {k - 1})"]
     return [f"(<= 0 {name})", f"(< {name} {k})", f"(= (mod (- {x} {name}) {k}) 0)"]  # 0 <= r < k, k divides x - r
 
 
-def _rel(r: Rel, aux: dict[str, str]) -> str:
+def _rel(r: Rel, aux: dict[str, str], relaxed: bool = False) -> str:
     lhs, rhs = _term(r.lhs, aux), _term(r.rhs, aux)
+    if relaxed and r.op == "<":  # over the integers a < b is a + 1 <= b
+        return f"(<= {_term(r.lhs + SizeExpr.const(1), aux)} {rhs})"
+    if relaxed and r.op == "!=":
+        one = SizeExpr.const(1)
+        return f"(or (<= {_term(r.lhs + one, aux)} {rhs}) (<= {_term(r.rhs + one, aux)} {lhs}))"
     if r.op == "!=":
         return f"(not (= {lhs} {rhs}))"
     return f"({r.op} {lhs} {rhs})"
@@ -200,19 +215,21 @@ def z3_answer(script: str) -> str:
     return _z3_answer(_canonical(script))
 
 
-_DECLARED = re.compile(r"\(declare-fun (\S+) \(\) Int\)")
+_DECLARED = re.compile(r"\(declare-fun (\S+) \(\) (Int|Real)\)")
 
 
 def _canonical(script: str) -> str:
     """The script with its declared symbols renamed v0, v1, ... in the order they are first used after
-    the declarations (a renaming changes no answer)."""
-    names = _DECLARED.findall(script)
-    if not names:
+    the declarations (a renaming changes no answer); its first line, the logic, kept."""
+    logic = script.partition("\n")[0]
+    found = _DECLARED.findall(script)
+    if not found:
         return script
-    head, _, body = script.rpartition(f"(declare-fun {names[-1]} () Int)")
+    names, sort = [n for n, _ in found], found[-1][1]
+    head, _, body = script.rpartition(f"(declare-fun {names[-1]} () {sort})")
     order = {n: k for k, n in enumerate(sorted(names, key=lambda n: (body.find(f" {n}") if f" {n}" in body else len(body), n)))}
     rename = re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w])")
-    return "\n".join(f"(declare-fun v{k} () Int)" for k in range(len(names))) + rename.sub(lambda m: f"v{order[m.group(1)]}", body)
+    return logic + "\n" + "\n".join(f"(declare-fun v{k} () {sort})" for k in range(len(names))) + rename.sub(lambda m: f"v{order[m.group(1)]}", body)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -221,7 +238,7 @@ def _z3_answer(script: str) -> str:
 
     s = z3.Solver()
     s.set("timeout", TIMEOUT_MS)
-    s.from_string("(set-logic QF_NIA)\n" + script)
+    s.from_string(script)
     return str(s.check())
 
 
@@ -277,7 +294,8 @@ class Prover:
             fact = Fact(hyps, goal, extremes)
             if fact.smtlib in self._index:
                 return self.proven[self._index[fact.smtlib]]
-            if z3_answer(fact.smtlib) == "unsat":
+            # the relaxation over the reals first (unsat there proves the script), then the script itself
+            if z3_answer(to_smtlib(list(hyps), goal, extremes, relaxed=True)) == "unsat" or z3_answer(fact.smtlib) == "unsat":
                 self._index[fact.smtlib] = len(self.proven)
                 self.proven.append(fact)
                 return fact
