@@ -33,6 +33,10 @@ In both, K~ = :func:`exact.roundoff.exp_neg` (ỹ) has |K~ / e^-ỹ - 1| <= delt
 
     K'_ij / K~_ij in [e^-E_y / (1 + delta_exp), e^E_y / (1 - delta_exp)]      (:attr:`ShiftedKernel.factor`).
 
+E_y grows with max ỹ (about Delta: 1.5e-13 at ỹ = 700). For sums (verified.py) only the entries with ỹ <= SUM_Y = 43
+need a relative factor, the others being below 2^-62 (a tail bounded absolutely): the same bound with max ỹ capped at
+43 gives :attr:`ShiftedKernel.sum_factor`, about 1e-14.
+
 **A cost known as balls** (a Sinkhorn Transformer's, :class:`~constructions.sinkhorn.problem.CostEnclosure`):
 alpha, beta are doubles chosen from the balls' midpoints (any shift has the same plan), each K'_ij is
 enclosed in arb from the cost's ball, K~_ij is the double nearest its midpoint, and the factor is the
@@ -64,6 +68,10 @@ BOUND_BITS = 128
 BALL_ENTRIES = 4096
 #: The absolute error of a product that underflows (half the smallest subnormal), rounded up.
 TINY = fmpq(1, 2**1074)
+#: Kernel entries with ỹ > SUM_Y are below 2^-62 (e^-43 (1 + 1.4e-15) < 2^-62): a sum's tail (verified.py).
+SUM_Y = 43
+#: The tail's entries are min(K~, TAIL) (``verified.py``): above every truncated digit (2^-63) and every entry past SUM_Y.
+TAIL = 2.0**-62
 
 
 class UnsupportedKernel(ValueError):
@@ -122,6 +130,13 @@ class ShiftedKernel:
     shifts: tuple[Any, Any]  # (A, B) integer arrays (C' = Z'/D), (alpha, beta~) doubles, or (alpha, beta) chosen doubles
     index: np.ndarray | None = None  # integers: Z' (K'_ij = w^{Z'_ij}, w = e^-scale)
     scale: fmpq | None = None  # integers: 1/(D eps)
+    #: Contains K'_ij / K~_ij for the entries with ỹ <= SUM_Y only (the rest are below 2^-62, where sums treat them
+    #: as a tail; verified.py): the exponent's error grows with y, so this is far tighter than ``factor`` at small eps.
+    sum_factor: Factor | None = None
+
+    @property
+    def head_factor(self) -> Factor:
+        return self.factor if self.sum_factor is None else self.sum_factor
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -179,8 +194,9 @@ def _from_integers(Z: np.ndarray, den: int, eps: fmpq) -> ShiftedKernel:
         K = exp_neg(Zs * s_f, overwrite=True)
     g2 = gamma(2)
     E_y = g2 * exact(y_top) / (1 - g2) + TINY
+    E_head = g2 * min(exact(y_top), fmpq(SUM_Y)) / (1 - g2) + TINY
     delta = min(_two_largest(rows), _two_largest(cols)) * s
-    return ShiftedKernel(K, _kernel_factor(E_y), delta, "integers", (A, B), Zs, s)
+    return ShiftedKernel(K, _kernel_factor(E_y), delta, "integers", (A, B), Zs, s, _kernel_factor(E_head))
 
 
 def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
@@ -196,11 +212,13 @@ def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
         raise UnsupportedKernel(f"the kernel spans e^-{y_top:.3g}, beyond float64's proven range (e^-{EXP_MAX:g})")
     K = exp_neg(t, overwrite=True)
     g3 = gamma(3)
-    E_y = (g3 * exact(y_top) + 2 * U * (1 + g3) * exact(s_f) * exact(t1_top) / (1 - U) ** 2) / (1 - g3) + TINY
+    cancel = 2 * U * (1 + g3) * exact(s_f) * exact(t1_top) / (1 - U) ** 2
+    E_y = (g3 * exact(y_top) + cancel) / (1 - g3) + TINY
+    E_head = (g3 * min(exact(y_top), fmpq(SUM_Y)) + cancel) / (1 - g3) + TINY
     rows = C.max(1) - alpha
     cols = C.max(0) - C.min(0)
     spread = min(_two_largest(rows), _two_largest(cols)) / (1 - U)
-    return ShiftedKernel(K, _kernel_factor(E_y), spread / eps, "floats", (alpha, beta))
+    return ShiftedKernel(K, _kernel_factor(E_y), spread / eps, "floats", (alpha, beta), sum_factor=_kernel_factor(E_head))
 
 
 def enclosed_kernel(C: Any, eps: fmpq, prec: int = BOUND_BITS) -> ShiftedKernel:

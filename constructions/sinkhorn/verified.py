@@ -11,13 +11,20 @@ in float64, vectorised, with every rounding bounded a priori (Higham, *Accuracy 
 Numerical Algorithms*, 2nd ed., 2002, ch. 2-4; Rump, "Verification methods: rigorous results using
 floating-point arithmetic", Acta Numerica 19 (2010) 287-449), and only the final scalars in arb:
 
-1. K' in K~ * phi entrywise (phi a ball, :mod:`~constructions.sinkhorn.shifted`); K~ = F + E with F its
-   first two base-2^32 digits and 0 <= E < 2^-63 (:class:`exact.slices.MatrixDigits`).
+1. K' in K~ * phi entrywise (phi a ball, :mod:`~constructions.sinkhorn.shifted`), and K' in K~ * phi_head for the
+   entries with ỹ <= SUM_Y = 43 (the exponent's error grows with y: phi_head is far tighter at small eps); every
+   other entry has K~ < 2^-62. K~ = F + E with F its first two base-2^32 digits and 0 <= E < 2^-63
+   (:class:`exact.slices.MatrixDigits`). With the tail L = min(K~, 2^-62) (>= E, and = K~ past SUM_Y):
+
+       phi_head_lo (F^T x - L^T x)  <=  K'^T x  <=  phi_head_hi F^T x + phi_hi L^T x     (x >= 0),
+
+   so (K'^T x)_j lies in (F^T x)_j phi_head [1 - tau, 1 + tau phi_hi / phi_head_hi], tau >= max_j (L^T x)_j / (F^T x)_j
+   (the tail is a BLAS product of non-negative terms, within gamma_n in any order; one division).
 2. u^ (the witness: the float iterate, exact doubles, normalised to max 1) and F^T u^ exactly by BLAS
    (:mod:`exact.slices`), rounded once to the doubles s~ with |s~ / F^T u^ - 1| <= gamma_{q-1}. Hence
-   (K'^T u^)_j in s~_j * phi * (1 +- gamma)^-1 * [1, 1 + tau_c], tau_c = 2^-63 sum(u^) / min(F^T u^).
+   (K'^T u^)_j in s~_j * phi_head * (1 +- gamma)^-1 * [1 - tau_c, 1 + tau_c phi_hi / phi_head_hi].
 3. v~ = fl(fl(b) / s~): v^_j = v~_j / ((1 + e_b)(1 + e_d) c_j), |e| <= u, c_j the factor of step 2.
-4. F v~ exactly, rounded to t~; (K' v^)_i in t~_i * phi * V * (1 +- gamma)^-1 * [1, 1 + tau_r].
+4. F v~ exactly, rounded to t~; (K' v^)_i in t~_i * phi_head * V * (1 +- gamma)^-1 * [1 - tau_r, 1 + tau_r ...].
 5. q~ = fl(fl(u^ t~) / fl(a)); q_i = r_i / a_i lies in q~_i * Q, Q the product of the factors above and
    (1 +- u)^3, so d_H(r, a) <= log(max q~ Q_hi / (min q~ Q_lo)).
 
@@ -43,7 +50,7 @@ from typing import Any
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ShiftedKernel, UnsupportedKernel
+from attncert.constructions.sinkhorn.shifted import BOUND_BITS, TAIL, ShiftedKernel, UnsupportedKernel
 from attncert.exact.roundoff import LARGEST, SMALLEST_NORMAL, U, Factor, exact, float_of, gamma
 from attncert.exact.slices import MAX_DIGITS, MatrixDigits, float_value, grid_floor, vector_digits
 
@@ -68,6 +75,7 @@ class FloatBound:
     row_factor: Factor  # ... with (K' v^)_i in t~_i * row_factor
     d_h: arb  # an upper bound on d_H(r, a)
     bound: fmpq  # beta, as recorded: >= d_H (e^{Delta/2} + 1) / 2
+    q_range: tuple[arb, arb]  # lo <= min_i r_i / a_i and max_i r_i / a_i <= hi (the ratios' enclosure)
 
 
 def round_up(x: arb, bits: int = RECORD_BITS) -> fmpq:
@@ -113,21 +121,12 @@ def _float_value(R: list[np.ndarray], exponent: int, width: int) -> tuple[np.nda
         raise UnsupportedKernel(str(e)) from None
 
 
-def _digit_sum(X: np.ndarray, f: int, width: int) -> fmpq:
-    """sum_j x_j, exactly, from the digits (each column sum is an integer below 2^53)."""
-    total = fmpq(0)
-    for t, c in enumerate(X.sum(0).tolist()):
-        total += fmpq(int(c)) * fmpq(2) ** (f - width * (t + 1))
-    return total
-
-
 def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: Sequence[fmpq], af: np.ndarray, bf: np.ndarray) -> FloatBound:
     """Steps 1-5 of the module docstring for the witness u (positive doubles); UnsupportedKernel where a step
     leaves the normal range. ``af``, ``bf`` are the doubles nearest a and b."""
     n, m = K.shape
     _normal(u, "the witness")
     F = MatrixDigits.of(K.K, KERNEL_DIGITS, 1)
-    trunc = F.truncation
     kn, km = F.vector_bits(True), F.vector_bits()
     Xu, fu = _digits(u, kn, "the witness")
     s, g1 = _float_value(F.products(Xu, transpose=True), 1 + fu, kn)
@@ -140,17 +139,32 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     q = u * t
     q /= af
     _normal(q, "the row sums over a")
+    tail = np.minimum(K.K, TAIL)  # >= K~ - F (truncated digits, < 2^-63) and >= every entry past SUM_Y
+    with np.errstate(all="ignore"):
+        tail_c = float(np.max((tail.T @ u) / s))  # fl(fl(tail^T u) / s~): the column tails over the digit sums
+        tail_r = float(np.max((tail @ v) / t))
+    if not (np.isfinite(tail_c) and np.isfinite(tail_r)):
+        raise UnsupportedKernel("the kernel's tails leave float64's range")
     with ctx.workprec(BOUND_BITS):
         rounding = Factor.within(U)
-        tau_c = arb(trunc) * arb(_digit_sum(Xu, fu, kn)) * (1 + arb(g1)) / arb(exact(s.min()))
-        col_factor = K.factor * Factor.within(g1).inverse() * Factor.between(1, 1 + tau_c)  # (K'^T u^)_j / s~_j
+        col_factor = K.head_factor * Factor.within(g1).inverse() * _tail(K, tail_c, g1, n)  # (K'^T u^)_j / s~_j
         v_factor = (rounding**2 * col_factor).inverse()  # v^_j / v~_j
-        tau_r = arb(trunc) * arb(_digit_sum(Xv, fv, km)) * (1 + arb(g2)) / arb(exact(t.min()))
-        row_factor = K.factor * v_factor * Factor.within(g2).inverse() * Factor.between(1, 1 + tau_r)  # (K' v^)_i / t~_i
+        row_factor = K.head_factor * v_factor * Factor.within(g2).inverse() * _tail(K, tail_r, g2, m)  # (K' v^)_i / t~_i
         Q = row_factor * rounding**3
-        d_h = (arb(exact(q.max())) * Q.hi / (arb(exact(q.min())) * Q.lo)).log().upper()
+        q_lo, q_hi = arb(exact(q.min())) * Q.lo, arb(exact(q.max())) * Q.hi
+        d_h = (q_hi / q_lo).log().upper()
         beta = d_h * ((arb(K.delta) / 2).exp() + 1) / 2
-    return FloatBound(u, v, v_factor, t, row_factor, d_h, round_up(beta))
+    return FloatBound(u, v, v_factor, t, row_factor, d_h, round_up(beta), (q_lo, q_hi))
+
+
+def _tail(K: ShiftedKernel, ratio: float, g: fmpq, terms: int) -> Factor:
+    """The factor [1 - tau, 1 + tau phi_hi / head_hi] a sum's tail contributes (module docstring, step 2), tau an upper
+    bound on max_j (tail^T x)_j / (F^T x)_j from the float ratio: one division, a BLAS sum of ``terms`` non-negative
+    terms (gamma_terms, any order) and the digit sum's own rounding g."""
+    tau = arb(exact(ratio)) * (1 + arb(g)) / ((1 - arb(U)) * (1 - arb(gamma(terms))))
+    if not tau < 1:
+        raise UnsupportedKernel("the kernel's tail outweighs the sums (entries below 2^-62 carry them)")
+    return Factor.between(1 - tau, 1 + tau * K.factor.hi / K.head_factor.hi)
 
 
 def plan_error(G: np.ndarray, psi: Factor, v_max: float) -> fmpq:
@@ -171,11 +185,15 @@ class FloatIterations:
     estimate: float  # the last estimated d_H (float)
 
 
-def float_sinkhorn(K: np.ndarray, af: np.ndarray, bf: np.ndarray, u0: np.ndarray | None, target: float, max_iter: int) -> FloatIterations:
+def float_sinkhorn(
+    K: np.ndarray, af: np.ndarray, bf: np.ndarray, u0: np.ndarray | None, target: float, max_iter: int, halving: bool = True, stall: int = STALL
+) -> FloatIterations:
     """u <- a / (K v), v <- b / (K^T u) (POT's iterations), until the estimated d_H(r, a) <= target, it stalls, or max_iter.
 
     After each column update the row sums are r = u (K v), computed with the next row update's K v, so the
     estimate log(max r/a / min r/a) costs nothing extra. Float only: the bound is certified afterwards.
+    Stalled: ``stall`` iterations without halving the best estimate (``halving``), or without lowering it at all
+    (a slow but steady iteration at small eps goes on: only the float floor stops it).
     """
     u = np.ones(len(af)) if u0 is None else u0
     best, since, it, est = math.inf, 0, 0, math.inf
@@ -187,8 +205,8 @@ def float_sinkhorn(K: np.ndarray, af: np.ndarray, bf: np.ndarray, u0: np.ndarray
             est = float(np.log(q.max() / q.min()))
             if not np.isfinite(est) or est <= target or it >= max_iter:
                 break
-            best, since = (est, 0) if est < best / 2 else (best, since + 1)
-            if since >= STALL:
+            best, since = (est, 0) if est < (best / 2 if halving else best) else (best, since + 1)
+            if since >= stall:
                 break
             u = af / Kv
             v = bf / (K.T @ u)

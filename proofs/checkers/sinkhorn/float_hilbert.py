@@ -23,11 +23,15 @@ gamma_k = k u / (1 - k u); Higham, *Accuracy and Stability of Numerical Algorith
   |ỹ - y| <= [gamma_3 max ỹ + 2u (1 + gamma_3) fl(1/eps) max fl(C - alpha) / (1 - u)^2] / (1 - gamma_3);
   plus 2^-1074 for a product that underflows. K~ = :func:`exact.roundoff.exp_neg` (ỹ) within
   (1 +- delta_exp) of e^-ỹ. So K'/K~ lies in phi = [e^-E / (1 + delta_exp), e^E / (1 - delta_exp)].
+* the entries with ỹ <= 43 have the (tighter) head factor phi_head, from E_head = E with ỹ capped at 43; every
+  other entry has K~ < 2^-62;
 * K~ = F + E with F its first two base-2^32 digits, 0 <= E < 2^-63; F^T u^ and F v~ are exact BLAS
-  products (:mod:`exact.slices`) rounded once to doubles with relative error gamma_{q-1};
+  products (:mod:`exact.slices`) rounded once to doubles with relative error gamma_{q-1}; with the tail
+  L = min(K~, 2^-62), phi_head_lo (F^T x - L^T x) <= K'^T x <= phi_head_hi F^T x + phi_hi L^T x for x >= 0, and
+  tau >= max_j (L^T x)_j / (F^T x)_j from the float ratio (a BLAS sum of non-negative terms, gamma_n in any order);
 * v~ = fl(fl(b) / s~), s~ the rounded F^T u^; q~ = fl(fl(u^ t~) / fl(a)), t~ the rounded F v~;
-* hence q_i = r_i / a_i lies in q~_i times a ball Q formed in arb from phi (twice), the two gammas,
-  the truncations 2^-63 sum(x) / min(F x) and five roundings, and
+* hence q_i = r_i / a_i lies in q~_i times a ball Q formed in arb from phi_head (twice), the two gammas,
+  the tails [1 - tau, 1 + tau phi_hi / phi_head_hi] and five roundings, and
   d_H(r, a) <= log(max q~ Q_hi / (min q~ Q_lo)).
 
 The recipe is the prover's, operation for operation, so the doubles are the same and so is beta; the
@@ -46,6 +50,10 @@ from attncert.proofs.checkers.sinkhorn.problem import BallCost, HypothesisError,
 
 BITS = 192
 RECIPES = ("integers", "floats")
+#: Entries with ỹ <= HEAD_Y = 43 have the head factor; every other one is below 2^-62 (e^-43 (1 + 1.4e-15) < 2^-62).
+HEAD_Y = 43
+#: A sum's tail: min(K~, TAIL), which is >= the digits' truncation (< 2^-63) and = K~ past HEAD_Y.
+TAIL = 2.0**-62
 UNDERFLOW = fmpq(1, 2**1074)
 
 
@@ -54,8 +62,8 @@ def _normal(x: np.ndarray, what: str) -> None:
         raise HypothesisError(f"{what} leaves float64's normal range: the float-verified bound does not apply")
 
 
-def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
-    """K~, the bound E on |ỹ - y| and Dbar, by the recipe."""
+def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq, fmpq]:
+    """K~, the bound E on |ỹ - y|, the same for the entries with ỹ <= HEAD_Y, and Dbar, by the recipe."""
     if isinstance(p.C, BallCost):
         raise HypothesisError("the float-verified method needs a rational cost")
     if recipe == "integers":
@@ -70,6 +78,7 @@ def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
         g2 = gamma(2)
         y_top = y.max()
         E = g2 * exact(y_top) / (1 - g2) + UNDERFLOW
+        E_head = g2 * min(exact(y_top), fmpq(HEAD_Y)) / (1 - g2) + UNDERFLOW
         spread = min(_top_two(Z.max(1)), _top_two(Z.max(0))) * s
     elif recipe == "floats":
         bad = next((x for row in p.C for x in row if not is_double(x)), None)
@@ -84,13 +93,15 @@ def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
         y = (t1 - t1.min(0)[None, :]) * s_f
         g3 = gamma(3)
         y_top = y.max()
-        E = (g3 * exact(y_top) + 2 * U * (1 + g3) * exact(s_f) * exact(t1.max()) / (1 - U) ** 2) / (1 - g3) + UNDERFLOW
+        cancel = 2 * U * (1 + g3) * exact(s_f) * exact(t1.max()) / (1 - U) ** 2
+        E = (g3 * exact(y_top) + cancel) / (1 - g3) + UNDERFLOW
+        E_head = (g3 * min(exact(y_top), fmpq(HEAD_Y)) + cancel) / (1 - g3) + UNDERFLOW
         spread = min(_top_two(C.max(1) - alpha), _top_two(C.max(0) - C.min(0))) / (1 - U) / p.eps
     else:
         raise HypothesisError(f"unknown float-verified recipe {recipe!r:.20}")
     if not y_top <= EXP_MAX:
         raise HypothesisError(f"the kernel reaches e^-{float(y_top):.4g}, outside float64's proven range")
-    return exp_neg(y), E, spread
+    return exp_neg(y), E, E_head, spread
 
 
 def _top_two(x: np.ndarray) -> fmpq:
@@ -100,8 +111,13 @@ def _top_two(x: np.ndarray) -> fmpq:
     return exact(top[0]) + exact(top[1])
 
 
-def _exact_sum(X: np.ndarray, f: int, width: int) -> fmpq:
-    return sum((fmpq(int(c)) * fmpq(2) ** (f - width * (t + 1)) for t, c in enumerate(X.sum(0).tolist())), fmpq(0))
+def _tail(phi: Factor, head: Factor, ratio: float, g: fmpq, terms: int) -> Factor:
+    """[1 - tau, 1 + tau phi_hi / head_hi] for a sum whose tail (entries min(K~, 2^-62)) over its digit sum is at most
+    tau, bounded from the float ratio (one division, a BLAS sum of ``terms`` non-negative terms, the digit sum's g)."""
+    tau = arb(exact(ratio)) * (1 + arb(g)) / ((1 - arb(U)) * (1 - arb(gamma(terms))))
+    if not tau < 1:
+        raise HypothesisError("the kernel's tail outweighs the sums: the float-verified bound does not apply")
+    return Factor.between(1 - tau, 1 + tau * phi.hi / head.hi)
 
 
 def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool = True) -> PlanEnclosure:
@@ -110,7 +126,7 @@ def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool =
         raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
     if not all(x > 0 and is_double(x) for x in u):
         raise HypothesisError("the float-verified witness u is not positive binary64 values")
-    K, E, spread = _kernel(p, recipe)
+    K, E, E_head, spread = _kernel(p, recipe)
     u_f = np.array([float(x) for x in u])
     a_f = np.array([float_of(x) for x in p.a])
     b_f = np.array([float_of(x) for x in p.b])
@@ -131,16 +147,21 @@ def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool =
     _normal(t, "K v")
     q = u_f * t / a_f
     _normal(q, "the row sums over a")
+    tail = np.minimum(K, TAIL)
+    with np.errstate(all="ignore"):
+        tail_c, tail_r = float(np.max((tail.T @ u_f) / s)), float(np.max((tail @ v) / t))
+    if not (np.isfinite(tail_c) and np.isfinite(tail_r)):
+        raise HypothesisError("the kernel's tails leave float64's range")
     with ctx.workprec(BITS):
-        d, e = arb(exp_error()), arb(E)
-        phi = Factor((-e).exp() / (1 + d), e.exp() / (1 - d))
+        d = arb(exp_error())
+        phi, head = (Factor((-arb(x)).exp() / (1 + d), arb(x).exp() / (1 - d)) for x in (E, E_head))
         r = Factor.within(U)  # one rounding
-        cut = arb(F.truncation)
-        col = phi / Factor.within(g1) * Factor.between(1, 1 + cut * arb(_exact_sum(Xu, fu, kn)) * (1 + arb(g1)) / arb(exact(s.min())))
+        col = head / Factor.within(g1) * _tail(phi, head, tail_c, g1, p.n)
         v_ball = (r * r * col).inverse()
-        row = phi * v_ball / Factor.within(g2) * Factor.between(1, 1 + cut * arb(_exact_sum(Xv, fv, km)) * (1 + arb(g2)) / arb(exact(t.min())))
+        row = head * v_ball / Factor.within(g2) * _tail(phi, head, tail_r, g2, p.m)
         Q = row * r * r * r
-        d_h = (arb(exact(q.max())) * Q.hi / (arb(exact(q.min())) * Q.lo)).log().upper()
+        q_lo, q_hi = arb(exact(q.min())) * Q.lo, arb(exact(q.max())) * Q.hi
+        d_h = (q_hi / q_lo).log().upper()
         beta = (d_h * ((arb(spread) / 2).exp() + 1) / 2).upper()
         balls: list[list[arb]] = []
         if plan:
