@@ -19,6 +19,7 @@ refused (the certificate holds the exact cost and potentials). Bad input raises
 
 from __future__ import annotations
 
+import importlib.util
 from fractions import Fraction
 from typing import Any
 
@@ -62,16 +63,20 @@ def certify_plan(a: Any, b: Any, M: Any, G: Any, log: dict[str, Any] | None = No
     """The exact verdict on the plan G (POT's ``ot.emd`` plan, say): ``v.feasible``, ``v.optimal``, ``v.cost``
     (<G, M>), ``v.gap`` (<G, M> minus the optimum), ``v.complementary`` and ``v.optimum`` (the certified optimum).
 
-    ``log``: POT's log of the run that gave G (``ot.emd(..., log=True)``), whose duals u, v pick the basis
-    G's support leaves open; without it the completion follows the cost (correct either way, at times slower).
+    ``log``: POT's log of the run that gave G (``ot.emd(..., log=True)``), whose duals u, v complete G's support to
+    a basis; without it the optimum starts from POT's own run (when POT is installed), else from G's support with
+    duals of its own (Bellman-Ford: :func:`~constructions.transport.start.plan_duals`). Correct either way.
     """
     problem = read_transport(a, b, M)
     rows, cols, values = read_plan(G, problem)
-    if not (isinstance(G, np.ndarray) and G.dtype == np.float64):  # the start needs G's positive entries as doubles
-        G = np.zeros((problem.n, problem.m))
-        G[rows, cols] = [max(float(x), 0.0) for x in values]
     u, v = (log.get("u"), log.get("v")) if isinstance(log, dict) else (None, None)
-    optimum = optimal_transport(problem, G=G, u=u, v=v)
+    if u is None and importlib.util.find_spec("ot") is not None:
+        optimum = optimal_transport(problem)  # from POT's own basis and duals: faster than duals of G's support
+    else:
+        if not (isinstance(G, np.ndarray) and G.dtype == np.float64):  # the start needs G's positive entries as doubles
+            G = np.zeros((problem.n, problem.m))
+            G[rows, cols] = [max(float(x), 0.0) for x in values]
+        optimum = optimal_transport(problem, G=G, u=u, v=v)
     return judge_plan(problem, rows, cols, values, optimum)
 
 

@@ -79,6 +79,16 @@ def _candidates(slack: np.ndarray, tight: float) -> Iterator[tuple[np.ndarray, n
     yield np.nonzero(np.ones(slack.shape, dtype=bool))
 
 
+def _grouped_min(X: np.ndarray, labels: np.ndarray, axis: int) -> np.ndarray:
+    """The minimum of X's slices along ``axis`` over each label present, in increasing order of label (a reordering
+    only, where every label is present once: a permutation plan's components hold one row and one column)."""
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    starts = np.nonzero(np.r_[True, sorted_labels[1:] != sorted_labels[:-1]])[0]
+    picked = np.take(X, order, axis=axis)
+    return picked if len(starts) == len(labels) else np.minimum.reduceat(picked, starts, axis=axis)
+
+
 def _components(n: int, m: int, rows: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndarray]:
     """The connected components of the arcs' graph on n + m nodes: their number and each node's label."""
     A = coo_matrix((np.ones(len(rows)), (rows, cols + n)), shape=(n + m, n + m))
@@ -123,15 +133,19 @@ def plan_duals(problem: TransportProblem, rows: np.ndarray, cols: np.ndarray, ro
         R = problem.cost.approx - u[:, None] - v[None, :]
     R[~np.isfinite(R)] = np.inf
     lr, lc = label[:n], label[n:]
-    W = np.full((count, m), np.inf)
-    np.minimum.at(W, lr, R)  # rows grouped by component
     Wk = np.full((count, count), np.inf)
-    np.minimum.at(Wk.T, lc, W.T)  # then columns
+    Wk[np.ix_(np.unique(lr), np.unique(lc))] = _grouped_min(_grouped_min(R, lr, 0), lc, 1)  # by rows, then columns: W_pq
+    del R
     alpha = np.zeros(count)
+    changed = np.arange(count)  # only offsets that moved can shorten a path (Bellman-Ford with a queue, as SPFA)
     for _ in range(rounds):
-        new = np.minimum(alpha, np.min(Wk + alpha[None, :], axis=1))
-        if np.array_equal(new, alpha) or not np.isfinite(new).all():
+        if not len(changed):
             break
+        with np.errstate(invalid="ignore"):
+            new = np.minimum(alpha, np.min(Wk[:, changed] + alpha[changed][None, :], axis=1))
+        if not np.isfinite(new).all():
+            break
+        changed = np.nonzero(new < alpha)[0]
         alpha = new
     alpha[~np.isfinite(alpha)] = 0.0
     return u + alpha[lr], v - alpha[lc]

@@ -285,3 +285,25 @@ def test_pot_options_and_log():
 def test_not_a_tree_is_refused():
     with pytest.raises(NotATree):
         spanning_tree(2, 2, [0, 1, 0], [0, 1, 1][:2] + [0])  # (0,0), (1,1), (0,0): a repeated arc, not connected
+
+
+@pytest.mark.parametrize("kind", ["permutation", "issue 229"])
+def test_a_plan_without_duals_starts_from_its_support_with_bellman_ford_duals(kind):
+    """certify_plan's route without POT: G's support, completed by duals of its own; the optimum is exact either way."""
+    ot = pytest.importorskip("ot")
+    if kind == "permutation":
+        rng = np.random.default_rng(4)
+        n = 40
+        M = ot.dist(rng.random((n, 2)), rng.random((n, 2)))
+        a = b = np.ones(n) / n
+    else:
+        M = np.array([[1.0, 1e32, 2.0], [3.0, 1.0, 1e32], [1e-3, 2.0, 1.0]])
+        a = b = np.array([0.25, 0.25, 0.5])
+    P = ot.emd(a, b, M)
+    problem = read_transport(a, b, M)
+    cert = optimal_transport(problem, G=P)  # no duals: start.plan_duals
+    assert cert.start == "the given plan's basis"
+    assert Fraction(cert.cost.p, cert.cost.q) == exact_ot(a.tolist(), b.tolist(), M.tolist())
+    check_certificate(cert, a.tolist(), b.tolist(), M.tolist())
+    if kind == "permutation":
+        assert cert.pivots.primal + cert.pivots.dual == 0  # the duals completed POT's basis
