@@ -173,6 +173,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         "--jobs", type=option(positive_int), default=workers.MAX_PROCESSES, action=Once,
         help=f"processes proving and verifying claims side by side (default: one per core, here {workers.MAX_PROCESSES})",
     )  # fmt: skip
+    sp.add_argument("--all", action="store_true", help="also the claims left out of the main job for their time (the heavier every-size theorems)")
     sp.set_defaults(func=cmd_prove_all)
 
     sp = sub.add_parser("sweep", help="prove claims over many seeds and sizes in parallel (resumable), then summarize")

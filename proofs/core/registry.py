@@ -28,6 +28,9 @@ class Entry:
     graph: bool = True
     #: The optional package the claim needs (an extra of attncert's); prove-all skips the claim without it.
     needs: str | None = None
+    #: Whether prove-all proves it; False for a claim whose proof and verification take too long for the main job
+    #: (``prove-all --all`` proves it too).
+    in_prove_all: bool = True
 
 
 _L, _S, _P = "attncert.proofs.lemmas.", "attncert.proofs.simulator.", "attncert.proofs."
@@ -67,8 +70,9 @@ INDEX: dict[str, Entry] = {
     },
     "hierarchy_identity": Entry(_IDENTITY + "hierarchy", "hierarchy: U(N, D, D_v) computes every smaller layer for ALL real inputs, decided exactly"),
     "compiled_identity": Entry(_IDENTITY + "compiled", "compiled: the exact weights compute the construction for ALL real inputs, decided exactly", graph=False),
+    # The last three take 5 to 15 s of CPU each to prove and verify (bench_every_size): prove-all --all proves them.
     **{
-        f"{base}_every_size": Entry(_P + "every_size.claims", f"{what}, for EVERY size and all real inputs (symbolic proof)", graph=False)
+        f"{base}_every_size": Entry(_P + "every_size.claims", f"{what}, for EVERY size and all real inputs (symbolic proof)", graph=False, in_prove_all=base not in ("hierarchy", "multihead", "encoder_layer"))
         for base, what in (
             ("transpose", "transpose(r, c) maps M to M^T"),
             ("matmul", "matmul(r, k, c) maps A, B to AB"),

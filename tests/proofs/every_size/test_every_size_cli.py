@@ -192,3 +192,29 @@ def test_two_hypotheses_of_a_fact_swapped(tmp_path, capsys):
     fact = next(f for f in doc["outputs"]["facts"] if len(f["hypotheses"]) >= 2)
     fact["hypotheses"][0], fact["hypotheses"][1] = fact["hypotheses"][1], fact["hypotheses"][0]
     forged(tmp_path, doc, capsys, "recorded script")
+
+
+# -- prove-all ---------------------------------------------------------------------------------------------
+
+
+def test_prove_all_proves_and_verifies_the_every_size_theorems_of_the_main_job(monkeypatch, capsys, tmp_path):
+    from attncert.proofs.cli import prove_all
+
+    monkeypatch.setattr(prove_all, "claim_names", lambda: ["transpose_every_size", "hierarchy_every_size"])
+    assert main(["prove-all", "--out-dir", str(tmp_path), "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "hierarchy_every_size: left out, prove-all --all proves them too" in out
+    assert any(x.startswith("OK") and f"{tmp_path / 'transpose_every_size.json'} " in x for x in out.splitlines())
+    assert "1 of 1 certificates verified" in out
+    assert not (tmp_path / "hierarchy_every_size.json").exists()
+
+
+@pytest.mark.slow
+def test_prove_all_with_all_proves_the_heavier_ones_too(monkeypatch, capsys, tmp_path):
+    from attncert.proofs.cli import prove_all
+
+    monkeypatch.setattr(prove_all, "claim_names", lambda: ["relu_every_size", "multihead_every_size"])
+    assert main(["prove-all", "--out-dir", str(tmp_path), "--jobs", "1", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "left out" not in out and "2 of 2 certificates verified" in out
+    assert json.loads((tmp_path / "multihead_every_size.json").read_text())["result"]["holds"] is True
