@@ -14,10 +14,23 @@ verdict on a given plan (:mod:`attncert.constructions.transport.pot`, docs/trans
 (:mod:`attncert.proofs.tracr.model`, docs/tracr.md).
 """
 
+import importlib
 from typing import Any
+
+#: The subpackages, imported on first use as the functions are.
+_SUBPACKAGES = ("exact", "constructions", "proofs")
+#: What ``from attncert import *`` gives and ``dir(attncert)`` lists (IPython's Tab completes from it): the
+#: subpackages and the functions that load on first use, which are not in the module's namespace until then.
+__all__ = [*_SUBPACKAGES, "sinkhorn", "emd", "emd2", "certify_plan", "certify_tracr"]
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *(n for n in globals() if n.startswith("__"))})
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"attncert.{name}")
     if name == "sinkhorn":
         from attncert.constructions.sinkhorn.pot import sinkhorn
 

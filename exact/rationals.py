@@ -143,7 +143,7 @@ def float_message(x: object, where: str = "exact arithmetic", *, strings: bool =
         how = f'write decimals as strings ("{text}" is exactly {decimal})'
     else:
         how = f"write the number exactly: Fraction({decimal.p}, {decimal.q}) or fmpq({decimal.p}, {decimal.q}) is {text} (a string here is a token, not a number)"
-    return f"float {x!r} refused in {where}: {why}; {how}"
+    return f"float {x!r} refused in {where}: {why}; {how}; to compare approximately, convert the exact value: float(value) == pytest.approx({x!r}) or math.isclose(float(value), {x!r})"
 
 
 def float_equality_message(x: object) -> str:

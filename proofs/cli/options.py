@@ -4,6 +4,7 @@ values glued to their options, options given once, the limit options, a claim's 
 from __future__ import annotations
 
 import argparse
+import copy
 import re
 import sys
 from dataclasses import fields, replace
@@ -17,10 +18,41 @@ from attncert.proofs.core.registry import flag
 EXIT_HOLDS, EXIT_FAILS, EXIT_BAD_INPUT = 0, 1, 2
 
 
+#: The title of the section of limit options, which --help prints after the verb's own options.
+LIMITS_TITLE = "limits (docs/limits.md; each bounds what one run may do)"
+
+
+class Formatter(argparse.HelpFormatter):
+    """Help in one spelling: an option's underscore alias (``--max_seq_len``, still accepted) is not shown beside
+    its kebab-case name; the limit options stand in the usage line as one ``[--max-LIMIT N]``."""
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if action.option_strings:
+            shown = [o for o in action.option_strings if "_" not in o or o.replace("_", "-") not in action.option_strings]
+            action = copy.copy(action)
+            action.option_strings = shown
+        return super()._format_action_invocation(action)
+
+    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: Any = None) -> None:
+        kept = [a for a in actions if not getattr(a, "limit", False)]
+        if usage is None and len(kept) < len(actions):
+            kept.append(argparse.Action(["--max-LIMIT"], dest="limits", metavar="N"))
+        super().add_usage(usage, kept, groups, prefix)
+
+
 class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # No abbreviations: `--see 3` is a typo to report, not `--seed 3`.
-        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+        super().__init__(*args, **{"formatter_class": Formatter, **kwargs, "allow_abbrev": False})
+
+    def format_help(self) -> str:
+        # the limits after the verb's own options, whichever section was added last
+        groups = self._action_groups
+        self._action_groups = [g for g in groups if g.title != LIMITS_TITLE] + [g for g in groups if g.title == LIMITS_TITLE]
+        try:
+            return super().format_help()
+        finally:
+            self._action_groups = groups
 
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
         if len(message) > 200:  # the choices of "invalid choice" are every claim: the suggestion says more
@@ -144,11 +176,13 @@ _DEFAULT_SHOWN = {"max_memory": "this machine's available memory"}
 
 
 def add_limits(sp: argparse.ArgumentParser, *groups: tuple[tuple[str, str, str], ...]) -> None:
-    """The limit options of these groups (each once), defaults from Limits."""
+    """The limit options of these groups (each once), defaults from Limits, in their own section of --help."""
     d = Limits()
+    section = sp.add_argument_group(LIMITS_TITLE)
     for option_, field, what in dict.fromkeys(o for g in groups for o in g):
         shown = _DEFAULT_SHOWN.get(field, getattr(d, field))
-        sp.add_argument(option_, dest=field, type=_limit(field), action=Once, default=getattr(d, field), help=f"{what} (default {shown})")
+        action = section.add_argument(option_, dest=field, metavar="N", type=_limit(field), action=Once, default=getattr(d, field), help=f"{what} (default {shown})")
+        action.limit = True  # type: ignore[attr-defined]  # shown as one [--max-LIMIT N] in the usage line (Formatter)
 
 
 def limits_of(args: argparse.Namespace) -> Limits:
@@ -157,16 +191,21 @@ def limits_of(args: argparse.Namespace) -> Limits:
 
 
 def flags(name: str) -> list[str]:
-    """--max_length is also accepted as --max-length."""
-    return [f"--{name}"] + ([f"--{name.replace('_', '-')}"] if "_" in name else [])
+    """--max-length, and --max_length as an alias (accepted, not shown in --help)."""
+    return [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
 
 
-def claim_options(cp: argparse.ArgumentParser, params: Sequence[Any]) -> None:
+def with_default(help_: str, default: Any) -> str:
+    """The help text with its default said once: not again where the text says it, nor for none."""
+    return help_ if "default" in help_ or default in (None, "") else f"{help_} (default: {default})"
+
+
+def claim_options(cp: Any, params: Sequence[Any]) -> None:
     for prm in params:
         if prm.type is flag:  # a switch: present or not
             cp.add_argument(*flags(prm.name), dest=prm.name, action="store_true", help=prm.help)
             continue
-        cp.add_argument(*flags(prm.name), dest=prm.name, type=option(prm.type), default=prm.default, action=Once, help=f"{prm.help} (default: {prm.default})")
+        cp.add_argument(*flags(prm.name), dest=prm.name, type=option(prm.type), default=prm.default, action=Once, help=with_default(prm.help, prm.default))
 
 
 # Sizes have one spelling on every verb, in two forms: --n 4 --d 3 (a claim's parameters, or a compiled

@@ -49,7 +49,9 @@ def emit(target: Path | None, data: bytes, create_folder: bool) -> str:
 
 
 def print_row(row: list[str], widths: list[int]) -> None:
-    cells = [c if len(c) <= w else c[: w - 1] + "~" for c, w in zip(row, widths)]
+    from attncert.proofs.core.figures import abbreviate
+
+    cells = [abbreviate(c, w) for c, w in zip(row, widths)]  # a long parameter list loses whole parameters
     print("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip(), flush=True)
 
 

@@ -132,8 +132,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     add_limits(sp, COST_LIMITS)
     sp.set_defaults(func=cmd_compile)
 
-    sp = sub.add_parser("rasp", help="run a program in the RASP language exactly (no FILE and no --eval: a REPL)")
+    sp = sub.add_parser("rasp", help="run a program in the RASP language exactly (no FILE and no --eval: a REPL; -i FILE: the REPL after FILE)")
     sp.add_argument("file", nargs="?", metavar="FILE.rasp")
+    sp.add_argument("-i", dest="interactive", metavar="FILE.rasp", action=Once, help="open the REPL with FILE run in it (its names the session's), as python -i FILE")
     sp.add_argument("--eval", metavar="EXPR", action=Once, help="the expression to show (default: the file's last statement)")
     sp.add_argument("--input", metavar="INPUT", action=Once, help="the input: a JSON list (numbers read exactly) or a string of tokens")
     sp.add_argument("--decimals", type=option(positive_int), action=Once, help="also show each number with this many significant digits (≈)")

@@ -54,3 +54,13 @@ def ball(mid: str, rad: str, digits: int = DIGITS) -> str:
 def cut(text: str, width: int = 80) -> str:
     """``text`` on one line of at most ``width`` characters."""
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def abbreviate(text: str, width: int, sep: str = ",") -> str:
+    """``text`` within ``width`` characters: whole, or cut after the last ``sep`` that leaves room for "…" (a
+    parameter list loses whole parameters, never half a word); cut at the width only when no separator fits."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    at = head.rfind(sep)
+    return (head[: at + 1] if at > 0 else head) + "…"

@@ -39,6 +39,7 @@ from attncert.exact.certificate import FORMAT, load_certificate_bytes, read_boun
 from attncert.exact.errors import AttncertError, CertificateError, ParseError
 from attncert.exact.limits import Limits, current as current_limits, limits
 from attncert.proofs.core.cost import refuse_over_limits
+from attncert.proofs.core.figures import abbreviate
 from attncert.proofs.core.rebuild import rebuilt_differences
 from attncert.proofs.core.registry import INDEX, load_claim
 
@@ -173,7 +174,7 @@ def _verify(name: str, read: Callable[[], dict[str, Any]], lim: Limits | None) -
             doc = read()
             claim = str(doc.get("claim"))[:40]
             params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-            sizes = ",".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "seed" and isinstance(v, (int, str)))[:80]
+            sizes = abbreviate(",".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "seed" and isinstance(v, (int, str))), 80)
             relation = str(doc["result"].get("relation")) if isinstance(doc.get("result"), dict) else ""
             status, reason = verify_document(doc)
         except CertificateError as e:

@@ -104,10 +104,13 @@ class Terminal:
         os.close(self.master)
 
 
-#: What the piped REPL reads: a statement that fails among others, and a draw.
+#: What the piped REPL reads: statements that fail among others (each error names its line of the input),
+#: and a draw.
 PIPED = """x = 1;
 y = 1 +, 2;
-z = x + 1;
+z = x +
+  1;
+w = z / 0;
 prevs = select(indices, indices, <=);
 draw(aggregate(prevs, indices) + selector_width(select(tokens, tokens, ==)));
 """
@@ -119,15 +122,19 @@ def repls(tmp_path_factory):
     seeded = root / "seeded"
     (seeded / "attncert").mkdir(parents=True)
     (seeded / "attncert" / "rasp_history").write_text("remembered = 41 + 1;\n")
+    (root / "shared").mkdir()
+    (root / "shared" / "mylib.rasp").write_text("def twice(a) { return a + a; }\n_hidden = 1;\ndoubled = twice(indices);\n")
     shared = Terminal(root / "shared", root / "shared-state", ["--max-steps", str(10**12)])
     recalling = Terminal(root / "recalling", seeded)
+    preloaded = Terminal(root / "shared", root / "preloaded-state", ["-i", "mylib.rasp"])
     piped = subprocess.Popen(ATTNCERT + ["rasp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=environment(root / "piped"))
     piped.stdin.write(PIPED.encode())
     piped.stdin.close()
     shared.expect("\n>> ")  # the greeting, then the first prompt
-    yield {"shared": shared, "recalling": recalling, "piped": piped, "root": root, "seeded": seeded}
+    yield {"shared": shared, "recalling": recalling, "preloaded": preloaded, "piped": piped, "root": root, "seeded": seeded}
     shared.close()
     recalling.close()
+    preloaded.close()
     if piped.poll() is None:
         piped.kill()
     piped.wait(TIMEOUT)
@@ -187,13 +194,56 @@ def test_help_lists_the_commands_and_says_what_a_name_is(repls):
 @pytest.mark.parametrize(
     "line, error",
     [
-        ("y = 1 +, 2;", "error: <repl>:1:8: unexpected ','; expected an expression | y = 1 +, 2; |        ^"),
         ("1/0;", "error: <repl>:1:1: division by zero"),
         ("select(indices, indices, <) + 1;", "error: <repl>:1:1: '+' is not defined between a selector and a number"),
     ],
 )
 def test_errors_are_one_plain_line_with_the_position(repls, line, error):
     assert repls["shared"].run(line) == [error]
+
+
+def test_a_syntax_error_shows_the_line_and_a_caret_under_the_column_as_python_does(repls):
+    assert repls["shared"].run("y = 1 +, 2;") == ["error: <repl>:1:8: unexpected ','; expected an expression", "  y = 1 +, 2;", "         ^"]
+    head, line, caret = repls["shared"].run("   q = (1;")  # indented: the caret stays under the column
+    assert head.startswith("error: <repl>:1:10: unexpected ';'") and line == "     q = (1;" and caret.index("^") == line.index(";")
+
+
+def test_load_lists_the_names_it_set(repls):
+    t = repls["shared"]
+    assert t.run('load "mylib";') == ["loaded mylib: doubled, twice"]  # _hidden is private to the file
+    assert t.run("twice(21);") == ["out = 42"]
+
+
+def test_examples_off_shows_what_a_sequence_is_and_on_its_values(repls):
+    t = repls["shared"]
+    assert t.run("examples off") == ["examples off: assignments show what a sequence or selector is, not its values"]
+    assert t.run("shouted = tokens + \"!\";") == ["shouted = <sequence shouted>"]
+    assert t.run("same = select(tokens, tokens, ==);") == ["same = <selector same>"]
+    assert t.run("half = 1/2;") == ["half = 1/2 (≈ 0.5)"]  # a plain value still shows
+    assert t.run("examples on") == ["examples on: assignments show the values on the example"]
+    assert t.run("shouted;") == ['out = ["h!", "e!", "l!", "l!", "o!"]']
+    assert t.run("selector examples off") == ["error: examples on|off switches every kind at once (attncert has no per-kind switch)"]
+
+
+@pytest.mark.parametrize("name", ["select", "aggregate", "selector_width", "tokens", "indices", "length", "zip", "range", "round", "indicator"])
+def test_help_explains_each_primitive(repls, name):
+    (line,) = repls["shared"].run(f"help {name}")
+    assert line.startswith(name) and "no such name" not in line and len(line) > len(name) + 20, line
+
+
+def test_help_select_and_aggregate_say_what_they_compute(repls):
+    t = repls["shared"]
+    (select,) = t.run("help select")
+    assert "keys[k] op queries[q]" in select and "a selector" in select
+    (aggregate,) = t.run("help aggregate")
+    assert "mean of values at the keys it selects" in aggregate and "default" in aggregate
+
+
+def test_dash_i_opens_the_repl_with_the_file_run(repls):
+    t = repls["preloaded"]
+    assert t.expect("\n>> ").endswith("loaded mylib.rasp: _hidden, doubled, twice\n>> ")  # as python -i: its own names too
+    assert t.run("doubled;") == ["out = [0, 2, 4, 6, 8]"]
+    assert t.run("_hidden + 1;") == ["out = 2"]
 
 
 def test_history_persists_between_sessions_and_ctrl_d_ends_on_a_new_line(repls):
@@ -217,12 +267,18 @@ def piped(repls) -> tuple[list[str], str, int]:
     return repls["piped result"]
 
 
-def test_piped_input_that_errs_exits_2(repls):
+def test_piped_input_that_errs_exits_2_each_error_at_its_line_of_the_input(repls):
     out, err, code = piped(repls)
     assert code == 2
-    assert out[:4] == ["", "x = 1\n", "error: <repl>:1:8: unexpected ','; expected an expression | y = 1 +, 2; |        ^\n", "z = 2\n"]
+    assert out[:5] == [
+        "",
+        "x = 1\n",
+        "error: <stdin>:2:8: unexpected ','; expected an expression\n  y = 1 +, 2;\n         ^\n",
+        ".. z = 2\n",  # lines 3 and 4: one statement
+        "error: <stdin>:5:5: division by zero\n",
+    ]
     assert out[-1] == "\n"  # the end of the input ends the prompt's line
-    assert err.splitlines()[-1] == "attncert: error: 1 statement of the input failed (above)" and "Traceback" not in err
+    assert err.splitlines()[-1] == "attncert: error: 2 statements of the input failed (above)" and "Traceback" not in err
 
 
 def test_draw_writes_a_png_of_each_attentions_selection_pattern(repls):

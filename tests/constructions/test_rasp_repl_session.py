@@ -149,7 +149,7 @@ def test_the_table_of_a_selection_is_the_references():
 def test_help_and_the_names_tab_completes():
     out = run(["help", "help length", "x = 1/2;", "help x"])
     assert out[0].startswith("Statements end with ';'") and "help length" not in out
-    assert out[-3:] == ["length: a sequence", "x = 1/2", "x: a number, 1/2"]
+    assert out[-3:] == ["length: the input's length at every position, a numerical sequence", "x = 1/2", "x: a number, 1/2"]
     repl = session.Repl(io.StringIO())
     repl.statement("my_name = 3;")
     names = repl.names()

@@ -227,6 +227,10 @@ class Interpreter:
         self.text = ""
         #: The draw statements run, in order (the REPL draws them; elsewhere they only check their arguments).
         self.draws: list[Draw] = []
+        #: The load statements run, in order: the file as written and the names each set (the REPL lists them).
+        self.loads: list[tuple[str, list[str]]] = []
+        #: Lines before the source being run (statements piped to the REPL report their lines in the input).
+        self.line_offset = 0
 
     def derived(self, name: str, budget: Budget | None = None) -> "Interpreter":
         """An interpreter for more source in this one's environment and run (``--eval``, ``set example``):
@@ -245,7 +249,7 @@ class Interpreter:
         self.text = source
         try:
             with self.budget.python_stack(), decide.recording(self.decisions), ctx.workprec(self.prec):
-                for st in parse(source, self.name).children:
+                for st in parse(source, self.name, self.line_offset).children:
                     if isinstance(st, Token):  # a comment
                         continue
                     out += self.statement(st, self.env)
@@ -339,6 +343,7 @@ class Interpreter:
                 for name, value in ran.values.items():
                     if public(name):
                         self._assign(env, name, value, st)
+                self._loaded(target, ran, env)
             return []
         if len(self.loaded) >= MAX_LOADS:
             raise self.error(st, f"more than {MAX_LOADS} files loaded")
@@ -354,7 +359,13 @@ class Interpreter:
         finally:
             self.name, self.text = caller, caller_text
         self.loaded[key] = own
+        self._loaded(target, own, env)
         return []
+
+    def _loaded(self, target: str, ran: Env, env: Env) -> None:
+        """Record a load run where the program is (not one inside a loaded file): the names it set there."""
+        if env is self.env:
+            self.loads.append((target, sorted(filter(public, ran.values))))
 
     # -- expressions ------------------------------------------------------------------------
 
@@ -744,7 +755,7 @@ class Interpreter:
     def where(self, t: Any) -> str:
         """file:line:column of a parse-tree node (the file alone if the node has no position)."""
         meta = getattr(t, "meta", None)
-        return f"{self.name}:{meta.line}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
+        return f"{self.name}:{meta.line + self.line_offset}:{meta.column}" if meta is not None and not getattr(meta, "empty", True) else self.name
 
     def snippet(self, t: Any, most: int | None = 60) -> str:
         """The source text of a parse-tree node, on one line and at most ``most`` characters ("" if unknown)."""

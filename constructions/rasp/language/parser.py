@@ -7,7 +7,8 @@ looser than ``*`` and ``/``, ``and`` and ``or`` share one level and group to the
 left, and ``select(`` is one token.
 
 A syntax error is one line: ``file:line:column: unexpected ','; expected an
-expression | the line | a caret``. What was expected is said in words, from the
+expression | the line | a caret``, for the command line's one-line errors; the REPL prints
+the line and the caret under it on lines of their own (:meth:`RaspSyntaxError.lines`). What was expected is said in words, from the
 terminals the parser would have accepted there (Lark's ``accepts``): the grammar's
 literal terminals as their text, the others by what they are ("a name", "a
 string"), and the many terminals that start an expression or a statement, or
@@ -27,6 +28,21 @@ from attncert.exact.errors import ParseError
 
 class RaspSyntaxError(ParseError):
     """A syntax error, as one line: file:line:column, the message, the line and a caret."""
+
+    def __init__(self, headline: str, text: str = "", column: int = 0) -> None:
+        stripped = text.strip()
+        caret = f" | {stripped} | {' ' * max(column - 1 - (len(text) - len(text.lstrip())), 0)}^" if stripped else ""
+        super().__init__(f"{headline}{caret}")
+        self.headline, self.text, self.column = headline, text, column
+
+    def lines(self) -> list[str]:
+        """The error as Python shows one: file:line:column and the message, then the source line, then a caret
+        under the column (tabs in the line count as the terminal shows them)."""
+        if not self.text.strip():
+            return [self.headline]
+        shown = self.text.expandtabs()
+        col = len(self.text[: self.column - 1].expandtabs())
+        return [self.headline, f"  {shown}", f"  {' ' * col}^"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,8 +117,9 @@ def _message(e: UnexpectedInput, source: str) -> str:
     return f"{found}; expected {words}" if words else found
 
 
-def parse(source: str, name: str = "<input>") -> Tree:
-    """The syntax tree of a RASP source text; RaspSyntaxError with its position otherwise."""
+def parse(source: str, name: str = "<input>", line_offset: int = 0) -> Tree:
+    """The syntax tree of a RASP source text; RaspSyntaxError with its position otherwise (its line counted
+    after ``line_offset`` lines that come before the source)."""
     try:
         return _parser().parse(source)
     except UnexpectedInput as e:
@@ -112,5 +129,4 @@ def parse(source: str, name: str = "<input>") -> Tree:
             lines = source.rstrip().splitlines() or [""]
             line, col = len(lines), len(lines[-1]) + 1
         text = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
-        caret = f" | {text.strip()} | {' ' * max(col - 1 - (len(text) - len(text.lstrip())), 0)}^" if text else ""
-        raise RaspSyntaxError(f"{name}:{line}:{col}: {_message(e, source)}{caret}") from None
+        raise RaspSyntaxError(f"{name}:{line + line_offset}:{col}: {_message(e, source)}", text, col) from None

@@ -213,16 +213,41 @@ Statements end with ';' and may span lines; values print exactly (a decimal view
   def f(a, b) { ... return EXPR; }    a function;   for x in LIST { ... }   a loop
   set example EXPR          the running example: a string ("hello") or a list ([1, 2.5, "a"])
   show example              the running example
+  examples off | examples on   stop (or go back to) showing each sequence's values on the example
   draw(SEQ);  draw(SEQ, EXAMPLE);     a PNG of each attention's selection pattern, in selections/
-  load "FILE";              run FILE.rasp here
-  help  |  help NAME        this, or what NAME is
+  load "FILE";              run FILE.rasp here, and list the names it set
+  help  |  help NAME        this, or what NAME is (help select, help aggregate: the primitives)
   exit                      leave (also Ctrl-D); Ctrl-C drops the line being typed or run
 Tab completes names; the lines typed are kept between sessions.
+attncert rasp -i FILE starts the REPL with FILE run in it, as python -i does.
 The language, with the library's names: docs/rasp-language.md"""
+
+#: What ``help NAME`` says of the language's primitives (the reference's meaning; docs/rasp-language.md).
+PRIMITIVES = {
+    "tokens": "tokens: the input sequence, a sequence (its value at position i is the i-th token)",
+    "indices": "indices: the positions 0, 1, ..., length - 1, a sequence",
+    "length": "length: the input's length at every position, a numerical sequence",
+    "select": "select(keys, queries, op): a selector; query position q selects key position k where "
+    "keys[k] op queries[q] holds (op: ==, !=, <, <=, >, >=), e.g. select(indices, indices, <=) selects every earlier "
+    "position and itself",
+    "aggregate": "aggregate(selector, values, default): a sequence; at each query position, the mean of values at "
+    "the keys it selects (numerical), or the one value they all hold (categorical); default (None if not given) "
+    "where it selects none. Exactly the mean: average-hard attention",
+    "selector_width": "selector_width(selector): a numerical sequence; at each query position, how many keys it selects",
+    "zip": "zip(list, ...): the lists' items side by side, as tuples (as Python's zip)",
+    "range": "range(n), range(a, b): the list of integers a, ..., b - 1 (as Python's range)",
+    "len": "len(list): the number of items of a list or string",
+    "round": "round(x): x rounded to the nearest integer, elementwise on a sequence (halves to even, as Python)",
+    "indicator": "indicator(b): 1 where b is true, 0 where it is false, elementwise on a sequence",
+    "draw": "draw(seq), draw(seq, example): a PNG of each attention's selection pattern behind seq, in selections/",
+    "load": 'load "FILE";: run FILE.rasp (or FILE) once, and set its public names here',
+    "examples": "examples off | examples on: whether an assignment shows a sequence's values on the running example",
+    "example": "set example EXPR | show example: the running example, a string or a list",
+}
 
 
 #: Words Tab completes besides names: the REPL's commands and the language's keywords.
-WORDS = ("set", "show", "example", "help", "exit", "draw", "load", "def", "return", "for", "in", "if", "else", "and", "or", "not", "round", "indicator") + tuple(
+WORDS = ("set", "show", "example", "examples", "help", "exit", "draw", "load", "def", "return", "for", "in", "if", "else", "and", "or", "not", "round", "indicator") + tuple(
     f"{w}(" for w in ("select", "aggregate", "range", "zip", "len")
 )
 
@@ -236,35 +261,51 @@ class Repl:
     precision. Once the session has decided anything from a ball, every value it prints says so:
     values flow between statements through names, so any later value may rest on that decision."""
 
-    def __init__(self, out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset(), draw: DrawPatterns | None = None) -> None:
+    def __init__(
+        self, out: TextIO, decimals: int | None = None, e_literals: frozenset[fmpq] = frozenset(), draw: DrawPatterns | None = None, name: str = "<repl>"
+    ) -> None:
+        """``name``: what a message calls the input (``<stdin>`` for piped input, whose lines it counts)."""
         self.out, self.decimals, self.e_literals, self.draw = out, decimals, e_literals, draw
-        self.it = Interpreter("<repl>", e_literals=e_literals)
-        self.history: list[str] = []
+        self.it = Interpreter(name, e_literals=e_literals)
+        #: What the session ran, to run again at a higher precision: (the name it ran under, its text).
+        self.history: list[tuple[str, str]] = []
         self.example: list[Any] = list(REFERENCE_EXAMPLE)
+        #: Whether an assignment shows a sequence's (or selector's) values on the example (examples on/off).
+        self.examples = True
+        #: Lines read so far: a statement of piped input reports its own line (``numbered``).
+        self.lines_read = 0
         self.failed = 0
 
-    def run(self, read: Callable[[str], str], ctrl_c_per_line: bool = True) -> int:
+    def run(self, read: Callable[[str], str], ctrl_c_per_line: bool = True, numbered: bool = False) -> int:
         """Read and run statements until 'exit' or the end of input (``read`` raises EOFError); the
         number of statements that failed. With ``ctrl_c_per_line`` (a person typing), Ctrl-C
         (KeyboardInterrupt) drops the line being read, or stops the statement running, and the session
         goes on; without (piped input), it ends the run. A statement may span lines, as in the
         reference's REPL: while what was read is the start of a statement, the next line is read
-        (prompt '.. ')."""
+        (prompt '.. '). ``numbered`` (piped input, a file): a position in a message is the line of the
+        input, not of the statement."""
+
+        def line_of(prompt: str) -> str:
+            text = read(prompt)
+            self.lines_read += 1
+            return text
+
         while True:
             running = False
             try:
-                line = read(">> ")
+                line = line_of(">> ")
+                first = self.lines_read
                 if line.strip() in EXIT_WORDS:
                     return self.failed
                 if self._command(line.strip()):
                     continue
                 while _goes_on(line):
                     try:
-                        line += "\n" + read(".. ")
+                        line += "\n" + line_of(".. ")
                     except EOFError:
                         break
                 running = True
-                self.statement(line)
+                self.statement(line, first - 1 if numbered else 0)
             except KeyboardInterrupt:
                 if not ctrl_c_per_line:
                     raise
@@ -283,16 +324,28 @@ class Repl:
             env = env.parent
         return sorted(names)
 
-    def statement(self, line: str) -> None:
-        """Run a statement (or several on one line) and print each value it names; a failure is one line."""
+    def statement(self, line: str, line_offset: int = 0, name: str | None = None, quiet: bool = False) -> bool:
+        """Run a statement (or several on one line, or a file's text under its ``name``) and print each value
+        it names and the names each load set (``quiet``: neither); a failure is one line (a syntax error: the
+        line and a caret under it too). ``line_offset``: the lines of the input before it. Whether it ran."""
+        examples = self.examples and not quiet
+        name = name or self.it.name
         try:
-            self.it, shown, drawings = _statement(self.it, self.history, line, self.example, self.e_literals)
+            self.it, shown, drawings, loads = _statement(self.it, self.history, (name, line), self.example, self.e_literals, line_offset, examples)
+        except RaspSyntaxError as e:
+            self._error(*e.lines())
+            return False
         except AttncertError as e:
             self._error(str(e))
-            return
-        self.history.append(line)
+            return False
+        self.history.append((name, line))
         tag = "  (decided from enclosures)" if self.it.decisions.any else ""
-        for name, v, value in shown:
+        for target, names in [] if quiet else loads:
+            print(f"loaded {target}: {', '.join(names) if names else 'no public name'}", file=self.out)
+        for name, v, value in [] if quiet else shown:
+            if not self.examples and isinstance(v, RASPExpr):  # examples off: what it is, not its values
+                print(f"{name} = {show(v)}", file=self.out)
+                continue
             if isinstance(v, rasp.Selector):
                 print(f"{name} = selector (query rows, key columns):{tag}", file=self.out)
                 for row in patterns.table(value, self.example):
@@ -301,12 +354,28 @@ class Repl:
             print(f"{name} = {show(value, self.decimals)}{'  (enclosure)' if relation(value) == 'enclosure' else tag}", file=self.out)
         for d, drawn in drawings:
             self._draw(d, drawn)
+        return True
+
+    def run_file(self, path: str) -> None:
+        """``attncert rasp -i FILE``: FILE's statements run in the session, as ``python -i FILE`` does (its names,
+        private ones included, become the session's; its values are not printed), then the names it set listed."""
+        from attncert.constructions.rasp.language.sources import read_source
+
+        try:
+            text = read_source(path)
+        except AttncertError as e:
+            self._error(str(e))
+            return
+        before = dict(self.it.env.values)
+        if self.statement(text, name=path, quiet=True):
+            set_ = sorted(n for n, v in self.it.env.values.items() if n != "out" and before.get(n) is not v)
+            print(f"loaded {path}: {', '.join(set_) if set_ else 'no name'}", file=self.out)
 
     def _command(self, line: str) -> bool:
-        """The REPL's own commands (set example, show example, help): run, and True; otherwise False."""
-        if line.startswith("set example"):
+        """The REPL's own commands (set example, show example, examples on/off, help): run, and True; otherwise False."""
+        if m := re.match(r"set\s+(?:(?:s-op|selector)\s+)?example\b", line):  # the reference's kinds share one example here
             try:
-                self.example = read_example(line[len("set example") :], self.it)
+                self.example = read_example(line[m.end() :], self.it)
                 print(f"example: {show(self.example)}", file=self.out)
             except AttncertError as e:
                 self._error(str(e))
@@ -315,12 +384,26 @@ class Repl:
             print(f"example: {show(self.example)}", file=self.out)
             return True
         words = line.rstrip(";").split()
+        if words in (["examples", "on"], ["examples", "off"]):
+            self.examples = words[1] == "on"
+            print(f"examples {words[1]}: assignments show {'the values on the example' if self.examples else 'what a sequence or selector is, not its values'}", file=self.out)
+            return True
+        if words[-2:] in (["examples", "on"], ["examples", "off"]) or words[:3] == ["full", "seq", "display"]:
+            self._error(
+                "examples on|off switches every kind at once (attncert has no per-kind switch)"
+                if words[-2:] in (["examples", "on"], ["examples", "off"])
+                else "full seq display: attncert always shows a sequence in full"
+            )
+            return True
         if words[:1] == ["help"] and len(words) <= 2:
             print(HELP if len(words) == 1 else self._help(words[1]), file=self.out)
             return True
         return False
 
     def _help(self, name: str) -> str:
+        name = name.rstrip("(")
+        if name in PRIMITIVES:
+            return PRIMITIVES[name]
         try:
             v = self.it.env.get(name)
         except KeyError:
@@ -351,9 +434,12 @@ class Repl:
             return
         print(f"draw: {len(drawn)} selection pattern{'s' if len(drawn) != 1 else ''} of {where} in {path}", file=self.out)
 
-    def _error(self, message: str) -> None:
+    def _error(self, message: str, *more: str) -> None:
+        """One failure: 'error: ' and its message, then any lines that show where (a source line, a caret)."""
         self.failed += 1
         print(f"error: {message}", file=self.out)
+        for line in more:
+            print(line, file=self.out)
 
 
 def repl(
@@ -364,31 +450,50 @@ def repl(
     return Repl(out, decimals, e_literals, draw).run(read)
 
 
-def _statement(
-    it: Interpreter, history: list[str], line: str, example: list[Any], e_literals: frozenset[fmpq]
-) -> tuple[Interpreter, list[tuple[str, Any, Any]], list[tuple[Draw, list[patterns.Pattern]]]]:
-    """Run a REPL statement: its (name, value, value on the example) triples, the patterns of its draw
-    statements, and the interpreter the session goes on with (a new one at a higher precision if this
-    one's balls did not decide the statement)."""
+Shown = list[tuple[str, Any, Any]]
+Drawings = list[tuple[Draw, list[patterns.Pattern]]]
 
-    def attempt(bits: int) -> tuple[Interpreter, list[tuple[str, Any, Any]], list[tuple[Draw, list[patterns.Pattern]]]]:
+
+def _statement(
+    it: Interpreter, history: list[tuple[str, str]], source: tuple[str, str], example: list[Any], e_literals: frozenset[fmpq], line_offset: int = 0, examples: bool = True
+) -> tuple[Interpreter, Shown, Drawings, list[tuple[str, list[str]]]]:
+    """Run a REPL statement (``source``: the name it runs under, its text): its (name, value, value on the
+    example) triples (the value on the example not computed with ``examples`` off), the patterns of its draw
+    statements, the files its loads ran and the names each set, and the interpreter the session goes on with
+    (a new one at a higher precision if this one's balls did not decide the statement)."""
+
+    def attempt(bits: int) -> tuple[Interpreter, Shown, Drawings, list[tuple[str, list[str]]]]:
         run = it
         if bits != it.prec:  # every earlier statement again, at this precision
-            run = Interpreter("<repl>", e_literals=e_literals, prec=bits)
-            for past in history:
+            run = Interpreter(it.name, e_literals=e_literals, prec=bits)
+            for past_name, past in history:
                 run.budget = Budget()
-                run.run(past)
+                _under(run, past_name).run(past)
         run.budget = Budget()  # each statement is a run of its own, within the limits
-        run.draws.clear()  # the draws of this statement, not of those run again
-        shown = [(name, v, evaluate(v, example, run)) for name, v in run.run(line)]
+        run.draws.clear()  # the draws and loads of this statement, not of those run again
+        run.loads.clear()
+        here = _under(run, source[0])
+        here.line_offset = line_offset
+        results = here.run(source[1])
+        shown = [(name, v, evaluate(v, example, run) if examples or not isinstance(v, RASPExpr) else None) for name, v in results]
         names = {v.unique_id: name for name, v in run.env.values.items() if isinstance(v, RASPExpr)}
         drawings = []
         for d in run.draws:
             on = example if d.example is None else d.example
             drawings.append((d, patterns.patterns(d.program, on, names, lambda s, xs: evaluate(s, xs, run))))
-        return run, shown, drawings
+        return run, shown, drawings, list(here.loads)
 
     return at_rising_precision(attempt, it.prec)
+
+
+def _under(it: Interpreter, name: str) -> Interpreter:
+    """The session's interpreter, or for a file's text (``-i FILE``) one in its environment under the file's name
+    (its loads found beside it, its errors naming it), whose draws and loads are the session's."""
+    if name == it.name:
+        return it
+    derived = it.derived(name)
+    derived.draws, derived.loads = it.draws, it.loads
+    return derived
 
 
 def _goes_on(text: str) -> bool:

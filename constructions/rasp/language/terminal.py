@@ -47,15 +47,21 @@ def interactive() -> bool:
         return False
 
 
-def run(out: TextIO, err: TextIO, decimals: int | None, e_literals: frozenset[fmpq], notes: list[str], draw: DrawPatterns | None) -> int:
-    """The REPL on standard input, printing to ``out`` (greeting and ``notes`` on ``err``); the number of
-    statements that failed."""
-    session = Repl(out, decimals, e_literals, draw)
+def run(
+    out: TextIO, err: TextIO, decimals: int | None, e_literals: frozenset[fmpq], notes: list[str], draw: DrawPatterns | None, preload: str | None = None
+) -> int:
+    """The REPL on standard input, printing to ``out`` (greeting and ``notes`` on ``err``), after running
+    ``preload`` (``-i FILE``); the number of statements that failed. Piped input is ``<stdin>`` in messages,
+    with its own line numbers."""
+    piped = not interactive()
+    session = Repl(out, decimals, e_literals, draw, "<stdin>" if piped else "<repl>")
     print("attncert RASP (exact); running example \"hello\"; 'help' for help, 'exit' to leave", file=err)
     for line in notes:
         print(line, file=err)
-    if not interactive():  # piped: read as it comes; Ctrl-C ends the run, as the command line's handlers do
-        return session.run(_reader(out), ctrl_c_per_line=False)
+    if preload is not None:
+        session.run_file(preload)
+    if piped:  # read as it comes; Ctrl-C ends the run, as the command line's handlers do
+        return session.run(_reader(out), ctrl_c_per_line=False, numbered=True)
     with ctrl_c_per_line(), line_editing(session.names, history_file()):
         return session.run(_reader(out))
 
