@@ -50,7 +50,7 @@ whose exact value is T ⪰ 0 => for d = S y in S (z^T y = d^T D w = 0): d^T H(W'
 P^ >= omega W' entrywise (omega = the lower ends of the kernel's factor and of v^ / v~), H(P^) >= omega sigma D on S:
 mu = omega sigma. T is formed in float64 as T~; every entry of T~ is within gamma_K of a sum of non-negative terms
 G_ij (K = max(n, m) + 8: at most m products summed by BLAS, in any order, and eight roundings), so
-||T - T~||_2 <= ||T - T~||_inf <= e = 2 gamma_K (1 + gamma_{N+2}) max_i sum_j G_ij; the Cholesky is of T~ with its
+||T - T~||_2 <= ||T - T~||_inf <= e = 2 gamma_K (1 + gamma_{N+4}) max_i sum_j G_ij; the Cholesky is of T~ with its
 diagonal lowered by e and then by Rump's c, each rounded down (``nextafter``), so its success proves T~ - e I > 0,
 hence T > 0. sigma is 0.9 of an ARPACK estimate (``eigsh``) of the least eigenvalue of S H(W') S + tau z z^T over
 S D S; it is a choice, recorded in the witness, and only the Cholesky decides.
@@ -61,7 +61,8 @@ and nothing is certified: :class:`NotConvexityCertified` with the reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -69,9 +70,10 @@ import scipy.linalg
 from flint import arb, ctx, fmpq
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ShiftedKernel
-from attncert.constructions.sinkhorn.verified import FloatBound, round_up
-from attncert.exact.roundoff import U, exact, gamma
+from attncert.constructions.sinkhorn.shifted import BOUND_BITS, TAIL, ShiftedKernel, UnsupportedKernel
+from attncert.constructions.sinkhorn.logdomain import row_correction
+from attncert.constructions.sinkhorn.verified import FloatBound, FloatIterations, FloatRun, float_sinkhorn, hilbert_float_bound, round_up, witness_point
+from attncert.exact.roundoff import Factor, exact, float_of, gamma
 
 #: sigma is this fraction of the estimated least eigenvalue (the Cholesky needs some room: Rump's c, the error e).
 SIGMA_SHARE = 0.9
@@ -79,6 +81,13 @@ SIGMA_SHARE = 0.9
 T_MAX = fmpq(34, 100)
 #: The smallest positive subnormal double.
 ETA_MIN = fmpq(1, 2**1074)
+#: The float iterations run to this estimated d_H (float64's floor), or until STALL iterations find no lower one: the
+#: bound is about kappa eta / mu, so every digit of the residual counts.
+FLOAT_TARGET = 1e-15
+STALL = 50
+#: Float iterations before Newton steps take over (a small gap makes Sinkhorn slow), and the most Newton steps.
+SINKHORN_BUDGET = 3000
+NEWTON_STEPS = 6
 
 
 class NotConvexityCertified(ValueError):
@@ -148,7 +157,8 @@ class Hessian:
         shift = 2.0 * float(np.max(self.d / self.e)) + float(self.z @ self.z) * float(np.max(1 / self.e))  # above the spectrum
         op = LinearOperator((N, N), matvec=lambda y: shift * y - r * self.matvec(r * y), dtype=np.float64)
         try:
-            top = eigsh(op, k=1, which="LA", tol=1e-4, maxiter=2000, return_eigenvectors=False)[0]
+            # a fixed start vector: sigma is recorded, and proving again must choose the same one
+            top = eigsh(op, k=1, which="LA", tol=1e-4, maxiter=2000, v0=np.linspace(1.0, 2.0, N), return_eigenvectors=False)[0]
         except ArpackNoConvergence:
             return 0.0
         return shift - float(top)
@@ -168,12 +178,12 @@ class Hessian:
         T[idx, idx] += diag
         if not np.isfinite(T).all():
             return False
-        # G: the non-negative terms each entry of T~ is formed from; e >= 2 gamma_K (1 + gamma_{N+2}) max row sum of G
+        # G: the non-negative terms each entry of T~ is formed from; e >= 2 gamma_K (1 + gamma_{N+4}) max row sum of G
         rows = np.abs(self.z) * float(np.abs(self.z).sum()) + self.d + sigma * self.e
         rows[:n] += self.B.sum(axis=1)
         rows[n:] += self.B.sum(axis=0)
         with ctx.workprec(BOUND_BITS):
-            e = (2 * arb(gamma(K)) * (1 + arb(gamma(N + 2))) * arb(exact(rows.max()))).upper()
+            e = (2 * arb(gamma(K)) * (1 + arb(gamma(N + 4))) * arb(exact(rows.max()))).upper()
             lowered = np.nextafter(T[idx, idx] - float(e.upper().fmpq()) * (1 + 2**-50), -np.inf)  # A' <= T~ - e I
             if not (lowered >= 0).all():
                 return False
@@ -216,3 +226,83 @@ def convexity_bound(
                 bound = kappa * eta * (2 * t).exp() / mu
             return ConvexityBound(s, mu, eta, kappa, round_up(bound))
     raise NotConvexityCertified("the verified Cholesky did not prove the Hessian's gap (the plan is too close to a vertex)")
+
+
+def balanced(K: ShiftedKernel, x: np.ndarray, bf: np.ndarray, y: np.ndarray | None = None) -> tuple[ShiftedKernel, np.ndarray]:
+    """The kernel K2 = diag(x) K' diag(y) for the witness x (the float iterate) and y (about b / K'^T x, scaled by a power
+    of two so that max K2 is about 1), as doubles K^ = fl(fl(x K~) y) with K2 in K^ phi (1 +- gamma_2)^-1 entrywise.
+
+    K2 has the plan of K' (diagonal scalings), and its witness is u = 1: the plan P^ = diag(1) K2 diag(b / K2^T 1) is
+    diag(x) K' diag(b / K'^T x), the plan of the witness x on K'. Its sums are dominated by entries near 1, where the
+    evaluation's truncations (2^-63) are negligible: on K' itself a column whose mass sits on entries e^-100 and a
+    row scaling of e^100 made them dominate. Where a product fl(x K~) underflows (below 2^-1022) the entry is 0 in K^
+    and its tail entry is 2^-1020 y_j, above K2_ij / phi_hi; UnsupportedKernel where a column has no product above
+    2^-900 (the tail would then carry it)."""
+    t = x[:, None] * K.K
+    if y is None:
+        with np.errstate(all="ignore"):
+            y = bf / (K.K.T @ x)
+        y = y * 2.0 ** -int(np.frexp(np.max(t * y[None, :]))[1])  # max K^ in [1/2, 1), by an exact power of two
+    if not (np.isfinite(y).all() and (y > 0).all()):
+        raise UnsupportedKernel("the witness's column scaling leaves float64's range")
+    if not (t.max(axis=0) >= 2.0**-900).all():
+        raise UnsupportedKernel("a column of the balanced kernel is all below 2^-900")
+    under = t < 2.0**-1022
+    t[under] = 0.0
+    with np.errstate(over="ignore"):
+        t *= y[None, :]
+    if not (np.isfinite(t).all() and t.max() < 2.0):
+        raise UnsupportedKernel("the balanced kernel leaves [0, 2)")
+    tail = np.minimum(t, TAIL)
+    if under.any():
+        tail = np.where(under, 2.0**-1020 * y[None, :], tail)
+    with ctx.workprec(BOUND_BITS):
+        factor = K.factor / Factor.within(gamma(2))
+    return ShiftedKernel(t, factor, K.delta, K.mode, K.shifts, tail=tail), y
+
+
+def convexity_run(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], u0: np.ndarray | None = None, max_iter: int = 10_000) -> FloatRun:
+    """Float iterations to their floor, the float-verified evaluation of the witness on the kernel it balances, then the
+    strong-convexity bound in place of Hilbert's (``run.convexity``, ``run.balance`` = (x, y)); ``run.evaluation`` is
+    None, with the reason, where a step fails."""
+    af = np.array([float_of(x) for x in a])
+    bf = np.array([float_of(x) for x in b])
+    its = float_sinkhorn(K.K, af, bf, u0, FLOAT_TARGET, min(max_iter, SINKHORN_BUDGET), halving=False, stall=STALL)
+    if its.estimate > FLOAT_TARGET * 100:  # slow (a small gap): Newton on the row sums, then Sinkhorn to the floor again
+        its = _polished(K.K, af, bf, its, max_iter)
+    try:
+        x = witness_point(its.u)
+        K2, y = balanced(K, x, bf)
+        ev = hilbert_float_bound(K2, np.ones(len(af)), a, b, af, bf)
+        cb = convexity_bound(K2, ev, a, b, af, bf)
+    except (UnsupportedKernel, NotConvexityCertified) as e:
+        return FloatRun(K, its, None, str(e))
+    return FloatRun(K2, its, replace(ev, bound=cb.bound), "", cb, (x, y))
+
+
+def _polished(K: np.ndarray, af: np.ndarray, bf: np.ndarray, its: FloatIterations, max_iter: int) -> FloatIterations:
+    """Up to NEWTON_STEPS Newton steps for the row sums (:func:`~constructions.sinkhorn.logdomain.row_correction`, a
+    dense n x n solve) while they lower the estimated d_H, then float iterations to the floor: a witness only."""
+    u, best = its.u, its
+    with np.errstate(all="ignore"):
+        L, lb = np.log(K), np.log(bf)
+        for _ in range(NEWTON_STEPS):
+            v = bf / (K.T @ u)
+            q = u * (K @ v) / af
+            step = row_correction(L, lb, np.log(u), q - 1)
+            trial = u * np.exp(step)
+            if not np.isfinite(trial).all():
+                break
+            u = trial / trial.max()
+            cand = float_sinkhorn(K, af, bf, u, FLOAT_TARGET, 0, halving=False, stall=STALL)
+            if not cand.estimate < best.estimate:
+                break
+            best = FloatIterations(cand.u, best.iterations + 1, cand.estimate)
+    more = float_sinkhorn(K, af, bf, best.u, FLOAT_TARGET, max_iter, halving=False, stall=STALL)
+    return FloatIterations(more.u, best.iterations + more.iterations, more.estimate) if more.estimate <= best.estimate else best
+
+
+def reachable(tol: fmpq) -> bool:
+    """Whether the convexity path can reach tol: its bound is kappa eta / mu with eta at float64's floor (1e-14 at
+    best), so tol must be above that."""
+    return tol >= fmpq(1, 10**14) and math.isfinite(float(tol))

@@ -55,6 +55,7 @@ from flint import arb, arb_mat, ctx, fmpq
 from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound, contraction, hilbert_distance_upper, inverse_gap, projective_diameter
 from attncert.constructions.sinkhorn.kernel import ee_kernel, kernel_entries
 from attncert.constructions.sinkhorn.continuation import continuation_start
+from attncert.constructions.sinkhorn.convexity import convexity_run, reachable
 from attncert.constructions.sinkhorn.krawczyk import certify_dual
 from attncert.constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
 from attncert.constructions.sinkhorn.precise import PreciseRun, precise
@@ -84,7 +85,7 @@ FLOAT_FLOOR = fmpq(1, 10**13)
 #: "auto" keeps the arb paths (a ball per entry) up to this many plan entries n m, where they are as fast.
 PLAIN_ENTRIES = 4096
 #: The methods of Ball(prec).
-BALL_METHODS = ("auto", "hilbert", "krawczyk", "float-verified", "high-precision")
+BALL_METHODS = ("auto", "hilbert", "krawczyk", "float-verified", "convexity", "high-precision")
 #: Ball iterations without a smaller bound before declaring the precision floor reached.
 STALL = 25
 #: Residual checks (every 10 float iterations) without halving the residual that end a warm start.
@@ -170,7 +171,7 @@ def sinkhorn(
         if method not in BALL_METHODS:
             raise SinkhornInputError(f"unknown method {method!r}: expected {', '.join(BALL_METHODS)}")
         check_float_masses(p.a, p.b)
-        if method in ("auto", "float-verified", "high-precision"):
+        if method in ("auto", "float-verified", "convexity", "high-precision"):
             r = _shifted(p, method, domain.prec, _tol(tol, "Ball", dyadic_floats=True), max_iter or MAX_ITER["Ball"])
             if r is not None:
                 return r
@@ -254,11 +255,11 @@ def _exact(p: Problem, tol: fmpq | None, max_iter: int) -> SinkhornResult:
 
 def exact_array(p: Problem) -> ExactCost | None:
     """The rational cost as one array (:class:`ExactCost`): its integer form, or the doubles when every entry is one
-    and the integers would not fit int64 (binary floats of many exponents); None otherwise (or for an enclosure)."""
+    and the integers would not stay below 2^53 (binary floats of many exponents); None otherwise (or for an enclosure)."""
     if not p.rational:
         return None
     cost = exact_cost(p.integer_cost)
-    if cost is not None:
+    if cost is not None and int(np.abs(cost.values).max()) < 2**53:  # the integer recipe's exponents need Z' < 2^53
         return cost
     if p.scale * p.eps <= LARGEST and all(int(x.q) & (int(x.q) - 1) == 0 for row in p.C for x in row):
         values = np.array([[float(x) for x in row] for row in p.C])
@@ -298,6 +299,13 @@ def _shifted(
         run = float_verified(K, p.a, p.b, tol, u0, max_iter=max_iter)
         result = _float_result(p, run, tol)
         if result.certified or method == "float-verified":
+            return result
+    if method == "convexity" or (method == "auto" and K.mode != "balls" and reachable(tol)):
+        if K.mode == "balls":
+            raise SinkhornInputError("method 'convexity': the cost must be rational (a cost known as balls takes 'float-verified')")
+        run = convexity_run(K, p.a, p.b, u0 if run is None else run.iterations.u, max_iter)
+        result = _float_result(p, run, tol, "convexity")
+        if result.certified or method == "convexity":
             return result
     if method == "high-precision" or (method == "auto" and K.mode == "integers" and K.delta <= HILBERT_MAX_DELTA and p.n * p.m > PLAIN_ENTRIES):
         start = run.iterations if run is not None else float_start(K, p.a, p.b, max_iter, u0)
@@ -348,25 +356,30 @@ def _minus(balls: list[arb], xs: Sequence[fmpq], prec: int) -> list[arb]:
         return [r - arb(x) for r, x in zip(balls, xs)]
 
 
-def _float_result(p: Problem, run: FloatRun, tol: fmpq) -> SinkhornResult:
+def _float_result(p: Problem, run: FloatRun, tol: fmpq, method: str = "float-verified") -> SinkhornResult:
+    """The result of a float-verified run (Hilbert's bound) or of a convexity run (the strong-convexity bound)."""
     K, its = run.kernel, run.iterations.iterations
     lam = contraction(K.delta, 64)
-    details = {"prec": 64, "kernel": K.mode, "float_iterations": its}
+    details: dict[str, Any] = {"prec": 64, "kernel": K.mode, "float_iterations": its}
     zeros = [arb(0)] * p.m  # P^ = diag(u^) K' diag(b / K'^T u^) has column sums b exactly
     if run.evaluation is None:
-        status = f"NOT certified: {run.reason} after {its} float64 iterations (float-verified)"
-        floats = (run.iterations.u[:, None] * K.K).tolist()
-        return SinkhornResult(p, Ball(64), "float-verified", its, floats, [], zeros, K.delta, lam, tol, None, None, status, details)
+        status = f"NOT certified: {run.reason} after {its} float64 iterations ({method})"
+        floats = (run.iterations.u[:, None] * K.K).tolist() if p.n * p.m <= PLAIN_ENTRIES else []
+        return SinkhornResult(p, Ball(64), method, its, floats, [], zeros, K.delta, lam, tol, None, None, status, details)
     bound = arb(run.bound)
     rows = LazyList(lambda: _minus(run.row_sums(), p.a, 64), p.n)
     verdict = "certified" if bound <= arb(tol) else f"NOT certified to tol {tol}"
-    status = f"{verdict} (float-verified): bound {bound.str(5, radius=False)} after {its} float64 iterations, Delta <= {float(K.delta):.4g}"
+    status = f"{verdict} ({method}): bound {bound.str(5, radius=False)} after {its} float64 iterations, Delta <= {float(K.delta):.4g}"
     witness: dict[str, Any] = {"u": [fmpq(*x.as_integer_ratio()) for x in run.evaluation.u.tolist()]}
     if K.mode == "balls":  # the shift is a choice here, not a function of the cost: the witness names it
         witness["alpha"], witness["beta"] = ([fmpq(*x.as_integer_ratio()) for x in v.tolist()] for v in K.shifts)
-    return SinkhornResult(
-        p, Ball(64), "float-verified", its, run.iterate(), rows, zeros, K.delta, lam, tol, bound, run.widened(), status, details, witness, run
-    )
+    if run.convexity is not None:  # the witness x (and its column scaling y) of the balanced kernel, and sigma: choices
+        x, y = run.balance
+        witness["u"] = [fmpq(*t.as_integer_ratio()) for t in x.tolist()]
+        witness["v"] = [fmpq(*t.as_integer_ratio()) for t in y.tolist()]
+        witness["sigma"] = fmpq(*run.convexity.sigma.as_integer_ratio())
+        status += f", Hessian gap mu >= {run.convexity.mu.str(3, radius=False)}"
+    return SinkhornResult(p, Ball(64), method, its, run.iterate(), rows, zeros, K.delta, lam, tol, bound, run.widened(), status, details, witness, run)
 
 
 def _precise_result(p: Problem, K: ShiftedKernel, run: PreciseRun, tol: fmpq) -> SinkhornResult:

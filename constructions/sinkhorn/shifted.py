@@ -133,6 +133,9 @@ class ShiftedKernel:
     #: Contains K'_ij / K~_ij for the entries with ỹ <= SUM_Y only (the rest are below 2^-62, where sums treat them
     #: as a tail; verified.py): the exponent's error grows with y, so this is far tighter than ``factor`` at small eps.
     sum_factor: Factor | None = None
+    #: An entrywise upper bound on K'_ij / factor_hi for the entries the sums treat as a tail (verified.py): by default
+    #: min(K~, TAIL); a kernel balanced by a witness (convexity.py) adds the entries whose products underflowed.
+    tail: np.ndarray | None = None
 
     @property
     def head_factor(self) -> Factor:

@@ -139,7 +139,7 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     q = u * t
     q /= af
     _normal(q, "the row sums over a")
-    tail = np.minimum(K.K, TAIL)  # >= K~ - F (truncated digits, < 2^-63) and >= every entry past SUM_Y
+    tail = np.minimum(K.K, TAIL) if K.tail is None else K.tail  # >= K~ - F (digits past 2^-63) and >= every entry past SUM_Y
     with np.errstate(all="ignore"):
         tail_c = float(np.max((tail.T @ u) / s))  # fl(fl(tail^T u) / s~): the column tails over the digit sums
         tail_r = float(np.max((tail @ v) / t))
@@ -248,6 +248,11 @@ class FloatRun:
     iterations: FloatIterations
     evaluation: FloatBound | None
     reason: str  # why there is no evaluation ("" when there is one)
+    #: The strong-convexity certificate (constructions/sinkhorn/convexity.py) whose bound replaced Hilbert's in the
+    #: evaluation, or None for the Hilbert bound.
+    convexity: Any = None
+    #: (x, y): the witness's scalings of a balanced kernel diag(x) K' diag(y) (convexity.py), whose witness is then 1.
+    balance: Any = None
 
     @property
     def bound(self) -> fmpq | None:

@@ -40,6 +40,8 @@ recorded bound must be at least this beta. This module shares only :mod:`exact` 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from flint import arb, ctx, fmpq
 
@@ -120,14 +122,72 @@ def _tail(phi: Factor, head: Factor, ratio: float, g: fmpq, terms: int) -> Facto
     return Factor.between(1 - tau, 1 + tau * phi.hi / head.hi)
 
 
-def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool = True) -> PlanEnclosure:
-    """beta from the witness u^ by the recorded recipe (module docstring), and, with ``plan``, balls containing P*."""
-    if len(u) != p.n:
-        raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
-    if not all(x > 0 and is_double(x) for x in u):
-        raise HypothesisError("the float-verified witness u is not positive binary64 values")
+@dataclass(frozen=True)
+class FloatEvaluation:
+    """The float-verified evaluation at a witness u^ (module docstring): what both theorems built on it need."""
+
+    K: np.ndarray  # K~
+    u: np.ndarray  # u^ (doubles)
+    v: np.ndarray  # v~ = fl(b~ / s~), with v^ in v~ * v_ball
+    a: np.ndarray  # a~, b~: the doubles nearest a and b
+    b: np.ndarray
+    phi: Factor  # K'_ij / K~_ij, entry by entry
+    v_ball: Factor
+    q_lo: arb  # q_lo <= min_i r_i / a_i, max_i r_i / a_i <= q_hi
+    q_hi: arb
+    spread: fmpq  # Dbar >= Delta
+
+    def balls(self, log_error: arb) -> list[list[arb]]:
+        """Balls containing P* when max |log P^ - log P*| <= log_error: diag(u^) K~ phi diag(v~ v_ball) e^[-, +]."""
+        f = (self.phi * self.v_ball * Factor((-log_error).exp(), log_error.exp())).ball()
+        vb = [arb(x) for x in self.v.tolist()]
+        return [[arb(ui) * arb(k) * vj * f for k, vj in zip(row_k, vb)] for ui, row_k in zip(self.u.tolist(), self.K.tolist())]
+
+
+def float_evaluation(p: Problem, u: list[fmpq], recipe: str) -> FloatEvaluation:
+    """The evaluation from the witness u^ by the recorded recipe (module docstring); HypothesisError where it does not apply."""
+    u_f = _witness(u, p.n, "u")
     K, E, E_head, spread = _kernel(p, recipe)
-    u_f = np.array([float(x) for x in u])
+    with ctx.workprec(BITS):
+        d = arb(exp_error())
+        phi, head = (Factor((-arb(x)).exp() / (1 + d), arb(x).exp() / (1 - d)) for x in (E, E_head))
+    return _evaluate(p, K, phi, head, np.minimum(K, TAIL), u_f, spread)
+
+
+def balanced_evaluation(p: Problem, x: list[fmpq], y: list[fmpq], recipe: str) -> FloatEvaluation:
+    """The evaluation for the witness x on the balanced kernel K2 = diag(x) K' diag(y) (witness 1 there): K^ =
+    fl(fl(x K~) y), K2 in K^ phi (1 +- gamma_2)^-1 entrywise, a product fl(x K~) below 2^-1022 taken as 0 with the tail
+    entry 2^-1020 y_j (above K2_ij / phi_hi); every column needs a product above 2^-900. P^ = diag(1) K2 diag(b / K2^T 1)
+    is the plan of the witness x on K'."""
+    x_f, y_f = _witness(x, p.n, "u"), _witness(y, p.m, "v")
+    K, E, _, spread = _kernel(p, recipe)
+    t = x_f[:, None] * K
+    if not (t.max(axis=0) >= 2.0**-900).all():
+        raise HypothesisError("a column of the balanced kernel is all below 2^-900: the balanced evaluation does not apply")
+    under = t < 2.0**-1022
+    t[under] = 0.0
+    with np.errstate(over="ignore"):
+        t *= y_f[None, :]
+    if not (np.isfinite(t).all() and t.max() < 2.0):
+        raise HypothesisError("the balanced kernel leaves [0, 2)")
+    tail = np.where(under, 2.0**-1020 * y_f[None, :], np.minimum(t, TAIL))
+    with ctx.workprec(BITS):
+        d = arb(exp_error())
+        phi = Factor((-arb(E)).exp() / (1 + d), arb(E).exp() / (1 - d)) / Factor.within(gamma(2))
+    return _evaluate(p, t, phi, phi, tail, np.ones(p.n), spread)
+
+
+def _witness(u: list[fmpq], size: int, name: str) -> np.ndarray:
+    if len(u) != size:
+        raise HypothesisError(f"the witness {name} has {len(u)} entries, not {size}")
+    if not all(x > 0 and is_double(x) for x in u):
+        raise HypothesisError(f"the float-verified witness {name} is not positive binary64 values")
+    return np.array([float(x) for x in u])
+
+
+def _evaluate(p: Problem, K: np.ndarray, phi: Factor, head: Factor, tail: np.ndarray, u_f: np.ndarray, spread: fmpq) -> FloatEvaluation:
+    """Steps 2-5 (module docstring) on the kernel doubles K with K'/K in phi entrywise, in head for the entries the sums
+    keep, the rest bounded by tail phi_hi."""
     a_f = np.array([float_of(x) for x in p.a])
     b_f = np.array([float_of(x) for x in p.b])
     for x, what in ((u_f, "u"), (a_f, "a"), (b_f, "b")):
@@ -147,25 +207,25 @@ def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool =
     _normal(t, "K v")
     q = u_f * t / a_f
     _normal(q, "the row sums over a")
-    tail = np.minimum(K, TAIL)
     with np.errstate(all="ignore"):
         tail_c, tail_r = float(np.max((tail.T @ u_f) / s)), float(np.max((tail @ v) / t))
     if not (np.isfinite(tail_c) and np.isfinite(tail_r)):
         raise HypothesisError("the kernel's tails leave float64's range")
     with ctx.workprec(BITS):
-        d = arb(exp_error())
-        phi, head = (Factor((-arb(x)).exp() / (1 + d), arb(x).exp() / (1 - d)) for x in (E, E_head))
         r = Factor.within(U)  # one rounding
         col = head / Factor.within(g1) * _tail(phi, head, tail_c, g1, p.n)
         v_ball = (r * r * col).inverse()
         row = head * v_ball / Factor.within(g2) * _tail(phi, head, tail_r, g2, p.m)
         Q = row * r * r * r
         q_lo, q_hi = arb(exact(q.min())) * Q.lo, arb(exact(q.max())) * Q.hi
-        d_h = (q_hi / q_lo).log().upper()
-        beta = (d_h * ((arb(spread) / 2).exp() + 1) / 2).upper()
-        balls: list[list[arb]] = []
-        if plan:
-            f = (phi * v_ball * Factor((-beta).exp(), beta.exp())).ball()
-            vb = [arb(x) for x in v.tolist()]
-            balls = [[arb(ui) * arb(k) * vj * f for k, vj in zip(row_k, vb)] for ui, row_k in zip(u_f.tolist(), K.tolist())]
+    return FloatEvaluation(K, u_f, v, a_f, b_f, phi, v_ball, q_lo, q_hi, spread)
+
+
+def float_hilbert_enclosure(p: Problem, u: list[fmpq], recipe: str, plan: bool = True) -> PlanEnclosure:
+    """beta from the witness u^ by the recorded recipe (module docstring), and, with ``plan``, balls containing P*."""
+    ev = float_evaluation(p, u, recipe)
+    with ctx.workprec(BITS):
+        d_h = (ev.q_hi / ev.q_lo).log().upper()
+        beta = (d_h * ((arb(ev.spread) / 2).exp() + 1) / 2).upper()
+        balls = ev.balls(beta) if plan else []
     return PlanEnclosure(balls, beta.fmpq())

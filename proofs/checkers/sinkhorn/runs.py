@@ -1,7 +1,8 @@
 r"""One recorded Ball run of certified Sinkhorn, checked against the theorem its method names.
 
 A run records ``method`` (hilbert or krawczyk in arb; float-verified, the Hilbert
-bound evaluated in float64 with proven rounding errors; high-precision, the Hilbert
+bound evaluated in float64 with proven rounding errors; convexity, the strong-convexity
+bound on the same evaluation with a verified Cholesky, its witness naming sigma; high-precision, the Hilbert
 bound for the shifted kernel with exact integer products), a ``witness``, the
 precision it worked at, the plan enclosure it claims (or none, for a large plan: then
 the conclusion is the bound for the witness's plan), its ``bound`` on
@@ -11,7 +12,7 @@ concludes that the recorded enclosure contains P* only if
 * the problem's hypotheses hold (:mod:`proofs.checkers.sinkhorn.problem`),
 * the method's theorem holds on the witness (:mod:`~proofs.checkers.sinkhorn.hilbert`,
   :mod:`~proofs.checkers.sinkhorn.krawczyk`, :mod:`~proofs.checkers.sinkhorn.float_hilbert`,
-  :mod:`~proofs.checkers.sinkhorn.precise_hilbert`), recomputed at 64 bits more than the prover
+  :mod:`~proofs.checkers.sinkhorn.convexity`, :mod:`~proofs.checkers.sinkhorn.precise_hilbert`), recomputed at 64 bits more than the prover
   used (float-verified: by the prover's float64 recipe, named in ``details.kernel``; for a
   cost known as balls, recipe ``balls``, in arb for the kernel shifted as the witness records),
 * the recorded bound is at least the bound the theorem proves,
@@ -27,6 +28,7 @@ from flint import arb
 
 from attncert.exact import Ball, ParseError
 from attncert.exact.matrices import matrix_from_json
+from attncert.proofs.checkers.sinkhorn.convexity import convexity_enclosure
 from attncert.proofs.checkers.sinkhorn.float_hilbert import float_hilbert_enclosure
 from attncert.proofs.checkers.sinkhorn.hilbert import hilbert_enclosure
 from attncert.proofs.checkers.sinkhorn.krawczyk import krawczyk_enclosure
@@ -69,6 +71,10 @@ def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> li
         elif method == "float-verified":
             recipe = obj(run, "details").get("kernel")
             enclosure = float_hilbert_enclosure(p, qvector(witness.get("u")), recipe if isinstance(recipe, str) else "", plan_json is not None)
+        elif method == "convexity":
+            recipe = obj(run, "details").get("kernel")
+            u, v, sigma = qvector(witness.get("u")), qvector(witness.get("v")), rational(witness.get("sigma"))
+            enclosure = convexity_enclosure(p, u, v, sigma, recipe if isinstance(recipe, str) else "", plan_json is not None)
         elif method == "high-precision":
             enclosure = precise_hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS, plan_json is not None)
         else:
