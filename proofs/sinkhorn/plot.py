@@ -4,9 +4,11 @@
   points, columns nu's, each cell the midpoint of P*_ij's certified ball), the
   certified bound max_ij |log P^_ij - log P*_ij| in the title.
 * ``sinkhorn_convergence``: the certified bound against eps (both exact rationals,
-  drawn as powers of ten, :mod:`proofs.core.axes`), the tolerance, and where
-  POT's float64 Sinkhorn failed (the certificate's side notes: information, not the
-  claim); below, the certified plan at each eps as a heatmap.
+  drawn as powers of ten, :mod:`proofs.core.axes`) and the tolerance; under it, in a
+  band of its own on the same eps axis, where POT's float64 Sinkhorn failed or
+  converged (the certificate's side notes: information, not the claim); below, the
+  certified plan at each eps as a heatmap, the panels on one colour scale with its
+  colorbar.
 * ``sinkhorn_universality``: one colour per coupling system: the maximum over the
   fit pairs of the certified upper bounds on W1(F(mu, nu), T_w(mu, nu)) (solid,
   markers) and the maximum over the held-out pairs (dashed), against the width w.
@@ -103,9 +105,12 @@ def convergence_png(doc: dict[str, Any]) -> bytes:
 
     runs = doc["outputs"]["runs"]
     panel_runs = [runs[k] for k in sorted({round(i * (len(runs) - 1) / (MAX_PANELS - 1)) for i in range(MAX_PANELS)})] if len(runs) > MAX_PANELS else runs
-    fig = plt.figure(figsize=(max(8.0, 2.7 * len(panel_runs)), 8.0), dpi=120, layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=[1.25, 1])
-    ax = top.subplots()
+    fig = plt.figure(figsize=(max(8.0, 2.7 * len(panel_runs)), 8.6), dpi=120, layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1.4, 1])
+    pot = doc.get("side_notes", {}).get("pot", {})
+    outcomes = pot.get("runs") or []
+    # POT's outcomes (a side note, not the claim) in a band of their own under the bounds, sharing eps
+    ax, band = top.subplots(2, 1, sharex=True, height_ratios=[6, 1]) if outcomes else (top.subplots(), None)
     x = [log10(r["eps"]) for r in runs]
     bounds = [log10(r["bound"]) if r["certified"] else float("nan") for r in runs]
     tol = log10(runs[0]["tol"])
@@ -113,29 +118,37 @@ def convergence_png(doc: dict[str, Any]) -> bytes:
     for xi, r, b in zip(x, runs, bounds):
         ax.annotate(f"eps = {r['eps']}" + ("" if r["certified"] else ": not certified"), (xi, b if r["certified"] else tol), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8)
     ax.axhline(tol, color="grey", linestyle="--", label=f"tol = {shown(runs[0]['tol'])}")
-    pot = doc.get("side_notes", {}).get("pot", {})
-    failed = [xi for xi, p in zip(x, pot.get("runs") or []) if p["outcome"] != "converged"]
-    drawn = [b for b in bounds if b == b] + [tol]
-    floor = min(drawn) - max(0.5, (max(drawn) - min(drawn)) / 12)  # POT's failures in a row of their own, below the bounds
-    if failed:
-        ax.plot(failed, [floor] * len(failed), "x", color="C3", markersize=9, label="POT float64 fails here (side note, not the claim)")
+    if band is not None:
+        for outcome, marker, colour, what in ((False, "x", "C3", "fails"), (True, "o", "C2", "converges")):
+            at = [xi for xi, o in zip(x, outcomes) if (o["outcome"] == "converged") is outcome]
+            if at:
+                band.plot(at, [0] * len(at), marker, color=colour, markersize=9, label=f"POT float64 {what} here (side note, not the claim)")
+        band.set_yticks([])
+        band.set_ylim(-1, 1)
+        band.set_ylabel("POT\nfloat64", rotation=0, ha="right", va="center", fontsize=8)
+        band.grid(True, axis="x", alpha=0.3)
     powers_of_ten(ax, "x", x)
-    powers_of_ten(ax, "y", bounds + [tol, floor])
-    ax.invert_xaxis()  # eps falls to the right
-    ax.set_xlabel("eps (falling to the right)")
+    powers_of_ten(ax, "y", bounds + [tol])
+    ax.invert_xaxis()  # eps falls to the right (the band shares the axis)
+    (band or ax).set_xlabel("eps (falling to the right)")
     ax.set_ylabel("certified bound")
     ax.grid(True, alpha=0.3)
     top.legend(fontsize=8, loc="outside lower center", ncols=3)
     p = doc["params"]
     ax.set_title(f"Sinkhorn plans enclosed at every eps: {len(doc['inputs']['a'])} x {len(doc['inputs']['b'])} cost, {p['prec']}-bit balls")
     panels = bottom.subplots(1, len(panel_runs), squeeze=False)[0]
+    # one colour scale for every panel, so that the panels compare, and its colorbar
+    vmax = max((float(QQ.from_json(b["mid"])) for r in panel_runs if r["plan"] is not None for row in r["plan"] for b in row), default=1.0) or 1.0
+    image = None
     for pax, r in zip(panels, panel_runs):
         if r["plan"] is None:
             pax.text(0.5, 0.5, "not certified", ha="center", va="center", transform=pax.transAxes)
             pax.set_axis_off()
         else:
-            _heatmap(pax, r["plan"], None, None, MAX_WRITTEN_PANEL, 6)
+            image = _heatmap(pax, r["plan"], None, None, MAX_WRITTEN_PANEL, 6, vmax)
         pax.set_title(f"plan at eps = {r['eps']}", fontsize=9)
+    if image is not None:
+        bottom.colorbar(image, ax=list(panels), label="P_ij (midpoint of its certified ball)", shrink=0.9)
     bottom.suptitle("the certified plans (midpoints of their balls; rows a, columns b)", fontsize=9)
     return png_bytes(fig, "certified bounds on max_ij |log P^_ij - log P*_ij|: " + "; ".join(f"eps = {r['eps']}: " + (upper(r["bound"]) if r["certified"] else "not certified") for r in runs))
 
@@ -145,10 +158,13 @@ def _points(text: dict[str, Any]) -> list[str]:
     return [f"({', '.join(x)})  {a}" for x, a in zip(text["x"], text["a"])]
 
 
-def _heatmap(ax: Any, plan: list[list[dict[str, str]]], rows: list[str] | None, cols: list[str] | None, written: int = MAX_WRITTEN, size: float = 7) -> Any:
-    """A plan's balls drawn by their midpoints (floats for drawing only), written in the cells when few."""
+def _heatmap(
+    ax: Any, plan: list[list[dict[str, str]]], rows: list[str] | None, cols: list[str] | None, written: int = MAX_WRITTEN, size: float = 7, vmax: float | None = None
+) -> Any:
+    """A plan's balls drawn by their midpoints (floats for drawing only), written in the cells when few;
+    ``vmax``: the top of the colour scale (default the plan's largest)."""
     P = [[float(QQ.from_json(b["mid"])) for b in row] for row in plan]
-    image = ax.imshow(P, cmap="Blues", vmin=0, interpolation="nearest", aspect="auto")
+    image = ax.imshow(P, cmap="Blues", vmin=0, vmax=vmax, interpolation="nearest", aspect="auto")
     n, m = len(P), len(P[0])
     ax.set_yticks(range(n), rows if rows is not None else [str(i) for i in range(n)], fontsize=7 if rows else 8)
     ax.set_xticks(range(m), cols if cols is not None else [str(j) for j in range(m)], fontsize=7 if cols else 8, rotation=30 if cols else 0, ha="right" if cols else "center")

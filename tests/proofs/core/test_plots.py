@@ -113,3 +113,62 @@ def test_a_rasp_programs_selection_patterns(tmp_path, capsys):
     claim = load_claim("rasp_program")
     with pytest.raises(ParseError, match="not a sequence or selector"):
         selections_png(claim.prove(file=str(program), expr="2", input=None, expect=None, e_literal=None))
+
+
+class Captured:
+    """The figure a plot function hands to png_bytes, kept for inspection (its PNG is made as usual)."""
+
+    def __init__(self, module, monkeypatch):
+        self.fig = None
+        real = module.png_bytes
+
+        def keep(fig, title):
+            self.fig = fig
+            self.artists = [(ax, [(line.get_label(), line.get_marker(), list(line.get_xdata()), list(line.get_ydata())) for line in ax.get_lines()]) for ax in fig.get_axes()]
+            self.texts = [t.get_text() for ax in fig.get_axes() for t in ax.texts]
+            self.ylabels = [ax.get_ylabel() for ax in fig.get_axes()]
+            return real(fig, title)
+
+        monkeypatch.setattr(module, "png_bytes", keep)
+
+
+def test_b_of_beta_is_clipped_above_the_outputs_scale_and_says_so(monkeypatch):
+    """U(2, 2, 1) at beta = 10 has B = 10^3.98 while its AHAT output is below 1 (max |output| = 10^-0.33): the
+    axis stops 3 decades above that scale (10^2.67), B(10) is drawn on the clip as a triangle and its value
+    written; the scale is drawn and labelled a reference, not a bound."""
+    from attncert.proofs.compiled import plot as compiled_plot
+    from attncert.proofs.core.axes import log10
+
+    claim = load_claim("compiled_softmax")
+    doc = claim.prove(of="universal", sizes="n=2,d=2,dv=1", betas="10,100,1000", tol="1e-20", prec=256)
+    scale = compiled_plot.output_scale(doc)
+    from attncert.exact import EE
+
+    ahat = [abs(float(EE.from_json(v))) for v in doc["outputs"]["ahat"]]  # the exact values' floats, another way
+    assert abs(scale - float(np.log10(max(ahat)))) < 1e-9
+    clip = scale + compiled_plot.CLIP_DECADES
+    seen = Captured(compiled_plot, monkeypatch)
+    assert_picture(compiled_plot.softmax_bound_png(doc), 900, 550)
+    ((ax, lines),) = seen.artists
+    drawn = [y for label, _, _, ys in lines if label.startswith(("B(beta)", "B_out(beta)")) for y in ys]
+    assert max(drawn) == pytest.approx(clip) and log10(doc["outputs"]["softmax"][0]["bound"]) > clip
+    assert any(marker == "^" and ys == [clip] for _, marker, _, ys in lines)  # B(10), on the clip, pointing up
+    assert "beta = 10\nB = $10^{4}$" in seen.texts
+    assert any(label.startswith("max |AHAT output|") and "not a bound" in label and ys[0] == pytest.approx(scale) for label, _, _, ys in lines)
+
+
+def test_pots_failures_have_a_band_of_their_own_and_the_plans_a_colorbar(convergence, monkeypatch):
+    from attncert.proofs.sinkhorn import plot as sinkhorn_plot
+
+    doc = copy.deepcopy(convergence)
+    runs = doc["outputs"]["runs"]
+    doc["side_notes"]["pot"]["runs"] = [{**p, "outcome": o} for p, o in zip(doc["side_notes"]["pot"]["runs"] or [{"eps": r["eps"]} for r in runs], ("converged", "numerical error"))]
+    seen = Captured(sinkhorn_plot, monkeypatch)
+    assert_picture(sinkhorn_plot.convergence_png(doc), 900, 700)
+    band = next(lines for ax, lines in seen.artists if ax.get_ylabel() == "POT\nfloat64")
+    from attncert.proofs.core.axes import log10
+
+    assert [(marker, xs, ys) for label, marker, xs, ys in band] == [("x", [log10("1/1000")], [0]), ("o", [log10("1/5")], [0])]
+    bounds_axis = next(lines for ax, lines in seen.artists if ax.get_ylabel() == "certified bound")
+    assert not any(marker == "x" for _, marker, _, _ in bounds_axis)  # no failure drawn at a made-up bound
+    assert "P_ij (midpoint of its certified ball)" in seen.ylabels  # the plans' colorbar
