@@ -87,6 +87,18 @@ def every_list(s: str) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
+def refusal(e: NoProof) -> str:
+    """The line for a proof that failed: unproven (a solver's unknown or sat, or forms that differ, with no concrete
+    difference found), or false, only with the counterexample a concrete run found (its sizes, inputs, position
+    and both values, computed exactly by the fixed-size machinery)."""
+    c = e.counterexample
+    if c is None:
+        return f"{e} (no counterexample found: unproven, not false)"
+    sizes = ", ".join(f"{k} = {v}" for k, v in sorted(c["sizes"].items()))
+    where = f"position {c['position']} of its output holds {c['output']}, the reference {c['reference']}" if c["position"] is not None else str(c["output"])
+    return f"{e}; the claim is FALSE: at {sizes}, on {c['inputs']} (seed {c['seed']}), run exactly, {where}"
+
+
 class EverySizeClaim:
     """``BASE_every_size``: the construction claim BASE for every value of the quantified sizes."""
 
@@ -121,7 +133,7 @@ class EverySizeClaim:
         try:
             proof = prove(self.spec, every, fixed)
         except NoProof as e:
-            raise ParseError(f"{e}{'; counterexample: ' + str(e.counterexample) if e.counterexample else ' (no counterexample found: unproven, not false)'}") from None
+            raise ParseError(refusal(e)) from None
         template = proof["template"]
         lay = self.spec.build(*(fixed[s] if s in fixed else SizeExpr.symbol(s) for s in self.spec.symbols)).layout
         return certificate(

@@ -43,7 +43,7 @@ MAX_BINDERS = 6
 #: The most terms a form may hold.
 MAX_TERMS = 20_000
 #: The longest constant range a sum is written out over (every constant range is).
-MAX_WRITTEN = 64
+MAX_WRITTEN = 256
 
 
 class FormError(AttncertError):

@@ -138,8 +138,9 @@ class _Check:
                 out.append(False)
                 continue
             answer = smtlib.proven(list(f.hypotheses), f.goal, f.extremes)
-            if answer is not None:
-                self.problems.append(f"fact {k} ({f.goal.text[:80]}): cvc5 answers {answer}")
+            if answer is not None:  # unknown (its time ran out) is a refusal, never a pass; sat, a counter-model
+                why = "not proven in its time: a refusal" if answer == "unknown" else "a counter-model: the fact is false"
+                self.problems.append(f"fact {k} ({f.goal.text[:80]}): cvc5 answers {answer} ({why})")
             out.append(answer is None)
         return out
 

@@ -51,7 +51,7 @@ MAX_BINDERS, MAX_ORDERS = 16, 5040
 #: The most terms a form may hold.
 MAX_TERMS = 20_000
 #: The longest constant range a sum is written out over (every constant range is).
-MAX_WRITTEN = 64
+MAX_WRITTEN = 256
 #: The deepest nesting of forms read from a record.
 MAX_NESTING = 12
 

@@ -68,6 +68,17 @@ SMALL: dict[str, dict[str, Any]] = {
     "hierarchy_identity": {"N": 1, "D": 1, "Dv": 2},
     "compiled_identity": {"of": "matmul", "sizes": "c=1,k=2,r=1"},
     "tracr_model": {"vocab": "a,b", "max_seq_len": 2},  # needs the tracr extra (CI has it)
+    # every size of one or two quantified sizes, the others fixed small (the prover's time is what a leaf costs)
+    "transpose_every_size": {"every": "r,c"},
+    "matmul_every_size": {"every": "k", "r": 1, "c": 1},
+    "softmax_every_size": {"every": "c", "r": 1},
+    "relu_every_size": {"every": "n"},
+    "maxmin_every_size": {"every": "n"},
+    "universal_every_size": {"every": "n", "d": 1, "dv": 1},
+    "universal_tagged_every_size": {"every": "n", "d": 1, "dv": 1},
+    "hierarchy_every_size": {"every": "N,n", "D": 1, "Dv": 1, "d": 1, "dv": 1},
+    "multihead_every_size": {"every": "n", "d": 1, "dv": 1, "h": 1, "do": 1},
+    "encoder_layer_every_size": {"every": "n", "d": 1, "dv": 1, "h": 1, "f": 1},
 }
 
 
@@ -121,13 +132,15 @@ def genuine(claim, doc: dict, path: tuple) -> bool:
 
 
 def test_every_claim_is_walked():
-    assert set(SMALL) == set(load_claims()) and len(SMALL) == 37
+    assert set(SMALL) == set(load_claims()) and len(SMALL) == 47
 
 
 SLOW = {
     "encoder_layer", "encoder_layer_identity", "encoder_layer_norm", "encoder_layer_norm_identity", "match2", "multihead",
     "multihead_identity", "parity",
     "sinkhorn_transformer", "sinkhorn_universality", "lipschitz_rates", "tracr_model",
+    "matmul_every_size", "maxmin_every_size", "universal_every_size", "universal_tagged_every_size", "hierarchy_every_size",
+    "multihead_every_size", "encoder_layer_every_size",
 }  # fmt: skip
 # The default run walks at most this many leaves per claim, evenly spaced through the document
 # (every leaf of the small claims); the slow run walks every leaf of every claim.

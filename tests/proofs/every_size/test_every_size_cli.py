@@ -218,3 +218,58 @@ def test_prove_all_with_all_proves_the_heavier_ones_too(monkeypatch, capsys, tmp
     out = capsys.readouterr().out
     assert "left out" not in out and "2 of 2 certificates verified" in out
     assert json.loads((tmp_path / "multihead_every_size.json").read_text())["result"]["holds"] is True
+
+
+# -- honesty: false only with a confirmed counterexample ---------------------------------------------------
+
+
+def _mutated(monkeypatch, edit) -> None:
+    """transpose_every_size proving a mutant of transpose's template (test_every_size_prover's) instead."""
+    from attncert.constructions import linalg
+    from attncert.proofs.core.registry import load_claim
+    from attncert.proofs.every_size.prove import Spec
+    from tests.proofs.every_size.test_every_size_prover import mutant
+
+    claim = load_claim("transpose_every_size").prove.__self__
+    spec = claim.spec
+    monkeypatch.setattr(claim, "spec", Spec(spec.name, spec.symbols, mutant(linalg.transpose, spec.symbols, edit), spec.reference))
+
+
+def test_a_template_wrong_past_c_50_is_called_false_with_its_counterexample(monkeypatch, capsys, tmp_path):
+    from tests.proofs.every_size.test_every_size_prover import node
+
+    _mutated(monkeypatch, lambda t: node(t, "transpose_source")["params"]["fn"]["params"]["coeffs"]["list"].__setitem__(1, {"size": "c + floor(c, 50)"}))
+    assert main(["prove", "transpose", "--for-all", "--every", "r,c", "--out", str(tmp_path / "t.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "the claim is FALSE: at c = " in err and "run exactly" in err
+    c = int(err.split("at c = ")[1].split(",")[0])
+    assert c >= 50 and not (tmp_path / "t.json").exists()
+
+
+def test_a_proof_that_fails_without_a_counterexample_is_unproven_not_false(capsys, tmp_path):
+    """matmul with k = 300 fixed: the construction's sums over 300 fixed offsets are more than the normal form writes
+    out, so no form is compared; the runs at small sizes find no difference: the claim is unproven, never false."""
+    assert main(["prove", "matmul", "--for-all", "--every", "r", "--k", "300", "--c", "20", "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "more than the 256 written out (no counterexample found: unproven, not false)" in err and "FALSE" not in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_an_unknown_from_z3_is_no_proof(monkeypatch, capsys, tmp_path):
+    """Every fact answered unknown (as on a timeout): nothing is proven, and nothing is called false."""
+    from attncert.proofs.every_size import facts
+
+    monkeypatch.setattr(facts, "_z3_answer", lambda script: "unknown")
+    assert main(["prove", "transpose", "--for-all", "--every", "r,c", "--out", str(tmp_path / "t.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is not proven" in err and "(no counterexample found: unproven, not false)" in err
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_an_unknown_from_cvc5_is_a_refusal(monkeypatch, tmp_path, capsys):
+    """The checker's solver answering unknown (its time out) to every fact: verify refuses the true certificate."""
+    from attncert.proofs.checkers.every_size import smtlib
+
+    doc = prove(tmp_path, *TRANSPOSE)
+    monkeypatch.setattr(smtlib, "cvc5_answer", lambda text, ms=smtlib.TIMEOUT_MS: "unknown")
+    forged(tmp_path, doc, capsys, "cvc5 answers unknown (not proven in its time: a refusal)")
