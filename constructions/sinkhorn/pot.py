@@ -22,7 +22,7 @@ never below about half a unit in the last place of the largest entry.
 rationals they spell. An empty ``a`` or ``b`` (POT's default ``[]``) is uniform, 1/n exactly.
 
 **Totals.** POT does not check them; here sum(a) = sum(b) must hold exactly. Where ``a`` or ``b`` holds
-binary floats and their exact totals differ by a relative :data:`FLOAT_TOTAL_RTOL` or less (the floats of
+binary floats and their exact totals differ by a relative 1e-12 or less (:func:`~constructions.sinkhorn.problem.float_rule`; the floats of
 ``np.ones(3) / 3`` do not sum to exactly 1), ``b`` is scaled by sum(a)/sum(b), exactly: the plan then has
 POT's total mass, sum(a). ``full=True`` returns the run, whose ``problem.b`` is the ``b`` used.
 
@@ -45,14 +45,12 @@ from flint import arb, ctx, fmpq
 from attncert.constructions.sinkhorn.operator import SinkhornResult, certified_array
 from attncert.constructions.sinkhorn.operator import sinkhorn as certified_sinkhorn
 from attncert.constructions.sinkhorn.shifted import array_cost
-from attncert.constructions.sinkhorn.problem import SinkhornInputError, as_lists, read_marginal, uniform_marginal
+from attncert.constructions.sinkhorn.problem import SinkhornInputError, as_lists, float_rule, holds_floats, read_marginal, uniform_marginal
 from attncert.exact.domains.ball import Ball
 from attncert.exact.errors import AttncertError, ParseError
-from attncert.exact.rationals import is_float, parse_rational
+from attncert.exact.rationals import parse_rational
+from attncert.exact.roundoff import U, exact, gamma
 
-#: The relative difference of the exact totals of float marginals that is taken for their rounding (as in the
-#: Float path of the operator): b is scaled to sum(a) within it, and refused beyond it.
-FLOAT_TOTAL_RTOL = fmpq(1, 10**12)
 #: POT's options that tune its float iterations; they have no meaning for a certified run.
 POT_TUNING = frozenset({"method", "numItermax", "stopThr", "verbose", "warn", "warmstart"})
 
@@ -87,6 +85,29 @@ def sinkhorn(
         raise SinkhornInputError(str(e)) from None
 
 
+def sinkhorn2(a: Any, b: Any, M: Any, reg: Any, **options: Any) -> tuple[float, Fraction]:
+    """(loss, bound): POT's ``ot.sinkhorn2``, the transport cost <P*, M> of the entropic plan (without the entropy term),
+    as the float sum of G * M for the certified plan G of :func:`sinkhorn` (same options), and an exact bound
+
+        bound >= |loss - <P*, M>|,   bound = e sum|M| + gamma_{nm+1} (1 + gamma_{nm+1}) sum(G |M~|) + u sum(G |M~|) [M not float64],
+
+    e the bound on max |G - P*|, M~ the doubles of M (M itself for a float64 array); the products and the sum are
+    IEEE operations in any order (Higham, *Accuracy and Stability of Numerical Algorithms*, Lemma 3.1 and section 4.2).
+    """
+    G, e = sinkhorn(a, b, M, reg, **options)[:2]
+    exact_floats = isinstance(M, np.ndarray) and M.dtype == np.float64
+    Mf = M if exact_floats else np.array(as_lists(M), dtype=np.float64)
+    loss = float(np.sum(G * Mf))
+    n = G.size
+    with ctx.workprec(128):
+        g = arb(gamma(n + 1))
+        weighted = arb(exact(float(np.sum(G * np.abs(Mf))))) * (1 + g) ** 2  # an upper bound on sum(G |M~|)
+        total = arb(exact(float(np.sum(np.abs(Mf))))) * (1 + g) ** 2 * (1 if exact_floats else 1 + arb(U))
+        bound = arb(fmpq(e.numerator, e.denominator)) * total + g * weighted + (0 if exact_floats else arb(U) * weighted)
+        q = bound.upper().fmpq()
+    return loss, Fraction(int(q.p), int(q.q))
+
+
 def _certified(
     a: Any, b: Any, M: Any, reg: Any, tol: Any, prec: Any, full: bool, start: Any
 ) -> tuple[np.ndarray, Fraction] | tuple[np.ndarray, Fraction, SinkhornResult]:
@@ -99,20 +120,23 @@ def _certified(
             raise SinkhornInputError("M must be a cost matrix (n x m): sinkhorn(a, b, M, reg) takes POT's order")
     n, m = M.shape if array else (len(M), len(M[0]))
     av, bv = _marginal(a, n, "a"), _marginal(b, m, "b")
-    sa, sb = sum(av, fmpq(0)), sum(bv, fmpq(0))
-    if sa != sb and _holds_floats(a, b) and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
-        bv = [x * sa / sb for x in bv]
-    if array:
-        fast = _from_array(M, av, bv, reg, prec, tol, _log_u(start))
-        if fast is not None:
-            G, bound = fast.run.float_plan()
-            return (G, Fraction(int(bound.p), int(bound.q)), fast) if full else (G, Fraction(int(bound.p), int(bound.q)))
-        M = M.tolist()
-    r = certified_sinkhorn(M, av, bv, reg, domain, tol=tol)
+    bv = float_rule(av, bv, holds_floats(a, b))
+    r = _from_array(M, av, bv, reg, prec, tol, _log_u(start)) if array else None
+    if r is None:
+        r = certified_sinkhorn(M.tolist() if array else M, av, bv, reg, domain, tol=tol)
     if r.plan is None:
         raise NotCertified(f"no enclosure of the Sinkhorn plan: {r.status}")
-    G, bound = float_plan(r.plan, r.details.get("prec", prec))
+    G, bound = certified_plan(r)
     return (G, bound, r) if full else (G, bound)
+
+
+def certified_plan(r: SinkhornResult) -> tuple[np.ndarray, Fraction]:
+    """The float64 plan of a certified result and an exact bound >= max |G - P*|: from the factors of a float-verified,
+    convexity or high-precision run (two products per entry), else the doubles at the centres of the plan's balls."""
+    if r.run is not None and hasattr(r.run, "float_plan"):
+        G, bound = r.run.float_plan()
+        return G, Fraction(int(bound.p), int(bound.q))
+    return float_plan(r.plan, r.details.get("prec", 128))
 
 
 def _from_array(M: np.ndarray, a: list[fmpq], b: list[fmpq], reg: Any, prec: int, tol: Any, log_u: np.ndarray | None = None) -> SinkhornResult | None:
@@ -164,12 +188,14 @@ def float_plan(plan: Any, prec: int) -> tuple[np.ndarray, Fraction]:
 
 
 def _marginal(x: Any, size: int, name: str) -> list[fmpq]:
-    """A marginal read exactly (floats as their binary values); None or empty is uniform over ``size`` points."""
+    """A marginal read exactly (floats as their binary values); None or empty is uniform over ``size`` points; POT's
+    batch of histograms (a 2-D b) is refused in one line."""
+    if isinstance(x, np.ndarray) and x.ndim == 2 and 1 not in x.shape:
+        raise SinkhornInputError(
+            f"{name} is a 2-D array of shape {x.shape} (POT's batch of histograms): attncert.sinkhorn certifies one plan; "
+            "call it once per column"
+        )
     x = as_lists(x)
     if x is None or (isinstance(x, list) and not x):
         return uniform_marginal(size)
     return read_marginal(x, name, dyadic_floats=True)
-
-
-def _holds_floats(*xs: Any) -> bool:
-    return any(isinstance(v, list) and any(is_float(t) for t in v) for v in map(as_lists, xs))

@@ -179,6 +179,33 @@ def check_float_scale(p: Problem) -> None:
         )
 
 
+#: The one rule for float marginals (API and command line, Sinkhorn and EMD): masses that are binary floats whose exact
+#: totals differ by this relative amount or less differ by rounding (the doubles of np.ones(3) / 3 do not sum to 1).
+FLOAT_TOTAL_RTOL = fmpq(1, 10**12)
+
+
+def float_rule(a: Sequence[fmpq], b: Sequence[fmpq], floats: bool) -> list[fmpq]:
+    """b, scaled by sum(a) / sum(b) exactly where the masses are binary floats (``floats``) whose exact totals differ by
+    a relative FLOAT_TOTAL_RTOL at most, so that the plan has the total mass sum(a) (POT's); b itself otherwise (the
+    caller refuses totals that still differ)."""
+    sa, sb = sum(a, fmpq(0)), sum(b, fmpq(0))
+    if floats and sa != sb and sb != 0 and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
+        return [x * sa / sb for x in b]
+    return list(b)
+
+
+def holds_floats(*xs: Any) -> bool:
+    """Whether any of the marginals holds binary floats (a float array, or a list with a float in it)."""
+    for x in xs:
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind == "f":
+                return True
+            x = x.tolist()
+        if isinstance(x, (list, tuple)) and any(is_float(t) or (isinstance(t, (list, tuple)) and any(map(is_float, t))) for t in x):
+            return True
+    return False
+
+
 def as_lists(x: Any) -> Any:
     """A numpy array (or anything with ``tolist``) as nested lists of Python numbers; anything else unchanged."""
     return x.tolist() if hasattr(x, "tolist") else x

@@ -13,7 +13,7 @@ Fractions the rationals they spell. An empty ``a`` or ``b`` (POT's default ``[]`
 Negative costs are accepted (the program is unchanged by adding a constant to M), and so are zero masses
 (POT accepts them; a zero row carries no mass).
 
-**Totals** follow one rule, the one of :mod:`constructions.sinkhorn.pot` (:data:`FLOAT_TOTAL_RTOL`): sum(a) =
+**Totals** follow the one rule for float marginals (:func:`constructions.sinkhorn.problem.float_rule`): sum(a) =
 sum(b) must hold exactly; where ``a`` or ``b`` holds binary floats and the exact totals differ by a relative
 1e-12 or less (the doubles of ``np.ones(3) / 3`` do not sum to exactly 1), ``b`` is scaled by sum(a)/sum(b),
 exactly, so the plan carries POT's total mass sum(a); beyond that, or for exact inputs, different totals are
@@ -37,13 +37,9 @@ from flint import fmpq
 
 from attncert.exact.errors import ParseError
 from attncert.exact.matrices import Rows, to_fmpq_mat
-from attncert.exact.rationals import is_float, parse_rational
+from attncert.exact.rationals import parse_rational
 from attncert.exact.roundoff import float_of
-from attncert.constructions.sinkhorn.problem import figure
-
-#: The relative difference of the exact totals of float marginals that is taken for their rounding: b is scaled
-#: to sum(a) within it and refused beyond it (the rule of attncert.sinkhorn, one for the API and the CLI).
-FLOAT_TOTAL_RTOL = fmpq(1, 10**12)
+from attncert.constructions.sinkhorn.problem import figure, float_rule, holds_floats
 
 
 class TransportInputError(ParseError):
@@ -148,12 +144,10 @@ def read_transport(a: Any, b: Any, M: Any, float_masses: bool | None = None) -> 
     already (a .npy file of floats read exactly); by default, whether a or b holds floats."""
     cost = read_cost(M)
     n, m = cost.shape
-    av, bv = read_masses(a, n, "a"), read_masses(b, m, "b")
+    av = read_masses(a, n, "a")
+    bv = float_rule(av, read_masses(b, m, "b"), holds_floats(a, b) if float_masses is None else float_masses)
     sa, sb = sum(av, fmpq(0)), sum(bv, fmpq(0))
-    floats = holds_floats(a, b) if float_masses is None else float_masses
-    if sa != sb and floats and abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
-        bv = [x * sa / sb for x in bv]
-    elif sa != sb:
+    if sa != sb:
         raise TransportInputError(
             f"marginals have different totals: sum(a) = {figure(sa)}, sum(b) = {figure(sb)} "
             "(exact totals must agree; float marginals within a relative 1e-12, and b is then scaled to sum(a))"
@@ -200,15 +194,3 @@ def read_masses(x: Any, size: int, name: str) -> list[fmpq]:
 def _hashable(x: Sequence[Any]) -> bool:
     """Whether every value is a float, an int or a string (values that compare equal are then the same number)."""
     return all(type(t) in (float, int, str) for t in x)
-
-
-def holds_floats(*xs: Any) -> bool:
-    """Whether any of the marginals holds binary floats (a float array, or a list with a float in it)."""
-    for x in xs:
-        if isinstance(x, np.ndarray):
-            if x.dtype.kind == "f":
-                return True
-            x = x.tolist()
-        if isinstance(x, (list, tuple)) and any(is_float(t) or (isinstance(t, (list, tuple)) and any(map(is_float, t))) for t in x):
-            return True
-    return False

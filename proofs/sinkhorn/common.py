@@ -9,6 +9,7 @@ certificate verifies the same with POT, with another POT, or without it.
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import replace
 from typing import Any, Sequence
@@ -22,7 +23,7 @@ from attncert.constructions.sinkhorn import SinkhornResult
 from attncert.constructions.sinkhorn.operator import PLAIN_ENTRIES
 from attncert.constructions.sinkhorn.wasserstein import W1Certificate
 from attncert.exact import Ball, Float, QQ
-from attncert.exact.errors import LimitExceeded
+from attncert.exact.errors import LimitExceeded, ParseError
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
 from attncert.exact.roundoff import LARGEST
@@ -323,3 +324,26 @@ def deviation(P: np.ndarray, enclosure: Sequence[Sequence[arb]]) -> float:
             lo, hi = float(e.lower()), float(e.upper())
             worst = max(worst, lo - x, x - hi, 0.0)
     return worst
+
+
+#: ``--plan-out FILE``: the certified plan, as float64, written where the claim is proven (never recorded in it).
+PLAN_OUT = Param("plan_out", str, None, "write the certified plan (float64; .npy or .csv, by the suffix) to FILE")
+
+
+def write_plan(path: str, G: np.ndarray) -> None:
+    """The plan G to ``path``, atomically: a .npy array (numpy's format) or a .csv of 17-digit decimals (each the double
+    it reads back as); another suffix is refused in one line before anything is written."""
+    import io
+
+    from attncert.exact.certificate import atomic_write_bytes
+
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".npy":
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(G, dtype=np.float64), allow_pickle=False)
+        data = buffer.getvalue()
+    elif suffix == ".csv":
+        data = "".join(",".join(f"{x:.17g}" for x in row) + "\n" for row in np.asarray(G, dtype=np.float64).tolist()).encode()
+    else:
+        raise ParseError(f"--plan-out {path!r:.60}: the plan is written as .npy or .csv (by the suffix)")
+    atomic_write_bytes(path, data)

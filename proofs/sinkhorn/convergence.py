@@ -5,12 +5,14 @@ exactly by :mod:`exact.numberfiles`), which the certificate records so that veri
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from flint import fmpq
 
 from attncert.constructions.sinkhorn import read_problem, sinkhorn
-from attncert.constructions.sinkhorn.problem import random_cost, random_marginal
+from attncert.constructions.sinkhorn.pot import certified_plan
+from attncert.constructions.sinkhorn.problem import float_rule, random_cost, random_marginal
 from attncert.exact import Ball, ParseError, QQ
 from attncert.exact.matrices import Rows
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
@@ -32,10 +34,12 @@ from attncert.proofs.sinkhorn.common import (
     pot_side_notes,
     pot_sinkhorn,
     pot_version,
+    PLAN_OUT,
     qmat,
     qvec,
     run_figure,
     run_json,
+    write_plan,
 )
 from attncert.proofs.checkers.reading import qmatrix, qvector
 from attncert.proofs.checkers.sinkhorn.claims import MAX_SIZE, RECORDED_PLAN_ENTRIES, check_convergence
@@ -71,9 +75,21 @@ def prove(
     cost: str | None = None,
     a: str | None = None,
     b: str | None = None,
+    reg: str | None = None,
+    plan_out: str | None = None,
 ) -> dict:
-    """The certificate on a random n x m cost from the seed, or on the cost and marginals of three files."""
-    runs = {"eps": eps, "tol": tol, "prec": prec, "ref_iter": ref_iter, "pot_iter": pot_iter}
+    """The certificate on a random n x m cost from the seed, or on the cost and marginals of three files. ``reg`` is
+    POT's name for ``eps``; ``plan_out`` a file for the certified plan of the one eps (neither is recorded)."""
+    if reg is not None:
+        if eps != CLAIM.defaults()["eps"] and rational_list(eps) != rational_list(reg):
+            raise ParseError("--reg is POT's name for --eps: give one of them")
+        eps = reg
+    if plan_out is not None:
+        if len(rational_list(eps)) != 1:
+            raise ParseError("--plan-out writes one plan: give one eps (--eps or --reg)")
+        if os.path.splitext(plan_out)[1].lower() not in (".npy", ".csv"):
+            raise ParseError(f"--plan-out {plan_out!r:.60}: the plan is written as .npy or .csv (by the suffix)")
+    runs = {"eps": eps, "tol": tol, "prec": prec, "ref_iter": ref_iter, "pot_iter": pot_iter, "plan_out": plan_out}
     if cost is None and a is None and b is None:
         cols = n if m is None else m
         C, av, bv = random_cost(n, cols, seed), random_marginal(n, seed + 1), random_marginal(cols, seed + 2)
@@ -84,16 +100,21 @@ def prove(
     if given:
         raise ParseError(f"{' and '.join(given)}: only for the random cost (with --cost, the sizes and the data are the files')")
     C, tag_c = read_matrix(cost)
-    (av, tag_a), (bv, tag_b) = read_vector(a), read_vector(b)
+    (av, tag_a), (b_read, tag_b) = read_vector(a), read_vector(b)
+    bv = float_rule(av, b_read, "npy-float" in (tag_a, tag_b))  # the one rule for float marginals, as in attncert.sinkhorn
     read_problem(C, av, bv, rational_list(eps)[0])  # the hypotheses, one line each: positive, balanced, shapes
     if max(len(C), len(C[0])) > MAX_SIZE:
         raise ParseError(f"the cost is {len(C)}x{len(C[0])}; at most {MAX_SIZE:,} rows and columns")
-    return _prove(C, av, bv, {"n": len(C), "m": len(C[0])}, runs, {"C": tag_c, "a": tag_a, "b": tag_b})
+    return _prove(C, av, bv, {"n": len(C), "m": len(C[0])}, runs, {"C": tag_c, "a": tag_a, "b": tag_b}, b_read)
 
 
-def _prove(C: Rows, a: list[fmpq], b: list[fmpq], origin: dict[str, Any], run_params: dict[str, Any], read: dict[str, str] | None) -> dict:
-    """The certificate on this problem; ``origin`` its recorded sizes and seed, ``read`` the formats of its files."""
+def _prove(
+    C: Rows, a: list[fmpq], b: list[fmpq], origin: dict[str, Any], run_params: dict[str, Any], read: dict[str, str] | None, b_read: list[fmpq] | None = None
+) -> dict:
+    """The certificate on this problem; ``origin`` its recorded sizes and seed, ``read`` the formats of its files,
+    ``b_read`` the b of the file where the one rule for float marginals scaled it to ``b``."""
     eps_list = rational_list(run_params["eps"])
+    plan_out = run_params.get("plan_out")
     for e in eps_list:
         positive_rational(e)
     tol, prec, ref_iter, pot_iter = run_params["tol"], run_params["prec"], run_params["ref_iter"], run_params["pot_iter"]
@@ -103,6 +124,8 @@ def _prove(C: Rows, a: list[fmpq], b: list[fmpq], origin: dict[str, Any], run_pa
     with progress.bar(len(eps_list), "eps", desc=NAME) as bar:
         for e in eps_list:
             r = sinkhorn(C, a, b, e, Ball(prec), tol=tol)
+            if plan_out is not None and r.plan is not None:
+                write_plan(plan_out, certified_plan(r)[0])
             P = r.plan if r.plan is not None else r.iterate
             marg_ok = r.plan is not None and (not small or marginals_contain(P, a, b, r.details["prec"]))
             ref, its = mp_sinkhorn(C, a, b, e, REFERENCE_DPS, ref_iter) if len(a) * len(b) <= REFERENCE_ENTRIES else (None, 0)
@@ -138,6 +161,8 @@ def _prove(C: Rows, a: list[fmpq], b: list[fmpq], origin: dict[str, Any], run_pa
             bar.update()
     files = {} if read is None else {"cost": read["C"], "a": read["a"], "b": read["b"]}
     inputs = {"C": qmat(C), "a": qvec(a), "b": qvec(b)}
+    if b_read is not None and b_read != b:  # float masses whose totals differ by rounding: b as read, and as scaled
+        inputs["b"], inputs["b_scaled"] = qvec(b_read), qvec(b)
     if read is not None:
         inputs["read_from"] = {k: FORMATS[tag] for k, tag in read.items()}
     return certificate(
@@ -170,7 +195,8 @@ def _prove(C: Rows, a: list[fmpq], b: list[fmpq], origin: dict[str, Any], run_pa
 
 def rebuild(doc: dict[str, Any]) -> dict:
     """Prove again from the recorded parameters; a problem read from files is taken from the certificate's inputs."""
-    kw = recorded_params(CLAIM, doc, optional=RANDOM + FILES)
+    kw = recorded_params(CLAIM, doc, optional=RANDOM + FILES + ("reg", "plan_out"))
+    kw.pop("reg"), kw.pop("plan_out")
     tags = {k: kw.pop(k) for k in FILES}
     if all(t is None for t in tags.values()):
         return prove(**kw)
@@ -179,7 +205,8 @@ def rebuild(doc: dict[str, Any]) -> dict:
     inputs = doc.get("inputs") if isinstance(doc.get("inputs"), dict) else {}
     C, a, b = qmatrix(inputs.get("C")), qvector(inputs.get("a")), qvector(inputs.get("b"))
     runs = {k: kw[k] for k in ("eps", "tol", "prec", "ref_iter", "pot_iter")}
-    return _prove(C, a, b, {"n": len(C), "m": len(C[0])}, runs, {"C": tags["cost"], "a": tags["a"], "b": tags["b"]})
+    scaled = float_rule(a, b, "npy-float" in (tags["a"], tags["b"]))
+    return _prove(C, a, scaled, {"n": len(C), "m": len(C[0])}, runs, {"C": tags["cost"], "a": tags["a"], "b": tags["b"]}, b)
 
 
 def summary(doc: dict[str, Any]) -> str:
@@ -209,7 +236,9 @@ CLAIM = register(
             Param("m", positive_int, None, "columns of the random cost (n when not given)"),
             Param("cost", str, None, "the cost matrix from FILE (.json, .csv or .npy, read exactly), with --a and --b instead of random data"),
             Param("a", str, None, "the row marginal from FILE (positive masses), with --cost"),
-            Param("b", str, None, "the column marginal from FILE (positive masses, sum b = sum a exactly), with --cost"),
+            Param("b", str, None, "the column marginal from FILE (positive masses, sum b = sum a exactly, or float masses within 1e-12: b is scaled), with --cost"),
+            Param("reg", str, None, "POT's name for --eps (temperatures, comma-separated)"),
+            PLAN_OUT,
         ),
         check=check_convergence,
         cost=convergence_cost,

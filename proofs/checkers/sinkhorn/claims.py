@@ -22,7 +22,7 @@ from attncert.exact.numberfiles import FORMATS, is_double
 from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.sinkhorn.duality import w1_value
 from attncert.proofs.checkers.sinkhorn.fixed_point import is_sinkhorn_plan
-from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, Problem, sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, Problem, scaled_marginal, sinkhorn_problem
 from attncert.proofs.checkers.result import conclude
 from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
 from attncert.proofs.checkers.sinkhorn.runs import EXTRA_BITS, check_run, read_plan, run_precision
@@ -159,6 +159,8 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
     eps_list, tol = rational_list(params.get("eps")), parse_rational(params.get("tol"))
     runs = items(out, "runs")
     problems: list[str] = _read_from_files(params, {"C": C, "a": [a], "b": [b]})
+    if "b_scaled" in inp:
+        b = scaled_marginal(params, a, b, qvector(inp.get("b_scaled")))
     if [rational(r.get("eps")) if isinstance(r, dict) else None for r in runs] != eps_list:
         problems.append("the runs are not exactly one per eps of the parameters")
     recorded = n * m <= RECORDED_PLAN_ENTRIES

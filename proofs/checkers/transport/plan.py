@@ -24,6 +24,7 @@ from attncert.exact import ParseError
 from attncert.exact.numberfiles import FORMATS, is_double
 from attncert.proofs.checkers.reading import flag, integer, obj, qmatrix, qvector, rational, shape_is, whole
 from attncert.proofs.checkers.result import conclude
+from attncert.proofs.checkers.sinkhorn.problem import scaled_marginal
 
 #: The most rows or columns of a recorded problem.
 MAX_SIZE = 1 << 12
@@ -70,7 +71,7 @@ def check_transport_plan(doc: dict[str, Any]) -> list[str]:
         raise ParseError(f"a and b must have {n} and {m} entries")
     problems = _files(params, inp, C, a, b)
     if "b_scaled" in inp:
-        b = _scaled(params, a, b, qvector(inp.get("b_scaled")))
+        b = scaled_marginal(params, a, b, qvector(inp.get("b_scaled")))
     if any(x < 0 for x in a + b) or sum(a, fmpq(0)) != sum(b, fmpq(0)) or sum(a, fmpq(0)) == 0:
         return conclude(doc, "exact_equal", problems + ["the masses are not >= 0 with equal positive totals"])
     opt = obj(out, "optimum")
@@ -102,21 +103,6 @@ def check_transport_plan(doc: dict[str, Any]) -> list[str]:
     if "plan" in inp and result.get("plan_optimal") is not obj(out, "judged").get("optimal"):
         problems.append("result.plan_optimal is not the verdict's")
     return conclude(doc, "exact_equal", problems)
-
-
-#: Float masses whose exact totals differ by at most this relative amount are rounding: b is scaled to sum(a).
-FLOAT_TOTAL_RTOL = fmpq(1, 10**12)
-
-
-def _scaled(params: dict[str, Any], a: list[fmpq], b: list[fmpq], scaled: list[fmpq]) -> list[fmpq]:
-    """The recorded b scaled to sum(a), checked: allowed only for masses read from a .npy file of floats whose totals
-    differ by a relative 1e-12 at most, and exactly b sum(a) / sum(b)."""
-    sa, sb = sum(a, fmpq(0)), sum(b, fmpq(0))
-    if "npy-float" not in (params.get("a"), params.get("b")) or sa == sb or not abs(sa - sb) <= FLOAT_TOTAL_RTOL * sa:
-        raise ParseError("b is recorded scaled, but the masses are not floats whose totals differ by rounding (a relative 1e-12)")
-    if scaled != [x * sa / sb for x in b]:
-        raise ParseError("the recorded scaled b is not b sum(a) / sum(b)")
-    return scaled
 
 
 def _judged(inp: dict[str, Any], verdict: dict[str, Any], C: list, a: list[fmpq], b: list[fmpq], f: list[fmpq], g: list[fmpq], W: fmpq, n: int, m: int) -> list[str]:
