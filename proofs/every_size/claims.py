@@ -130,6 +130,10 @@ class EverySizeClaim:
         if unknown:
             raise ParseError(f"{self.base} has the sizes {', '.join(self.spec.symbols)}; --every names {unknown[0]!r}")
         fixed = {s: int(sizes.get(s, next(p.default for p in self.sizes if p.name == s))) for s in self.spec.symbols if s not in every}
+        wrong = next(((a, b) for a, b in self.spec.at_most if a in fixed and b in fixed and fixed[a] > fixed[b]), None)
+        if wrong is not None:  # the statement assumes a <= b: with both fixed otherwise it would be vacuous
+            a, b = wrong
+            raise ParseError(f"{self.base} needs {a} <= {b}, and {a} = {fixed[a]} > {b} = {fixed[b]}")
         try:
             proof = prove(self.spec, every, fixed)
         except NoProof as e:

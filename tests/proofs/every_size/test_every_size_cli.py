@@ -273,3 +273,10 @@ def test_an_unknown_from_cvc5_is_a_refusal(monkeypatch, tmp_path, capsys):
     doc = prove(tmp_path, *TRANSPOSE)
     monkeypatch.setattr(smtlib, "cvc5_answer", lambda text, ms=smtlib.TIMEOUT_MS: "unknown")
     forged(tmp_path, doc, capsys, "cvc5 answers unknown (not proven in its time: a refusal)")
+
+
+def test_fixed_sizes_against_the_hierarchys_hypotheses_are_refused(capsys, tmp_path):
+    """d = 5 > D = 4 fixed would make the statement vacuous (its hypothesis d <= D false): refused in one line."""
+    argv = ["prove", "hierarchy_every_size", "--every", "N,n", "--D", "4", "--Dv", "4", "--d", "5", "--dv", "2", "--out", str(tmp_path / "h.json")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == "attncert: error: hierarchy needs d <= D, and d = 5 > D = 4"
