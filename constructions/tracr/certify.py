@@ -27,7 +27,7 @@ exceeds 1/2 (categorical: rounding no longer gives the one-hot vector) or tol (n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from flint import arb, ctx, fmpq
 
@@ -100,21 +100,33 @@ def ball_json(x: arb) -> dict[str, str]:
 def exact_outputs(prog: Program, inputs: Sequence[Sequence[Any]], causal: bool = False) -> tuple[list[Any], list[dict[str, Any]]]:
     """attncert's exact evaluation of the program on each input (its output, or the error line for an
     input it fails on), and every node's value on each input, by label (for tabulation)."""
-    g = rasp.to_graph(to_rasp(prog, causal))
-    label = {v: g.nodes[v]["label"] for v in g.nodes}
+    run = tracer(prog, causal)
     outs: list[Any] = []
     traces: list[dict[str, Any]] = []
-    out_node = g.graph["outputs"]["output"]
     for xs in inputs:
+        out, tr = run(xs)
+        outs.append(out)
+        if tr is not None:
+            traces.append(tr)
+    return outs, traces
+
+
+def tracer(prog: Program, causal: bool = False) -> Callable[[Sequence[Any]], tuple[Any, dict[str, Any] | None]]:
+    """The program's graph built once, and a function of one input giving its exact output (or
+    :class:`EvaluationFailed`) and every SOp's values by label (None where the evaluation fails)."""
+    g = rasp.to_graph(to_rasp(prog, causal))
+    label = {v: g.nodes[v]["label"] for v in g.nodes}
+    out_node = g.graph["outputs"]["output"]
+
+    def run(xs: Sequence[Any]) -> tuple[Any, dict[str, Any] | None]:
         try:
             tr = rasp.trace_graph(g, list(xs), QQ)
         except Exception as e:  # the program fails on this input (a user's lambda may raise anything): undefined there
             why = str(e).splitlines()[0] if str(e) else ""
-            outs.append(EvaluationFailed(f"{type(e).__name__}: {why}"[:200] if not isinstance(e, (EvaluationError, AttncertError)) else why[:200]))
-            continue
-        outs.append(list(tr[out_node]))
-        traces.append({label[v]: tr[v] for v in tr if g.nodes[v]["op"] not in _SELECTORS})
-    return outs, traces
+            return EvaluationFailed(f"{type(e).__name__}: {why}"[:200] if not isinstance(e, (EvaluationError, AttncertError)) else why[:200]), None
+        return list(tr[out_node]), {label[v]: tr[v] for v in tr if g.nodes[v]["op"] not in _SELECTORS}
+
+    return run
 
 
 _SELECTORS = ("select", "constant_selector", "selector_and", "selector_or", "selector_not")

@@ -167,17 +167,18 @@ def _compositional(model: Any, prog: Any, tokens: list[Any], n: int, source: str
     _refuse_inputs(model, tokens, n)
     mj = model_to_json(model)
     vocab_json = [encode_value(t) for t in tokens]
-    good, proven, failing = P.search(mj, program_to_json(prog), vocab_json, n, tol)
+    good, proven, failing, weak_at = P.search(mj, program_to_json(prog), vocab_json, n, tol)
     confirmation = None
     if good < n:
-        kind, xs, outs, verdicts = P.confirm(model, prog, tokens, good + 1, tol, prec, max_inputs)
-        counts = {"inputs": len(xs), "correct": 0, "counterexamples": 0, "undecided": 0, "undefined": 0}
-        found = []
-        for x, out, v in zip(xs, outs, verdicts):
-            counts[v.status + ("s" if v.status == "counterexample" else "")] += 1
-            if v.status == "counterexample" and len(found) < listed:
-                found.append(_listed(model, prog, x, out, v, tol, encode_value))
-        confirmation = {"length": good + 1, "inputs": kind, "counts": counts, "counterexamples": found}
+        confirmation = []
+        for length, kind, xs, outs, verdicts in P.confirm(model, prog, tokens, good + 1, n, tol, prec, max_inputs, weak_at):
+            counts = {"inputs": len(xs), "correct": 0, "counterexamples": 0, "undecided": 0, "undefined": 0}
+            found = []
+            for x, out, v in zip(xs, outs, verdicts):
+                counts[v.status + ("s" if v.status == "counterexample" else "")] += 1
+                if v.status == "counterexample" and len(found) < listed:
+                    found.append(_listed(model, prog, x, out, v, tol, encode_value))
+            confirmation.append({"length": length, "inputs": kind, "counts": counts, "counterexamples": found})
     recorded(prog)
     outputs, result = P.outputs_and_result(n, good, proven, failing, confirmation, input_count(len(tokens), n))
     return certificate(
@@ -396,15 +397,21 @@ def _compositional_summary(res: dict[str, Any], out: dict[str, Any]) -> str:
     if res["first_failing_length"] is None:
         undefined = f", where RASP's evaluation is defined ({res['may_be_undefined'][0]})" if res["may_be_undefined"] else ""
         return f"proven compositionally on every input of every length 1..{N} ({res['inputs']:,} inputs){undefined}"
-    k, conf = res["first_failing_length"], out["confirmation"]
+    k, runs = res["first_failing_length"], out["confirmation"]
     head = f"proven compositionally up to length {N} (N* = {N}); the bound fails at length {k}"
-    if conf["counts"]["counterexamples"]:
-        c = conf["counterexamples"][0]
+    first, last = runs[0], runs[-1]
+    if first["inputs"] == "every" and not first["counts"]["counterexamples"]:
+        head += f", where every one of its {first['counts']['inputs']:,} inputs is correct: the bound is not sharp there"
+    elif len(runs) > 1 or not last["counts"]["counterexamples"]:
+        head += f", where {first['counts']['inputs']:,} inputs built from it show no counterexample"
+    if last["counts"]["counterexamples"]:
+        c = last["counterexamples"][0]
         p = c["positions"][0]
-        return f"{head}, and a real counterexample there: input {_shown(c['input'])}, RASP {_shown(c['rasp'])}, position {p['position']} decodes to {_shown([p['decoded']])[1:-1]}"
-    if conf["inputs"] == "every":
-        return f"{head}, where every one of its {conf['counts']['inputs']:,} inputs is correct: the bound is not sharp there"
-    return f"{head}; {conf['counts']['inputs']:,} sampled inputs of that length show no counterexample: undecided"
+        at = "there" if last["length"] == k else f"at length {last['length']}"
+        return f"{head}, and a real counterexample {at}: input {_shown(c['input'])}, RASP {_shown(c['rasp'])}, position {p['position']} decodes to {_shown([p['decoded']])[1:-1]}"
+    if first["inputs"] == "every" and len(runs) == 1:
+        return head
+    return f"{head}; none among {sum(r['counts']['inputs'] for r in runs):,} inputs of lengths {k}..{last['length']}: undecided"
 
 
 def _shown(values: list[Any]) -> str:

@@ -8,11 +8,12 @@ program's tables and the vocabulary, with no import of the prover nor of the con
    be the one recomputed;
 2. when N* < max_seq_len, it is run at N* + 1 (``result.first_failing_length``): it must fail, with the
    recorded steps and problems; so N* is exactly the largest bound the induction proves below N* + 1;
-3. every counterexample listed at N* + 1 (``outputs.confirmation``) is run through this package's own
+3. the confirmation (``outputs.confirmation``) is a run per length from N* + 1 on, lengths in order, only
+   its last run listing counterexamples; every counterexample listed is run through this package's own
    forward pass (:func:`.model.run`) and decided against its recorded RASP output: the listed positions
-   must be the ones that are not correct, one a counterexample (the RASP output itself is recomputed by
-   the rebuild, attncert's evaluator on the recorded tables);
-4. ``result`` must state what these give.
+   must be the ones that are not correct, one a counterexample (the RASP output itself, and which inputs
+   the prover ran, are recomputed by the rebuild, attncert's evaluator on the recorded tables);
+4. ``result`` must state what these give (``counterexample_length`` the length of the run listing one).
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
     good = integer(res, "proven_up_to", 0, N)
     proof = obj(out, "proof")
     problems: list[str] = []
-    mj, program = obj(cons, "model"), obj(cons, "program")
+    program = obj(cons, "program")
 
     def again(n: int) -> dict[str, Any] | None:
         try:
-            return prove_every_input(mj, program, vocab, n, tol)
+            return prove_every_input(model, program, vocab, n, tol)
         except Unsupported as e:
             problems.append(f"the compositional proof does not apply at length {n}: {e}")
             return None
@@ -63,33 +64,45 @@ def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
     if proof.get("method") != "compositional":
         problems.append('"outputs.proof.method" must be "compositional"')
     conf = out.get("confirmation")
-    if (good < N) != isinstance(conf, dict):
-        problems.append("a confirmation at the first failing length is recorded exactly when N* < max_seq_len")
-    elif isinstance(conf, dict):
-        problems += _counterexamples(model, conf, good + 1, tol, integer(params, "precision", 16, 4096))
+    found = None
+    if (good < N) != (isinstance(conf, list) and bool(conf)):
+        problems.append("a confirmation from the first failing length on is recorded exactly when N* < max_seq_len")
+    elif isinstance(conf, list):
+        precision = integer(params, "precision", 16, 4096)
+        for k, run in enumerate(conf):
+            if not isinstance(run, dict) or run.get("length") != good + 1 + k or good + 1 + k > N:
+                problems.append(f'"outputs.confirmation" must run the lengths {good + 1}, {good + 2}, ... in order, up to max_seq_len')
+                break
+            listed = _counterexamples(model, run, run["length"], tol, precision)
+            problems += listed
+            if run.get("counterexamples") and k != len(conf) - 1:
+                problems.append("the confirmation goes on past a length where it lists a counterexample")
+            if run.get("counterexamples") and not listed:
+                found = run["length"]
     undefined = sorted(set((proven or {}).get("may_be_undefined", [])))
-    found = isinstance(conf, dict) and bool(conf.get("counterexamples"))
     stated = {
         "relation": "enclosure", "holds": good == N and not undefined, "proven_up_to": good,
         "first_failing_length": None if good == N else good + 1, "may_be_undefined": undefined,
-        "inputs": sum(len(vocab) ** n for n in range(1, N + 1)),
+        "inputs": sum(len(vocab) ** n for n in range(1, N + 1)), "counterexample_length": found,
     }
     for k, v in stated.items():
         if res.get(k) != v or isinstance(res.get(k), bool) != isinstance(v, bool):
             problems.append(f'"result.{k}" must be {v!r:.60}')
-    if found and res.get("verdict") != "counterexample":
-        problems.append('"result.verdict" must be "counterexample": one is listed')
+    if (found is not None) != (res.get("verdict") == "counterexample"):
+        problems.append('"result.verdict" is "counterexample" exactly when one is listed and confirmed')
+    if good == N and res.get("verdict") != "proven":
+        problems.append('"result.verdict" must be "proven"')
     return problems
 
 
 def _counterexamples(model: Model, conf: dict[str, Any], k: int, tol: Any, precision: int) -> list[str]:
     """Each listed counterexample of length k, through this package's forward pass against its recorded RASP output."""
-    if conf.get("length") != k:
-        return [f'"outputs.confirmation.length" must be {k}']
     listed = conf.get("counterexamples")
     if not isinstance(listed, list):
         raise ParseError('"outputs.confirmation.counterexamples" must be a list')
-    counts = conf.get("counts") or {}
+    counts = conf.get("counts")
+    if not isinstance(counts, dict):
+        raise ParseError('"outputs.confirmation" runs have counts')
     if len(listed) > (counts.get("counterexamples") or 0):
         return ["more counterexamples are listed than counted"]
     problems = []

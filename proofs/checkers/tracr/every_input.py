@@ -17,7 +17,7 @@ SelectorWidth also the centre T_o(w) its head writes in ``o_selector_width_attn_
 error is bounded column by column, |e_p[c]| <= r_o(v)[c], by a radius that depends on the owner and
 its value only (the *radius per SOp value*). The BOS row is one ball vector b for every input. Value
 sets are those the induction produces (tokens: the vocabulary; a map: its table on its arguments'
-sets; an Aggregate: the values some query can receive; a SelectorWidth: 0..n), so a configuration (a
+sets; an Aggregate: the values some query can receive; a SelectorWidth: the widths below), so a configuration (a
 position and a value of each owner a step reads) that no input presents is checked too: sound, not
 complete.
 
@@ -26,22 +26,40 @@ s(q, k) = (x_q W_Q + b_Q)(x_k W_K + b_K)^T / s are arb balls over every query co
 key configuration k (centre and radius as balls); keys past the query in a causal model score tracr's
 masked logit. For a query whose selected keys (RASP's pred on K and Q; a categorical Aggregate's keys
 grouped by W's value, since a defined input selects one value) score in [m_lo, m_hi] (spread
-Delta = m_hi - m_lo), BOS at most s_B and the unselected keys at most u: with the softmax weights
-beta_j of the w selected keys among themselves, |beta_j - 1/w| <= (e^Delta - 1)/w, so
+Delta = m_hi - m_lo), BOS at most s_B and the unselected keys at most u: the softmax gives the
+selected keys together a weight A_S >= w e^{m_lo} (w >= 1 of them) and BOS and the unselected keys
+A_O <= e^{s_B} + (n - 1) e^{u}, so the leaked share lambda = A_O / (A_S + A_O), increasing in A_O / A_S,
+is at most r / (1 + r) with r = e^{s_B - m_lo} + (n - 1) e^{u - m_lo}. Writing the output as the convex
+combination out = (1 - lambda) S + lambda O (S the selected keys' weighted mean, O the others'), with
+the selected weights among themselves |beta_j - 1/w| <= (e^Delta - 1)/w:
 
-    |out - enc_A(RASP's value)| <= E + (e^Delta - 1) h + R + L(n) W,
-    L(n) = min(1, e^{s_B - m_lo} + (n - 1) e^{u - m_lo}),
+    |out - enc_A(RASP's value)| <= (1 - lambda) A + lambda B <= A + (r / (1 + r)) max(0, B - A),
+    A = E + (e^Delta - 1) h + R,
 
 E the largest distance of a selected key's exact value centre from its RASP encoding, h the half range
-of those centres, R the largest radius of a selected key's value, W the largest distance of BOS's or
-an unselected key's value from the centres (n keys at most, w >= 1). A query that may select nothing
-(no self-selection argument: K and Q static, or K = Q under a reflexive predicate) reads the default:
-|out - enc(default)| <= |v_B - enc(default)| + min(1, n e^{u - s_B}) max_j |v_j - enc(default)|. A
-SelectorWidth counts BOS among the selected (its score is theirs), its w + 1 selected keys' centres
-average to T(w) = (v_B + w m_K)/(w + 1), and the leak is min(1, (n - w) e^{u - m_lo}/(w + 1)): the
-radius depends on w, the owner's value. n enters only through the leak, linearly, and through the
-value sets. The BOS query's output is v_B within min(1, n e^{max_k s(B, k) - s(B, B)}) max |v_k - v_B|,
-and within the hull of every value.
+of those centres, R the largest radius of a selected key's value, B the largest distance of BOS's or an
+unselected key's value from the encoding. **Distinct keys:** when K takes distinct values at distinct
+positions (``indices``, an injective map of them, or a rank below), an input holds at most one key of
+each value of K, so (n - 1) e^{u - m_lo} becomes the sum of the n - 1 largest e^{u_v - m_lo} over K's
+values v, u_v the highest unselected score of a key holding v.
+
+**The query's own key** (lemma). The query's position is one of the keys (never masked), and its key
+configuration agrees with the query's on the position and on every SOp both read (the same residual
+row). So, from the predicate's table on these configurations: if every key configuration agreeing with
+the query's is selected, the query selects at least one key; if none is, its own key is never selected
+and a SelectorWidth's width is at most n' - 1 (n' the keys it sees: the length, or its position under a
+causal mask), e.g. Select(X, X, LT), where pred(v, v) is false for every v. The **rank rule** also
+gives a selected key: Select(SelectorWidth(Select(X, X, LT or GT)), indices, EQ) with X unique within an
+input and totally ordered, non-causal: K is then a permutation of 0..n-1 (X_j's rank). A query that may
+select no key reads the default: out = (1 - lambda_0) v_B + lambda_0 O with lambda_0 <= r_0 / (1 + r_0),
+r_0 = n e^{u - s_B}, so |out - enc(default)| <= A_0 + lambda_0 max(0, B - A_0), A_0 = |v_B - enc(default)|.
+
+**A SelectorWidth** counts BOS among the selected (its score is theirs): its w + 1 selected keys'
+centres average to T(w) = (v_B + w m_K)/(w + 1), and r = (n' - w) e^{u - m_lo}/(w + 1), the radius
+depending on w, the owner's value, w ranging over 0..n' (1.. when the own key is always selected, ..n' - 1
+when never). n enters only through the leak, linearly, and through the value sets. The BOS query's
+output is v_B within lambda max |v_k - v_B| (r = n e^{max_k s(B, k) - s(B, B)}), and within the hull of
+every value.
 
 **An MLP** is split into the blocks of hidden units that write one SOp (tracr's MLPs are
 block-diagonal). On each configuration of the owners a block reads, the box centre +- radius is
@@ -68,7 +86,7 @@ from flint import arb, arb_mat, ctx, fmpq
 from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
 from attncert.proofs.checkers.compiled.every_input import NONE, Program, Unsupported, Value, _means, number
-from attncert.proofs.checkers.tracr.model import Model, _Double, _ends, _spells, value
+from attncert.proofs.checkers.tracr.model import GRID, Model, _Double, _spells, value
 
 #: Working precision of the balls (bits).
 PRECISION = 128
@@ -113,12 +131,35 @@ def down(q: fmpq) -> fmpq:
     return fmpq((p // (d << -shift)) << -shift)
 
 
+def _dyadic(x: arb, upward: bool) -> fmpq:
+    """The exact value of an exact ball (an endpoint arb gives), moved outward to 2^-GRID when it is below
+    it in magnitude (a causal model's masked keys weigh about e^{-10^30})."""
+    if not x.is_finite():
+        raise Unsupported("a bound of the induction is not finite")
+    m, e = x.man_exp()
+    m, e = int(m), int(e)
+    if m.bit_length() + e > GRID:
+        raise Unsupported(f"a bound of the induction is over 2^{GRID}")
+    if e >= 0:
+        return fmpq(m << e)
+    if m.bit_length() + e < -GRID:
+        return fmpq(1 if upward and m > 0 else -1 if not upward and m < 0 else 0, 1 << GRID) if m else fmpq(0)
+    return fmpq(m, 1 << -e)
+
+
 def hi(x: arb) -> fmpq:
-    return _ends(x)[1]
+    """An upper bound of the ball: its upper endpoint at the working precision, rounded upward (arb's
+    upper(); a dyadic of at most PRECISION bits, so that the rationals built from it stay short)."""
+    return _dyadic(x.upper(), True)
 
 
 def lo(x: arb) -> fmpq:
-    return _ends(x)[0]
+    """A lower bound of the ball (arb's lower(), rounded downward)."""
+    return _dyadic(x.lower(), False)
+
+
+def _ends(x: arb) -> tuple[fmpq, fmpq]:
+    return lo(x), hi(x)
 
 
 def ball(c: fmpq, r: fmpq) -> arb:
@@ -140,6 +181,7 @@ class Layout:
         sops = sorted((s for s, n in prog.nodes.items() if n["op"] != "select"), key=len, reverse=True)
         self.owner: dict[int, str] = {}
         self.aux: dict[str, int] = {}  # SelectorWidth -> its attention output column
+        self._spelt: dict[tuple[str, Value], int] = {}
         self.columns: dict[str, list[int]] = {}
         bos, pad = f"tokens:{model.bos}", f"tokens:{model.pad}"
         for c, label in enumerate(model.labels):
@@ -192,12 +234,19 @@ class Layout:
             return _nz(out)
         if v == NONE:
             return _nz(out)
-        pv = _plain(v)
-        found = [c for c in cols if _spells(self.m.labels[c][len(o) + 1 :], pv)]
-        if len(found) != 1:
-            raise Unsupported(f"{o!r:.40} takes {v!r:.30}, which has {'no' if not found else 'more than one'} column")
-        out[found[0]] = out.get(found[0], fmpq(0)) + 1
+        c = self._column(o, v, cols)
+        out[c] = out.get(c, fmpq(0)) + 1
         return _nz(out)
+
+    def _column(self, o: str, v: Value, cols: list[int]) -> int:
+        """The one column ``o:value`` spelling v (remembered: the induction asks for it again and again)."""
+        if (o, v) not in self._spelt:
+            pv = _plain(v)
+            found = [c for c in cols if _spells(self.m.labels[c][len(o) + 1 :], pv)]
+            if len(found) != 1:
+                raise Unsupported(f"{o!r:.40} takes {v!r:.30}, which has {'no' if not found else 'more than one'} column")
+            self._spelt[o, v] = found[0]
+        return self._spelt[o, v]
 
 
 def rows_of(model: Model, t: Any) -> int:
@@ -256,8 +305,22 @@ class Induction:
         self.steps: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.undefined: set[str] = set()
+        #: (step, query position, value) -> (the largest radius, the rows of the configuration giving it): :meth:`_weak`
+        self.weak: dict[tuple[str, Value], tuple[fmpq, list[tuple[int | None, dict[str, Value]]]]] = {}
 
     # -- configurations --------------------------------------------------------------------------
+
+    def _weak(self, step: str, o: str, v: Value, r: fmpq, qc: Config, keys: list[Config], rival: Config | None = None, scored: set[str] = frozenset()) -> None:
+        """Remember, per step, query position and value, the configuration where the bound is largest: the rows
+        (position, values of the SOps read) of the query with o = v, of its weakest selected keys, and of its
+        strongest unselected key (only the SOps its score reads: which value it holds is free). The prover
+        builds inputs presenting them (:mod:`proofs.tracr.witnesses`); nothing recorded depends on this."""
+        old = self.weak.get((step, qc.p, v))
+        if old is None or r > old[0]:
+            rows = [(qc.p, {**qc.vals, o: v})] + [(k.p, dict(k.vals)) for k in keys]
+            if rival is not None:
+                rows.append((rival.p, {x: y for x, y in rival.vals.items() if x in scored}))
+            self.weak[step, qc.p, v] = (r, rows)
 
     def values(self, o: str) -> list[Value]:
         if o not in self.rad:
@@ -368,13 +431,13 @@ class Induction:
         if len(queries) * len(keys) > MAX_PAIRS:
             raise Unsupported(f"{where}: {len(queries) * len(keys):,} query-key configurations, over {MAX_PAIRS:,}")
         scale = arb(self.m.scale)
-        qrows = [_project(c, wq, block) for c in queries]
-        krows = [_project(c, wk, block) for c in keys]
-        vo = [_value_out(_project(c, wv, block), wo, block, writes) for c in keys]
-        vc = [_value_out(_project(c, wv, block, centre=True), wo, block, writes) for c in keys]
+        qrows = _project(queries, wq, block)
+        krows = _project(keys, wk, block)
+        vo = _value_out(_project(keys, wv, block), wo, block, writes)
+        vc = _value_out(_project(keys, wv, block, centre=True), wo, block, writes)
         bos_row = self.bos
         qb, kb = _project_ball(bos_row, wq, block), _project_ball(bos_row, wk, block)
-        vb = _value_out(_project_ball(bos_row, wv, block), wo, block, writes)
+        (vb,) = _value_out([_project_ball(bos_row, wv, block)], wo, block, writes)
         S = (arb_mat(qrows) * arb_mat(krows).transpose()).tolist() if queries and keys else [[] for _ in queries]
         s_bos = [_dot(q, kb) / scale for q in qrows]
         mask = arb(self.m.mask)
@@ -382,97 +445,127 @@ class Induction:
         one = arb(1)
         kvals = [self.arg(K, c) for c in keys]
         wvals = [self.arg(V, c) for c in keys] if V else None
+        nw = range(len(writes))
+        kend = [[_ends(x) for x in v] for v in vo]  # each key's value, as [lo, hi] per column
+        cmid = [[self.mid_of(x) for x in v] for v in vc]
+        bend = [_ends(x) for x in vb]
+        distinct = self._distinct(K)
         rad: dict[Value, Row] = {}
         gap_bos, gap_unsel, spread, leak = None, None, fmpq(0), fmpq(0)
 
-        def note(v: Value, r: list[fmpq]) -> None:
+        scored = set(self.read(k_read, where)[0]) | self.dyn(K)[0]
+
+        def note(v: Value, r: list[fmpq], qc: Config, weakest: int | None, rival: int | None) -> None:
             old = rad.setdefault(v, {})
             for c, x in zip(writes, r):
                 if x > old.get(c, -1):
                     old[c] = x
+            chosen = [keys[weakest]] if weakest is not None else []
+            self._weak(f"layer {l} head {h}", A, v, max(r, default=fmpq(0)), qc, chosen, None if rival is None else keys[rival], scored)
+
+        def hull(js: list[int], bos: bool) -> list[tuple[fmpq, fmpq]] | None:
+            """Per column, the lowest and highest value of the keys js (and BOS's)."""
+            ends = [kend[j] for j in js] + ([bend] if bos else [])
+            return [(min(e[i][0] for e in ends), max(e[i][1] for e in ends)) for i in nw] if ends else None
+
+        def far(ext: list[tuple[fmpq, fmpq]] | None, t: list[fmpq]) -> list[fmpq]:
+            """B: the largest distance of a value of the hull ext from the target t, per column."""
+            return [max(ext[i][1] - t[i], t[i] - ext[i][0], fmpq(0)) for i in nw] if ext else [fmpq(0)] * len(writes)
+
+        def bound(A_: list[fmpq], lam: arb, B_: list[fmpq]) -> list[fmpq]:
+            """(1 - lambda) A + lambda B <= A + lambda (B - A)^+, per column (module docstring)."""
+            return [up(hi(arb(A_[i]) + lam * arb(max(B_[i] - A_[i], fmpq(0))))) for i in nw]
 
         if width:  # T(w) = (m_B + w m_K)/(w + 1): m_B BOS's value, m_K the midrange of the keys' value centres
-            m_b = {c: self.mid_of(vb[i]) for i, c in enumerate(writes)}
-            m_k = {}
-            for i, c in enumerate(writes):
-                xs = [self.mid_of(vc[j][i]) for j in range(len(keys))]
-                m_k[c] = (min(xs) + max(xs)) / 2 if xs else fmpq(0)
-            self.aux_centre[A] = {w: {c: (m_b[c] + w * m_k[c]) / (w + 1) for c in writes} for w in range(n + 1)}
+            m_b = [self.mid_of(vb[i]) for i in nw]
+            m_k = [(min(m[i] for m in cmid) + max(m[i] for m in cmid)) / 2 if keys else fmpq(0) for i in nw]
+            self.aux_centre[A] = {w: {c: (m_b[i] + w * m_k[i]) / (w + 1) for i, c in enumerate(writes)} for w in range(n + 1)}
+            hh = [abs(m_b[i] - m_k[i]) / 2 for i in nw]
+            r_bos = [max(bend[i][1] - m_b[i], m_b[i] - bend[i][0]) for i in nw]
+            r_key = [[max(e[i][1] - m_k[i], m_k[i] - e[i][0]) for i in nw] for e in kend]
         for qi, qc in enumerate(queries):
             qv = self.arg(Q, qc)
             sb = s_bos[qi]
+            sb_lo, sb_hi = _ends(sb)
             chosen: dict[Any, list[int]] = {}
-            others: list[tuple[arb, int | None]] = []  # (score, key index or None for a masked key)
+            others: list[int] = []  # unselected keys, masked ones included
+            u_hi: list[fmpq] = []  # their scores' upper ends
+            own = [True, True]  # every key configuration the query's own position may present: selected, unselected
             for j, kc in enumerate(keys):
                 if causal and kc.p > qc.p:
-                    others.append((mask, j))
+                    others.append(j)
+                    u_hi.append(hi(mask))
                     continue
                 picked = self.prog.selects(sel, kvals[j], qv)
+                mine = self._consistent(qc, kc)
+                if mine:
+                    own = [own[0] and picked is True, own[1] and picked is False]
                 if picked is None:
                     self.undefined.add(f"Select {sel!r} may apply its comparison to None, on which RASP's evaluation raises")
                     continue
-                s = S[qi][j] / scale
                 if picked:
                     group = wvals[j] if V and node["encoding"] == "categorical" and A in self.lay.columns and self._moves(A) else "all"
                     chosen.setdefault(group, []).append(j)
                 else:
-                    others.append((s, j))
-            u = _top([s for s, _ in others])
-            selects_self = self._selects_itself(sel, K, Q, qc)
+                    others.append(j)
+                    u_hi.append(hi(S[qi][j] / scale))
+            u = max(u_hi) if others else None
+            rival = others[u_hi.index(u)] if others else None  # the unselected key scoring highest
+            out_ext, all_ext = hull(others, False), hull(others, True)
+            selects_self = own[0] or self._rank(sel, K, Q)
             if width:
                 members = [j for js in chosen.values() for j in js]
-                for w in range(1 if selects_self else 0, (n if members else 0) + 1):
+                keys_at = qc.p if causal else n  # the keys a query sees: n, or its position under the mask
+                top = keys_at - (1 if own[1] else 0) if members else 0
+                sel_lo = min((lo(S[qi][j] / scale) for j in members), default=None)
+                sel_hi = max((hi(S[qi][j] / scale) for j in members), default=None)
+                for w in range(1 if selects_self else 0, top + 1):
                     T = [self.aux_centre[A][w][c] for c in writes]
-                    scores = [sb] + ([S[qi][j] / scale for j in members] if w else [])
-                    m_lo, m_hi = min(lo(x) for x in scores), max(hi(x) for x in scores)
+                    m_lo = min(sb_lo, sel_lo) if w else sb_lo
+                    m_hi = max(sb_hi, sel_hi) if w else sb_hi
                     d = arb(m_hi - m_lo)
-                    # the w + 1 centres averaged to T(w): BOS's m_B and the keys' m_K; h half their range
-                    hh = [abs(m_b[c] - m_k[c]) / 2 if w else fmpq(0) for c in writes]
-                    R = [max([dev(vb[i], m_b[c])] + [dev(vo[j][i], m_k[c]) for j in members if w]) for i, c in enumerate(writes)]
-                    ell = _cap((u - arb(m_lo)).exp() * (n - w) / (w + 1)) if u is not None else arb(0)
-                    W = [max([dev(vo[j][i], T[i]) for _, j in others if j is not None] + [fmpq(0)]) for i in range(len(writes))]
-                    r = [up(hi((d.exp() - one) * arb(hh[i]) + arb(R[i]) + ell * arb(W[i]))) for i in range(len(writes))]
-                    note(("q", w, 1), r)
-                    spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(ell)))
+                    # the w + 1 selected centres (BOS's m_B, the keys' m_K) average to T(w); hh half their range
+                    A_ = [hi((d.exp() - one) * arb(hh[i] if w else 0)) + max([r_bos[i]] + [r_key[j][i] for j in members if w]) for i in nw]
+                    lam = _share(self._others(u, u_hi, others, kvals, False, n - w, m_lo, None), w + 1) if others else arb(0)
+                    note(("q", w, 1), bound(A_, lam, far(out_ext, T)), qc, None, rival)
+                    spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(lam)))
                     if u is not None:
-                        g = down(lo(arb(m_lo) - u))
+                        g = down(m_lo - u)
                         gap_unsel = g if gap_unsel is None else min(gap_unsel, g)
                 continue
             for group, js in chosen.items():
-                scores = [S[qi][j] / scale for j in js]
-                m_lo, m_hi = min(lo(x) for x in scores), max(hi(x) for x in scores)
+                low = {j: lo(S[qi][j] / scale) for j in js}
+                weakest = min(js, key=low.__getitem__)
+                m_lo = low[weakest]
+                m_hi = max(hi(S[qi][j] / scale) for j in js)
                 target_v = wvals[js[0]] if group != "all" else None
                 enc_of = {j: self._target(A, wvals[j], writes) for j in js}
-                E = [max(dev(vc[j][i], enc_of[j][i]) for j in js) for i in range(len(writes))]
-                mids = [[self.mid_of(vc[j][i]) for j in js] for i in range(len(writes))]
-                hh = [(max(m) - min(m)) / 2 for m in mids]
-                R = [max(dev(vo[j][i], self.mid_of(vc[j][i])) + dev(vc[j][i], self.mid_of(vc[j][i])) for j in js) for i in range(len(writes))]
-                centre = [(max(m) + min(m)) / 2 for m in mids]
-                W = [max([dev(vb[i], centre[i])] + [dev(vo[j][i], centre[i]) for _, j in others if j is not None]) + hh[i] for i in range(len(writes))]
-                bos_leak = (sb - arb(m_lo)).exp()
-                ell = _cap(bos_leak + ((u - arb(m_lo)).exp() * (n - 1) if u is not None else arb(0)))
+                E = [max(dev(vc[j][i], enc_of[j][i]) for j in js) for i in nw]
+                hh = [(max(cmid[j][i] for j in js) - min(cmid[j][i] for j in js)) / 2 for i in nw]
+                R = [max(max(kend[j][i][1] - cmid[j][i], cmid[j][i] - kend[j][i][0]) + dev(vc[j][i], cmid[j][i]) for j in js) for i in nw]
                 d = arb(m_hi - m_lo)
-                r = [up(hi(arb(E[i]) + (d.exp() - one) * arb(hh[i]) + arb(R[i]) + ell * arb(W[i]))) for i in range(len(writes))]
-                if group == "all":  # a numerical mean: the bound holds for every value the query can receive
+                A_ = [E[i] + hi((d.exp() - one) * arb(hh[i])) + R[i] for i in nw]
+                lam = _share(self._others(u, u_hi, others, kvals, distinct, n - 1, m_lo, sb_hi), 1)
+                if group == "all":  # a numerical mean: the bound holds for every value the query can receive, against each
                     for v in self._means(V, js, wvals):
-                        note(v, r)
+                        note(v, bound(A_, lam, far(all_ext, self._target(A, v, writes))), qc, weakest, rival)
                 else:
-                    note(target_v, r)
-                g = down(lo(arb(m_lo) - sb))
+                    note(target_v, bound(A_, lam, far(all_ext, enc_of[js[0]])), qc, weakest, rival)
+                g = down(m_lo - sb_hi)
                 gap_bos = g if gap_bos is None else min(gap_bos, g)
                 if u is not None:
-                    g2 = down(lo(sb - u))
+                    g2 = down(sb_lo - u)
                     gap_unsel = g2 if gap_unsel is None else min(gap_unsel, g2)
-                spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(ell)))
+                spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(lam)))
             if not width and not (selects_self and chosen):
                 default = node["default"]
                 tgt = self._target(A, default, writes)
-                ell0 = _cap((u - sb).exp() * n) if u is not None else arb(0)
-                r = [up(hi(arb(dev(vb[i], tgt[i])) + ell0 * arb(max([dev(vo[j][i], tgt[i]) for _, j in others if j is not None] + [fmpq(0)])))) for i in range(len(writes))]
-                note(default, r)
-                leak = max(leak, up(hi(ell0)))
+                lam0 = _share(self._others(u, u_hi, others, kvals, distinct, n, sb_lo, None), 1) if others else arb(0)
+                A0 = [max(bend[i][1] - tgt[i], tgt[i] - bend[i][0]) for i in nw]
+                note(default, bound(A0, lam0, far(out_ext, tgt)), qc, None, rival)
+                leak = max(leak, up(hi(lam0)))
                 if u is not None:
-                    g2 = down(lo(sb - u))
+                    g2 = down(sb_lo - u)
                     gap_unsel = g2 if gap_unsel is None else min(gap_unsel, g2)
         self.rad[A] = rad
         self.steps.append({
@@ -501,24 +594,50 @@ class Induction:
         e = self.lay.enc(A, v)
         return [e.get(c, fmpq(0)) for c in writes]
 
-    def _selects_itself(self, sel: str, K: str, Q: str, qc: Config) -> bool:
-        """Whether the query selects some key at every input (so w >= 1): its own key (K and Q static, or
-        K = Q with pred(v, v) true on the query's value; the own key is never masked), or the rank rule: Q is
-        ``indices``, the predicate EQ, K = SelectorWidth(Select(X, X, LT or GT)) without a causal mask and X
-        unique within an input with totally ordered values: then K is a permutation of 0..n-1 (the rank of
-        X_j among distinct values), so the query at index i selects the one key of rank i."""
-        if K in self.prog.static and Q in self.prog.static and qc.p is not None:
-            return self.prog.selects(sel, self.prog.at(K, qc.p), self.prog.at(Q, qc.p)) is True
-        if K == Q:
-            v = self.arg(Q, qc)
-            return self.prog.selects(sel, v, v) is True
+    def _consistent(self, qc: Config, kc: Config) -> bool:
+        """Whether the key configuration kc may be the one the query's own position presents: the same
+        position (when both read it) and the same value of every SOp both read (one row of the residual)."""
+        if qc.p is not None and kc.p is not None and qc.p != kc.p:
+            return False
+        return all(kc.vals[o] == v for o, v in qc.vals.items() if o in kc.vals)
+
+    def _others(self, u: fmpq | None, u_hi: list[fmpq], others: list[int], kvals: list[Value], distinct: bool, count: int, m_lo: fmpq, s_bos: fmpq | None) -> arb:
+        """x >= (BOS's weight, when s_bos is given, + the unselected keys' weights) / e^{m_lo}: e^{s_B - m_lo} +
+        count e^{u - m_lo}, at most ``count`` unselected keys; when K takes distinct values at distinct
+        positions, at most one key of each value of K, so the sum of the ``count`` largest of
+        e^{u_v - m_lo} over K's values v (u_v the highest score of an unselected key holding v)."""
+        x = (arb(s_bos) - arb(m_lo)).exp() if s_bos is not None else arb(0)
+        if u is None or count <= 0:
+            return x
+        if not distinct:
+            return x + (arb(u) - arb(m_lo)).exp() * count
+        best: dict[Value, fmpq] = {}
+        for j, h in zip(others, u_hi):
+            if h > best.get(kvals[j], h - 1):
+                best[kvals[j]] = h
+        for h in sorted(best.values(), reverse=True)[:count]:
+            x += (arb(h) - arb(m_lo)).exp()
+        return x
+
+    def _rank(self, sel: str, K: str, Q: str) -> bool:
+        """The rank rule: Q is ``indices``, the predicate EQ and K a rank (:meth:`_is_rank`): K is then a
+        permutation of 0..n-1, so the query at index i selects the one key of rank i."""
+        return self.prog.nodes[sel]["predicate"] == "EQ" and self.prog.nodes[Q]["op"] == "indices" and self._is_rank(K)
+
+    def _is_rank(self, K: str) -> bool:
+        """Whether K = SelectorWidth(Select(X, X, LT or GT)) without a causal mask, X unique within an input with
+        totally ordered values: K_j is the rank of X_j among distinct values, a permutation of 0..n-1."""
         nodes = self.prog.nodes
-        if self.m.causal or nodes[sel]["predicate"] != "EQ" or nodes[Q]["op"] != "indices" or nodes[K]["op"] != "selector_width":
+        if self.m.causal or nodes[K]["op"] != "selector_width":
             return False
         inner = nodes[nodes[K]["args"][0]]
         X = inner["args"][0]
         kinds = {v[0] for v in self._set_of(X)}
         return inner["args"][1] == X and inner["predicate"] in ("LT", "GT") and kinds in ({"q"}, {"s"}) and self._unique(X)
+
+    def _distinct(self, K: str) -> bool:
+        """Whether K takes distinct values at distinct positions of any input (:meth:`_unique`, or a rank)."""
+        return self._unique(K) or self._is_rank(K)
 
     def _set_of(self, X: str) -> list[Value]:
         if X in self.prog.static:
@@ -549,7 +668,7 @@ class Induction:
         if not any_keys:
             return vb
         sk = [mask if self.m.causal else _dot(qb, k) / scale for k in krows]
-        ell = _cap((_top(sk) - sbb).exp() * self.n)
+        ell = _share((_top(sk) - sbb).exp() * self.n, 1)
         out = []
         for i, x in enumerate(vb):
             spread_i = max(dev(v[i], self.mid_of(x)) for v in vo)
@@ -634,6 +753,7 @@ class Induction:
                 for c, x in before.items():
                     if c not in cols and x > r.get(c, -1):
                         r[c] = x
+            self._weak(f"layer {l} mlp", o, v, max(r.values(), default=fmpq(0)), cfg, [])
         if node["op"] == "selector_width":
             self.decoded.add(o)
             self.rad[o] = {v: rad.get(v, self.rad[o][v]) for v in self.rad[o]}
@@ -718,9 +838,11 @@ def _as_q(x: arb) -> tuple[int, int]:
     return (m << e, 1) if e >= 0 else (m, 1 << -e)
 
 
-def _cap(x: arb) -> arb:
-    """min(1, x) for a leak bound (a weight of other keys is at most 1)."""
-    return arb(1) if lo(x) >= 1 else x if hi(x) <= 1 else arb(0).union(arb(1)) if lo(x) < 0 else arb(lo(x)).union(arb(1))
+def _share(x: arb, k: int) -> arb:
+    """The leaked share: with the selected weights summing to at least k e^{m_lo} and the others' to at most
+    x e^{m_lo}, the others hold lambda = A_O / (A_S + A_O) <= r / (1 + r), r = x / k (increasing in A_O / A_S)."""
+    r = arb(hi(x / k))
+    return r / (1 + r)
 
 
 def _top(xs: list[arb]) -> arb | None:
@@ -736,20 +858,25 @@ def _dot(a: list[arb], b: list[arb]) -> arb:
     return s
 
 
-def _project(cfg: Config, m: Any, block: list[int], centre: bool = False) -> list[arb]:
-    """(x W + b)[block] for the configuration's row, a ball (its centre alone with ``centre``)."""
+def _project(cfgs: list[Config], m: Any, block: list[int], centre: bool = False) -> list[list[arb]]:
+    """(x W + b)[block] for each configuration's row, balls (its centre alone with ``centre``): one product
+    [x[read], 1] [W[read, block]; b[block]], ``read`` the rows of W reaching the block."""
     _, _, w, b = m
-    out = [arb(b.get(j, fmpq(0))) for j in block]
     at = {j: n for n, j in enumerate(block)}
-    cols: dict[int, arb] = {}
+    read = sorted({i for (i, j) in w if j in at})
+    if not cfgs or not block:
+        return [[] for _ in cfgs] if not block else []
+    row = {i: n for n, i in enumerate(read)}
+    dense = [[fmpq(0)] * len(block) for _ in range(len(read) + 1)]
     for (i, j), a in w.items():
         if j in at:
-            x = cols.get(i)
-            if x is None:
-                c, r = cfg.centre.get(i, fmpq(0)), (fmpq(0) if centre else cfg.radius.get(i, fmpq(0)))
-                x = cols[i] = ball(c, r)
-            out[at[j]] += x * arb(a)
-    return out
+            dense[row[i]][at[j]] = a
+    for j, a in b.items():
+        if j in at:
+            dense[len(read)][at[j]] = a
+    one = arb(1)
+    xs = arb_mat([[ball(c.centre.get(i, fmpq(0)), fmpq(0) if centre else c.radius.get(i, fmpq(0))) for i in read] + [one] for c in cfgs])
+    return (xs * arb_mat(dense)).tolist()
 
 
 def _project_ball(row: list[arb], m: Any, block: list[int]) -> list[arb]:
@@ -762,15 +889,17 @@ def _project_ball(row: list[arb], m: Any, block: list[int]) -> list[arb]:
     return out
 
 
-def _value_out(v: list[arb], wo: Any, block: list[int], writes: list[int]) -> list[arb]:
-    """The head's value through W_O, in the columns it writes."""
+def _value_out(vs: list[list[arb]], wo: Any, block: list[int], writes: list[int]) -> list[list[arb]]:
+    """Each head value through W_O, in the columns it writes."""
+    if not vs:
+        return []
     at = {j: n for n, j in enumerate(block)}
     to = {c: n for n, c in enumerate(writes)}
-    out = [arb(0)] * len(writes)
+    dense = [[fmpq(0)] * len(writes) for _ in block]
     for (i, c), a in wo[2].items():
         if i in at and c in to:
-            out[to[c]] = out[to[c]] + v[at[i]] * arb(a)
-    return out
+            dense[at[i]][to[c]] = a
+    return (arb_mat(vs) * arb_mat(dense)).tolist()
 
 
 def _relu_box(x0: Row, r0: Row, W1: dict[int, Row], B1: dict[int, fmpq], W2: dict[int, Row], cols: list[int], depth: int) -> tuple[dict[int, tuple[fmpq, fmpq]], int]:
@@ -786,25 +915,28 @@ def _relu_box(x0: Row, r0: Row, W1: dict[int, Row], B1: dict[int, fmpq], W2: dic
         a, ka = _relu_box({**x0, i: x0[i] - half}, {**r0, i: half}, W1, B1, W2, cols, depth - 1)
         b, kb = _relu_box({**x0, i: x0[i] + half}, {**r0, i: half}, W1, B1, W2, cols, depth - 1)
         return {c: (min(a[c][0], b[c][0]), max(a[c][1], b[c][1])) for c in cols}, ka + kb
+    want = set(cols)
+    centre = {c: fmpq(0) for c in cols}
+    radius = {c: fmpq(0) for c in cols}
+    J: dict[int, dict[int, fmpq]] = {c: {} for c in cols}
+    for u in W1:
+        if pre[u] - spread[u] >= 0:  # active: affine
+            moving = [(i, a) for i, a in W1[u].items() if r0.get(i, 0) != 0]
+            for c, w in W2[u].items():
+                if c in want:
+                    centre[c] += w * pre[u]
+                    for i, a in moving:
+                        J[c][i] = J[c].get(i, fmpq(0)) + w * a
+        elif pre[u] + spread[u] > 0:  # undecided: relu(z) in [0, z_hi]
+            top = pre[u] + spread[u]
+            for c, w in W2[u].items():
+                if c in want:
+                    centre[c] += w * top / 2
+                    radius[c] += abs(w) * top / 2
     out = {}
     for c in cols:
-        centre, radius = fmpq(0), fmpq(0)
-        J: dict[int, fmpq] = {}
-        for u in W1:
-            w = W2[u].get(c)
-            if w is None:
-                continue
-            if pre[u] - spread[u] >= 0:  # active: affine
-                centre += w * pre[u]
-                for i, a in W1[u].items():
-                    if r0.get(i, 0) != 0:
-                        J[i] = J.get(i, fmpq(0)) + w * a
-            elif pre[u] + spread[u] > 0:  # undecided: relu(z) in [0, z_hi]
-                top = pre[u] + spread[u]
-                centre += w * top / 2
-                radius += abs(w) * top / 2
-        radius += sum((abs(j) * r0[i] for i, j in J.items()), fmpq(0))
-        out[c] = (centre - radius, centre + radius)
+        rc = radius[c] + sum((abs(j) * r0[i] for i, j in J[c].items()), fmpq(0))
+        out[c] = (centre[c] - rc, centre[c] + rc)
     return out, 1
 
 
@@ -825,16 +957,20 @@ def _value_json(v: Value) -> Any:
     return {"t": [_value_json(x) for x in v[1]]}
 
 
-def prove_every_input(model: dict[str, Any], program: Any, vocab: list[Any], n: int, tol: fmpq) -> dict[str, Any]:
-    """The induction at length bound n on the recorded model and program: {"n", "holds", "steps",
-    "problems", "may_be_undefined"}, over the tokens ``vocab`` (their tagged JSON).
+def prove_every_input(model: dict[str, Any] | Model, program: Any, vocab: list[Any], n: int, tol: fmpq, weak: dict[Any, Any] | None = None) -> dict[str, Any]:
+    """The induction at length bound n on the recorded model (its JSON, or as :class:`Model` read it) and
+    program: {"n", "holds", "steps",
+    "problems", "may_be_undefined"}, over the tokens ``vocab`` (their tagged JSON); ``weak``, when given,
+    receives the configurations where the bound is largest (``Induction.weak``, for the prover's search).
     Unsupported (one line) for a model or program outside its class."""
-    m = Model(model)
+    m = model if isinstance(model, Model) else Model(model)
     if not 1 <= n <= m.max_seq_len:
         raise ParseError(f"the length bound {n} is outside 1..{m.max_seq_len}")
     prog = Program(program, m.causal)
     proof = Induction(m, prog, [value(t) for t in vocab], n, tol)
     proof.run()
+    if weak is not None:
+        weak.update(proof.weak)
     return {
         "n": n, "holds": not proof.problems, "steps": proof.steps, "problems": proof.problems[:10],
         "may_be_undefined": sorted(proof.undefined),

@@ -52,11 +52,14 @@ def status(doc):
 
 
 def test_selector_width_at_long_widths_is_found_with_n_star_and_a_real_counterexample(length12):
-    res, conf = length12["result"], length12["outputs"]["confirmation"]
+    res, (conf,) = length12["result"], length12["outputs"]["confirmation"]
     assert (res["proven_up_to"], res["first_failing_length"], res["verdict"], res["holds"]) == (9, 10, "counterexample", False)
-    # every input of length 10 was run (2^10 = 1,024) and every one decodes its length 10 as 9: by hand,
-    # the SelectorWidth MLP's thresholds sit between 1/(w+1) values and 1/11 falls on 9's side
-    assert conf["inputs"] == "every" and conf["counts"] == {"inputs": 1024, "correct": 0, "counterexamples": 1024, "undecided": 0, "undefined": 0}
+    assert res["counterexample_length"] == 10
+    # the inputs built at length 10 (the constant ones among them) all decode their length 10 as 9: by hand,
+    # tracr's discretising MLP has its ramp (width 1/100) between 1/11 and 1/10 ending at their midpoint, and
+    # 1/11 lies on it, 0.545 of the way to 9's side
+    assert conf["length"] == 10 and conf["inputs"] == "constructed" and conf["counts"]["correct"] == 0
+    assert conf["counts"]["counterexamples"] == conf["counts"]["inputs"] >= 2
     first = conf["counterexamples"][0]
     assert [p["decoded"] for p in first["positions"]][:1] == [{"q": "9"}] and first["rasp"] == [{"q": "10"}] * 10
     assert CLAIM.check(length12) == [] and rebuilt_differences(CLAIM, length12) == []
@@ -83,19 +86,75 @@ def test_agreement_with_the_exhaustive_method_where_the_model_is_right():
 
 def test_agreement_where_the_model_is_wrong():
     """make_sort_unique on repeated tokens: RASP gives None where two keys collide, which argmax cannot
-    say. The exhaustive method lists counterexamples; the induction cannot exclude None at length 1
-    (a width value of 1 is in its value set there), so it fails at length 1, where every input is
-    correct: the certificate says the bound is not sharp there, and does not hold."""
+    say. The exhaustive method lists counterexamples. The induction proves length 1: the SelectorWidth of
+    Select(tokens, tokens, LT) never selects the query's own position (v < v is false), so its width is 0
+    there, and the query at index 0 selects every key configuration, its own among them: no None. At
+    length 2 a width of 0 at both positions leaves index 1 with no key (None): the bound fails, and of
+    the 9 inputs of length 2 exactly the 3 constant ones are counterexamples (by hand: equal tokens have
+    rank 0 both, so position 2 selects nothing)."""
     from tracr.compiler import lib
     from tracr.rasp import rasp
 
     comp, exh = both(lib.make_sort_unique(rasp.tokens, rasp.tokens), [1, 2, 3], 3)
     assert not exh["result"]["holds"] and exh["result"]["counterexamples"] > 0
-    res = comp["result"]
-    assert not res["holds"] and (res["proven_up_to"], res["first_failing_length"], res["verdict"]) == (0, 1, "bound not sharp")
-    assert comp["outputs"]["confirmation"]["counts"]["correct"] == 3
+    res, (conf,) = comp["result"], comp["outputs"]["confirmation"]
+    assert not res["holds"] and (res["proven_up_to"], res["first_failing_length"], res["verdict"], res["counterexample_length"]) == (1, 2, "counterexample", 2)
+    # the inputs built at length 2 include the constant ones, and those are the only counterexamples
+    assert conf["inputs"] == "constructed" and conf["counts"]["counterexamples"] == 3
+    assert sorted((c["input"] for c in conf["counterexamples"]), key=repr) == [[{"q": str(t)}] * 2 for t in (1, 2, 3)]
+    assert all(c["rasp"][1] is None for c in conf["counterexamples"])
     assert any("None" in p for p in comp["outputs"]["proof"]["failing"]["problems"])
     assert CLAIM.check(comp) == []
+
+
+@pytest.fixture(scope="module")
+def sort16():
+    """tracr's make_sort over 0, 1, 2 to 16 (keys x + i/16, made unique by position)."""
+    from tracr.compiler import lib
+    from tracr.rasp import rasp
+
+    from attncert.proofs.tracr.model import certify_tracr
+
+    program = lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=16, min_key=1)
+    return certify_tracr(program, compiled(program, [0, 1, 2], 16), [0, 1, 2], 16, method="compositional")
+
+
+def test_a_counterexample_past_the_first_failing_length_is_built_and_confirmed(sort16):
+    """The bound proves every length to 10 and fails at 11, where the inputs built show no counterexample
+    (the model is right there on them); at 12 they show real ones. By hand: the target position is the rank of
+    the key, a SelectorWidth of Select(keys, keys, LT); tracr's MLP puts 0.62 of width 11 on the column of 10
+    (1/12 lies on the ramp between 1/11 and 1/12), so the query at index 10 prefers the rank-11 key over the
+    rank-10 one, and decodes the token ranked 11th (0-based) wherever it differs from the token ranked 10th."""
+    res, runs = sort16["result"], sort16["outputs"]["confirmation"]
+    assert (res["proven_up_to"], res["first_failing_length"], res["counterexample_length"], res["verdict"]) == (10, 11, 12, "counterexample")
+    assert [(r["length"], r["inputs"], r["counts"]["counterexamples"] > 0) for r in runs] == [(11, "constructed", False), (12, "constructed", True)]
+    assert runs[0]["counts"]["correct"] == runs[0]["counts"]["inputs"] > 100
+    for c in runs[1]["counterexamples"]:
+        ranked = sorted(int(t["q"]) for t in c["input"])
+        assert ranked[10] != ranked[11]
+        assert [(p["position"], p["status"], p["decoded"]) for p in c["positions"]] == [(11, "counterexample", {"q": str(ranked[11])})]
+    assert CLAIM.check(sort16) == [] and rebuilt_differences(CLAIM, sort16) == []
+    assert status(sort16) != OK
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        # the run at 11 (no counterexample there) dropped: the confirmation must start at the first failing length
+        (lambda x: x["outputs"]["confirmation"].pop(0), "must run the lengths 11, 12"),
+        # the counterexample claimed at the first failing length
+        (lambda x: x["result"].update(counterexample_length=11), "result.counterexample_length"),
+        # the counterexample listed, the verdict says none was found
+        (lambda x: x["result"].update(verdict="undecided"), "exactly when one is listed"),
+        # the listed counterexamples moved to the run at 11
+        (lambda x: x["outputs"]["confirmation"][0].update(counterexamples=x["outputs"]["confirmation"][1]["counterexamples"], counts=x["outputs"]["confirmation"][1]["counts"]), "not an input of length 11"),
+    ],
+)
+def test_a_forged_confirmation_past_the_first_failing_length_is_refused(sort16, change, match):
+    forged = edit(sort16, change)
+    problems = CLAIM.check(forged)
+    assert any(match in p for p in problems), problems
+    assert status(forged) != OK
 
 
 def resealed_model(doc, change):
@@ -129,7 +188,7 @@ def steps(doc, run="proven"):
         # N* claimed one higher, with its failing length and runs moved along
         (lambda d: edit(d, lambda x: (x["result"].update(proven_up_to=10, first_failing_length=11), x["outputs"]["proof"].update(proven=x["outputs"]["proof"]["failing"]))), "does not prove every length up to the recorded N\\* = 10"),
         # the confirmed counterexample hidden: the run at N* + 1 still fails, and a counterexample listed must be counted
-        (lambda d: edit(d, lambda x: x["outputs"]["confirmation"]["counterexamples"][0].__setitem__("rasp", [{"q": "9"}] * 10)), "no counterexample"),
+        (lambda d: edit(d, lambda x: x["outputs"]["confirmation"][0]["counterexamples"][0].__setitem__("rasp", [{"q": "9"}] * 10)), "no counterexample"),
     ],
 )
 def test_self_consistent_forgeries_are_refused(length12, forge, match):
