@@ -157,6 +157,20 @@ def test_a_forged_confirmation_past_the_first_failing_length_is_refused(sort16, 
     assert status(forged) != OK
 
 
+def width_values(doc, run, sop):
+    """The widths a SelectorWidth's head step gives values (and radii) in a recorded run."""
+    (step,) = [s for s in doc["outputs"]["proof"][run]["steps"] if s.get("computes") == sop and "head" in s["sublayer"]]
+    return [int(v["q"]) for v, _ in step["radius"]]
+
+
+def test_the_width_range_follows_the_query_s_own_key(length12, sort16):
+    """The lemma of every_input.py: make_length's Select(tokens, tokens, TRUE) selects the query's own key, so
+    its width at length bound 9 is 1..9; make_sort's Select(keys, keys, LT) never does (v < v is false), so
+    its rank at length bound 10 is 0..9, never 10."""
+    assert sorted(width_values(length12, "proven", "length")) == list(range(1, 10))
+    assert sorted(width_values(sort16, "proven", "target_pos")) == list(range(0, 10))
+
+
 def resealed_model(doc, change):
     forged = copy.deepcopy(doc)
     change(forged["construction"]["model"])
