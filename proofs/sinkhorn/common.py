@@ -9,6 +9,7 @@ certificate verifies the same with POT, with another POT, or without it.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from dataclasses import replace
@@ -238,6 +239,13 @@ def marginals_contain(P: Sequence[Sequence[arb]], a: Sequence[fmpq], b: Sequence
 
 
 # -- independent references ------------------------------------------------------------------
+
+
+def reference_dps(bits: int) -> int:
+    """The digits of the mpmath reference compared with an enclosure computed at ``bits`` bits: 60, or 20 more than
+    those bits hold. The reference stops at a residual of 10^-(dps-10), so at 60 digits it is itself good only to
+    about 10^-50 and lies outside a correct enclosure of radius 10^-63 (a run escalated to 256 bits for tol 1e-60)."""
+    return max(60, math.ceil(bits * math.log10(2)) + 20)
 
 
 def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: int, max_iter: int) -> tuple[list[list[mpmath.mpf]] | None, int]:

@@ -37,6 +37,7 @@ from attncert.proofs.sinkhorn.common import (
     PLAN_OUT,
     qmat,
     qvec,
+    reference_dps,
     run_figure,
     run_json,
     write_plan,
@@ -52,7 +53,6 @@ STATEMENT = (
     "where POT is installed, its float64 Sinkhorn on the same problem is recorded in side_notes as float agreement, "
     "information that is not part of the claim"
 )
-REFERENCE_DPS = 60
 #: The mpmath reference (n m mpf products per iteration) runs up to this many plan entries.
 REFERENCE_ENTRIES = 4096
 
@@ -128,7 +128,8 @@ def _prove(
                 write_plan(plan_out, certified_plan(r)[0])
             P = r.plan if r.plan is not None else r.iterate
             marg_ok = r.plan is not None and (not small or marginals_contain(P, a, b, r.details["prec"]))
-            ref, its = mp_sinkhorn(C, a, b, e, REFERENCE_DPS, ref_iter) if len(a) * len(b) <= REFERENCE_ENTRIES else (None, 0)
+            dps = reference_dps(r.details.get("prec", prec))
+            ref, its = mp_sinkhorn(C, a, b, e, dps, ref_iter) if len(a) * len(b) <= REFERENCE_ENTRIES else (None, 0)
             ref_ok = ref is None or (r.plan is not None and contains(r.plan, ref, r.details["prec"]))
             holds = holds and r.certified and marg_ok and ref_ok
             iters = max(iters, r.iterations)
@@ -143,7 +144,7 @@ def _prove(
                 mp_text = f"converged in {its} iterations; inside the enclosure: {ref_ok}"
             else:
                 mp_text = f"did not converge in {its} iterations (no comparison)"
-            entry = {"eps": QQ.to_json(e), "mpmath": f"plain Sinkhorn at {REFERENCE_DPS} digits: " + mp_text}
+            entry = {"eps": QQ.to_json(e), "mpmath": f"plain Sinkhorn at {dps} digits: " + mp_text}
             if version is not None:
                 pot = pot_sinkhorn(C, a, b, e, pot_iter)
                 pot_runs.append(

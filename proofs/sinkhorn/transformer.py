@@ -4,6 +4,7 @@ the cost -<Q, K> is exact in EE while the encoders are."""
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import replace
 from typing import Any
@@ -25,7 +26,7 @@ from attncert.proofs.core.params import positive_int, positive_rational
 from attncert.proofs.core.rebuild import recorded_params
 from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.core.cost import Cost, krawczyk_bits, over_limits, sinkhorn_cost
-from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, run_figure, run_json
+from attncert.proofs.sinkhorn.common import PREC, SEED, TOL, bmat, bvec, contains, marginal_balls, marginals_contain, mp_sinkhorn, reference_dps, run_figure, run_json
 from attncert.proofs.sinkhorn.texts import read_file, text_from, text_json
 
 NAME = "sinkhorn_transformer"
@@ -137,8 +138,10 @@ def _prove(params: dict[str, Any], given: tuple[Text, Text] | None) -> dict:
     exact = isinstance(run.cost, ExactCost)
     refs = [reference_features(model.query, mu), reference_features(model.key, nu)]
     same = [None if R is None else R == F.rows for R, F in zip(refs, (run.Q, run.K))]
-    C_mid = [[c.mid().fmpq() for c in row] for row in run.cost.balls(256)]
-    ref, its = mp_sinkhorn(C_mid, mu.weights, nu.weights, model.layer.eps, 60, 5000)
+    dps = reference_dps(work)
+    bits = max(256, math.ceil(dps / math.log10(2)))  # the cost's midpoints as fine as the reference's digits
+    C_mid = [[c.mid().fmpq() for c in row] for row in run.cost.balls(bits)]
+    ref, its = mp_sinkhorn(C_mid, mu.weights, nu.weights, model.layer.eps, dps, 5000)
     ref_ok = ref is not None and r.plan is not None and contains(r.plan, ref, work)
     rows, cols = marginal_balls(r.plan, work) if r.plan is not None else ([], [])
     marg_ok = r.plan is not None and marginals_contain(r.plan, mu.weights, nu.weights, work)
@@ -171,7 +174,7 @@ def _prove(params: dict[str, Any], given: tuple[Text, Text] | None) -> dict:
                 side: ("not applicable: one attention + MLP block without layer norm is what proofs.checkers.references computes in EE" if s is None else s)
                 for side, s in zip(("Q", "K"), same)
             },
-            "mpmath_plan": f"plain Sinkhorn at 60 digits on the cost's 256-bit midpoints, {its} iterations; inside the enclosure: {ref_ok}",
+            "mpmath_plan": f"plain Sinkhorn at {dps} digits on the cost's {bits}-bit midpoints, {its} iterations; inside the enclosure: {ref_ok}",
         },
         {
             "relation": "enclosure",
