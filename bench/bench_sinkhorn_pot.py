@@ -23,7 +23,8 @@ CASES = [
     *((n, reg, "1e-9", "dist") for n in (128, 256, 512) for reg in (0.1, 0.05, 0.01)),
     (1024, 0.05, "1e-9", "dist"),
     (1024, 0.01, "1e-9", "dist"),
-    *((n, reg, "1e-9", "dist") for n in (128, 512) for reg in (0.005, 0.001)),
+    # n = 512 at reg 0.005 and 0.001 goes to Krawczyk (52-99 s, docs/sinkhorn.md): too long for the default run
+    *((128, reg, "1e-9", "dist") for reg in (0.005, 0.001)),
     (100, 1e-2, "1e-9", "1d"),
     (100, 1e-3, "1e-9", "1d"),
 ]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attncert.exact.certificate import atomic_write_bytes
 
-MODULES = ["bench.bench_startup", "bench.bench_prove_all", "bench.bench_exact", "bench.bench_rasp", "bench.bench_rasp_language", "bench.bench_lemmas", "bench.bench_simulator", "bench.bench_languages", "bench.bench_sinkhorn", "bench.bench_sinkhorn_scale", "bench.bench_sinkhorn_universality", "bench.bench_identity", "bench.bench_every_size", "bench.bench_compiler", "bench.bench_approximation", "bench.bench_tracr"]
+MODULES = ["bench.bench_startup", "bench.bench_prove_all", "bench.bench_exact", "bench.bench_rasp", "bench.bench_rasp_language", "bench.bench_lemmas", "bench.bench_simulator", "bench.bench_languages", "bench.bench_sinkhorn", "bench.bench_sinkhorn_scale", "bench.bench_sinkhorn_universality", "bench.bench_sinkhorn_pot", "bench.bench_transport", "bench.bench_identity", "bench.bench_every_size", "bench.bench_compiler", "bench.bench_approximation", "bench.bench_tracr"]
 RESULTS = Path(__file__).with_name("RESULTS.md")
 
 

@@ -123,11 +123,43 @@ def _certified(
     bv = float_rule(av, bv, holds_floats(a, b))
     r = _from_array(M, av, bv, reg, prec, tol, _log_u(start)) if array else None
     if r is None:
+        if array:
+            _announce(M, reg, tol)
         r = certified_sinkhorn(M.tolist() if array else M, av, bv, reg, domain, tol=tol)
     if r.plan is None:
         raise NotCertified(f"no enclosure of the Sinkhorn plan: {r.status}")
     G, bound = certified_plan(r)
     return (G, bound, r) if full else (G, bound)
+
+
+class SlowPathWarning(UserWarning):
+    """attncert.sinkhorn goes on with a path that may take far longer than POT (a ball per kernel entry)."""
+
+
+#: A run that goes on to the arb paths is announced (SlowPathWarning) before it starts where it may take this long.
+SLOW_SECONDS = 1.0
+#: Seconds per plan entry and (bits / 128)^1.5 of an arb run (the constant of the cost model, proofs/core/cost.py).
+ARB_SECONDS = 2.6e-5
+
+
+def _announce(M: np.ndarray, reg: Any, tol: Any) -> None:
+    """One line before a slow start (estimated at SLOW_SECONDS or more): the path and a rough estimate of its time,
+    from the cost's range over reg (Krawczyk's precision is about Delta / (2 ln 2) + 128 bits, Delta <= 2 range / reg)."""
+    import warnings
+
+    spread = float(np.ptp(M)) if np.isfinite(M).all() else float("inf")
+    ratio = 2 * spread / float(parse_rational(reg, dyadic_floats=True))
+    bits = max(128.0, ratio * 0.7214 + 128)
+    seconds = ARB_SECONDS * M.size * (bits / 128) ** 1.5
+    if seconds < SLOW_SECONDS:
+        return
+    warnings.warn(
+        SlowPathWarning(
+            f"attncert.sinkhorn: no fast path certifies this {M.shape[0]}x{M.shape[1]} problem at tol {tol} (Delta up to "
+            f"{ratio:.3g}); going on in arb (Hilbert or Krawczyk, about {bits:.0f} bits), roughly {seconds:.3g} s"
+        ),
+        stacklevel=4,
+    )
 
 
 def certified_plan(r: SinkhornResult) -> tuple[np.ndarray, Fraction]:

@@ -111,3 +111,13 @@ def test_sinkhorn2_is_within_its_bound_of_the_exact_loss():
         true = mpmath.fsum(P[i][j] * mpmath.mpf(M[i, j]) for i in range(4) for j in range(5))
         assert abs(mpmath.mpf(loss) - true) <= mpmath.mpf(bound.numerator) / bound.denominator
     assert 0 < bound < 1e-12
+
+
+def test_a_slow_path_is_announced_in_one_line_before_it_starts(monkeypatch):
+    from attncert.constructions.sinkhorn import pot
+
+    monkeypatch.setattr(pot, "SLOW_SECONDS", 0.0)  # announce even this small run, whose estimate is a fraction of a second
+    M = np.random.default_rng(0).random((70, 70))
+    with pytest.warns(pot.SlowPathWarning, match=r"no fast path certifies this 70x70 problem at tol 1e-30 .* roughly") as w:
+        attncert.sinkhorn(np.ones(70) / 70, np.ones(70) / 70, M, 0.2, tol="1e-30")
+    assert "\n" not in str(w[0].message)
