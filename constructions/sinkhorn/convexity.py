@@ -41,8 +41,11 @@ holds for every order of evaluation of the inner products (Higham, *Accuracy and
 2nd ed., §10.1 and Lemma 8.4; Rump & Jeannerod 2014), so for LAPACK's blocked ``dpotrf`` too, and with a fused
 multiply-add (one rounding where the model has two). We use twice the constant above.
 
+The evaluation runs on the kernel balanced by the witness, K2 = diag(x) K' diag(y) (:func:`balanced`; the same plans,
+its witness is 1 and its plan P^ that of x on K'), whose sums are dominated by entries near 1.
+
 The matrix: S = diag(s, t), s = fl(1/sqrt(fl(a))), t = fl(1/sqrt(fl(b))) (doubles; any positive scaling is
-exact as stored), W' = diag(u^) K~ diag(v~) (the doubles K~ and v~ of the float-verified evaluation), and
+exact as stored), W' = diag(1) K^ diag(v~) (the doubles K^ of the balanced kernel and v~ of the evaluation), and
 
     T = S H(W') S - sigma S D S + tau z z^T,   z = S D w = (s a, -t b),   tau = 4^k (a power of two),
 
