@@ -9,6 +9,7 @@ certificate records the problem, the optimal plan (its basis arcs), the potentia
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from attncert.constructions.transport.tree import NotATree, Tree, spanning_tree
 from attncert.exact import ParseError, QQ
 from attncert.exact.matrices import Rows
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
+from attncert.exact.roundoff import float_of
 from attncert.proofs.checkers.reading import qmatrix, qvector
 from attncert.proofs.checkers.transport.plan import MAX_SIZE, check_transport_plan, sparse
 from attncert.proofs.core.certify import certificate
@@ -28,7 +30,7 @@ from attncert.proofs.core.cost import Cost
 from attncert.proofs.core.params import positive_int
 from attncert.proofs.core.rebuild import recorded_params
 from attncert.proofs.core.registry import Claim, Param, register
-from attncert.proofs.sinkhorn.common import SEED, float_note, pot_side_notes, pot_version, qmat, qvec
+from attncert.proofs.sinkhorn.common import PLAN_OUT, SEED, float_note, pot_side_notes, pot_version, qmat, qvec, write_plan
 
 NAME = "transport_plan"
 STATEMENT = (
@@ -43,8 +45,18 @@ RANDOM = ("n", "m", "seed")
 COST_DEN = 100
 
 
-def prove(n: int = 8, seed: int = 0, m: int | None = None, cost: str | None = None, a: str | None = None, b: str | None = None, plan: str | None = None) -> dict:
-    """The certificate on a random n x m problem from the seed, or on the problem (and plan) of the files."""
+def prove(
+    n: int = 8, seed: int = 0, m: int | None = None, cost: str | None = None, a: str | None = None, b: str | None = None, plan: str | None = None,
+    plan_out: str | None = None,
+) -> dict:
+    """The certificate on a random n x m problem from the seed, or on the problem (and plan) of the files; ``plan_out``
+    a file for the optimal plan as float64 (not recorded)."""
+    if plan_out is not None:
+        if os.path.splitext(plan_out)[1].lower() not in (".npy", ".csv"):
+            raise ParseError(f"--plan-out {plan_out!r:.60}: the plan is written as .npy or .csv (by the suffix)")
+        doc = prove(n, seed, m, cost, a, b, plan)
+        write_plan(plan_out, _float_plan(doc))
+        return doc
     if cost is None and a is None and b is None:
         if plan is not None:
             raise ParseError("--plan goes with --cost, --a and --b: the plan to judge is a plan of your own problem")
@@ -130,6 +142,15 @@ def _prove(C: Rows, a: list[fmpq], b: list[fmpq], G: Rows | None, origin: dict[s
     )
 
 
+def _float_plan(doc: dict[str, Any]) -> np.ndarray:
+    """The recorded optimal plan as float64 (each entry the double nearest the exact one)."""
+    n, m = doc["params"]["n"], doc["params"]["m"]
+    G = np.zeros((n, m))
+    for i, j, x in doc["outputs"]["optimum"]["plan"]:
+        G[i, j] = float_of(QQ.from_json(x))
+    return G
+
+
 def _optimum_json(opt: OptimalTransport) -> dict[str, Any]:
     """The optimal plan as its basis arcs in row-major order (zero flows included: they name the basis), f, g, W."""
     arcs = sorted(opt.arcs, key=lambda t: (t[0], t[1]))
@@ -165,7 +186,8 @@ def _side_notes(version: str | None, problem: Any, opt: OptimalTransport) -> dic
 
 def rebuild(doc: dict[str, Any]) -> dict:
     """Prove again from the recorded problem, starting from the recorded basis (checked optimal by the check)."""
-    kw = recorded_params(CLAIM, doc, optional=RANDOM + FILES)
+    kw = recorded_params(CLAIM, doc, optional=RANDOM + FILES + ("plan_out",))
+    kw.pop("plan_out")
     tags = {k: kw.pop(k) for k in FILES}
     inputs = doc.get("inputs") if isinstance(doc.get("inputs"), dict) else {}
     C, a, b = qmatrix(inputs.get("C")), qvector(inputs.get("a")), qvector(inputs.get("b"))
@@ -245,6 +267,7 @@ CLAIM = register(
             Param("a", str, None, "the row marginal from FILE (masses >= 0), with --cost"),
             Param("b", str, None, "the column marginal from FILE (masses >= 0, sum b = sum a exactly), with --cost"),
             Param("plan", str, None, "a plan to judge from FILE (n x m, e.g. POT's ot.emd plan saved with np.save), with --cost"),
+            PLAN_OUT,
         ),
         check=check_transport_plan,
         cost=transport_cost,

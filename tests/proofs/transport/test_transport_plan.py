@@ -227,3 +227,15 @@ def test_holds_flipped(random_doc):
     doc = copy.deepcopy(random_doc)
     doc["result"]["holds"] = False
     refused(doc, "holds=False")
+
+
+def test_plan_out_writes_the_optimal_plan(tmp_path):
+    out = tmp_path / "G.npy"
+    doc = prove(n=5, m=4, seed=2, plan_out=str(out))
+    assert "plan_out" not in doc["params"]
+    G = np.load(out)
+    for i, j, x in doc["outputs"]["optimum"]["plan"]:
+        assert G[i, j] == float(Fraction(str(QQ.from_json(x))))
+    assert np.count_nonzero(G) <= len(doc["outputs"]["optimum"]["plan"])
+    with pytest.raises(ParseError, match=".npy or .csv"):
+        prove(plan_out=str(tmp_path / "G.txt"))
