@@ -38,7 +38,7 @@ from flint import fmpq
 from attncert.constructions.sizes.expr import SizeExpr, parse
 from attncert.exact.errors import AttncertError, ParseError
 from attncert.proofs.every_size.facts import Context, Prover, Rel
-from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Sizes, extremum, fresh, positive, read
+from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Sizes, extremum, fresh, positive, positive_coeff, read
 
 ZERO, ONE = SizeExpr.const(0), SizeExpr.const(1)
 #: A sum over at most this many values of a binder is written out term by term.
@@ -259,8 +259,9 @@ class Evaluator:
         R, B, o = group
         self._require(v, pos, ctx, "group size", [Rel("<=", ONE, R)])
         tops = [self.N] if B is None else [B, self.N]  # the keys lie below B (a key past it is o) and below N
-        if B is not None and self.prover.valid(ctx, Rel("<=", self.N, B)) is None:
-            self._require(v, pos, ctx, "group other", [Rel("!=", q, o)])
+        if B is not None:  # no key is o: the query differs from o, or every key s < N lies below B (recorded either way)
+            below = self.prover.valid(ctx, Rel("<=", self.N, B)) is not None
+            self._require(v, pos, ctx, "group other", [Rel("<=", self.N, B) if below else Rel("!=", q, o)])
         if not self.decide_step(v, pos, ctx, "group low", Rel("<=", ZERO, q)):
             return default
         for top in tops:
@@ -485,8 +486,23 @@ def _exp(sizes: Sizes, x: Form) -> Form:
     return Form.factor(sizes, Factor("exp", (x,)))
 
 
+def quotient(num: Form, den: Form) -> Real:
+    """num / den, where the denominator is one term c e^E (c positive at every size, no sum, no other factor)
+    divided out: (num c^{-1} e^{-E}) / 1. Proportional quotients then get one form (a layer's softmax over a
+    fixed n = 1 keys gives e^{s_1} / e^{s_1}, against a reference's e^{s_1 + s_2} / e^{s_1 + s_2}), also inside a
+    ReLU, which takes the denominator out (ReLU(a / b) = ReLU(a) / b). Other denominators are kept."""
+    if len(den.terms) == 1:
+        c, t = next(iter(den.terms.values()))
+        if not t.binders and all(f.kind == "exp" for f in t.factors) and (t.factors or c != den.sizes.const(1)) and positive_coeff(c):
+            inverse = Form.coeff(den.sizes, c.inverse())
+            for f in t.factors:
+                inverse = inverse * _exp(den.sizes, -f.args[0])
+            return Real(num * inverse, Form.const(den.sizes, 1))
+    return Real(num, den)
+
+
 def _mul(a: Real, b: Real) -> Real:
-    return Real(a.num * b.num, a.den * b.den)
+    return quotient(a.num * b.num, a.den * b.den)
 
 
 def _scaled(x: Real, c: Coeff) -> Real:
@@ -498,7 +514,7 @@ def _add(a: Real, b: Real) -> Real:
     denominators); other quotients cross-multiplied."""
     if a.den.same(b.den):
         return Real(a.num + b.num, a.den)
-    return Real(a.num * b.den + b.num * a.den, a.den * b.den)
+    return quotient(a.num * b.den + b.num * a.den, a.den * b.den)
 
 
 def _neg(x: Real) -> Real:
@@ -527,7 +543,7 @@ _REAL: dict[str, Callable[..., Real]] = {
     "add": lambda s, p, x, y: _add(x, y),
     "sub": lambda s, p, x, y: _add(x, _neg(y)),
     "linear": lambda s, p, x, y: _add(_scaled(x, _coeff(s, p["a"])), _scaled(y, _coeff(s, p["b"]))),
-    "div": lambda s, p, x, y: Real(x.num * y.den, x.den * y.num),
+    "div": lambda s, p, x, y: quotient(x.num * y.den, x.den * y.num),
     "exp": lambda s, p, x: Real(_exp(s, _plain(x, "exp")), _one(s)),
     "masked_exp": lambda s, p, x, m: Real(_plain(m, "a mask") * _exp(s, _plain(x, "exp").scale(_coeff(s, p["c"]))), _one(s)),
     "relu": lambda s, p, x: relu(x),

@@ -190,7 +190,7 @@ def _rel(r: Rel, aux: dict[str, str], relaxed: bool = False) -> str:
 def _term(e: SizeExpr, aux: dict[str, str]) -> str:
     """An integer polynomial in SMT-LIB: sums of products, negative constants as (- k)."""
     parts = []
-    for mono, c in sorted(e.terms.items(), key=lambda mc: (len(mc[0]), [a.text() for a, _ in mc[0]])):
+    for mono, c in sorted(e.terms.items(), key=lambda mc: (len(mc[0]), [(a.text(), k) for a, k in mc[0]])):
         factors = [_int(c)] if c != 1 or not mono else []
         for atom, k in mono:
             name = atom.args[0] if atom.op == "sym" else aux[atom.text()]

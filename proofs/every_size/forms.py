@@ -453,23 +453,34 @@ def positive(f: Form, data_rows: tuple[str, SizeExpr] | None = None) -> bool:
     one term.
 
     ``data_rows`` = (M, R) adds the hypothesis that the tags tag(M)[k][0], k < R, are 0 or 1 and some is 1:
-    a term may then also hold tags tag(M)[b][0] whose row b is one of its binders of range R. The term is
-    >= 0, and its summand where every such binder is a row k with tag 1 is > 0, so the sum is > 0."""
+    a term may then also hold tags tag(M)[e][0] whose row e is one of its binders of range R, or an integer
+    in [0, R) (a sum over a fixed R written out). Every term is then >= 0. For a row k with tag 1, a term
+    whose integer rows are all k is > 0: its summand with every tag binder at k is. So the form is > 0 if
+    for each k < R some term's integer rows are all k: a term without any where R is a size, else checked
+    for each k."""
     if f.is_zero():
         return False
+    rows_of: list[set[int]] = []  # each term's integer tag rows
     for c, t in f.terms.values():
         bounds = dict(t.binders)
         if not positive_coeff(c) or not all(_at_least_one(B, f.sizes) for B in bounds.values()):
             return False
+        fixed_rows: set[int] = set()
         for x in t.factors:
             if x.kind == "exp":
                 continue
             if data_rows is None or x.kind != "read" or x.args[0] != f"tag({data_rows[0]})" or x.args[2] != SizeExpr.const(0):
                 return False
-            row = x.args[1].text()
-            if row not in bounds or bounds[row] != data_rows[1]:
+            row, R = x.args[1], data_rows[1]
+            if row.constant() is not None and R.constant() is not None and 0 <= row.constant() < R.constant():
+                fixed_rows.add(row.constant())
+            elif row.text() not in bounds or bounds[row.text()] != R:
                 return False
-    return True
+        rows_of.append(fixed_rows)
+    if any(not rows for rows in rows_of):
+        return True
+    R = data_rows[1].constant() if data_rows is not None else None
+    return R is not None and all(any(rows == {k} for rows in rows_of) for k in range(R))
 
 
 def _at_least_one(B: SizeExpr, sizes: Sizes) -> bool:

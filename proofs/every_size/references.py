@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from attncert.constructions.sizes.expr import SizeExpr
-from attncert.proofs.every_size.evaluate import Real, _add, _mul
+from attncert.proofs.every_size.evaluate import Real, _add, _mul, quotient
 from attncert.proofs.every_size.evaluate import relu as relu_of
 from attncert.proofs.every_size.facts import Rel
 from attncert.proofs.every_size.forms import Factor, Form, Sizes, extremum, fresh, read
@@ -47,7 +47,7 @@ def matmul(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decid
 
 def softmax(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
     """softmax(S)[i][j] = e^{S[i][j]} / Σ_{l<c} e^{S[i][l]}."""
-    return Real(_exp(sz, read(sz, "S", i, j)), _sum(lambda l: _exp(sz, read(sz, "S", i, l)), s["c"]))
+    return quotient(_exp(sz, read(sz, "S", i, j)), _sum(lambda l: _exp(sz, read(sz, "S", i, l)), s["c"]))
 
 
 def relu(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide: Decide) -> Real:
@@ -69,7 +69,7 @@ def attention(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, A:
     """T(X)[i][v] = Σ_{k<n} e^{S[i][k]} (XV)[k][v] / Σ_{k<n} e^{S[i][k]}, S = X A X^T (no 1/sqrt(d))."""
     num = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k)) * _xv(sz, s, V, k, v), s["n"])
     den = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k)), s["n"])
-    return Real(num, den)
+    return quotient(num, den)
 
 
 def universal(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, decide: Decide) -> Real:
@@ -82,7 +82,7 @@ def universal_tagged(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeE
     tag = lambda k: read(sz, "tag(X)", k, SizeExpr.const(0))  # noqa: E731
     num = _sum(lambda k: tag(k) * _exp(sz, _scores(sz, s, "A", i, k)) * _xv(sz, s, "V", k, v), s["n"])
     den = _sum(lambda k: tag(k) * _exp(sz, _scores(sz, s, "A", i, k)), s["n"])
-    return Real(num, den)
+    return quotient(num, den)
 
 
 def _heads(s: Mapping[str, SizeExpr]) -> int:

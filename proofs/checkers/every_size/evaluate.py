@@ -17,7 +17,7 @@ template reads is the inputs, row-major, one after another from position 0, then
 * ``Aggregate(Select(K, Q, EQ), v)``, numerical: the mean of v over the keys s < N with K(s) = Q(t),
   or its default if there is none. With K the positions (a *gather*): the key q = Q(t) when
   0 <= q < N (proven), none otherwise. With K(s) = s // R for s < B, else o (a *group*): given
-  1 <= R and q != o (proven; or no bound B), the keys are {q R + l : 0 <= l < R} when q >= 0,
+  1 <= R, and q != o or N <= B (proven: no key is then o; or no bound B), the keys are {q R + l : 0 <= l < R} when q >= 0,
   q R + R - 1 < B and q R + R - 1 < N, none when q < 0, q R >= B or q R >= N (proven); the mean is
   (1/R) Σ_{l<R} v(q R + l). A sum over l is written out (a constant range, when the record says so),
   or bound to the binder the record names (a name the context does not use; sums at one node, position
@@ -209,10 +209,12 @@ class Evaluator:
         R, B, o = self._group_key(v, keys)
         self.steps.require(v, pos, ctx, "group size", [Rel("<=", ONE, R)])
         tops = [self.N] if B is None else [B, self.N]  # a key lies below N, and below B (past it, its key is o)
-        if B is not None:
-            if not self.steps.choices(v, pos, ctx, "group other"):
+        if B is not None:  # the query is not o, or no key is o: every key s < N lies below B
+            below = Rel("<=", self.N, B)
+            choices = self.steps.choices(v, pos, ctx, "group other")
+            if not choices:
                 raise Refusal(f"node {v} at {pos.text()}: no recorded step shows the query differs from the keys' other value {o.text()}")
-            self.steps.require(v, pos, ctx, "group other", [Rel("!=", q, o)])
+            self.steps.require(v, pos, ctx, "group other", [below if any(s.decision == below.text for s in choices) else Rel("!=", q, o)])
         if not self.steps.decide(v, pos, ctx, "group low", Rel("<=", ZERO, q)):
             return default
         for top in tops:
@@ -390,8 +392,21 @@ def _remainder(text: str) -> Poly | None:
     return r.rhs if r.op == "<=" and r.lhs == ZERO else None
 
 
+def quotient(num: Form, den: Form) -> Real:
+    """num / den; a denominator of one term c e^E (c positive at every size, no sum, no other factor) is
+    divided out, (num c^{-1} e^{-E}) / 1, so that proportional quotients get one form; others are kept."""
+    if len(den.terms) == 1:
+        c, t = next(iter(den.terms.values()))
+        if not t.binders and all(f.kind == "exp" for f in t.factors) and (t.factors or c != den.K.one) and positive_coefficient(c):
+            inverse = Form.coeff(den.K, 1 / c)
+            for f in t.factors:
+                inverse = inverse * forms.exp(den.K, -f.args[0])
+            return Real(num * inverse, Form.coeff(den.K, den.K.one))
+    return Real(num, den)
+
+
 def mul(a: Real, b: Real) -> Real:
-    return Real(a.num * b.num, a.den * b.den)
+    return quotient(a.num * b.num, a.den * b.den)
 
 
 def scaled(x: Real, c: Any) -> Real:
@@ -402,7 +417,7 @@ def add(a: Real, b: Real) -> Real:
     """a + b: one denominator kept when both have the same form (a / c + b / c = (a + b) / c), else cross-multiplied."""
     if a.den.same(b.den):
         return Real(a.num + b.num, a.den)
-    return Real(a.num * b.den + b.num * a.den, a.den * b.den)
+    return quotient(a.num * b.den + b.num * a.den, a.den * b.den)
 
 
 def neg(x: Real) -> Real:
@@ -446,7 +461,7 @@ REAL: dict[str, Callable[..., Real]] = {
     "add": lambda ev, v, c, x, y: add(x, y),
     "sub": lambda ev, v, c, x, y: add(x, neg(y)),
     "linear": lambda ev, v, c, x, y: add(scaled(x, c["a"]), scaled(y, c["b"])),
-    "div": lambda ev, v, c, x, y: Real(x.num * y.den, x.den * y.num),
+    "div": lambda ev, v, c, x, y: quotient(x.num * y.den, x.den * y.num),
     "exp": lambda ev, v, c, x: Real(forms.exp(ev.K, ev.plain(x, v)), _one(ev)),
     "masked_exp": lambda ev, v, c, x, m: Real(ev.plain(m, v) * forms.exp(ev.K, ev.plain(x, v).scale(c["c"])), _one(ev)),
     "relu": lambda ev, v, c, x: ev.relu(x, v),

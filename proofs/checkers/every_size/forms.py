@@ -441,23 +441,34 @@ def positive(f: Form, data_rows: tuple[str, Poly] | None = None) -> bool:
     is not empty: a range cut's part may be empty).
 
     ``data_rows`` = (M, R) adds the hypothesis that the tags tag(M)[k][0], k < R, are 0 or 1 and some is 1:
-    a term may then also hold tags tag(M)[b][0] whose row b is one of its binders of range R. Each summand
-    is then >= 0, and the one where every such binder is a row k with tag 1 is > 0."""
+    a term may then also hold tags tag(M)[e][0] whose row e is one of its binders of range R, or an integer in
+    [0, R) (a fixed R's sum written out). Each term is then >= 0; for a row k whose tag is 1, a term whose
+    integer rows are all k is > 0 (its summand with every tag binder at k is). So the form is > 0 if for each
+    k < R a term's integer rows are all k: one term without any where R is a size, else each k checked."""
     if not f.terms:
         return False
+    rows_of: list[frozenset[int]] = []
     for c, t in f.terms.values():
         bounds = dict(t.binders)
         if not positive_coefficient(c) or not all(nonnegative_polynomial(B, f.K.sizes) for B in bounds.values()):
             return False
+        fixed: set[int] = set()
         for x in t.factors:
             if x.kind == "exp":
                 continue
             if data_rows is None or x.kind != "read" or x.args[0] != f"tag({data_rows[0]})" or x.args[2] != Poly.const(0):
                 return False
-            row = x.args[1].name()
-            if row not in bounds or bounds[row] != data_rows[1]:
+            row, R = x.args[1], data_rows[1]
+            k, top = row.constant(), R.constant()
+            if k is not None and top is not None and 0 <= k < top:
+                fixed.add(k)
+            elif row.name() is None or bounds.get(row.name()) != R:
                 return False
-    return True
+        rows_of.append(frozenset(fixed))
+    if any(not rows for rows in rows_of):
+        return True
+    top = data_rows[1].constant() if data_rows is not None else None
+    return top is not None and all(frozenset({k}) in rows_of for k in range(top))
 
 
 # -- the recorded forms ------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from attncert.proofs.checkers.every_size import forms
-from attncert.proofs.checkers.every_size.evaluate import Real, add, mul
+from attncert.proofs.checkers.every_size.evaluate import Real, add, mul, quotient
 from attncert.proofs.checkers.every_size.forms import Coefficients, Form
 from attncert.proofs.checkers.every_size.record import Refusal
 from attncert.proofs.checkers.every_size.sizes import Poly, Rel
@@ -97,7 +97,7 @@ def _attention(K: Coefficients, s: Sizes, i: Poly, v: Poly, A: str, V: str) -> R
 
     num = _sigma(K, lambda k: forms.exp(K, score(k)) * xv(k), s["n"])
     den = _sigma(K, lambda k: forms.exp(K, score(k)), s["n"])
-    return Real(num, den)
+    return quotient(num, den)
 
 
 def _tagged_attention(K: Coefficients, s: Sizes, i: Poly, v: Poly) -> Real:
@@ -110,7 +110,7 @@ def _tagged_attention(K: Coefficients, s: Sizes, i: Poly, v: Poly) -> Real:
     def xv(k: Poly) -> Form:
         return _sigma(K, lambda l: forms.read(K, "X", k, l) * forms.read(K, "V", l, v), s["d"])
 
-    return Real(_sigma(K, lambda k: weight(k) * xv(k), s["n"]), _sigma(K, weight, s["n"]))
+    return quotient(_sigma(K, lambda k: weight(k) * xv(k), s["n"]), _sigma(K, weight, s["n"]))
 
 
 def _heads(s: Sizes) -> int:
@@ -179,7 +179,7 @@ DEFINITIONS: dict[str, Definition] = {
         ("r", "c"),
         lambda s: [("S", s["r"], s["c"])],
         lambda s: (s["r"], s["c"]),
-        lambda K, s, i, j, d: Real(forms.exp(K, forms.read(K, "S", i, j)), _sigma(K, lambda l: forms.exp(K, forms.read(K, "S", i, l)), s["c"])),
+        lambda K, s, i, j, d: quotient(forms.exp(K, forms.read(K, "S", i, j)), _sigma(K, lambda l: forms.exp(K, forms.read(K, "S", i, l)), s["c"])),
     ),
     "relu": Definition(("n",), lambda s: [("x", ONE, s["n"])], lambda s: (ONE, s["n"]), lambda K, s, i, j, d: Real(forms.relu(K, forms.read(K, "x", i, j)), _one(K))),
     "maxmin": Definition(("n",), lambda s: [("x", ONE, s["n"])], lambda s: (ONE, s["n"]), _maxmin),

@@ -11,7 +11,7 @@ defining constraints, asserts the hypotheses and the negated goal, and asks ``ch
 * q = floor(x, k): 0 <= x - k q < k;  r = mod(x, k): 0 <= r < k and k divides x - r.
 
 A polynomial is written as a sum of products (``(+ ...)``, ``(* ...)``, a negative constant
-``(- k)``), its monomials by number of atoms, then by their atoms' texts. The checker writes each
+``(- k)``), its monomials by number of atoms, then by their atoms' texts and powers. The checker writes each
 recorded fact's script from its hypotheses and goal and requires the recorded text.
 
 **Proving** (:func:`proven`). cvc5 decides the recorded script itself (``QF_NIA``), but its
@@ -113,9 +113,9 @@ def _relation(r: Rel, aux: dict[str, str], relaxed: bool) -> str:
 
 
 def term(e: Poly, aux: dict[str, str]) -> str:
-    """A polynomial as an SMT-LIB term: its monomials by number of atoms, then their atoms' texts."""
+    """A polynomial as an SMT-LIB term: its monomials by number of atoms, then their atoms' texts and powers."""
     parts = []
-    for mono, c in sorted(e.terms.items(), key=lambda mc: (len(mc[0]), [a.text for a, _ in mc[0]])):
+    for mono, c in sorted(e.terms.items(), key=lambda mc: (len(mc[0]), [(a.text, k) for a, k in mc[0]])):
         factors = [str(c) if c >= 0 else f"(- {-c})"] if c != 1 or not mono else []
         for a, k in mono:
             factors += [a.args[0] if a.op == "sym" else aux[a.text]] * k
