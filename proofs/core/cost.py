@@ -35,8 +35,6 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from flint import ctx, fmpq
 
-from attncert.constructions.simulator import sequence_length
-from attncert.proofs.core import memory
 from attncert.exact.errors import LimitExceeded
 from attncert.exact.limits import Limits, current as current_limits, limits
 
@@ -154,8 +152,24 @@ def rasp_cost(positions: int, fan_in: int, evaluations: int = 1, per_position: f
         pairs=min(positions * max(fan_in, 1), CAP),
         evaluations=evaluations,
         seconds=per_position * positions * evaluations,
-        memory=memory.predict(positions),
+        memory=_predicted_memory(positions),
     )
+
+
+# The checkers read this module (the identity checker's work budget, the size of a recorded tracr model) and
+# never load the constructions: the formulas that need a construction's schedule import it when they run.
+
+
+def _predicted_memory(positions: int) -> int:
+    from attncert.proofs.core import memory
+
+    return memory.predict(positions)
+
+
+def _sequence_length(*sizes: int, inputs: int) -> int:
+    from attncert.constructions.simulator import sequence_length
+
+    return sequence_length(*sizes, inputs=inputs)
 
 
 # -- sequence lengths -----------------------------------------------------------------------------
@@ -163,11 +177,11 @@ def rasp_cost(positions: int, fan_in: int, evaluations: int = 1, per_position: f
 
 def universal_length(n: int, d: int, dv: int) -> int:
     """U's sequence: its input vec(X) ++ vec(A) ++ vec(V), or its widest stage (simulator.sequence_length)."""
-    return sequence_length(n, d, dv, inputs=n * d + d * d + d * dv)
+    return _sequence_length(n, d, dv, inputs=n * d + d * d + d * dv)
 
 
 def multihead_length(n: int, d: int, dv: int, h: int, do: int, f: int = 0, extra_inputs: int = 0) -> int:
-    return sequence_length(n, d, dv, h, do, f, inputs=n * d + h * d * d + h * d * dv + h * dv * do + extra_inputs)
+    return _sequence_length(n, d, dv, h, do, f, inputs=n * d + h * d * d + h * d * dv + h * dv * do + extra_inputs)
 
 
 # -- certificate size -------------------------------------------------------------------------------
@@ -449,6 +463,66 @@ def over_limits(cost: Cost) -> bool:
     return any(getattr(cost, c) > getattr(lim, f) for f, c, _, _ in CHECKED if c != "document")
 
 
+# -- a recorded tracr model: the tracr_model checker's forward passes (docs/tracr.md) ------------------------
+
+#: Bytes a ball of the checker's forward pass holds (a FLINT arb and its slot in a list). Measured on make_length over
+#: a, b, c to length 6 with J residual columns added (queries, keys and hidden units J wider, one layer): 375 MB at
+#: J = 100, 828 MB at 300, 1,565 MB at 600 for 5,103 rows of (width + 3 heads key_size + hidden) balls in one batch,
+#: 93 bytes a ball past the interpreter's 110 MB; rounded up.
+TRACR_BALL_BYTES = 128
+#: Seconds a ball, and a product of a row by a weight (the dense blocks of :func:`tracr_model`, one product a row and
+#: entry), the same measurement with the blocks formed once for every chunk: 22 s at J = 600, 176 s at J = 1,400 over
+#: 7,107 rows, 2.1 to 3.1 ns a row and entry of the blocks (4 J^2 a row), rounded up; the balls' part from 5.0 s at
+#: J = 100 before (1.3 us a ball).
+TRACR_SECONDS_PER_BALL, TRACR_SECONDS_PER_PRODUCT = 2.5e-6, 4e-9
+#: What the check holds besides its balls (the interpreter, numpy, FLINT), rounded up.
+TRACR_BASE_BYTES = 128 << 20
+
+
+def tracr_balls(width: int, heads: int, key_size: int, hidden: int) -> int:
+    """Balls a position of one layer's pass holds at most: the residual, the queries, keys and values of every head,
+    the hidden units."""
+    return width + 3 * heads * key_size + hidden
+
+
+def tracr_chunk(positions: int, balls: int) -> int:
+    """Inputs one forward pass of the checker runs together: as many as keep its positions x balls within the limit
+    on a matrix's entries in force (so that memory does not grow with the number of inputs), at least one."""
+    return max(1, current_limits().max_entries // max(positions * balls, 1))
+
+
+def every_input(tokens: int, max_seq_len: int) -> int:
+    """The sequences of every length 1..max_seq_len over ``tokens`` tokens, sum_n tokens^n (at most CAP)."""
+    return min(max_seq_len if tokens == 1 else _power_sum(tokens, max_seq_len), CAP)
+
+
+def tracr_model(inputs: int, max_seq_len: int, width: int, heads: int, key_size: int, hidden: int, layers: int, embedding_rows: int, precision: int) -> Cost:
+    """The tracr_model checker on a recorded model (its shapes, read before any weight): ``inputs`` sequences
+    (:func:`every_input`, for the exhaustive method) of at most max_seq_len tokens, max_seq_len + 1 positions each
+    (BOS first), through ``layers`` layers of :func:`tracr_balls` balls a position, in chunks of :func:`tracr_chunk`
+    inputs. ``entries`` is the largest matrix it builds: a chunk's residual, queries or hidden units, a dense block of
+    weights and its bias row ((width + 1) x heads key_size for W_Q, W_K, W_V, (width + 1) x hidden for W_1, and the
+    transposed blocks), an embedding, a head's logits; ``memory`` a chunk's balls, every layer's blocks (formed once)
+    and TRACR_BASE_BYTES; ``seconds`` every ball and every product of a row by a block's entry once (inputs left
+    undecided run again at 2 and 4 times the precision)."""
+    positions, count = max_seq_len + 1, min(inputs, CAP)
+    balls = tracr_balls(width, heads, key_size, hidden)
+    chunk = min(tracr_chunk(positions, balls), max(count, 1))
+    widest, hk = max(width, heads * key_size, hidden), heads * key_size
+    blocks = [(width + 1) * hk] * 3 + [(hk + 1) * width, (width + 1) * hidden, (hidden + 1) * width]  # one layer's
+    entries = max(chunk * positions * widest, max(blocks), embedding_rows * width, positions * positions)
+    rows = count * positions
+    return Cost(
+        positions=positions,
+        pairs=min(positions * positions, CAP),
+        evaluations=count,
+        precision=4 * precision,
+        seconds=rows * layers * (TRACR_SECONDS_PER_BALL * balls + TRACR_SECONDS_PER_PRODUCT * sum(blocks)),
+        memory=min(TRACR_BASE_BYTES + TRACR_BALL_BYTES * (chunk * positions * balls + layers * sum(blocks) + positions * positions), CAP),
+        entries=min(entries, CAP),
+    )
+
+
 # -- for-all-inputs (identity) proofs: docs/identity.md ------------------------------------------
 
 #: Bytes and seconds per polynomial term of a symbolic proof: U(32, 8, 8) holds about 262,000 terms
@@ -471,7 +545,9 @@ def identity_terms(base: str, p: dict[str, Any]) -> tuple[int, int]:
     The terms are those of the exp arguments and of the numerators over the softmax sums, which
     dominate: U(n, d, d_v) forms n^2 exponents of d^2-term scores and n d_v numerators of n d terms,
     twice (construction and reference); a product of k terms per entry, a row softmax c terms per
-    entry; an encoder layer adds its ReLU arguments over every head's numerator. The layer norm's
+    entry; an encoder layer adds its n f ReLU arguments (Y W_1 + b_1)_ik, each the sum over j of
+    Y_ij W_1[j, k] with Y_ij one part per head of n d_v d terms (a key's E_ik X_kt V_tv W_O[v, j]):
+    h n d^2 d_v + d + 1 terms (measured: 525 at (4, 4, 4, 2, 32), 128 arguments), twice. The layer norm's
     variance of a row sums the squares of its d centred entries, each one part per head over that
     head's softmax sum, of n d_v d^2 terms (a key's E_ik times X_kt V_tv W_O[v, j'], j' over the
     centring), and one part of (f + 2) d terms without a denominator: row^2 / 2 terms, row =
@@ -499,7 +575,7 @@ def identity_terms(base: str, p: dict[str, Any]) -> tuple[int, int]:
     terms = h * one_head + 2 * n * do * h * dv * n * d
     if base.startswith("encoder_layer"):
         variables += 2 * d * f + f + d
-        terms += 2 * n * f * h * n * d + 2 * n * d * f
+        terms += 2 * n * f * (h * n * d * d * dv + d + 1) + 2 * n * d * f
     if base == "encoder_layer_norm":
         variables += 2 * d
         row = h * n * dv * d * d + (f + 2) * d
@@ -507,17 +583,70 @@ def identity_terms(base: str, p: dict[str, Any]) -> tuple[int, int]:
     return variables, terms
 
 
+#: A term of an identity certificate's exp basis (rows and arguments: [monomial, coefficient], a monomial a list
+#: of [variable, exponent]) is at most IDENTITY_TERM + IDENTITY_TERM_PER_DIGIT k bytes, a term of a recorded divisor
+#: IDENTITY_DIVISOR_TERM + IDENTITY_TERM_PER_DIGIT k, and a variable's name IDENTITY_VARIABLE + k, with k the digits of
+#: the largest variable index (measured, bytes a term: 27-29 at k = 2, 30.5-31.3 at k = 3; divisors 36-49).
+IDENTITY_TERM, IDENTITY_DIVISOR_TERM, IDENTITY_TERM_PER_DIGIT, IDENTITY_VARIABLE = 24, 40, 3, 8
+#: The basis rows hold more terms than the arguments they span (reduced to distinct leading monomials): 1.23 to 1.41
+#: times at the sizes measured (U(2, 32, 1) to U(16, 16, 8)), so the exp basis is at most 2.6 times the arguments'.
+IDENTITY_BASIS_FACTOR = 2.6
+#: One ReLU or MaxMin region group (a sign tree of three leaves and its Motzkin certificates): 123-142 bytes measured
+#: (relu(1 to 64), maxmin(9, 64)); a leaf of the one tree of a compiled model's regions (every variable's sign
+#: combined, 3^n leaves for relu(n)): 46 bytes (compiled relu(8): 303,135 bytes).
+IDENTITY_REGION_GROUP, IDENTITY_REGION_LEAF = 160, 48
+#: inverse3's one recorded divisor (det M, 205 bytes).
+IDENTITY_INVERSE3 = 256
+
+
+def identity_document(base: str, p: dict[str, Any], regions: str = "groups") -> int:
+    """Bytes of the identity certificate of ``base`` at sizes ``p``, an upper bound from what it records: the
+    envelope and the graph (DOCUMENT_BASE), the variables' names, the exp basis (softmax's r c scores; U's n^2
+    scores x_i A x_j^T of d^2 terms, h times for multi-head attention and the encoder layers), the divisors (a
+    softmax row sum of c terms per row; n of n terms, h times) and the regions (one group per ReLU input or MaxMin
+    pair; ``regions="tree"`` for a compiled model, one tree over every variable).
+
+    Measured, written / estimated: U(16, 8, 8) 1.20 / 1.33 MB; U(16, 16, 8) 4.98 / 5.45 MB; U(32, 32, 8) 85.07 /
+    94.6 MB; U(32, 2, 1) 320 / 395 KB; multihead(8, 4, 4, 4, 8) 294 / 431 KB; encoder_layer(8, 8, 4, 2, 8) 600 / 855
+    KB; encoder_layer_norm(4, 3, 2, 2, 4) 50 / 66 KB; softmax(8, 16) 13.9 / 55 KB; relu(64) 9.7 / 51 KB; compiled
+    relu(8) 303 / 371 KB. About 75 n^2 d^2 bytes for U (79 per n^2 d^2 at U(32, 32, 8), 73-76 at d = 16 and 32)."""
+    variables, _ = identity_terms(base, p)
+    k = len(str(max(variables - 1, 1)))
+    term, divisor = IDENTITY_TERM + IDENTITY_TERM_PER_DIGIT * k, IDENTITY_DIVISOR_TERM + IDENTITY_TERM_PER_DIGIT * k
+    n, d, h = (p.get(x, 1) for x in ("n", "d", "h"))
+    arguments = divisors = extra = 0
+    if base == "softmax":
+        arguments = divisors = p["r"] * p["c"]
+    elif base == "universal" or base in ("multihead", "encoder_layer", "encoder_layer_norm"):
+        arguments, divisors = h * n * n * d * d, h * n * n
+    elif base == "inverse3":
+        extra = IDENTITY_INVERSE3
+    elif base in ("relu", "maxmin"):
+        groups = n if base == "relu" else (n + 1) // 2
+        extra = IDENTITY_REGION_LEAF * capped_power(3, groups) if regions == "tree" else IDENTITY_REGION_GROUP * groups
+    body = IDENTITY_BASIS_FACTOR * arguments * term + divisors * divisor + extra
+    return min(DOCUMENT_BASE + variables * (IDENTITY_VARIABLE + k) + int(body), CAP)
+
+
 def identity(base: str, positions: int, **p: Any) -> Cost:
     """A for-all-inputs proof of ``base`` on a sequence of ``positions`` (the one-input claim's): its
-    variables and terms."""
+    variables, terms and certificate."""
     variables, terms = identity_terms(base, p)
-    return _symbolic(positions, variables, terms, 1)
+    return replace(_symbolic(positions, variables, terms, 1), document=identity_document(base, p))
 
 
 def hierarchy_identity(N: int, D: int, Dv: int, **_: Any) -> Cost:
-    """N D D_v symbolic proofs of U(N, D, D_v), one after the other: memory of the largest, time of all."""
+    """N D D_v symbolic proofs of U(N, D, D_v), one after the other: memory of the largest, time of all. The
+    certificate records every case as U's identity certificate records its one (without the envelope), each
+    at most as long as :func:`identity_document` of that case (measured: (4, 3, 2) 74 / 118 KB, (8, 3, 2) 411 /
+    541 KB); the sums over the cases are taken in closed form (S1, S2), each term at the largest case's digits."""
     variables, terms = identity_terms("universal", {"n": N, "d": D, "dv": Dv})
-    return _symbolic(universal_length(N, D, Dv), variables, terms, min(N * D * Dv, CAP))
+    k = len(str(max(variables - 1, 1)))
+    arguments, divisors = _s2(N) * _s2(D) * Dv, _s2(N) * D * Dv
+    names = Dv * _s1(N) * _s1(D) + N * Dv * _s2(D) + N * _s1(D) * _s1(Dv)
+    body = IDENTITY_BASIS_FACTOR * arguments * (IDENTITY_TERM + IDENTITY_TERM_PER_DIGIT * k) + divisors * (IDENTITY_DIVISOR_TERM + IDENTITY_TERM_PER_DIGIT * k)
+    document = min(DOCUMENT_BASE + names * (IDENTITY_VARIABLE + k) + CASE_BYTES * N * D * Dv + int(body), CAP)
+    return replace(_symbolic(universal_length(N, D, Dv), variables, terms, min(N * D * Dv, CAP)), document=document)
 
 
 def _symbolic(positions: int, variables: int, terms: int, runs: int) -> Cost:

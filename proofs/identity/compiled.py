@@ -91,7 +91,10 @@ def cost(of: str = "universal", sizes: str = "", **_: Any) -> Cost:
         return compiled_cost(of, sizes)
     kw = parse_sizes(of, sizes)
     own = compiled_cost(of, sizes)
-    return replace(costs.identity(of, own.positions, **kw), pairs=own.pairs)
+    # the certificate: the construction's identity certificate (its regions one tree over every variable: the data
+    # flow of a model is not read) and the model's weights, as a compiled certificate records them
+    document = costs.identity_document(of, kw, regions="tree") + costs.MODEL_BASE + costs.MODEL_BYTES.get(of, costs.MODEL_BYTES_OTHER) * own.positions
+    return replace(costs.identity(of, own.positions, **kw), pairs=own.pairs, document=min(document, costs.CAP))
 
 
 register(

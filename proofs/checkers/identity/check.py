@@ -56,10 +56,11 @@ from attncert.exact.errors import LimitExceeded, ParseError
 from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import parse_rational, rational_from_json
 from attncert.proofs.checkers.identity.field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Poly
-from attncert.proofs.checkers.identity.graph import OPS, Evaluator, Graph, SignOracle, influences, read_graph, static_selections
+from attncert.proofs.checkers.identity.graph import OPS, Evaluator, Graph, SignOracle, influences, is_static_selection_proof, read_graph
 from attncert.proofs.checkers.identity.references import CLAIMS, Reference
 from attncert.proofs.checkers.identity.regions import RegionOracle, read_regions
 from attncert.proofs.checkers.reading import flag, obj
+from attncert.proofs.core.cost import identity_terms
 
 SUFFIX = "_identity"
 #: How many mismatching entries a certificate lists.
@@ -107,6 +108,8 @@ class Case:
     columns: int
     #: The output positions that must be 0.
     zeros: list[int]
+    #: The work one evaluation of the case may do (:func:`work_budget`).
+    work: int
     #: The reference's rational parameters (the layer norm's delta), checked > 0.
     rationals: dict[str, fmpq] = field(default_factory=dict)
 
@@ -149,6 +152,29 @@ def graph_runner(graph: Graph, positions: dict[int, int] | None) -> Runner:
     return runner
 
 
+#: The work one evaluation may do (:meth:`Field.charge`'s units: terms read or formed, positions evaluated by a
+#: node, selection pairs): WORK_PER_TERM per term of the cost model's estimate of the proof at the claim's sizes
+#: (:func:`proofs.core.cost.identity_terms`, which verify holds to --max-symbolic-terms before anything runs),
+#: WORK_PER_POSITION per position of the layout, and WORK_FLOOR. Measured on genuine certificates of every claim
+#: (transpose to 64 x 64, U to (32, 2, 1), (2, 32, 1) and (16, 16, 8), multi-head, encoder layers to
+#: (16, 4, 4, 2, 16), the layer norm to (3, 4, 3, 2, 3) and (1, 12, 1, 1, 1), the hierarchy to (8, 3, 2), compiled
+#: weights): at most 11 units a term (where the terms dominate: U(16, 16, 8) 6, encoder_layer(16, 4, 4, 2, 16) 8,
+#: the layer norm's d squares a row 11) and 150 a position (the largest graph, the layer norm's, has 130 nodes,
+#: and U(32, 2, 1) does 148 a position), so an honest check stays at least 5 times below the budget. A forged
+#: graph (the square of a mean of every token, at every position) is refused once it has done that much.
+WORK_PER_TERM, WORK_PER_POSITION, WORK_FLOOR = 64, 1024, 1 << 20
+
+
+def work_budget(base: str, sizes: dict[str, int], length: int) -> int:
+    """The work one evaluation of the claim ``base`` at ``sizes`` on ``length`` positions may do (above). The
+    layer norm's variance squares each of a row's d centred entries, where the estimate holds their sum: d times
+    its terms."""
+    _, terms = identity_terms(base, sizes)
+    if base == "encoder_layer_norm":
+        terms *= sizes["d"]
+    return WORK_PER_TERM * terms + WORK_PER_POSITION * length + WORK_FLOOR
+
+
 def decide(case: Case, outputs: dict[str, Any]) -> Verdict:
     """Evaluate the case and its reference over the certificate's field (with its regions, if recorded)
     and compare them (module docstring, steps 3 to 7)."""
@@ -160,7 +186,7 @@ def decide(case: Case, outputs: dict[str, Any]) -> Verdict:
     denominator = exp_basis.get("constant_denominator")
     if not isinstance(denominator, int) or isinstance(denominator, bool) or denominator < 1:
         raise ParseError("outputs.exp_basis.constant_denominator must be a positive integer")
-    F = Field(variables, basis, denominator)
+    F = Field(variables, basis, denominator, case.work)
     recorded_arguments = _arguments(json_list(exp_basis, "arguments"), reader, len(basis))
     recorded_divisors = _divisors(json_list(outputs, "divisors"), reader, F)
     regions = RegionOracle(*read_regions(outputs["regions"], m, reader.rational)) if "regions" in outputs else None
@@ -195,6 +221,8 @@ def decide(case: Case, outputs: dict[str, Any]) -> Verdict:
         passes += 1
         if passes > current_limits().max_evaluations:
             raise LimitExceeded(f"the recorded regions take over {current_limits().max_evaluations:,} evaluations, the limit (raise it with --max-evaluations)")
+        if passes > 1:
+            F.budget += case.work  # each pass along the recorded trees evaluates the whole case again
         seq = run(tokens)
         if not isinstance(seq, list) or len(seq) != case.length:
             raise IdentityFailure("the evaluated output is not a sequence of the layout's length")
@@ -253,7 +281,7 @@ def read_static_graph(construction: dict[str, Any]) -> Graph:
     out = graph.outputs.get("output")
     if out is None or OPS[graph.nodes[out].op][1]:
         raise ParseError('the recorded graph needs an output "output" that is a sequence, not a selector')
-    if not json_equal(construction.get("static_selections"), static_selections(graph)):
+    if not is_static_selection_proof(graph, construction.get("static_selections")):
         raise IdentityFailure("construction.static_selections is not the static-selection proof of the recorded graph")
     return graph
 
@@ -271,7 +299,7 @@ def layout_case(doc: dict[str, Any], base: str, sizes: dict[str, int], runner: R
     spec = CLAIMS[base]
     inputs, (r, c), length = read_layout(obj(obj(doc, "construction"), "layout"), spec.inputs(**sizes), spec.output(**sizes))
     zeros = list(range(r * c, length))
-    case = Case(inputs, length, layout_encode(inputs, length), runner, spec, sizes, list(range(r * c)), c, zeros, rationals or {})
+    case = Case(inputs, length, layout_encode(inputs, length), runner, spec, sizes, list(range(r * c)), c, zeros, work_budget(base, sizes, length), rationals or {})
     if not json_equal(obj(doc, "inputs").get("variables"), case.variables()):
         raise IdentityFailure("inputs.variables are not the entries M_i_j of the layout's matrices, matrix by matrix, row-major")
     return case

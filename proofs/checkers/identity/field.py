@@ -65,6 +65,16 @@ polynomial restricted to a region's equalities is bounded likewise before it is 
 (:meth:`Field.restricted`). Exponents are only added, compared and taken modulo a prime
 (:meth:`Field.value_at`), so no size limits them.
 
+**Work.** The limits above bound each value; a graph can still form many of them (the square of
+the mean of every token, at every position: each product within the limit, their number not). So
+every operation counts its work before it is done (:meth:`Field.charge`): a product the bound on its
+terms, a sum or a difference the terms it reads, a scaling or shift the terms it writes, a value at
+the check's point its terms; the evaluator adds the n positions of every node it evaluates and every
+selection pair it forms or reads. The total is held to a budget that the caller derives from the
+claim's sizes alone (:func:`proofs.checkers.identity.check.work_budget`, per evaluation), so a
+forged graph is refused, in one line, after at most a fixed multiple of what the construction's own
+check does at those sizes.
+
 A :class:`Quotient` is Σ_j n_j / d_j, one *part* per distinct denominator, each d_j None (for
 1) or *normalised*: its largest key (in the lexicographic order of the exponent vectors, which
 products preserve: :func:`key_order`) is 1 and that key's polynomial has leading coefficient 1
@@ -300,7 +310,7 @@ class Field:
     """K = Q(x)(E, T) for one certificate (with the uninterpreted values R_k): the basis, the limits on
     sizes, and the record of exps, divisors and uninterpreted values met."""
 
-    def __init__(self, variables: list[str], basis: Basis, denominator: int):
+    def __init__(self, variables: list[str], basis: Basis, denominator: int, budget: int | None = None):
         self.m = len(variables)
         self.basis = basis
         self.denominator = denominator
@@ -316,6 +326,8 @@ class Field:
         #: is at least 2^(b - 1) > 2^(3.322 d) > 10^d (log2 10 < 3.322), over d = max_digits digits.
         self.max_bits = -(-3322 * lim.max_digits // 1000) + 1
         self._max_digits = lim.max_digits
+        #: The work the check may do (module docstring, "Work"), and the work done so far.
+        self.budget, self.work = budget, 0
         #: Every distinct non-constant part p' of an exp argument met, with its integer coordinates (i, a_i).
         self.arguments: list[tuple[tuple[tuple[Monomial, fmpq], ...], tuple[tuple[int, int], ...]]] = []
         #: The denominators of the constant parts c of the exp arguments met.
@@ -377,6 +389,7 @@ class Field:
 
     def shift(self, e: ExpPoly, key: Key, r: fmpq) -> ExpPoly:
         """e times the unit r E^a T^t R^u with (a, t, u) = key."""
+        self.charge(terms(e))
         return {power_product(k, key): scaled(p, r) if r != 1 else p for k, p in e.items()}
 
     def lift(self, q: fmpq) -> ExpPoly:
@@ -418,6 +431,8 @@ class Field:
     def merged(self, parts: Iterable[Part]) -> list[Part]:
         """The parts over equal denominators added (numerators only, no cross-multiplication), zeros dropped."""
         groups: list[tuple[ExpPoly | None, dict[Key, list[Poly]]]] = []
+        parts = list(parts)
+        self.charge(sum(terms(num) + (terms(den) if den is not None else 0) for num, den in parts))
         for num, den in parts:
             for d, acc in groups:
                 if d is den or (d is not None and den is not None and d == den):
@@ -435,6 +450,7 @@ class Field:
         return out
 
     def add_exp(self, a: ExpPoly, b: ExpPoly) -> ExpPoly:
+        self.charge(len(a) + terms(b))
         out = dict(a)
         for k, p in b.items():
             s = out.get(k)
@@ -450,7 +466,9 @@ class Field:
         """a b (b None for 1), its size bounded before it is formed (module docstring, "Sizes")."""
         if b is None:
             return a
-        self._refuse_over_terms(terms(a) * terms(b))
+        bound = terms(a) * terms(b)
+        self._refuse_over_terms(bound)
+        self.charge(bound)
         acc: dict[Key, dict[Monomial, fmpq]] = {}
         for ka, pa in a.items():
             for kb, pb in b.items():
@@ -463,6 +481,7 @@ class Field:
         ``mul_exp(a, a)``; a has at most t(t + 1)/2 distinct products of its t terms."""
         t = terms(a)
         self._refuse_over_terms(t * (t + 1) // 2)
+        self.charge(t * (t + 1) // 2)
         keys = list(a)
         acc: dict[Key, dict[Monomial, fmpq]] = {}
         for i, ka in enumerate(keys):
@@ -476,6 +495,16 @@ class Field:
         if bound > self.max_terms:
             raise LimitExceeded(
                 f"a product in the evaluation may have {bound:,} terms, over the limit of {self.max_terms:,} (raise it with --max-symbolic-terms)"
+            )
+
+    def charge(self, units: int) -> None:
+        """Count ``units`` of work (terms read or formed, positions and pairs evaluated) before it is done;
+        LimitExceeded once the total passes the budget (module docstring, "Work")."""
+        self.work += units
+        if self.budget is not None and self.work > self.budget:
+            raise LimitExceeded(
+                f"the evaluation does over {self.budget:,} units of work (terms, positions, selection pairs), the budget of this "
+                "claim at these sizes: far more than its construction does (docs/identity.md, \"What prove and verify may hold\")"
             )
 
     def product(self, acc: dict[Key, dict[Monomial, fmpq]]) -> ExpPoly:
@@ -518,6 +547,7 @@ class Field:
                 return fmpq(0)
             if y == 1:
                 return x
+            self.charge(sum(terms(n) for n, _ in x.parts))
             parts = tuple(({k: scaled(p, y) for k, p in n.items()}, d) for n, d in x.parts)
             for n, _ in parts:
                 for p in n.values():
@@ -536,6 +566,7 @@ class Field:
     def neg(self, x: Any) -> "Quotient | fmpq":
         if type(x) is fmpq:
             return -x
+        self.charge(sum(terms(n) for n, _ in x.parts))
         return Quotient(tuple(({k: {m: -c for m, c in p.items()} for k, p in n.items()}, d) for n, d in x.parts), self)
 
     def div(self, x: Any, y: Any) -> "Quotient | fmpq":
@@ -563,6 +594,7 @@ class Field:
         if not self.depends_on_inputs(e):
             return  # Σ q_k T^k with a term: nonzero, T being transcendental
         d = self.normalised(e)
+        self.charge(terms(d) * len(self.divisors))  # the comparisons below
         if not any(d == o for o in self.divisors):
             self.divisors.append(d)
 
@@ -642,6 +674,7 @@ class Field:
         if known is not None and known[0] is e:
             return known[1]
         point, total = self._point, nmod(0, PRIME)
+        self.charge(terms(e))
         for key, p in e.items():
             term = nmod(0, PRIME)
             for mono, c in p.items():
@@ -676,6 +709,7 @@ class Field:
         p = num.get(self.zero_key)
         if p is None or len(num) != 1:
             return None
+        self.charge(len(p))
         coefficients, constant = {}, fmpq(0)
         for mono, c in p.items():
             if not mono:
@@ -735,6 +769,7 @@ class Field:
                     f"a value restricted to a region's equalities may have {size:,} or more terms times degree, over the limit of "
                     f"{self.max_terms:,} (raise it with --max-symbolic-terms)"
                 )
+        self.charge(size)
         out: list[Poly] = []
         for mono, c in p.items():
             term: Poly = {(): c}
@@ -757,6 +792,7 @@ class Field:
         return self._exp_of(x.parts[0][0][self.zero_key])
 
     def _exp_of(self, p: Poly) -> "Quotient | fmpq":
+        self.charge(len(p))
         fingerprint = frozenset((m, int(c.p), int(c.q)) for m, c in p.items())
         known = self._exp_cache.get(fingerprint)
         if known is not None:

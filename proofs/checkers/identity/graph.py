@@ -48,10 +48,11 @@ import heapq
 import json
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from flint import fmpq
 
+from attncert.exact.canonical import json_equal
 from attncert.exact.errors import ParseError
 from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import rational_from_json
@@ -174,41 +175,83 @@ def _topological(nodes: dict[int, Node]) -> tuple[int, ...]:
     return tuple(order)
 
 
-def ancestry(graph: Graph, v: int) -> list[int]:
-    """v and every node it is computed from, sorted."""
-    seen, stack = {v}, [v]
+def ancestors(graph: Graph, targets: list[int]) -> set[int]:
+    """The nodes ``targets`` and every node they are computed from (one traversal for all of them)."""
+    seen, stack = set(targets), list(targets)
     while stack:
         for u in graph.nodes[stack.pop()].args:
             if u not in seen:
                 seen.add(u)
                 stack.append(u)
-    return sorted(seen)
+    return seen
+
+
+def ancestry(graph: Graph, v: int) -> list[int]:
+    """v and every node it is computed from, sorted."""
+    return sorted(ancestors(graph, [v]))
+
+
+def first_tokens(graph: Graph) -> dict[int, int | None]:
+    """For every node, the least ``tokens`` node in its ancestry (None: it reads no tokens), in one
+    topological pass: a node's is its own id if it is a ``tokens`` node, else the least of its arguments'."""
+    out: dict[int, int | None] = {}
+    for v in graph.order:
+        node = graph.nodes[v]
+        found = [w for w in (out[u] for u in node.args) if w is not None]
+        out[v] = v if node.op == "tokens" else min(found, default=None)
+    return out
+
+
+def _static_entries(graph: Graph) -> Iterator[dict[str, Any]]:
+    """The entries of :func:`static_selections`, select by select, each ancestry computed when its entry is
+    asked for: every select's predicate and the tokens its keys and queries read are checked first, for all
+    selects (one pass over the graph), so that an entry is formed only once nothing can refuse the graph."""
+    reads = first_tokens(graph)
+    selects = [v for v in sorted(graph.nodes) if graph.nodes[v].op == "select"]
+    for v in selects:
+        node = graph.nodes[v]
+        predicate = node.params.get("predicate")
+        if predicate not in PREDICATES:
+            raise IdentityFailure(f"select node {v} has the unknown predicate {str(predicate)[:20]!r}")
+        if predicate in ("TRUE", "FALSE"):
+            continue
+        for role, u in (("keys", node.args[0]), ("queries", node.args[1])):
+            if reads[u] is not None:
+                raise IdentityFailure(
+                    f"select node {v} ({node.label!r}) is value-dependent: its {role} are computed from tokens "
+                    f"(node {reads[u]}), so its pattern changes with the input"
+                )
+    for v in selects:
+        node = graph.nodes[v]
+        entry: dict[str, Any] = {"select": v, "predicate": node.params["predicate"]}
+        if entry["predicate"] not in ("TRUE", "FALSE"):
+            entry["keys"], entry["queries"] = ancestry(graph, node.args[0]), ancestry(graph, node.args[1])
+        yield entry
 
 
 def static_selections(graph: Graph) -> list[dict[str, Any]]:
     """For every select (by id): its id, predicate and, unless TRUE or FALSE, the ancestry of its keys and
     queries. IdentityFailure names a select whose keys or queries are computed from ``tokens``."""
-    out = []
-    for v in sorted(graph.nodes):
-        node = graph.nodes[v]
-        if node.op != "select":
-            continue
-        predicate = node.params.get("predicate")
-        if predicate not in PREDICATES:
-            raise IdentityFailure(f"select node {v} has the unknown predicate {str(predicate)[:20]!r}")
-        entry: dict[str, Any] = {"select": v, "predicate": predicate}
-        if predicate not in ("TRUE", "FALSE"):
-            for role, u in (("keys", node.args[0]), ("queries", node.args[1])):
-                anc = ancestry(graph, u)
-                reading = [w for w in anc if graph.nodes[w].op == "tokens"]
-                if reading:
-                    raise IdentityFailure(
-                        f"select node {v} ({node.label!r}) is value-dependent: its {role} are computed from tokens "
-                        f"(node {reading[0]}), so its pattern changes with the input"
-                    )
-                entry[role] = anc
-        out.append(entry)
-    return out
+    return list(_static_entries(graph))
+
+
+def is_static_selection_proof(graph: Graph, recorded: Any) -> bool:
+    """Whether ``recorded`` is :func:`static_selections` of the graph (IdentityFailure as that refuses it).
+
+    The proof is compared entry by entry as it is derived, and the comparison stops at the first entry
+    that differs: all of it (the ancestries of S selects over a chain of K maps are S K node ids) is
+    formed only when the document records all of it, so the work is bounded by the document's size and
+    one ancestry (at most the graph) more."""
+    entries = _static_entries(graph)
+    if not isinstance(recorded, list):
+        next(entries, None)  # the graph's own refusals come first
+        return False
+    count = 0
+    for entry in entries:
+        if count >= len(recorded) or not json_equal(recorded[count], entry):
+            return False
+        count += 1
+    return count == len(recorded)
 
 
 # -- values ------------------------------------------------------------------------------------
@@ -564,7 +607,7 @@ class Evaluator:
         A node that repeats an earlier one (the same op, encoding and parameters on the same
         arguments) has its value: every op and function here is pure.
         """
-        needed = set().union(*(ancestry(self.graph, t) for t in targets))
+        needed = ancestors(self.graph, targets)
         same: dict[int, int] = {}
         first: dict[tuple[Any, ...], int] = {}
         steps: list[tuple[Node, tuple[int, ...]]] = []
@@ -588,6 +631,7 @@ class Evaluator:
         cache = self._cache if self._cache is not None else {}
         plain: set[int] = set()  # nodes whose value is in the cache
         for node, args in steps:
+            self.F.charge(self.n)  # every op reads or writes its n positions
             key = (node.id, self.n)
             if key in cache:
                 values[node.id] = cache[key]
@@ -691,7 +735,9 @@ class Evaluator:
 
     def _count(self, rows: Selection) -> Selection:
         """The selection, after adding its pairs to the run's count, which the limit on pairs bounds."""
-        self.pairs += sum(map(len, rows))
+        pairs = sum(map(len, rows))
+        self.F.charge(pairs)
+        self.pairs += pairs
         if self.pairs > current_limits().max_pairs:
             raise IdentityFailure(f"the selections hold over {current_limits().max_pairs:,} pairs (the limit)")
         return rows
@@ -705,12 +751,15 @@ class Evaluator:
         return self._count([tuple(k for k, b in enumerate(r) if b) for r in m])
 
     def op_selector_and(self, node: Node, tokens: list[Any], a: Selection, b: Selection) -> Selection:
+        self.F.charge(sum(map(len, a)) + sum(map(len, b)))
         return self._count([tuple(sorted(set(x) & set(y))) for x, y in zip(a, b)])
 
     def op_selector_or(self, node: Node, tokens: list[Any], a: Selection, b: Selection) -> Selection:
+        self.F.charge(sum(map(len, a)) + sum(map(len, b)))
         return self._count([tuple(sorted(set(x) | set(y))) for x, y in zip(a, b)])
 
     def op_selector_not(self, node: Node, tokens: list[Any], a: Selection) -> Selection:
+        self.F.charge(len(a) * self.n)
         out = []
         for x in a:
             hit = set(x)
@@ -735,6 +784,7 @@ class Evaluator:
                 continue
             mean = means.get(id(row))
             if mean is None:
+                self.F.charge(len(row))
                 mean = means[id(row)] = self._mean([values[k] for k in row]) if numeric else self._same([values[k] for k in row])
             out.append(mean)
         return out
@@ -758,26 +808,36 @@ def influences(evaluator: Evaluator, n: int, output: str = "output") -> list[fro
     only (a TRUE or FALSE select from its predicate alone)."""
     graph = evaluator.graph
     target = graph.outputs[output]
-    order = [v for v in graph.order if v in set(ancestry(graph, target))]
+    needed = ancestors(graph, [target])
+    order = [v for v in graph.order if v in needed]
     data: set[int] = set()
     for v in order:
         node = graph.nodes[v]
         if node.op == "tokens" or any(u in data for u in node.args):
             data.add(v)
     dummy = [fmpq(0)] * n
-    patterns: dict[int, Selection] = {}
-    evaluator.start(n)  # the ops below read the length and count their pairs, as in an evaluation
+
+    # the static selects and constant selectors the aggregates read (through and, or, not), evaluated together
+    # from positions only, in one pass over their common ancestry
+    leaves, stack = set(), [graph.nodes[v].args[0] for v in order if v in data and graph.nodes[v].op == "aggregate"]
+    while stack:
+        node = graph.nodes[stack.pop()]
+        if node.op in ("selector_and", "selector_or", "selector_not"):
+            stack += node.args
+        elif not (node.op == "select" and node.params.get("predicate") in ("TRUE", "FALSE")):
+            leaves.add(node.id)
+    patterns: dict[int, Selection] = evaluator.values(dummy, sorted(leaves)) if leaves else {}
 
     def pattern(v: int) -> Selection:
         if v not in patterns:
             node = graph.nodes[v]
-            if node.op == "select" and node.params.get("predicate") in ("TRUE", "FALSE"):
+            if node.op == "select":  # TRUE or FALSE: from its predicate alone
                 patterns[v] = evaluator.op_select(node, dummy, [None] * n, [None] * n)
-            elif node.op in ("selector_and", "selector_or", "selector_not"):
+            else:
                 patterns[v] = getattr(evaluator, f"op_{node.op}")(node, dummy, *(pattern(u) for u in node.args))
-            else:  # a static select or a constant selector: its ancestry reads no tokens
-                patterns[v] = evaluator.values(dummy, [v])[v]
         return patterns[v]
+
+    evaluator.start(n)  # the ops below read the length and count their pairs, as in an evaluation
 
     none: list[frozenset[int]] = [frozenset()] * n
     dep: dict[int, list[frozenset[int]]] = {}
@@ -788,10 +848,16 @@ def influences(evaluator: Evaluator, n: int, output: str = "output") -> list[fro
         elif node.op == "tokens":
             dep[v] = [frozenset((p,)) for p in range(n)]
         elif node.op in ("map", "sequence_map"):
+            evaluator.F.charge(sum(len(dep[u][p]) for u in node.args for p in range(n)))
             dep[v] = [frozenset().union(*(dep[u][p] for u in node.args)) for p in range(n)]
         elif node.op == "aggregate":
-            values = dep[node.args[1]]
-            dep[v] = [frozenset().union(*(values[k] for k in row)) for row in pattern(node.args[0])]
+            values, unions = dep[node.args[1]], {}  # by the row object: equal rows are often one tuple
+            rows = pattern(node.args[0])
+            for row in rows:
+                if id(row) not in unions:
+                    evaluator.F.charge(len(row) + sum(len(values[k]) for k in row))
+                    unions[id(row)] = frozenset().union(*(values[k] for k in row))
+            dep[v] = [unions[id(row)] for row in rows]
         else:  # selector_width of a static selection
             dep[v] = none
     return dep[target]
@@ -804,6 +870,7 @@ __all__ = [
     "read_graph",
     "ancestry",
     "static_selections",
+    "is_static_selection_proof",
     "Evaluator",
     "SignOracle",
     "RULES",

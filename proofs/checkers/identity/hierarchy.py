@@ -36,6 +36,7 @@ from attncert.proofs.checkers.identity.check import (
     guarded,
     read_static_graph,
     result_problems,
+    work_budget,
 )
 from attncert.proofs.checkers.identity.field import IdentityFailure
 from attncert.proofs.checkers.identity.references import CLAIMS
@@ -91,6 +92,7 @@ def check_hierarchy_identity(doc: dict[str, Any]) -> list[str]:
             [i * Dv + c for i in range(n) for c in range(dv)],
             dv,
             [],
+            work_budget("universal", {"n": n, "d": d, "dv": dv}, length),
         )
         if variables.get("variables") != case.variables():
             raise IdentityFailure(f"case ({n}, {d}, {dv}): its variables are not the entries of X, A, V, row-major")

@@ -2,6 +2,11 @@
 
 It never imports the constructions (nor tracr, nor JAX). From the certificate alone:
 
+0. **Size.** Before any weight is read, the cost model of the forward passes
+   (:func:`proofs.core.cost.tracr_model`) is evaluated on the recorded shapes (residual width, heads,
+   key size, the largest hidden layer, layers, embeddings) and the number of inputs, and a model
+   over the limits in force is refused in one line (BAD): the largest matrix the pass builds
+   (``--max-entries``: a block of weights, an embedding, a chunk's residual), its memory, the inputs.
 1. **Hypotheses.** Every recorded weight is a float32 value (a dyadic rational whose float32
    rounding is itself); the logit divisor is ``np.sqrt(key_size).astype(float32)`` and the masked
    logit float32(-1e30), as tracr's attention computes them; the shapes fit (token and position
@@ -11,9 +16,10 @@ It never imports the constructions (nor tracr, nor JAX). From the certificate al
    labelled ``OUTPUT:VALUE`` with VALUE a spelling of the class's value.
 2. **Every input.** For each length n = 1..max_seq_len, every sequence over the vocabulary in the
    recorded order is run through tracr's forward pass in arb balls, written plainly: one
-   (B (n + 1)) x D matrix per length, per-input softmax attention (logits (x W_Q + b_Q)(x W_K +
+   (B (n + 1)) x D matrix per chunk of B inputs, per-input softmax attention (logits (x W_Q + b_Q)(x W_K +
    b_K)^T / s, the mask above the diagonal of a causal model, weights e^{l - c} / sum e^{l - c} for
-   an exact c), the heads' outputs through W_O, b_O, the ReLU MLP, the residual adds. Each
+   an exact c), the heads' outputs through W_O, b_O, the ReLU MLP, the residual adds (the chunks
+   as the cost model sizes them, :func:`proofs.core.cost.tracr_chunk`; each weight block formed once). Each
    position 1..n is decided against the recorded exact RASP output (``reference.rasp``) by the
    rules of the statement: a categorical output by a separated argmax, a numerical one by
    |y - v| <= tol proven, exact comparisons of the balls' endpoints; inputs left undecided are run
@@ -39,7 +45,9 @@ from flint import arb, arb_mat, ctx, fmpq
 from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.rationals import parse_rational, rational_from_json
-from attncert.proofs.checkers.reading import integer, obj
+from attncert.exact.limits import current as current_limits
+from attncert.proofs.checkers.reading import integer, obj, whole
+from attncert.proofs.core.cost import check, every_input, tracr_balls, tracr_chunk, tracr_model
 
 _PARTS = ("query", "key", "value", "linear", "linear_1", "linear_2")
 
@@ -211,14 +219,25 @@ def _dense(m: tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]) -> 
 Weights = tuple[int, int, dict[tuple[int, int], fmpq], dict[int, fmpq]]
 
 
-def _affine(x: list[list[arb]], m: Weights, cols: list[int], place: dict[int, int] | None = None) -> list[list[arb]]:
+def _affine(x: list[list[arb]], m: Weights, cols: list[int], place: dict[int, int] | None = None, blocks: dict[Any, Any] | None = None) -> list[list[arb]]:
     """Columns ``cols`` of x W + b: one product [x[:, read], 1] [W[read, cols]; b[cols]], ``read`` the
     rows of W with a nonzero weight in those columns (the others multiply by 0). ``place`` maps a
     column of the full input to its place in the rows of x (default: x is full); a column x does not
-    hold is exactly 0 and is not read."""
-    _, _, w, b = m
+    hold is exactly 0 and is not read. ``blocks`` keeps each (read, block) for the next chunk of inputs."""
     if not cols:
         return [[] for _ in x]
+    key = (id(m), tuple(cols), None if place is None else tuple(place.items()), ctx.prec)
+    known = blocks.get(key) if blocks is not None else None
+    where, block = known if known is not None else _block(m, cols, place)
+    if blocks is not None:
+        blocks[key] = where, block
+    one = arb(1)
+    return (arb_mat([[r[i] for i in where] + [one] for r in x]) * block).tolist()
+
+
+def _block(m: Weights, cols: list[int], place: dict[int, int] | None) -> tuple[list[int], arb_mat]:
+    """The places in x of the rows ``read`` of :func:`_affine`, and [W[read, cols]; b[cols]] as a matrix."""
+    _, _, w, b = m
     want = set(cols)
     read = sorted({i for (i, j) in w if j in want and (place is None or i in place)})
     at, to = {r: n for n, r in enumerate(read)}, {j: n for n, j in enumerate(cols)}
@@ -229,9 +248,7 @@ def _affine(x: list[list[arb]], m: Weights, cols: list[int], place: dict[int, in
     for j, v in b.items():
         if j in to:
             dense[len(read)][to[j]] = v
-    one = arb(1)
-    where = read if place is None else [place[i] for i in read]
-    return (arb_mat([[r[i] for i in where] + [one] for r in x]) * arb_mat(dense)).tolist()
+    return (read if place is None else [place[i] for i in read]), arb_mat(dense)
 
 
 def _added(x: list[list[arb]], out: list[list[arb]], written: list[int]) -> list[list[arb]]:
@@ -274,7 +291,7 @@ def _on_grid(m: int, k: int) -> tuple[int, int]:
     return f, f + (f << -e != m)
 
 
-def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
+def run(model: Model, batch: Sequence[Sequence[Any]], blocks: dict[Any, Any] | None = None) -> list[list[list[arb]]]:
     """The final residual stream of every input of one length (positions 0..n), at the precision in force.
 
     Only the columns that can be nonzero are computed: a query or key column that the weights and
@@ -297,8 +314,8 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
         heads = [(h, [j for j in range(h * k, (h + 1) * k) if j in qc and j in kc], [j for j in vc if h * k <= j < (h + 1) * k]) for h in range(model.heads)]
         heads = [(h, s, v) for h, s, v in heads if v]
         scored = sorted({j for _, s, _ in heads for j in s})
-        q, kk = _affine(x, layer["query"], scored), _affine(x, layer["key"], scored)
-        v = _affine(x, layer["value"], vc)
+        q, kk = _affine(x, layer["query"], scored, None, blocks), _affine(x, layer["key"], scored, None, blocks)
+        v = _affine(x, layer["value"], vc, None, blocks)
         at_s, at_v = {j: n for n, j in enumerate(scored)}, {j: n for n, j in enumerate(vc)}
         out: list[list[arb]] = [[] for _ in range(B * T)]
         for b in range(B):
@@ -316,9 +333,9 @@ def run(model: Model, batch: Sequence[Sequence[Any]]) -> list[list[list[arb]]]:
                     out[i] += [u / r[-1] for u in r[:-1]]
         # out's columns, in the order the heads were visited: each head's value columns, which are vc in order
         wo, hc, w2 = _reached(layer["linear"]), _reached(layer["linear_1"]), _reached(layer["linear_2"])
-        x = _added(x, _affine(out, layer["linear"], wo, at_v), wo)
-        hidden = [[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"], hc)]
-        x = _added(x, _affine(hidden, layer["linear_2"], w2, {j: n for n, j in enumerate(hc)}), w2)
+        x = _added(x, _affine(out, layer["linear"], wo, at_v, blocks), wo)
+        hidden = [[h.nonnegative_part() for h in r] for r in _affine(x, layer["linear_1"], hc, None, blocks)]
+        x = _added(x, _affine(hidden, layer["linear_2"], w2, {j: n for n, j in enumerate(hc)}, blocks), w2)
     return [x[b * T : (b + 1) * T] for b in range(B)]
 
 
@@ -358,24 +375,58 @@ def model_sha256(model: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(model)).hexdigest()
 
 
+def _shape(m: Any, key: str, axis: int) -> int:
+    """A recorded matrix's rows (axis 0) or columns (axis 1), a positive integer, read before any weight."""
+    shape = m.get(key).get("shape") if isinstance(m.get(key), dict) else None
+    if not isinstance(shape, list) or len(shape) != 2 or not whole(shape[axis]) or shape[axis] < 1:
+        raise ParseError(f'the recorded matrix "{key}" needs a shape of two positive integers')
+    return shape[axis]
+
+
+def refuse_over_limits(m: dict[str, Any], inputs: int, precision: int) -> None:
+    """LimitExceeded, in the cost model's line (:func:`proofs.core.cost.tracr_model`), if the forward passes of
+    ``inputs`` sequences through the recorded model are over the limits in force, from its shapes alone (width,
+    heads, key size, largest hidden layer, layers, embeddings, max_seq_len), before any weight is read."""
+    labels, layers = m.get("residual"), m.get("layers")
+    if not isinstance(labels, list) or not isinstance(layers, list) or not all(isinstance(layer, dict) for layer in layers):
+        raise ParseError('the recorded model needs a list "residual" and a list of layers')
+    sizes = {
+        "width": len(labels),
+        "heads": integer(m, "heads", 1, 1 << 10),
+        "key_size": integer(m, "key_size", 1, 1 << 16),
+        "hidden": max((_shape(layer, "linear_1", 1) for layer in layers), default=0),
+        "layers": len(layers),
+        "max_seq_len": integer(m, "max_seq_len", 1, 1 << 16),
+    }
+    rows = _shape(m, "token_embed", 0) + _shape(m, "pos_embed", 0)
+    cost = tracr_model(inputs, embedding_rows=rows, precision=precision, **sizes)
+    check("tracr_model", {**sizes, "sequences": inputs}, cost, current_limits(), writes=False)
+
+
 def check_tracr_model(doc: dict[str, Any]) -> list[str]:
     """Problems with a tracr_model certificate (empty: its claim holds as recorded)."""
     params, given, cons = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "construction")
     if cons.get("model_sha256") != model_sha256(obj(cons, "model")):
         return ["construction.model_sha256 is not the sha256 of the recorded model"]
+    compositional = params.get("method") == "compositional"
+    if compositional:  # its ball passes run the listed inputs only, at their own precision
+        refuse_over_limits(obj(cons, "model"), 0, 0)
+    else:
+        vocab = given.get("vocab")
+        if not isinstance(vocab, list) or not vocab:
+            raise ParseError('"inputs.vocab" must be a non-empty list')
+        n = integer(given, "max_seq_len", 1, 1 << 16)
+        prec = integer(params, "precision", 16, 4096)
+        refuse_over_limits(obj(cons, "model"), every_input(len(vocab), n), prec)
     try:
         model = Model(obj(cons, "model"))
     except _Hypothesis as e:
         return [str(e)]
-    if params.get("method") == "compositional":  # every input of every length by induction: its own module
+    if compositional:  # every input of every length by induction: its own module
         from attncert.proofs.checkers.tracr.compositional import check_compositional
 
         return check_compositional(doc, model)
-    vocab = given.get("vocab")
-    if not isinstance(vocab, list) or not vocab:
-        raise ParseError('"inputs.vocab" must be a non-empty list')
     vocab = [value(t) for t in vocab]
-    n = integer(given, "max_seq_len", 1, 1 << 16)
     problems = []
     known = {repr((type(t).__name__, t)) for t, _ in model.row_of}
     if any(same(t, model.bos) for t in vocab):
@@ -387,7 +438,6 @@ def check_tracr_model(doc: dict[str, Any]) -> list[str]:
     if problems:
         return problems
     tol = parse_rational(params.get("tolerance"))
-    prec = integer(params, "precision", 16, 4096)
     listed = integer(params, "listed", 0, 1 << 20)
     ref = obj(obj(doc, "reference"), "rasp")
     values = [value(v) for v in ref.get("values") or []]
@@ -396,11 +446,14 @@ def check_tracr_model(doc: dict[str, Any]) -> list[str]:
         raise ParseError('"reference.rasp.outputs" must hold one list per length')
     counts = {"correct": 0, "counterexample": 0, "undecided": 0, "undefined": 0}
     found: dict[str, list[tuple[list[Any], list[Any] | None, list[tuple[int, str]]]]] = {s: [] for s in ("counterexample", "undecided", "undefined")}
+    balls = tracr_balls(model.width, model.heads, model.key_size, max((layer["linear_1"][1] for layer in model.layers), default=0))
+    chunk = tracr_chunk(model.max_seq_len + 1, balls)  # the cost model's: memory bounded whatever the number of inputs
+    blocks: dict[Any, Any] = {}  # the weights' blocks, formed once for every chunk
     for length in range(1, n + 1):
-        batch = list(itertools.product(vocab, repeat=length))
         recorded = outputs[length - 1]
-        if not isinstance(recorded, list) or len(recorded) != len(batch):
+        if not isinstance(recorded, list) or len(recorded) != len(vocab) ** length:
             raise ParseError(f"the RASP outputs of length {length} must be one per input")
+        batch = list(itertools.product(vocab, repeat=length))
         exact = [None if r is None else [values[i] for i in r] for r in recorded]
         if any(e is not None and len(e) != length for e in exact):
             raise ParseError(f"a RASP output of length {length} has the wrong length")
@@ -410,13 +463,15 @@ def check_tracr_model(doc: dict[str, Any]) -> list[str]:
             if not todo:
                 break
             seen: dict[Any, str] = {}
-            with ctx.workprec(prec << step):
-                streams = run(model, [batch[i] for i in todo])
-            for i, stream in zip(todo, streams):
-                pos = [(t, position_status(model, stream[t], v, tol, seen)) for t, v in enumerate(exact[i], start=1)]
-                bad = [(t, s) for t, s in pos if s != "correct"]
-                s = "counterexample" if any(s == "counterexample" for _, s in bad) else "undecided" if bad else "correct"
-                status[i] = (s, bad)
+            for start in range(0, len(todo), chunk):
+                part = todo[start : start + chunk]
+                with ctx.workprec(prec << step):
+                    streams = run(model, [batch[i] for i in part], blocks)
+                for i, stream in zip(part, streams):
+                    pos = [(t, position_status(model, stream[t], v, tol, seen)) for t, v in enumerate(exact[i], start=1)]
+                    bad = [(t, s) for t, s in pos if s != "correct"]
+                    s = "counterexample" if any(s == "counterexample" for _, s in bad) else "undecided" if bad else "correct"
+                    status[i] = (s, bad)
             todo = [i for i in todo if status[i][0] == "undecided"]
         for i, (s, bad) in enumerate(status):
             counts[s] += 1
