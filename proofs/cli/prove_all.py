@@ -39,7 +39,7 @@ def cmd_prove_all(args: argparse.Namespace) -> int:
 
     claims = [n for n in claim_names() if available(n) and (args.all or INDEX[n].in_prove_all)]
     left = [n for n in claim_names() if not args.all and not INDEX[n].in_prove_all]
-    if left:  # slower theorems (each about 5-15 s of CPU to prove and verify): said, not proven
+    if left:  # slower theorems (each 8-16 s of CPU to prove and verify): said, not proven
         print(f"{', '.join(left)}: left out, prove-all --all proves them too", flush=True)
     for name in claim_names():
         if not available(name):  # an optional extra is not installed: say so, prove the others
