@@ -51,7 +51,7 @@ TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P
 
 
 def convergence_cost(
-    n: int, eps: str, prec: int, m: int | None = None, cost: str | None = None, a: str | None = None, b: str | None = None, **_: Any
+    n: int | None, eps: str, prec: int, m: int | None = None, cost: str | None = None, a: str | None = None, b: str | None = None, **_: Any
 ) -> Cost:
     """One run per eps, the hardest sets the precision, which grows with the cost's range (max - min) over eps.
 
@@ -61,6 +61,7 @@ def convergence_cost(
     each run's recorded precision).
     """
     eps_list = [positive_rational(e) for e in rational_list(eps)]
+    n = 8 if n is None else n  # the random problem's default size (convergence.RANDOM_N)
     cols, spread = n if m is None else m, fmpq(1)
     inputs = RANDOM_VALUE * (n * cols + n + cols)
     if cost is not None and cost not in FORMATS:

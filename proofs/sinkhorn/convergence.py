@@ -22,7 +22,6 @@ from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.sinkhorn.common import (
     convergence_cost,
     PREC,
-    SEED,
     TOL,
     bmat,
     bvec,
@@ -59,13 +58,15 @@ REFERENCE_ENTRIES = 4096
 
 #: The options that give the problem from files (docs/sinkhorn.md, "Your own cost"): all three, or none.
 FILES = ("cost", "a", "b")
-#: The options that choose the random problem, which do not apply with files.
+#: The options that choose the random problem, which do not apply with files. Their defaults are None, so that
+#: --estimate of a problem from files names no size of a random one; the random problem is RANDOM_N x RANDOM_N, seed 0.
 RANDOM = ("n", "m", "seed")
+RANDOM_N = 8
 
 
 def prove(
-    n: int = 8,
-    seed: int = 0,
+    n: int | None = None,
+    seed: int | None = None,
     eps: str = "1/5,1/20,1/100,1/1000,1/10000",
     tol: str = "1e-30",
     prec: int = 128,
@@ -91,6 +92,7 @@ def prove(
             raise ParseError(f"--plan-out {plan_out!r:.60}: the plan is written as .npy or .csv (by the suffix)")
     runs = {"eps": eps, "tol": tol, "prec": prec, "ref_iter": ref_iter, "pot_iter": pot_iter, "plan_out": plan_out}
     if cost is None and a is None and b is None:
+        n, seed = RANDOM_N if n is None else n, 0 if seed is None else seed
         cols = n if m is None else m
         C, av, bv = random_cost(n, cols, seed), random_marginal(n, seed + 1), random_marginal(cols, seed + 2)
         return _prove(C, av, bv, {"n": n, "seed": seed, **({} if m is None else {"m": m})}, runs, None)
@@ -227,8 +229,8 @@ CLAIM = register(
         STATEMENT,
         prove,
         (
-            Param("n", positive_int, 8, "rows of the random cost"),
-            SEED,
+            Param("n", positive_int, None, f"rows of the random cost ({RANDOM_N} when not given)"),
+            Param("seed", int, None, "seed of the random rational data (0 when not given)"),
             Param("eps", str, "1/5,1/20,1/100,1/1000,1/10000", "temperatures, comma-separated"),
             TOL,
             PREC,
