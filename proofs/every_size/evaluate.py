@@ -528,6 +528,13 @@ def relu(x: Real) -> Real:
     return Real(Form.factor(x.num.sizes, Factor("relu", (x.num,))), x.den)
 
 
+def _nonzero(c: Coeff) -> Coeff:
+    """c, a divisor shown nonzero at every size >= 1 (positive there, or negative there)."""
+    if not (positive_coeff(c) or positive_coeff(-c)):
+        raise FormError(f"a division by {c.text()}, not shown nonzero at every size")
+    return c
+
+
 def _one(sizes: Sizes) -> Form:
     return Form.const(sizes, 1)
 
@@ -539,7 +546,7 @@ _REAL: dict[str, Callable[..., Real]] = {
     "mul": lambda s, p, x, y: _mul(x, y),
     "mul_scaled": lambda s, p, x, y: _scaled(_mul(x, y), _coeff(s, p["c"])),
     "mul_const": lambda s, p, x: _scaled(x, _coeff(s, p["c"])),
-    "div_const": lambda s, p, x: _scaled(x, _coeff(s, p["c"]).inverse()),
+    "div_const": lambda s, p, x: _scaled(x, _nonzero(_coeff(s, p["c"])).inverse()),
     "add": lambda s, p, x, y: _add(x, y),
     "sub": lambda s, p, x, y: _add(x, _neg(y)),
     "linear": lambda s, p, x, y: _add(_scaled(x, _coeff(s, p["a"])), _scaled(y, _coeff(s, p["b"]))),

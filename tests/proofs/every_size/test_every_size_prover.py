@@ -192,3 +192,18 @@ def test_mutants_wrong_only_at_large_sizes_are_refused_with_confirmed_counterexa
     e = refused(name, symbols, build)
     assert e.counterexample is not None and e.counterexample["sizes"][size] >= least
     confirm(name, build, symbols, e.counterexample)
+
+
+def test_softmax_dividing_by_c_minus_1_is_refused_and_false_at_c_1():
+    """A divisor that vanishes at some size (c - 1 at c = 1) is not shown nonzero: no proof, and the run at c = 1
+    fails where the reference is defined."""
+
+    def edit(t):
+        for n in t["nodes"]:
+            if "div_const" in json.dumps(n):
+                n["params"]["fn"]["params"]["fns"]["list"][1]["fn"]["params"]["c"] = {"size": "c - 1"}
+
+    build = mutant(activations.softmax_rows, ("r", "c"), edit)
+    e = refused("softmax", ("r", "c"), build)
+    assert "not shown nonzero" in str(e) and e.counterexample is not None and e.counterexample["sizes"]["c"] == 1
+    confirm("softmax", build, ("r", "c"), e.counterexample)
