@@ -19,7 +19,8 @@ constructions nor the prover's symbolic field, this module
    reference reads) to lie in one group;
 5. evaluates the graph on the variables, and the reference
    (:mod:`proofs.checkers.identity.references`), in its own field
-   (:mod:`proofs.checkers.identity.field`), once, or pass by pass along the recorded trees, each
+   (:mod:`proofs.checkers.identity.field`), each evaluation within a work budget derived from the
+   claim's sizes alone (:func:`work_budget`), once, or pass by pass along the recorded trees, each
    pass comparing the entries of the groups that reach a new leaf on that leaf's equalities
    (:func:`decide`): every exp argument c + p' met must have c D an integer and integer
    coordinates over H, the set of (p', coordinates) met must be exactly the recorded one, and D
