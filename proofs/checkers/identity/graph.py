@@ -202,10 +202,9 @@ def first_tokens(graph: Graph) -> dict[int, int | None]:
     return out
 
 
-def _static_entries(graph: Graph) -> Iterator[dict[str, Any]]:
-    """The entries of :func:`static_selections`, select by select, each ancestry computed when its entry is
-    asked for: every select's predicate and the tokens its keys and queries read are checked first, for all
-    selects (one pass over the graph), so that an entry is formed only once nothing can refuse the graph."""
+def _selects(graph: Graph) -> list[int]:
+    """The selects, by id, once every predicate is known and no select but a TRUE or FALSE one has keys or
+    queries computed from ``tokens`` (IdentityFailure naming the first that does): one pass over the graph."""
     reads = first_tokens(graph)
     selects = [v for v in sorted(graph.nodes) if graph.nodes[v].op == "select"]
     for v in selects:
@@ -221,6 +220,11 @@ def _static_entries(graph: Graph) -> Iterator[dict[str, Any]]:
                     f"select node {v} ({node.label!r}) is value-dependent: its {role} are computed from tokens "
                     f"(node {reads[u]}), so its pattern changes with the input"
                 )
+    return selects
+
+
+def _static_entries(graph: Graph, selects: list[int]) -> Iterator[dict[str, Any]]:
+    """The entries of :func:`static_selections` for ``selects``, each ancestry formed when its entry is asked for."""
     for v in selects:
         node = graph.nodes[v]
         entry: dict[str, Any] = {"select": v, "predicate": node.params["predicate"]}
@@ -232,26 +236,20 @@ def _static_entries(graph: Graph) -> Iterator[dict[str, Any]]:
 def static_selections(graph: Graph) -> list[dict[str, Any]]:
     """For every select (by id): its id, predicate and, unless TRUE or FALSE, the ancestry of its keys and
     queries. IdentityFailure names a select whose keys or queries are computed from ``tokens``."""
-    return list(_static_entries(graph))
+    return list(_static_entries(graph, _selects(graph)))
 
 
 def is_static_selection_proof(graph: Graph, recorded: Any) -> bool:
     """Whether ``recorded`` is :func:`static_selections` of the graph (IdentityFailure as that refuses it).
 
-    The proof is compared entry by entry as it is derived, and the comparison stops at the first entry
-    that differs: all of it (the ancestries of S selects over a chain of K maps are S K node ids) is
-    formed only when the document records all of it, so the work is bounded by the document's size and
-    one ancestry (at most the graph) more."""
-    entries = _static_entries(graph)
-    if not isinstance(recorded, list):
-        next(entries, None)  # the graph's own refusals come first
+    The proof of S selects over a chain of K maps holds S K node ids: it is formed only as far as the
+    document records it. A recorded list of another length than the graph's selects is refused before
+    any ancestry is formed, and the entries are compared as they are derived, the first that differs
+    ending it, so the work is bounded by the document's size and one entry (at most the graph) more."""
+    selects = _selects(graph)
+    if not isinstance(recorded, list) or len(recorded) != len(selects):
         return False
-    count = 0
-    for entry in entries:
-        if count >= len(recorded) or not json_equal(recorded[count], entry):
-            return False
-        count += 1
-    return count == len(recorded)
+    return all(json_equal(r, entry) for r, entry in zip(recorded, _static_entries(graph, selects)))
 
 
 # -- values ------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ slow test of tests/proofs/core/test_fresh_attack_issue30.py runs the audit's own
 from __future__ import annotations
 
 import copy
-import time
 from pathlib import Path
 
 import pytest
@@ -36,12 +35,15 @@ def widened(doc: dict, J: int) -> dict:
     return wide_tracr_model(doc, J)
 
 
-def test_a_hugely_wide_model_is_refused_from_its_shapes_before_any_weight():
+def test_a_hugely_wide_model_is_refused_from_its_shapes_before_any_weight(monkeypatch):
     doc = widened(genuine(), 1500)
-    start = time.process_time()
+
+    def read(m):
+        raise AssertionError("the weights were read")
+
+    monkeypatch.setattr(checker, "Model", read)
     with pytest.raises(LimitExceeded) as refused:
         check_tracr_model(doc)
-    assert time.process_time() - start < 2
     line = str(refused.value)
     # W_Q's block with its bias row: (1,513 + 1) x 1,504 entries, over 2^21
     assert "width=1513" in line and "--max-entries" in line and "\n" not in line
