@@ -56,7 +56,7 @@ from attncert.exact.canonical import json_equal
 from attncert.exact.errors import LimitExceeded, ParseError
 from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import parse_rational, rational_from_json
-from attncert.proofs.checkers.identity.field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Poly
+from attncert.proofs.checkers.identity.field import Basis, ExpPoly, Field, IdentityFailure, Monomial, Number, Poly, fingerprint
 from attncert.proofs.checkers.identity.graph import OPS, Evaluator, Graph, SignOracle, influences, is_static_selection_proof, read_graph
 from attncert.proofs.checkers.identity.references import CLAIMS, Reference
 from attncert.proofs.checkers.identity.regions import RegionOracle, read_regions
@@ -519,22 +519,25 @@ def _divisor_problems(field: Field, recorded: list[tuple[ExpPoly, str]], assumed
     """Every divisor met is sign-certified or a recorded hypothesis; the recorded hypotheses are
     met and are exactly what the statement assumes (``assumed``); the recorded signs are the test's."""
     problems = []
+    seen: set[frozenset] = set()  # by fingerprint: a document may record many divisors
     for i, (e, sign) in enumerate(recorded):
         found = sign_certificate(e) or "hypothesis"
         if found != sign:
             problems.append(f"divisor {i} is recorded {sign}, the sign test finds {found}")
-        if any(e == o for o, _ in recorded[:i]):
+        if fingerprint(e) in seen:
             problems.append(f"divisor {i} is recorded twice (up to a unit)")
+        seen.add(fingerprint(e))
     hypotheses = [e for e, sign in recorded if sign == "hypothesis"]
+    recorded_hypotheses, met = {fingerprint(h) for h in hypotheses}, {fingerprint(e) for e in field.divisors}
     if field.uninterpreted_divisors:
         problems.append(f"the evaluation divides {field.uninterpreted_divisors} time(s) by a value with an uninterpreted function (it may be 0)")
     for e in field.divisors:
-        if sign_certificate(e) is None and not any(e == h for h in hypotheses):
+        if sign_certificate(e) is None and fingerprint(e) not in recorded_hypotheses:
             problems.append("a divisor met in the evaluation has no sign certificate and is not a recorded hypothesis")
     for i, h in enumerate(hypotheses):
-        if not any(h == e for e in field.divisors):
+        if fingerprint(h) not in met:
             problems.append(f"the recorded hypothesis divisor {i} is never divided by")
-    if len(hypotheses) != len(assumed) or not all(any(h == a for a in assumed) for h in hypotheses):
+    if len(hypotheses) != len(assumed) or not recorded_hypotheses <= {fingerprint(a) for a in assumed}:
         problems.append(f"the recorded hypotheses are not the statement's ({len(assumed)} nonzero divisor(s) assumed)")
     return problems
 

@@ -97,7 +97,7 @@ from __future__ import annotations
 
 import random
 from math import lcm
-from typing import Any, Iterable, Union
+from typing import Any, Callable, Iterable, Union
 
 from flint import fmpq, nmod
 from sympy import integer_nthroot
@@ -150,16 +150,20 @@ class Basis:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def coordinates(self, v: Poly) -> dict[int, fmpq]:
-        """The rational a with v = Σ a_i H_i; IdentityFailure if v is outside the span."""
+    def coordinates(self, v: Poly, charge: Callable[[int], None] = lambda units: None) -> dict[int, fmpq]:
+        """The rational a with v = Σ a_i H_i; IdentityFailure if v is outside the span. Each row is used at
+        most once, but a chain of rows (each leading the next one's monomial) can make one argument read them
+        all: every step is ``charge``d the terms it reads (the field's :meth:`Field.charge`)."""
         rest = dict(v)
         coords: dict[int, fmpq] = {}
         while rest:
+            charge(len(rest))
             lead = max(rest)
             i = self._by_lead.get(lead)
             if i is None:
                 raise IdentityFailure("an exp argument is outside the span of the recorded exp_basis rows")
             row = self.rows[i]
+            charge(len(row))
             f = rest[lead] / row[lead]
             coords[i] = f
             for m, c in row.items():
@@ -186,6 +190,12 @@ def is_constant(p: Poly) -> bool:
 def terms(e: ExpPoly) -> int:
     """The terms of an exponential polynomial: its polynomials' terms, over all its keys."""
     return sum(map(len, e.values()))
+
+
+def fingerprint(e: ExpPoly) -> frozenset:
+    """e as a hashable value, equal for equal exponential polynomials (a rational as its numerator and
+    denominator: hashing an fmpq goes through Python's Fraction)."""
+    return frozenset((k, frozenset((m, int(c.p), int(c.q)) for m, c in p.items())) for k, p in e.items())
 
 
 def inverse_key(key: Key) -> Key:
@@ -340,7 +350,8 @@ class Field:
         self.uninterpreted_values: list[tuple[str, Number]] = []
         #: The k whose argument is shown in its function's domain (every ReLU; a power's when a caller shows it positive).
         self.in_domain: set[int] = set()
-        self._uninterpreted_at: list[nmod | None] = []
+        #: The R_k by (function name, their argument's value at the point as an integer, None where it has none).
+        self._uninterpreted_by_value: dict[tuple[str, int | None], list[int]] = {}
         self._values_at: dict[int, tuple[ExpPoly, nmod]] = {}
         self._random = random.Random(len(variables))
         self._point = [nmod(self._random.randrange(1, PRIME), PRIME) for _ in variables]
@@ -615,19 +626,21 @@ class Field:
         test of the difference), a new one otherwise (module docstring). Arguments whose values at
         :meth:`value_at`'s point differ are different without that test. ``in_domain``: the caller
         shows x in the function's domain at every input (R_k joins :attr:`in_domain`)."""
-        v = self.value_at(x)
-        for k, (other, y) in enumerate(self.uninterpreted_values):
-            if other != name:
-                continue
-            w = self._uninterpreted_at[k]
-            if v is not None and w is not None and v != w:
-                continue
-            if self.equal(x, y):
+        at = self.value_at(x)
+        v = None if at is None else int(at)
+        if v is None:  # x has no value at the point: every R_k of this name is a candidate
+            self.charge(len(self.uninterpreted_values))
+            candidates = [k for k, (other, _) in enumerate(self.uninterpreted_values) if other == name]
+        else:  # those whose argument has x's value there, or none (an argument of another value is another function)
+            candidates = sorted(self._uninterpreted_by_value.get((name, v), []) + self._uninterpreted_by_value.get((name, None), []))
+            self.charge(len(candidates))
+        for k in candidates:
+            if self.equal(x, self.uninterpreted_values[k][1]):
                 break
         else:
             k = len(self.uninterpreted_values)
             self.uninterpreted_values.append((name, x))
-            self._uninterpreted_at.append(v)
+            self._uninterpreted_by_value.setdefault((name, v), []).append(k)
         if in_domain:
             self.in_domain.add(k)
         return self._uninterpreted_symbol(k)
@@ -805,7 +818,7 @@ class Field:
         coords: tuple[tuple[int, int], ...] = ()
         vector = {m: a for m, a in p.items() if m}
         if vector:
-            solved = self.basis.coordinates(vector)
+            solved = self.basis.coordinates(vector, self.charge)
             if any(a.q != 1 for a in solved.values()):
                 raise IdentityFailure("an exp argument has a non-integer coordinate over the recorded exp_basis rows")
             coords = tuple(sorted((i, int(a.p)) for i, a in solved.items() if a))

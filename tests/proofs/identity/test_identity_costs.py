@@ -189,3 +189,41 @@ def test_prove_refuses_up_front_a_for_all_certificate_over_max_bytes(tmp_path: P
     said = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(said) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "needs a certificate of about" in said[0] and "--max-bytes" in said[0] and not out.exists()
+
+
+# -- the field's other loops ----------------------------------------------------------------------------------
+
+
+def test_uninterpreted_values_are_compared_only_with_those_of_equal_value_at_the_point(monkeypatch):
+    # 300 ReLUs of distinct non-affine values: no exact comparison between them (their values at the point differ),
+    # where every new one used to be compared with each before it; a repeated argument finds its R_k with one
+    from flint import fmpq
+
+    from attncert.proofs.checkers.identity.field import Basis
+
+    F = Field(["x_0_0", "x_0_1"], Basis([]), 1)
+    compared = []
+    equal = Field.equal
+    monkeypatch.setattr(Field, "equal", lambda self, a, b: compared.append(1) or equal(self, a, b))
+    product = F.mul(F.variable(0), F.variable(1))
+    symbols = [F.uninterpreted("relu", F.add(product, fmpq(c))) for c in range(300)]
+    assert len(F.uninterpreted_values) == 300 and compared == []
+    again = F.uninterpreted("relu", F.add(F.mul(F.variable(1), F.variable(0)), fmpq(7)))
+    assert len(compared) == 1 and again.parts == symbols[7].parts
+
+
+def test_solving_an_exp_argument_through_a_chain_of_rows_is_charged():
+    # rows x^(i+1) + x^i (i >= 1) and x: the argument x^N reads all N rows, one after the other
+    from flint import fmpq
+
+    from attncert.proofs.checkers.identity.field import Basis
+
+    N = 2000
+    rows = [{((0, 1),): fmpq(1)}] + [{((0, i + 1),): fmpq(1), ((0, i),): fmpq(1)} for i in range(1, N)]
+    F = Field(["x_0_0"], Basis(rows), 1, budget=10 * N)
+    x_to_the_n = F.make([({(): {((0, N),): fmpq(1)}}, None)])
+    F.exp(x_to_the_n)
+    assert F.work > 2 * N  # every step charged the terms it read
+    G = Field(["x_0_0"], Basis(rows), 1, budget=N)
+    with pytest.raises(LimitExceeded, match="units of work"):
+        G.exp(G.make([({(): {((0, N),): fmpq(1)}}, None)]))
