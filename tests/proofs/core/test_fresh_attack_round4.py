@@ -23,6 +23,7 @@ Successes (root causes in the reasons of the tests):
   DOES-NOT-HOLD although their claims hold (a bound not reached, or a pair not decided, is not a disproof).
 * A genuine exhaustive certificate of tracr's shift-by-one (RASP gives None at position 0) is REJECTED: the
   checker's ``_decodes`` never decodes None from all-zero columns.
+* A genuine compositional certificate verified under a stricter ``--max-pairs`` is REJECTED (forged), not BAD.
 * Small files that run verify out of time or memory: a 3.8 KB exhaustive certificate whose model and
   inputs hold 10 tokens and length 9 while its parameters say 2 and 3 (the checker materialises every
   input before comparing anything: past 1 GiB in seconds); an 8 KB compositional certificate with a chain of
@@ -807,6 +808,35 @@ def test_an_exhaustive_output_relabelled_is_rejected():
     ref = forged["reference"]["rasp"]
     premise(len(ref["values"]) >= 2, "two values")
     ref["values"][0], ref["values"][1] = ref["values"][1], ref["values"][0]
+    assert status(forged) == REJECTED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="check_compositional reports the proof's Unsupported as a problem, and the proof's budget is min(2^20, "
+    "--max-pairs): verify --max-pairs 20 of a genuine certificate (72 configurations) says REJECTED, 'not to be "
+    "trusted: tampered with or forged', where a limit refusal is BAD (nothing decided); at --max-pairs 2 the cost "
+    "model refuses first and the same file is BAD",
+)
+def test_a_genuine_compositional_certificate_over_a_stricter_limit_is_bad_not_rejected():
+    pytest.importorskip("tracr")
+    from attncert.exact.limits import Limits
+
+    doc = _program("compositional", "not_none_width")
+    premise(status(doc) == OK, "the genuine certificate verifies under the default limits")
+    data = canonical_json(seal(unsealed(doc)))
+    premise(verify_bytes(data, lim=Limits(max_pairs=2)).status == BAD, "a lower limit that the cost model sees is BAD")
+    assert verify_bytes(data, lim=Limits(max_pairs=20)).status == BAD
+
+
+def test_a_count_recorded_as_a_boolean_is_rejected():
+    """result.lengths [True, 2, 3] for [1, 2, 3]: Python's == says equal (the checker compares with !=); the
+    rebuild compares with kinds."""
+    pytest.importorskip("tracr")
+    doc = _program("compositional", "not_none_width")
+    forged = unsealed(doc)
+    forged["result"]["lengths"][0] = True
     assert status(forged) == REJECTED
 
 
