@@ -133,7 +133,7 @@ def test_the_ball_forward_pass_contains_what_jax_computes_up_to_float32_rounding
     import numpy as np
     from flint import ctx
     from tracr.compiler import compiling
-    from tests.tracr import programs
+    from tests.proofs.tracr import programs
 
     from attncert.constructions.tracr.forward import forward
     from attncert.constructions.tracr.model import read_assembled
