@@ -32,19 +32,25 @@ LATER = 200
 TOTAL = 2000
 
 
-def search(model_json: dict[str, Any], program_json: dict[str, Any], vocab_json: list[Any], N: int, tol: Any) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None, Callable[[int], dict[Any, Any]]]:
-    """(N*, the run proving it at N* (None when N* = 0), the run failing at N* + 1 (None when N* = N), and a
-    function giving the configurations where the bound is largest at a length: ``Induction.weak`` of the
-    run at it, run again for a length the bisection did not visit)."""
-    from attncert.proofs.checkers.tracr.every_input import prove_every_input
+def search(model_json: dict[str, Any], program_json: dict[str, Any], vocab_json: list[Any], N: int, tol: Any) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None, list[str], Callable[[int], dict[Any, Any]]]:
+    """(N*, the run proving it at N* (None when N* = 0), the run failing at N* + 1 (None when N* = N), what may
+    be undefined up to N*, and a function giving the configurations where the bound is largest at a length:
+    ``Induction.weak`` of the run at it, run again for a length the search did not visit). A program counting
+    every key (:func:`every_input.by_length`) is proven length by length, up to the first failure; any other by
+    bisection on the bound n (a run at n covers every length up to n)."""
+    from attncert.proofs.checkers.tracr.every_input import by_length, prove_every_input
     from attncert.proofs.checkers.tracr.model import Model
 
     weak: dict[int, dict[Any, Any]] = {}
     model = Model(model_json)
+    try:
+        exact = by_length(program_json, model.causal)
+    except Unsupported as e:
+        raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
 
     def at(n: int) -> dict[str, Any]:
         try:
-            return prove_every_input(model, program_json, vocab_json, n, tol, weak.setdefault(n, {}))
+            return prove_every_input(model, program_json, vocab_json, n, tol, weak.setdefault(n, {}), exact)
         except Unsupported as e:
             raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
 
@@ -53,10 +59,15 @@ def search(model_json: dict[str, Any], program_json: dict[str, Any], vocab_json:
             at(n)
         return weak[n]
 
-    top = at(N)
-    if top["holds"]:
-        return N, top, None, weak_at
-    good, bad, runs = 0, N, {N: top}
+    runs: dict[int, dict[str, Any]] = {}
+    if exact:
+        good = 0
+        while good < N and (runs.setdefault(good + 1, at(good + 1)))["holds"]:
+            good += 1
+        undefined = sorted({u for k in range(1, good + 1) for u in runs[k]["may_be_undefined"]})
+        return good, runs.get(good), runs.get(good + 1), undefined, weak_at
+    runs[N] = at(N)
+    good, bad = (N, N) if runs[N]["holds"] else (0, N)
     while bad - good > 1:
         mid = (good + bad) // 2
         runs[mid] = at(mid)
@@ -64,7 +75,7 @@ def search(model_json: dict[str, Any], program_json: dict[str, Any], vocab_json:
             good = mid
         else:
             bad = mid
-    return good, runs.get(good), runs[bad], weak_at
+    return good, runs.get(good), runs.get(good + 1), sorted(runs[good]["may_be_undefined"]) if good else [], weak_at
 
 
 def confirm(model: Any, prog: Any, tokens: list[Any], k: int, N: int, tol: Any, precision: int, max_inputs: int, weak_at: Callable[[int], dict[Any, Any]]) -> list[tuple[int, str, list[tuple[Any, ...]], list[Any], list[Any]]]:
@@ -97,14 +108,13 @@ def _found(verdicts: list[Any]) -> bool:
     return any(v.status == "counterexample" for v in verdicts)
 
 
-def outputs_and_result(N: int, good: int, proven: dict[str, Any] | None, failing: dict[str, Any] | None, confirmation: list[dict[str, Any]] | None, inputs: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def outputs_and_result(N: int, good: int, proven: dict[str, Any] | None, failing: dict[str, Any] | None, undefined: list[str], confirmation: list[dict[str, Any]] | None, inputs: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """The certificate's ``outputs`` and ``result`` of a compositional proof."""
     runs = confirmation or []
     found = next((r["length"] for r in runs if r["counts"]["counterexamples"] > 0), None)
     first = runs[0] if runs else None
     sharp = first is not None and first["inputs"] == "every" and first["counts"]["correct"] == first["counts"]["inputs"]
     verdict = "proven" if good == N else "counterexample" if found is not None else "bound not sharp" if sharp else "undecided"
-    undefined = sorted(set((proven or {}).get("may_be_undefined", [])))
     return (
         {"proof": {"method": "compositional", "proven": proven, "failing": failing}, "confirmation": confirmation},
         {

@@ -30,6 +30,7 @@ from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
 from attncert.proofs.core import figures
 from attncert.proofs.core.certify import certificate
+from attncert.proofs.checkers.tracr import compositional as _compositional_check  # noqa: F401  (installs the check of --method compositional)
 from attncert.proofs.checkers.tracr.model import check_tracr_model, model_sha256
 from attncert.proofs.core.params import nonnegative_int, positive_int
 from attncert.proofs.core.rebuild import recorded_params
@@ -167,7 +168,7 @@ def _compositional(model: Any, prog: Any, tokens: list[Any], n: int, source: str
     _refuse_inputs(model, tokens, n)
     mj = model_to_json(model)
     vocab_json = [encode_value(t) for t in tokens]
-    good, proven, failing, weak_at = P.search(mj, program_to_json(prog), vocab_json, n, tol)
+    good, proven, failing, undefined, weak_at = P.search(mj, program_to_json(prog), vocab_json, n, tol)
     confirmation = None
     if good < n:
         confirmation = []
@@ -180,7 +181,7 @@ def _compositional(model: Any, prog: Any, tokens: list[Any], n: int, source: str
                     found.append(_listed(model, prog, x, out, v, tol, encode_value))
             confirmation.append({"length": length, "inputs": kind, "counts": counts, "counterexamples": found})
     recorded(prog)
-    outputs, result = P.outputs_and_result(n, good, proven, failing, confirmation, input_count(len(tokens), n))
+    outputs, result = P.outputs_and_result(n, good, proven, failing, undefined, confirmation, input_count(len(tokens), n))
     return certificate(
         NAME,
         {

@@ -5,7 +5,8 @@ program's tables and the vocabulary, with no import of the prover nor of the con
 
 1. the induction (:mod:`.every_input`) is run again at the recorded N* (``result.proven_up_to``): it must
    prove it (N* = 0 needs nothing), and every recorded margin, leak, spread and radius of that run must
-   be the one recomputed;
+   be the one recomputed; for a program counting every key (``by_length``) the runs are of one length each,
+   and every length 1..N* is run again and must be proven;
 2. when N* < max_seq_len, it is run at N* + 1 (``result.first_failing_length``): it must fail, with the
    recorded steps and problems; so N* is exactly the largest bound the induction proves below N* + 1;
 3. the confirmation (``outputs.confirmation``) is a run per length from N* + 1 on, lengths in order, only
@@ -26,8 +27,8 @@ from attncert.exact import ParseError
 from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.compiled.every_input import Unsupported
 from attncert.proofs.checkers.reading import integer, obj
-from attncert.proofs.checkers.tracr.every_input import prove_every_input
-from attncert.proofs.checkers.tracr.model import Model, position_status, run, same, value
+from attncert.proofs.checkers.tracr.every_input import by_length, prove_every_input
+from attncert.proofs.checkers.tracr.model import METHODS, Model, position_status, run, same, value
 
 
 def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
@@ -44,15 +45,22 @@ def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
     problems: list[str] = []
     program = obj(cons, "program")
 
+    try:
+        exact = by_length(program, model.causal)
+    except Unsupported as e:
+        return [f"the compositional proof does not apply: {e}"]
+
     def again(n: int) -> dict[str, Any] | None:
         try:
-            return prove_every_input(model, program, vocab, n, tol)
+            return prove_every_input(model, program, vocab, n, tol, exact=exact)
         except Unsupported as e:
             problems.append(f"the compositional proof does not apply at length {n}: {e}")
             return None
 
+    # length by length, every length up to N* is run again; otherwise the run at N* covers them all
+    shorter = [again(n) for n in range(1, good)] if exact else []
     proven = again(good) if good else None
-    if good and (proven is None or not proven["holds"]):
+    if good and (proven is None or not proven["holds"] or any(r is None or not r["holds"] for r in shorter)):
         problems.append(f"the induction does not prove every length up to the recorded N* = {good}")
     if proof.get("proven") != proven:
         problems.append("the recorded run at N* is not the one the induction gives (a margin, leak, spread or radius differs)")
@@ -79,7 +87,7 @@ def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
                 problems.append("the confirmation goes on past a length where it lists a counterexample")
             if run.get("counterexamples") and not listed:
                 found = run["length"]
-    undefined = sorted(set((proven or {}).get("may_be_undefined", [])))
+    undefined = sorted({u for r in shorter + [proven] if r for u in r["may_be_undefined"]})
     stated = {
         "relation": "enclosure", "holds": good == N and not undefined, "proven_up_to": good,
         "first_failing_length": None if good == N else good + 1, "may_be_undefined": undefined,
@@ -128,3 +136,6 @@ def _counterexamples(model: Model, conf: dict[str, Any], k: int, tol: Any, preci
         elif not isinstance(positions, list) or [(p.get("position"), p.get("status")) for p in positions if isinstance(p, dict)] != bad:
             problems.append(f"the positions listed for {entry['input']!r:.60} are not those the forward pass decides")
     return problems
+
+
+METHODS["compositional"] = check_compositional

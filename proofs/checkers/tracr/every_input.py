@@ -73,12 +73,25 @@ W_2 [0, max(0, z_hi)]. The new radius is the distance of the output box from enc
 of v is the only argmax (1 - r[own] > r[c] for every other class); None, or a value with no class,
 fails (argmax cannot give it); numerical, r <= tol.
 
-The proof at n covers every input of every length 1..n at once. :func:`prove_every_input` runs it.
+**Positions.** A SOp computed from the position alone (static: ``indices``, ``1 - indices``) is read at
+its value there: every configuration with a position carries its encoding and radius. A key position
+every input presents (any position of an exact length, below; one up to the query's otherwise) whose
+every configuration the query selects is a selected key, whatever its values (Select(indices, length - 1,
+EQ)). A column is the SOp's value as tracr spells it: exactly, else as tracr computed it in floats
+(``-0.19999999999999996`` for -1/5) or printed a tuple; which column stands for a value is the
+induction's own choice, checked against the weights at every step (a wrong one leaves a radius of 1).
+
+The proof at n covers every input of every length 1..n at once; with ``exact`` (a program counting every
+key, :func:`by_length`: tracr's ``length``, a SelectorWidth of a TRUE Select) every input of the length n
+alone, where every position 1..n is present and a SelectorWidth selecting every key is n, so that
+``length - indices`` takes one value per position; its prover and checker run every length 1..N* so.
+:func:`prove_every_input` runs it.
 """
 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 from typing import Any, Iterator
 
 from flint import arb, arb_mat, ctx, fmpq
@@ -94,6 +107,8 @@ PRECISION = 128
 SPLITS = 8
 #: Significant bits a recorded radius or margin keeps (rounded outward).
 BITS = 32
+#: A bound past 2^HUGE fails the run (a radius that large decides nothing).
+HUGE = 64
 #: Query-key configuration pairs of one head, at most.
 MAX_PAIRS = 1 << 22
 
@@ -243,10 +258,37 @@ class Layout:
         if (o, v) not in self._spelt:
             pv = _plain(v)
             found = [c for c in cols if _spells(self.m.labels[c][len(o) + 1 :], pv)]
+            if not found:  # tracr spells what it computed in floats, or a tuple as Python prints it
+                found = [c for c in cols if _loosely(self.m.labels[c][len(o) + 1 :], v)]
             if len(found) != 1:
                 raise Unsupported(f"{o!r:.40} takes {v!r:.30}, which has {'no' if not found else 'more than one'} column")
             self._spelt[o, v] = found[0]
         return self._spelt[o, v]
+
+
+def _loosely(suffix: str, v: Value) -> bool:
+    """Whether tracr's label spells v as tracr computed it: a number within 2^-40 (relative) of the float in the
+    label (tracr computes -1 + 4/5 as -0.19999999999999996), a tuple as Python prints the tuple of its values.
+    Choosing the column of a SOp's value is the induction's own encoding, checked against the weights at every
+    step (a wrong column leaves a radius of 1 there): any choice is sound, a good one needed to prove."""
+    if v[0] == "q":
+        try:
+            x = Fraction(float(suffix))
+        except ValueError:
+            return False
+        q = Fraction(v[1], v[2])
+        return abs(x - q) <= max(abs(q), Fraction(1)) / 2**40
+    return v[0] == "t" and suffix == _printed(v)
+
+
+def _printed(v: Value) -> str:
+    """A value as Python prints it inside a tuple (tracr's labels of tuple values)."""
+    if v[0] == "t":
+        inner = [_printed(x) for x in v[1]]
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    if v[0] == "q":
+        return str(v[1]) if v[2] == 1 else repr(v[1] / v[2])
+    return "None" if v == NONE else repr(v[1])
 
 
 def rows_of(model: Model, t: Any) -> int:
@@ -292,8 +334,8 @@ class Config:
 class Induction:
     """The induction of the module docstring at length bound n."""
 
-    def __init__(self, model: Model, prog: Program, vocab: list[Any], n: int, tol: fmpq):
-        self.m, self.prog, self.n, self.tol = model, prog, n, tol
+    def __init__(self, model: Model, prog: Program, vocab: list[Any], n: int, tol: fmpq, exact: bool = False):
+        self.m, self.prog, self.n, self.tol, self.exact = model, prog, n, tol, exact
         self.lay = Layout(model, prog)
         if any(not any(_same(t, u) for u in self.lay.vocab) for t in vocab):
             raise ParseError("a token of the vocabulary has no embedding row")
@@ -328,11 +370,19 @@ class Induction:
         return sorted(self.rad[o], key=repr)
 
     def configs(self, owners: list[str], positions: bool) -> Iterator[Config]:
+        """Every configuration of the owners' values (and the position, when read): its row's centre and radius,
+        the SOps computed from the position alone (static: ``1 - indices``) included at their value there."""
         ps: list[int | None] = list(range(1, self.n + 1)) if positions else [None]
+        fixed = [o for o in self.rad if o in self.prog.static and o in self.lay.columns]
         for p in ps:
-            base = _add(self.lay.const, self.lay.pos[p]) if p is not None else dict(self.lay.const)
+            base, moved = (_add(self.lay.const, self.lay.pos[p]), {}) if p is not None else (dict(self.lay.const), {})
+            for o in fixed if p is not None else []:
+                v = self.prog.at(o, p)
+                base = _add(base, self.encode(o, v))
+                for c, r in self.rad[o][v].items():
+                    moved[c] = moved.get(c, fmpq(0)) + r
             for combo in itertools.product(*(self.values(o) for o in owners)):
-                centre, radius = base, {}
+                centre, radius = base, dict(moved)
                 for o, v in zip(owners, combo):
                     centre = _add(centre, self.encode(o, v))
                     for c, r in self.rad[o][v].items():
@@ -491,6 +541,8 @@ class Induction:
             others: list[int] = []  # unselected keys, masked ones included
             u_hi: list[fmpq] = []  # their scores' upper ends
             own = [True, True]  # every key configuration the query's own position may present: selected, unselected
+            placed: dict[int, bool] = {}  # a key position: whether every key configuration there is selected
+            every = True  # every key the query sees is selected
             for j, kc in enumerate(keys):
                 if causal and kc.p > qc.p:
                     others.append(j)
@@ -500,6 +552,9 @@ class Induction:
                 mine = self._consistent(qc, kc)
                 if mine:
                     own = [own[0] and picked is True, own[1] and picked is False]
+                if kc.p is not None:
+                    placed[kc.p] = placed.get(kc.p, True) and picked is True
+                every = every and picked is True
                 if picked is None:
                     self.undefined.add(f"Select {sel!r} may apply its comparison to None, on which RASP's evaluation raises")
                     continue
@@ -512,20 +567,25 @@ class Induction:
             u = max(u_hi) if others else None
             rival = others[u_hi.index(u)] if others else None  # the unselected key scoring highest
             out_ext, all_ext = hull(others, False), hull(others, True)
-            selects_self = own[0] or self._rank(sel, K, Q)
+            # a key every input presents (its position: any of an exact length, else one up to the query's) selected
+            # whatever its values, or the own key, or a rank: the query selects some key
+            present = [p for p, all_of in placed.items() if all_of and (self.exact or qc.p is not None and p <= qc.p)]
+            selects_self = own[0] or bool(present) or self._rank(sel, K, Q)
             if width:
                 members = [j for js in chosen.values() for j in js]
                 keys_at = qc.p if causal else n  # the keys a query sees: n, or its position under the mask
                 top = keys_at - (1 if own[1] else 0) if members else 0
+                # every key selected: the width is the number of keys, n' (n at an exact length, or under the mask)
+                least = (keys_at if self.exact or causal else max(1, qc.p or 1)) if every and members else (1 if selects_self else 0)
                 sel_lo = min((lo(S[qi][j] / scale) for j in members), default=None)
                 sel_hi = max((hi(S[qi][j] / scale) for j in members), default=None)
-                for w in range(1 if selects_self else 0, top + 1):
+                for w in range(least, top + 1):
                     T = [self.aux_centre[A][w][c] for c in writes]
                     m_lo = min(sb_lo, sel_lo) if w else sb_lo
                     m_hi = max(sb_hi, sel_hi) if w else sb_hi
                     d = arb(m_hi - m_lo)
                     # the w + 1 selected centres (BOS's m_B, the keys' m_K) average to T(w); hh half their range
-                    A_ = [hi((d.exp() - one) * arb(hh[i] if w else 0)) + max([r_bos[i]] + [r_key[j][i] for j in members if w]) for i in nw]
+                    A_ = [self._upper((d.exp() - one) * arb(hh[i] if w else 0), where) + max([r_bos[i]] + [r_key[j][i] for j in members if w]) for i in nw]
                     lam = _share(self._others(u, u_hi, others, kvals, False, n - w, m_lo, None), w + 1) if others else arb(0)
                     note(("q", w, 1), bound(A_, lam, far(out_ext, T)), qc, None, rival)
                     spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(lam)))
@@ -544,7 +604,7 @@ class Induction:
                 hh = [(max(cmid[j][i] for j in js) - min(cmid[j][i] for j in js)) / 2 for i in nw]
                 R = [max(max(kend[j][i][1] - cmid[j][i], cmid[j][i] - kend[j][i][0]) + dev(vc[j][i], cmid[j][i]) for j in js) for i in nw]
                 d = arb(m_hi - m_lo)
-                A_ = [E[i] + hi((d.exp() - one) * arb(hh[i])) + R[i] for i in nw]
+                A_ = [E[i] + self._upper((d.exp() - one) * arb(hh[i]), where) + R[i] for i in nw]
                 lam = _share(self._others(u, u_hi, others, kvals, distinct, n - 1, m_lo, sb_hi), 1)
                 if group == "all":  # a numerical mean: the bound holds for every value the query can receive, against each
                     for v in self._means(V, js, wvals):
@@ -593,6 +653,14 @@ class Induction:
     def _target(self, A: str, v: Value, writes: list[int]) -> list[fmpq]:
         e = self.lay.enc(A, v)
         return [e.get(c, fmpq(0)) for c in writes]
+
+    def _upper(self, x: arb, where: str) -> fmpq:
+        """An upper bound of the ball; past 2^HUGE (scores far apart: e^Delta) the bound is useless, so the run
+        fails there (a problem) and carries 2^HUGE on."""
+        if x < 2**HUGE:
+            return hi(x)
+        self.problems.append(f"{where}: a bound over 2^{HUGE}")
+        return fmpq(2**HUGE)
 
     def _consistent(self, qc: Config, kc: Config) -> bool:
         """Whether the key configuration kc may be the one the query's own position presents: the same
@@ -649,8 +717,9 @@ class Induction:
         on the product of its arguments' value sets, gives equal values only for equal values of an argument
         that is unique itself."""
         node = self.prog.nodes[X]
-        if node["op"] == "indices":
-            return True
+        if X in self.prog.static:  # its value at each position, read from the tables
+            at = [self.prog.at(X, p) for p in range(1, self.n + 1)]
+            return len(set(at)) == len(at)
         if node["op"] not in ("map", "sequence_map"):
             return False
         sets = [self._set_of(a) for a in node["args"]]
@@ -658,8 +727,11 @@ class Induction:
             if not self._unique(a):
                 continue
             seen: dict[Value, Value] = {}
-            if all(seen.setdefault(self.prog.apply(X, combo), combo[k]) == combo[k] for combo in itertools.product(*sets)):
-                return True
+            try:
+                if all(seen.setdefault(self.prog.apply(X, combo), combo[k]) == combo[k] for combo in itertools.product(*sets)):
+                    return True
+            except Unsupported:  # a combination no input presents (static arguments at two positions): not decided so
+                continue
         return False
 
     def _bos_output(self, any_keys: Any, qb: list[arb], kb: list[arb], krows: list[list[arb]], vo: list[list[arb]], vb: list[arb], scale: arb, mask: arb) -> list[arb]:
@@ -840,9 +912,10 @@ def _as_q(x: arb) -> tuple[int, int]:
 
 def _share(x: arb, k: int) -> arb:
     """The leaked share: with the selected weights summing to at least k e^{m_lo} and the others' to at most
-    x e^{m_lo}, the others hold lambda = A_O / (A_S + A_O) <= r / (1 + r), r = x / k (increasing in A_O / A_S)."""
-    r = arb(hi(x / k))
-    return r / (1 + r)
+    x e^{m_lo}, the others hold lambda = A_O / (A_S + A_O) <= r / (1 + r) = 1 - 1/(1 + r), r = x / k (increasing
+    in A_O / A_S), and at most 1: a ball whose upper end bounds it (x may be past any rational we keep)."""
+    lam = 1 - 1 / (1 + (x / k).upper())
+    return lam if lam < 1 else arb(1)
 
 
 def _top(xs: list[arb]) -> arb | None:
@@ -957,21 +1030,30 @@ def _value_json(v: Value) -> Any:
     return {"t": [_value_json(x) for x in v[1]]}
 
 
-def prove_every_input(model: dict[str, Any] | Model, program: Any, vocab: list[Any], n: int, tol: fmpq, weak: dict[Any, Any] | None = None) -> dict[str, Any]:
+def by_length(program: Any, causal: bool) -> bool:
+    """Whether the induction runs length by length (``exact``): the program counts every key somewhere
+    (a SelectorWidth of a TRUE Select, as tracr's ``length``), whose value is then the length itself, so that
+    ``length - indices`` and ``Select(indices, length - 1, EQ)`` are read at their one value per position."""
+    prog = Program(program, causal)
+    return not causal and any(n["op"] == "selector_width" and prog.nodes[n["args"][0]]["predicate"] == "TRUE" for n in prog.nodes.values())
+
+
+def prove_every_input(model: dict[str, Any] | Model, program: Any, vocab: list[Any], n: int, tol: fmpq, weak: dict[Any, Any] | None = None, exact: bool = False) -> dict[str, Any]:
     """The induction at length bound n on the recorded model (its JSON, or as :class:`Model` read it) and
-    program: {"n", "holds", "steps",
-    "problems", "may_be_undefined"}, over the tokens ``vocab`` (their tagged JSON); ``weak``, when given,
-    receives the configurations where the bound is largest (``Induction.weak``, for the prover's search).
-    Unsupported (one line) for a model or program outside its class."""
+    program: {"n", "exact", "holds", "steps", "problems", "may_be_undefined"}, over the tokens ``vocab`` (their
+    tagged JSON): every input of every length 1..n, or with ``exact`` of the length n alone (every position
+    1..n then in every input: a SelectorWidth selecting every key is n). ``weak``, when given, receives the
+    configurations where the bound is largest (``Induction.weak``, for the prover's search). Unsupported (one
+    line) for a model or program outside its class."""
     m = model if isinstance(model, Model) else Model(model)
     if not 1 <= n <= m.max_seq_len:
         raise ParseError(f"the length bound {n} is outside 1..{m.max_seq_len}")
     prog = Program(program, m.causal)
-    proof = Induction(m, prog, [value(t) for t in vocab], n, tol)
+    proof = Induction(m, prog, [value(t) for t in vocab], n, tol, exact)
     proof.run()
     if weak is not None:
         weak.update(proof.weak)
     return {
-        "n": n, "holds": not proof.problems, "steps": proof.steps, "problems": proof.problems[:10],
+        "n": n, "exact": exact, "holds": not proof.problems, "steps": proof.steps, "problems": proof.problems[:10],
         "may_be_undefined": sorted(proof.undefined),
     }

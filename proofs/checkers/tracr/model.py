@@ -403,6 +403,11 @@ def refuse_over_limits(m: dict[str, Any], inputs: int, precision: int) -> None:
     check("tracr_model", {**sizes, "sequences": inputs}, cost, current_limits(), writes=False)
 
 
+#: The checks of the other methods, by name: their modules install them (compositional.py), so that this one
+#: imports none of them and no import cycle forms.
+METHODS: dict[str, Any] = {}
+
+
 def check_tracr_model(doc: dict[str, Any]) -> list[str]:
     """Problems with a tracr_model certificate (empty: its claim holds as recorded)."""
     params, given, cons = obj(doc, "params"), obj(doc, "inputs"), obj(doc, "construction")
@@ -422,10 +427,10 @@ def check_tracr_model(doc: dict[str, Any]) -> list[str]:
         model = Model(obj(cons, "model"))
     except _Hypothesis as e:
         return [str(e)]
-    if compositional:  # every input of every length by induction: its own module
-        from attncert.proofs.checkers.tracr.compositional import check_compositional
-
-        return check_compositional(doc, model)
+    if compositional:  # every input of every length by induction: its own module, which installs its check
+        if "compositional" not in METHODS:
+            return ["the check of --method compositional is not loaded (proofs/checkers/tracr/compositional.py)"]
+        return METHODS["compositional"](doc, model)
     vocab = [value(t) for t in vocab]
     problems = []
     known = {repr((type(t).__name__, t)) for t, _ in model.row_of}

@@ -157,6 +157,40 @@ def test_a_forged_confirmation_past_the_first_failing_length_is_refused(sort16, 
     assert status(forged) != OK
 
 
+def test_a_static_sop_is_in_every_configuration_s_centre():
+    """tracr's sort_2 case sorts by keys 1 - indices + i/5: the MLP writes map_1 = 1 - indices, a function of the
+    position, which the heads after it read. Proven at every length to 5 (as the exhaustive method finds). A
+    forged model whose sort head also reads map_1:1 (1 at position 1 only) and adds 5 to the class b there
+    decodes b wherever position 1's token is ranked and is not b (its own forward pass on ["a"]); resealed, it is
+    refused: the induction carries map_1's one-hot in the centre of every configuration with a position (an
+    induction leaving it out sees 0 there, the forged weights add nothing, and it would prove the forged model)."""
+    from flint import fmpq
+    from tracr.compiler import lib
+    from tracr.rasp import rasp
+
+    from attncert.proofs.checkers.tracr.model import Model, position_status, run, value
+
+    program = lib.make_sort(vals=rasp.tokens, keys=1 - rasp.indices, max_seq_len=5, min_key=1)
+    comp, exh = both(program, ["a", "b", "c", "d"], 5)
+    assert comp["result"]["verdict"] == "proven" and exh["result"]["holds"]
+
+    def forge(m):
+        col = {label: c for c, label in enumerate(m["residual"])}
+        free = m["key_size"] - 1  # a head dimension the sort head does not use
+        assert all(w[1] != free for w in m["layers"][3]["value"]["w"])
+        m["layers"][3]["value"]["w"].append([col["map_1:1"], free, "1"])
+        m["layers"][3]["linear"]["w"].append([free, col["sort:b"], "5"])
+
+    forged = resealed_model(comp, forge)
+    model = Model(forged["construction"]["model"])
+    (stream,) = run(model, [[value({"s": "a"})]])
+    # the forged claim is false: RASP sorts ["a"] to ["a"], the forged model's argmax is certainly not a
+    assert position_status(model, stream[1], "a", fmpq(1, 10**6), {}) == "counterexample"
+    problems = CLAIM.check(forged)
+    assert any("does not prove every length up to the recorded N* = 5" in p for p in problems), problems
+    assert status(forged) != OK
+
+
 def width_values(doc, run, sop):
     """The widths a SelectorWidth's head step gives values (and radii) in a recorded run."""
     (step,) = [s for s in doc["outputs"]["proof"][run]["steps"] if s.get("computes") == sop and "head" in s["sublayer"]]
@@ -164,11 +198,20 @@ def width_values(doc, run, sop):
 
 
 def test_the_width_range_follows_the_query_s_own_key(length12, sort16):
-    """The lemma of every_input.py: make_length's Select(tokens, tokens, TRUE) selects the query's own key, so
-    its width at length bound 9 is 1..9; make_sort's Select(keys, keys, LT) never does (v < v is false), so
-    its rank at length bound 10 is 0..9, never 10."""
-    assert sorted(width_values(length12, "proven", "length")) == list(range(1, 10))
+    """The lemma of every_input.py: make_hist's Select(tokens, tokens, EQ) selects the query's own key (v == v), so its
+    width at length bound 4 is 1..4; make_sort's Select(keys, keys, LT) never does (v < v is false), so its rank at
+    length bound 10 is 0..9, never 10; make_length's Select(tokens, tokens, TRUE) selects every key, so it is proven
+    length by length and its width at the length 9 is 9."""
+    from tracr.compiler import lib
+
+    from attncert.proofs.tracr.model import certify_tracr
+
+    program = lib.make_hist()
+    hist = certify_tracr(program, compiled(program, ["a", "b", "c"], 4), ["a", "b", "c"], 4, method="compositional")
+    assert hist["result"]["verdict"] == "proven" and not hist["outputs"]["proof"]["proven"]["exact"]
+    assert sorted(width_values(hist, "proven", "hist")) == [1, 2, 3, 4]
     assert sorted(width_values(sort16, "proven", "target_pos")) == list(range(0, 10))
+    assert length12["outputs"]["proof"]["proven"]["exact"] and width_values(length12, "proven", "length") == [9]
 
 
 def resealed_model(doc, change):
