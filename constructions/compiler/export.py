@@ -42,6 +42,7 @@ import numpy as np
 
 from attncert.constructions.compiler.model import UNITS, Affine, Model
 from attncert.constructions.rasp.values import encode_value
+from attncert.exact.rationals import parse_rational
 
 #: Keys of maximal score, in float64: within this of the best (scores of compiled programs are exact small
 #: rationals, so rounding separates no tie and joins no two distinct scores).
@@ -117,13 +118,15 @@ def to_npz(m: Model) -> bytes:
 
 def _value(text: str) -> Any:
     """A value from its JSON encoding: {"s": "a"} is "a", {"q": "1/2"} is Fraction(1, 2) (an int when whole),
-    {"b": true} is True, {"t": [...]} a tuple."""
+    {"b": true} is True, {"t": [...]} a tuple. A number is read by the project's bounded parser
+    (exact.rationals.parse_rational: digits and decimal exponent within --max-digits, exact/limits.py), so that
+    {"q": "1e99999999"} is refused in one line instead of building 10^99999999."""
 
     def decode(obj: Any) -> Any:
         ((tag, body),) = obj.items()
         if tag == "q":
-            q = Fraction(body)
-            return q.numerator if q.denominator == 1 else q
+            q = parse_rational(str(body), where="an npz model's value")
+            return int(q.p) if q.q == 1 else Fraction(int(q.p), int(q.q))
         return tuple(map(decode, body)) if tag == "t" else body
 
     return decode(json.loads(text))

@@ -93,7 +93,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from flint import fmpq
 
@@ -217,6 +217,7 @@ class Program:
             raise ParseError("the program's output must be one of its SOps")
         self.output = record["output"]
         self.static: set[str] = set()
+        self._at: dict[tuple[str, int], Value] = {}  # (static SOp, position) -> its value (:meth:`at`)
         for label, n in self.nodes.items():  # static: computed from the positions through tables and Comparisons
             if n["op"] == "indices" or n["op"] in ("map", "sequence_map", "select") and all(a in self.static for a in n["args"]):
                 self.static.add(label)
@@ -272,11 +273,13 @@ class Program:
         return got[1]
 
     def at(self, label: str, p: int) -> Value:
-        """A static SOp's value at the token position p (1-based: token p - 1)."""
-        n = self.nodes[label]
-        if n["op"] == "indices":
-            return ("q", p - 1, 1)
-        return self.apply(label, tuple(self.at(a, p) for a in n["args"]))
+        """A static SOp's value at the token position p (1-based: token p - 1), computed once per node and
+        position: a chain of SequenceMap(x, x) would otherwise cost 2^depth lookups."""
+        key = (label, p)
+        if key not in self._at:
+            n = self.nodes[label]
+            self._at[key] = ("q", p - 1, 1) if n["op"] == "indices" else self.apply(label, tuple(self.at(a, p) for a in n["args"]))
+        return self._at[key]
 
 
 def _bad(label: str, what: str) -> Any:
@@ -388,6 +391,7 @@ class _Proof:
                 self.columns[label] = [model.col(c) for c in node.get("columns", [])]
                 if "values" in node:
                     self.values[label] = [value(v) for v in node["values"]]
+        self.enumerated = 0  # the value sets' steps so far (:meth:`_enumerate`)
         self.sets = self._value_sets()
         self.owner = {c: o for o, cs in self.columns.items() for c in cs}
         if len(self.owner) != sum(map(len, self.columns.values())):
@@ -407,6 +411,9 @@ class _Proof:
             if n["op"] == "select":
                 continue
             if label in prog.static:
+                # arguments first (the recorded order), each read once per position (Program.at's memo)
+                if not self._enumerate(N):
+                    raise Unsupported(f"the values of {label!r}: {self.enumerated + N:,} value-set steps, over MAX_CONFIGURATIONS")
                 out = [prog.at(label, p) for p in range(1, N + 1)]
             elif n["op"] == "tokens":
                 out = list(self.m.vocab)
@@ -424,10 +431,11 @@ class _Proof:
                         "evaluation gives the selected boolean, the head the mean of 0 and 1)"
                     )
                 else:
-                    out = _means(vals, N, n["default"])
+                    out = _means(vals, N, n["default"], self._enumerate)
             else:
                 args = [sets[a] for a in n["args"]]
-                out = [prog.apply(label, combo) for combo in itertools.product(*args)] if all(a is not None for a in args) else None
+                known = all(a is not None for a in args) and self._enumerate(math.prod(map(len, args)))
+                out = [prog.apply(label, combo) for combo in itertools.product(*args)] if known else None
             sets[label] = None if out is None else sorted(set(out), key=repr)
         return sets
 
@@ -439,7 +447,7 @@ class _Proof:
     def _set(self, owner: str) -> list[Any]:
         s = self.sets.get(owner)
         if s is None:
-            raise Unsupported(f"the value set of {owner!r} is not finite here (a numerical mean of more than MAX_VALUES values)")
+            raise Unsupported(f"the value set of {owner!r} is not finite here (a numerical mean of more than MAX_VALUES values), or not enumerated within MAX_CONFIGURATIONS steps")
         return s
 
     def enc(self, owner: str, v: Value) -> Row:
@@ -485,6 +493,16 @@ class _Proof:
         self.spent += count
         if self.spent > self.budget:
             raise Unsupported(f"{where}: {count:,} {what}, {self.spent:,} in the proof so far, over its budget of {self.budget:,} configurations")
+
+    def _enumerate(self, count: int) -> bool:
+        """Count ``count`` steps of the value sets' enumeration (a table lookup or a sum each) before they are
+        taken, if MAX_CONFIGURATIONS in all still holds them; otherwise count nothing and say so (the set is
+        then left unknown, None: a step that needs it refuses the proof). A budget of its own, the proof's
+        bound wherever it runs: the configurations (and --max-pairs) are the steps' own."""
+        if self.enumerated + count > MAX_CONFIGURATIONS:
+            return False
+        self.enumerated += count
+        return True
 
     def count(self, owners: list[str]) -> int:
         """How many configurations :meth:`configurations` gives: N times the product of the value sets' sizes."""
@@ -741,14 +759,18 @@ class _Proof:
         self.steps.append({"sublayer": f"mlp {l}", "configurations": count})
 
 
-def _means(values: list[Value] | None, N: int, default: Value) -> list[Value] | None:
+def _means(values: list[Value] | None, N: int, default: Value, afford: Callable[[int], bool] = lambda count: True) -> list[Value] | None:
     """Every mean of w = 1..N values of a finite set of numbers (booleans as 0 and 1), and the default if it
-    is a number: the values a numerical Aggregate can take; None if unknown or past MAX_VALUES."""
+    is a number: the values a numerical Aggregate can take; None if unknown or past MAX_VALUES, or if
+    ``afford`` (the proof's count of them; every step by default) refuses a step's |sums of w - 1 values| x |values|
+    additions, counted before they are made."""
     nums = None if values is None else [number(x) for x in values]
     if nums is None or any(x is None for x in nums):
         return None
     sums, out = {fmpq(0)}, set()
     for w in range(1, N + 1):
+        if not afford(len(sums) * len(nums)):
+            return None
         sums = {a + x for a in sums for x in nums}
         if len(sums) > MAX_VALUES:
             return None

@@ -36,10 +36,11 @@ from attncert.proofs.checkers.reading import integer, obj
 from attncert.proofs.checkers.tracr.model import same, value
 
 
-def inputs(vocab: Sequence[Any], n: int, every: bool) -> Iterator[list[tuple[Any, ...]]]:
-    """The sequences of each length checked: n alone, or 1..n; each in lexicographic order of the vocabulary."""
+def inputs(vocab: Sequence[Any], n: int, every: bool) -> Iterator[tuple[int, Iterator[tuple[Any, ...]]]]:
+    """(length, its sequences) for each length checked: n alone, or 1..n; the sequences in lexicographic order
+    of the vocabulary, generated one at a time (never listed: there are len(vocab)^length of them)."""
     for length in range(1 if every else n, n + 1):
-        yield list(itertools.product(vocab, repeat=length))
+        yield length, itertools.product(vocab, repeat=length)
 
 
 def check_compiled_program(doc: dict[str, Any]) -> list[str]:
@@ -57,8 +58,13 @@ def check_compiled_program(doc: dict[str, Any]) -> list[str]:
         problems.append("the model's one-hot tokens are not the recorded vocabulary")
     if n != given.get("max_seq_len") or every != (given.get("lengths") == "every") or given.get("lengths") not in ("fixed", "every"):
         problems.append("the model's lengths are not the recorded max_seq_len and mode")
-    if causal != bool(obj(doc, "params").get("causal")):
+    params = obj(doc, "params")
+    if causal != bool(params.get("causal")):
         problems.append("the model's causality is not the recorded one")
+    # verify's cost limit, checked before this, reads the parameters: the inputs enumerated below are those of the
+    # recorded model, so the two must agree (the prover writes params.vocab as the tokens joined by commas)
+    if (params.get("vocab"), params.get("max_seq_len"), params.get("lengths")) != (",".join(str(value(t)) for t in vocab_json), n, given.get("lengths")):
+        problems.append("the parameters (vocab, max_seq_len, lengths) are not the recorded model's")
     label = cons.get("output")
     outputs, output_values = obj(model, "outputs"), obj(model, "output_values")
     if not isinstance(label, str) or label not in outputs or label not in output_values:
@@ -76,14 +82,17 @@ def check_compiled_program(doc: dict[str, Any]) -> list[str]:
     ref = obj(obj(doc, "reference"), "rasp")
     values = [value(v) for v in ref.get("values") or []]
     recorded = ref.get("outputs")
-    lengths = list(inputs([value(t) for t in vocab_json], n, every))
+    lengths = range(1 if every else n, n + 1)
+    total = sum(len(vocab_json) ** length for length in lengths)  # counted before any input is made
+    if total > integer(params, "max_inputs", 1, 1 << 62):
+        raise ParseError(f"{total:,} input sequences, over the recorded max_inputs")
     if not isinstance(recorded, list) or len(recorded) != len(lengths):
         raise ParseError('"reference.rasp.outputs" must hold one list per length checked')
-    listed = integer(obj(doc, "params"), "listed", 0, 1 << 20)
+    listed = integer(params, "listed", 0, 1 << 20)
     counts = {"correct": 0, "counterexamples": 0, "undefined": 0}
     found: dict[str, list[Any]] = {"counterexamples": [], "undefined": []}
-    for xs, rows in zip(lengths, recorded):
-        if not isinstance(rows, list) or len(rows) != len(xs):
+    for (length, xs), rows in zip(inputs([value(t) for t in vocab_json], n, every), recorded):
+        if not isinstance(rows, list) or len(rows) != len(vocab_json) ** length:
             raise ParseError("the recorded RASP outputs must be one per input")
         for x, row in zip(xs, rows):
             if row is None:
@@ -99,7 +108,7 @@ def check_compiled_program(doc: dict[str, Any]) -> list[str]:
             else:
                 counts["counterexamples"] += 1
                 found["counterexamples"].append((list(x), bad))
-    return _compare(doc, counts, found, listed, sum(len(xs) for xs in lengths), dom.name)
+    return _compare(doc, counts, found, listed, total, dom.name)
 
 
 def _token_json(t: Any) -> Any:
