@@ -89,7 +89,7 @@ def confirm(model: Any, prog: Any, tokens: list[Any], k: int, N: int, tol: Any, 
     runs: list[tuple[int, str, list[tuple[Any, ...]], list[Any], list[Any]]] = []
     spent = 0
     for length in range(k, N + 1):
-        xs = W.candidates(trace, tokens, length, W.weakest(weak_at(length)), FIRST if length == k else LATER, seed=length)
+        xs = W.candidates(trace, tokens, length, W.weakest(weak_at(length), prog.output), FIRST if length == k else LATER, seed=length)
         outs = C.tabulated(prog, xs, model.causal)
         verdicts = C.certify_inputs(model, xs, outs, tol, precision)
         kind = "constructed"

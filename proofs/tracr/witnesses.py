@@ -39,18 +39,20 @@ PATIENCE = 160
 POOL = 8
 
 
-def weakest(weak: dict[tuple[str, Any, Any], tuple[Any, list[Row]]], count: int = CONFIGURATIONS) -> list[list[Row]]:
-    """One configuration per step and query position, those with the largest radius first (ties in the order of
-    their spelling): the rows the values of the largest radius there share (make_sort's query at position 11
-    fails alike for every value it may take, so which value it takes is left free), ``count`` of them."""
-    groups: dict[tuple[str, Any], tuple[Any, list[list[Row]]]] = {}
-    for (step, p, _), (r, rows) in sorted(weak.items(), key=lambda kv: repr(kv[0])):
-        best = groups.get((step, p))
+def weakest(weak: dict[tuple[str, Any, Any], tuple[Any, list[Row]]], output: str, count: int = CONFIGURATIONS) -> list[list[Row]]:
+    """One configuration per step and query position (and per value of the output), those of the steps computing
+    the output first (a wrong output is what a counterexample shows), then the largest radius first (ties in the order of their spelling):
+    the rows the values of the largest radius there share (make_sort's query at position 11 fails alike for
+    every value it may take, so which value it takes is left free), ``count`` of them."""
+    groups: dict[tuple[str, Any, Any], tuple[Any, list[list[Row]]]] = {}
+    for (step, p, v), (r, rows) in sorted(weak.items(), key=lambda kv: repr(kv[0])):
+        at = (step, p, v if output in rows[0][1] else None)  # the output's every value apart: which one it is decides
+        best = groups.get(at)
         if best is None or r > best[0]:
-            groups[step, p] = (r, [rows])
+            groups[at] = (r, [rows])
         elif r == best[0]:
             best[1].append(rows)
-    ranked = sorted(groups.items(), key=lambda kv: (-kv[1][0], repr(kv[0])))
+    ranked = sorted(groups.items(), key=lambda kv: (output not in kv[1][1][0][0][1], -kv[1][0], repr(kv[0])))
     out: list[list[Row]] = []
     for _, (_, alike) in ranked:
         rows = _shared(alike)

@@ -38,7 +38,11 @@ the selected weights among themselves |beta_j - 1/w| <= (e^Delta - 1)/w:
 
 E the largest distance of a selected key's exact value centre from its RASP encoding, h the half range
 of those centres, R the largest radius of a selected key's value, B the largest distance of BOS's or an
-unselected key's value from the encoding. **Distinct keys:** when K takes distinct values at distinct
+unselected key's value from the encoding. BOS's share and the unselected keys' are also bounded apart
+(lambda_B <= r_B/(1 + r_B), r_B = e^{s_B - m_lo}; lambda_U likewise), so that with O split into BOS's value
+and the unselected keys' mean the bound is A + lambda_B (B_B - A) + lambda_U (B_U - A) at its largest over
+lambda_B + lambda_U <= r/(1 + r) (the larger excess takes its share first): BOS's value, often 0, is then
+not charged at the unselected keys' distance. **Distinct keys:** when K takes distinct values at distinct
 positions (``indices``, an injective map of them, or a rank below), an input holds at most one key of
 each value of K, so (n - 1) e^{u - m_lo} becomes the sum of the n - 1 largest e^{u_v - m_lo} over K's
 values v, u_v the highest unselected score of a key holding v.
@@ -73,6 +77,12 @@ W_2 [0, max(0, z_hi)]. The new radius is the distance of the output box from enc
 of v is the only argmax (1 - r[own] > r[c] for every other class); None, or a value with no class,
 fails (argmax cannot give it); numerical, r <= tol.
 
+**Means taken together.** Two numerical Aggregates of one selection (the same Select, or the same
+arguments and Comparison) average the same keys, so the pair of their values at a query is a mean of
+w = 1..n pairs (W_a, W_b) one position holds together (found by evaluating the maps above them on every
+value of what they read), or the pair of defaults: configurations holding both outside that set are no
+input's (make_pair_balance: no token is both "(" and ")", so opens and closes are never both 1).
+
 **Positions.** A SOp computed from the position alone (static: ``indices``, ``1 - indices``) is read at
 its value there: every configuration with a position carries its encoding and radius. A key position
 every input presents (any position of an exact length, below; one up to the query's otherwise) whose
@@ -91,6 +101,7 @@ alone, where every position 1..n is present and a SelectorWidth selecting every 
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 from typing import Any, Iterator
 
@@ -107,6 +118,8 @@ PRECISION = 128
 SPLITS = 8
 #: Significant bits a recorded radius or margin keeps (rounded outward).
 BITS = 32
+#: Pairs of means (and joint assignments) listed at most to prune configurations no input presents.
+MAX_JOINT = 1 << 14
 #: A bound past 2^HUGE fails the run (a radius that large decides nothing).
 HUGE = 64
 #: Query-key configuration pairs of one head, at most.
@@ -347,6 +360,7 @@ class Induction:
         self.steps: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.undefined: set[str] = set()
+        self._pairs: dict[tuple[str, str], set[tuple[Value, Value]] | None] = {}  # :meth:`_joint_means`
         #: (step, query position, value) -> (the largest radius, the rows of the configuration giving it): :meth:`_weak`
         self.weak: dict[tuple[str, Value], tuple[fmpq, list[tuple[int | None, dict[str, Value]]]]] = {}
 
@@ -374,6 +388,8 @@ class Induction:
         the SOps computed from the position alone (static: ``1 - indices``) included at their value there."""
         ps: list[int | None] = list(range(1, self.n + 1)) if positions else [None]
         fixed = [o for o in self.rad if o in self.prog.static and o in self.lay.columns]
+        joint = [(i, k, self._joint_means(a, b)) for i, a in enumerate(owners) for k, b in enumerate(owners) if i < k]
+        joint = [(i, k, pairs) for i, k, pairs in joint if pairs is not None]
         for p in ps:
             base, moved = (_add(self.lay.const, self.lay.pos[p]), {}) if p is not None else (dict(self.lay.const), {})
             for o in fixed if p is not None else []:
@@ -382,12 +398,84 @@ class Induction:
                 for c, r in self.rad[o][v].items():
                     moved[c] = moved.get(c, fmpq(0)) + r
             for combo in itertools.product(*(self.values(o) for o in owners)):
+                if any((combo[i], combo[k]) not in pairs for i, k, pairs in joint):
+                    continue  # two means of one selection that no input gives together
                 centre, radius = base, dict(moved)
                 for o, v in zip(owners, combo):
                     centre = _add(centre, self.encode(o, v))
                     for c, r in self.rad[o][v].items():
                         radius[c] = radius.get(c, fmpq(0)) + r
                 yield Config(p, dict(zip(owners, combo)), centre, radius)
+
+    def _joint_means(self, a: str, b: str) -> set[tuple[Value, Value]] | None:
+        """The pairs of values two numerical Aggregates of one selection (the same Select, or two with the same
+        arguments and Comparison) take together at a query, when few enough to list: with the same selected keys S,
+        (mean_S W_a, mean_S W_b) averages |S| = 1..n pairs (W_a, W_b) that one position holds together (:meth:`_joint`),
+        or is (default_a, default_b) when S is empty. None: not such a pair, or too many to list (no pruning)."""
+        key = (a, b)
+        if key not in self._pairs:
+            self._pairs[key] = None
+            na, nb = self.prog.nodes[a], self.prog.nodes[b]
+            if na["op"] == nb["op"] == "aggregate" and na["encoding"] == nb["encoding"] == "numerical" and self._same_selection(na["args"][0], nb["args"][0]):
+                at_once = self._joint([na["args"][1], nb["args"][1]])
+                nums = None if at_once is None else {(number(x), number(y)) for x, y in at_once}
+                if nums is not None and all(x is not None and y is not None for x, y in nums):
+                    sums, out = {(fmpq(0), fmpq(0))}, set()
+                    for w in range(1, self.n + 1):
+                        sums = {(s + x, t + y) for s, t in sums for x, y in nums}
+                        if len(sums) > MAX_JOINT:
+                            break
+                        out |= {(_tag(s / w), _tag(t / w)) for s, t in sums}
+                    else:
+                        out.add((na["default"], nb["default"]))
+                        self._pairs[key] = out
+        return self._pairs[key]
+
+    def _same_selection(self, s: str, t: str) -> bool:
+        """Whether two Selects select the same keys at every query: one node, or the same arguments and Comparison."""
+        ns, nt = self.prog.nodes[s], self.prog.nodes[t]
+        return s == t or ns["args"] == nt["args"] and ns["predicate"] is not None and ns["predicate"] == nt["predicate"]
+
+    def _joint(self, labels: list[str]) -> set[tuple[Value, ...]] | None:
+        """The tuples of values the SOps ``labels`` take together at one position: their ancestors through maps down to
+        tokens, the position and any other SOp (taken as free over its value set), every assignment of those evaluated
+        through the maps' tables; None past MAX_JOINT assignments."""
+        leaves: list[str] = []
+        seen: set[str] = set()
+
+        def walk(x: str) -> None:
+            if x in seen:
+                return
+            seen.add(x)
+            node = self.prog.nodes[x]
+            if x in self.prog.static or node["op"] not in ("map", "sequence_map"):
+                if x not in self.prog.static:
+                    leaves.append(x)
+                return
+            for y in node["args"]:
+                walk(y)
+
+        for x in labels:
+            walk(x)
+        static = any(x in self.prog.static for x in seen)
+        sizes = [len(self._set_of(x)) for x in leaves]
+        if math.prod(sizes) * (self.n if static else 1) > MAX_JOINT:
+            return None
+        out = set()
+        for p in range(1, self.n + 1) if static else [None]:
+            for combo in itertools.product(*(self._set_of(x) for x in leaves)):
+                known = dict(zip(leaves, combo))
+
+                def val(x: str) -> Value:
+                    if x not in known:
+                        known[x] = self.prog.at(x, p) if x in self.prog.static else self.prog.apply(x, tuple(val(y) for y in self.prog.nodes[x]["args"]))
+                    return known[x]
+
+                try:
+                    out.add(tuple(val(x) for x in labels))
+                except Unsupported:  # a table without the combination: no input presents it
+                    continue
+        return out
 
     def encode(self, o: str, v: Value) -> Row:
         if o in self.aux_centre:
@@ -526,6 +614,17 @@ class Induction:
             """(1 - lambda) A + lambda B <= A + lambda (B - A)^+, per column (module docstring)."""
             return [up(hi(arb(A_[i]) + lam * arb(max(B_[i] - A_[i], fmpq(0))))) for i in nw]
 
+        def split(A_: list[fmpq], shares: tuple[arb, arb, arb], B_b: list[fmpq], B_u: list[fmpq]) -> list[fmpq]:
+            """A + lambda_B (B_B - A) + lambda_U (B_U - A) at its largest over lambda_B <= l_B, lambda_U <= l_U,
+            lambda_B + lambda_U <= l: the larger excess takes its share first (module docstring)."""
+            l_b, l_u, l_all = (hi(x) for x in shares)  # the optimum grows with each limit: their upper ends bound it
+            out = []
+            for i in nw:
+                (e1, l1), (e2, l2) = sorted([(max(B_b[i] - A_[i], fmpq(0)), l_b), (max(B_u[i] - A_[i], fmpq(0)), l_u)], key=lambda e: e[0], reverse=True)
+                first = min(l1, l_all)
+                out.append(up(A_[i] + first * e1 + min(l2, l_all - first) * e2))
+            return out
+
         if width:  # T(w) = (m_B + w m_K)/(w + 1): m_B BOS's value, m_K the midrange of the keys' value centres
             m_b = [self.mid_of(vb[i]) for i in nw]
             m_k = [(min(m[i] for m in cmid) + max(m[i] for m in cmid)) / 2 if keys else fmpq(0) for i in nw]
@@ -605,12 +704,19 @@ class Induction:
                 R = [max(max(kend[j][i][1] - cmid[j][i], cmid[j][i] - kend[j][i][0]) + dev(vc[j][i], cmid[j][i]) for j in js) for i in nw]
                 d = arb(m_hi - m_lo)
                 A_ = [E[i] + self._upper((d.exp() - one) * arb(hh[i]), where) + R[i] for i in nw]
-                lam = _share(self._others(u, u_hi, others, kvals, distinct, n - 1, m_lo, sb_hi), 1)
+                # BOS's share and the unselected keys' apart, and together: (1 - lambda_B - lambda_U) A + lambda_B B_B + lambda_U B_U
+                x_b = (arb(sb_hi) - arb(m_lo)).exp()
+                x_u = self._others(u, u_hi, others, kvals, distinct, n - 1, m_lo, None)
+                shares = (_share(x_b, 1), _share(x_u, 1), _share(x_b + x_u, 1))
+                bos_ext = hull([], True)
                 if group == "all":  # a numerical mean: the bound holds for every value the query can receive, against each
                     for v in self._means(V, js, wvals):
-                        note(v, bound(A_, lam, far(all_ext, self._target(A, v, writes))), qc, weakest, rival)
+                        t = self._target(A, v, writes)
+                        note(v, split(A_, shares, far(bos_ext, t), far(out_ext, t)), qc, weakest, rival)
                 else:
-                    note(target_v, bound(A_, lam, far(all_ext, enc_of[js[0]])), qc, weakest, rival)
+                    t = enc_of[js[0]]
+                    note(target_v, split(A_, shares, far(bos_ext, t), far(out_ext, t)), qc, weakest, rival)
+                lam = shares[2]
                 g = down(m_lo - sb_hi)
                 gap_bos = g if gap_bos is None else min(gap_bos, g)
                 if u is not None:

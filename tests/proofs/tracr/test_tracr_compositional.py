@@ -191,6 +191,32 @@ def test_a_static_sop_is_in_every_configuration_s_centre():
     assert status(forged) != OK
 
 
+def test_pair_balance_at_tracr_s_size_by_means_taken_together():
+    """make_pair_balance over (, ), a, b, c to 10 (tracr's own test size): opens and closes are the means of
+    bools_open and bools_close over one selection, and no token is both, so they average pairs (1, 0), (0, 1),
+    (0, 0): at length 2 exactly the pairs listed below (by hand), never (1, 1), whose radii (the BOS leak, 5.4e-7
+    each) would add past the tolerance of 10^-6. With them apart (and BOS's share apart from the unselected keys')
+    every length to 10 is proven: 12,207,030 inputs, none run."""
+    from flint import fmpq
+    from tracr.compiler import lib
+    from tracr.rasp import rasp
+
+    from attncert.proofs.checkers.compiled.every_input import Program
+    from attncert.proofs.checkers.tracr.every_input import Induction
+    from attncert.proofs.checkers.tracr.model import Model, value
+    from attncert.proofs.tracr.model import certify_tracr
+
+    vocab = ["(", ")", "a", "b", "c"]
+    program = lib.make_pair_balance(rasp.tokens, "(", ")")
+    doc = certify_tracr(program, compiled(program, vocab, 10), vocab, 10, method="compositional")
+    assert doc["result"]["verdict"] == "proven" and doc["result"]["proven_up_to"] == 10
+    assert CLAIM.check(doc) == []
+    cons = doc["construction"]
+    induction = Induction(Model(cons["model"]), Program(cons["program"]), [value(t) for t in doc["inputs"]["vocab"]], 2, fmpq(1, 10**6))
+    q = lambda a, b=1: ("q", a, b)  # noqa: E731
+    assert induction._joint_means("opens", "closes") == {(q(0), q(0)), (q(1), q(0)), (q(0), q(1)), (q(1, 2), q(0)), (q(0), q(1, 2)), (q(1, 2), q(1, 2))}
+
+
 def width_values(doc, run, sop):
     """The widths a SelectorWidth's head step gives values (and radii) in a recorded run."""
     (step,) = [s for s in doc["outputs"]["proof"][run]["steps"] if s.get("computes") == sop and "head" in s["sublayer"]]
