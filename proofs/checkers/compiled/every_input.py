@@ -153,31 +153,60 @@ def number(v: Value) -> fmpq | None:
     return None
 
 
-def _plain(v: Value) -> Any:
-    """The value as Python compares it in a Comparison (numbers and booleans as numbers, as Python's == does;
-    a tuple as the tuple of its values)."""
+def _eq_key(v: Value) -> tuple:
+    """A key equal for two values exactly when RASP's EQ calls them equal (Python's ==, as attncert's evaluator
+    codes the values of a Select, and exact.decide.equal inside tuples): numbers and booleans by the number
+    (True == 1), a tuple by its elements in order, a string by itself, None only to None. Every kind has its
+    own tag, so no two kinds collide: None is ("none",), never a tuple."""
     n = number(v)
     if n is not None:
-        return n
-    return v[1] if v[0] == "s" else tuple(_plain(x) for x in v[1]) if v[0] == "t" else v
+        return ("number", int(n.p), int(n.q))
+    if v[0] == "t":
+        return ("tuple", tuple(_eq_key(x) for x in v[1]))
+    return ("string", v[1]) if v[0] == "s" else ("none",)
+
+
+def _sign(a: Value, b: Value) -> int | None:
+    """-1, 0 or 1 as a orders against b in an ordered Comparison of two values of one kind, as
+    exact.decide.compare decides it (the evaluator sorts a Select's keys and queries with it): numbers
+    (booleans as 0 and 1 inside a tuple) exactly, strings as Python orders them, tuples at their first
+    elements that differ (by :func:`_eq_key`), then by length. None where it raises (TypeError): two
+    different elements of two kinds, or None against anything but None (which equals it)."""
+    na, nb = number(a), number(b)
+    if na is not None and nb is not None:
+        return (na > nb) - (na < nb)
+    if a[0] == "t" and b[0] == "t":
+        for x, y in zip(a[1], b[1]):
+            if _eq_key(x) != _eq_key(y):
+                return _sign(x, y)
+        return (len(a[1]) > len(b[1])) - (len(a[1]) < len(b[1]))
+    if a[0] == "s" and b[0] == "s":
+        return (a[1] > b[1]) - (a[1] < b[1])
+    return None
+
+
+def _orderable(values: list[Value]) -> bool:
+    """Whether every two values of the list have a :func:`_sign` (an ordered Comparison over them all is defined),
+    without trying every pair: two different values of two kinds have none; tuples that differ first at
+    element i order as their i-th elements do, so the first elements must be orderable, and within each group of
+    equal first elements the rests."""
+    kinds = {_eq_key(v)[0] for v in values}
+    if len(kinds) > 1:
+        return False
+    if kinds != {"tuple"}:
+        return True
+    groups: dict[tuple, list[Value]] = {}
+    for v in values:
+        if v[1]:
+            groups.setdefault(_eq_key(v[1][0]), []).append(("t", v[1][1:]))
+    return _orderable([v[1][0] for v in values if v[1]]) and all(_orderable(rest) for rest in groups.values())
 
 
 #: The kinds an ordered Comparison orders within (RASP's evaluation refuses an input whose keys and queries
 #: hold two of them: constructions/rasp/evaluate.py, one_kind): by the tag of a value.
 _KIND = {"q": "number", "b": "boolean", "s": "string", "t": "tuple"}
-_ORDERED = ("LT", "LEQ", "GT", "GEQ")
-
-
-_COMPARE = {
-    "EQ": lambda k, q: k == q,
-    "NEQ": lambda k, q: k != q,
-    "LT": lambda k, q: k < q,
-    "LEQ": lambda k, q: k <= q,
-    "GT": lambda k, q: k > q,
-    "GEQ": lambda k, q: k >= q,
-    "TRUE": lambda k, q: True,
-    "FALSE": lambda k, q: False,
-}
+_ORDERED = {"LT": lambda s: s < 0, "LEQ": lambda s: s <= 0, "GT": lambda s: s > 0, "GEQ": lambda s: s >= 0}
+_PREDICATES = ("EQ", "NEQ", "TRUE", "FALSE", *_ORDERED)
 
 
 class Program:
@@ -203,7 +232,7 @@ class Program:
             selectors = [self.nodes[a]["op"] == "select" for a in args]  # an Aggregate's or width's first argument, and only it
             if len(args) != arity or selectors != [op in ("aggregate", "selector_width") and k == 0 for k in range(len(args))]:
                 raise ParseError(f"node {label!r}: its arguments do not fit a {op}")
-            if op == "select" and "predicate" in d and d["predicate"] not in _COMPARE:
+            if op == "select" and "predicate" in d and d["predicate"] not in _PREDICATES:
                 raise ParseError(f"node {label!r}: unknown predicate {d['predicate']!r:.20}")
             if op in ("map", "sequence_map") or op == "select" and "predicate" not in d:
                 table = {}
@@ -259,12 +288,13 @@ class Program:
                 return n["predicate"] == "TRUE"
             if k == NONE or q == NONE:
                 return None
-            if n["predicate"] in _ORDERED and _KIND[k[0]] != _KIND[q[0]]:
+            if n["predicate"] in ("EQ", "NEQ"):
+                return (_eq_key(k) == _eq_key(q)) == (n["predicate"] == "EQ")
+            if _KIND[k[0]] != _KIND[q[0]]:
                 return None  # an input presenting both holds two kinds among its keys and queries: RASP raises
-            try:
-                return bool(_COMPARE[n["predicate"]](_plain(k), _plain(q)))
-            except TypeError:
-                raise Unsupported(f"{label!r}: {n['predicate']} does not compare {k!r:.30} with {q!r:.30}") from None
+            s = _sign(k, q)
+            # None: tuples whose first different elements have no order, on which RASP raises
+            return None if s is None else _ORDERED[n["predicate"]](s)
         got = self.tables[label].get((k, q))
         if got is None:
             raise Unsupported(f"the table of {label!r} has no entry for {(k, q)!r:.60}, which the proof needs")
@@ -591,6 +621,9 @@ class _Proof:
         kinds = sorted({_KIND[v[0]] for v in self._set(K) + self._set(Q) if v != NONE})
         if pred in _ORDERED and len(kinds) > 1:
             self.undefined.append(f"Select {sel!r} may order {kinds[0]} against {kinds[1]} values ({pred}), on which RASP's evaluation raises")
+        elif pred in _ORDERED and not _orderable([v for v in self._set(K) + self._set(Q) if v != NONE]):
+            # the evaluator sorts every key and query of an input together: one pair without an order makes it raise
+            self.undefined.append(f"Select {sel!r} may order tuples whose first different elements have no order ({pred}), on which RASP's evaluation raises")
         top = score(self.bos, self.bos)
         if any(score(self.bos, y) >= top for _, _, y in keys):
             bad.append("the BOS query does not attend to BOS alone")
@@ -614,7 +647,7 @@ class _Proof:
             positions = [i for i, m in self.prog.nodes.items() if m["op"] == "indices"]
             # EQ compares as Python does (True == 1): the selected keys share K's value only if no two values of K's set compare equal
             k_values = self.sets.get(K) or []
-            distinct = len({repr(_plain(x)) for x in k_values}) == len(k_values)
+            distinct = len({_eq_key(x) for x in k_values}) == len(k_values)
             one_value = distinct and (self._determines(K, V) or any(self._determines(K, i) for i in positions))
             one_value = one_value or self.m.causal and Q in positions and self._before_itself(K)
             one_value = pred == "EQ" and one_value or self._one_key(sel)

@@ -10,7 +10,8 @@ It never imports the compiler or the RASP evaluator. From the certificate alone:
    :func:`inputs`) is run through :func:`proofs.checkers.compiled.forward.forward`, exactly (QQ, or EE when an
    MLP has exp units). At positions 1..n the output's columns must decode to the recorded exact RASP
    output: a categorical output is the value whose column holds exactly 1 while every other holds
-   exactly 0; a numerical one is its column's value, equal exactly (a boolean as 0 or 1).
+   exactly 0, or None where every column holds exactly 0 (the indicator of no value, as the compiler's
+   check reads it); a numerical one is its column's value, equal exactly (a boolean as 0 or 1).
    With ``params.method = "compositional"`` steps 2 and 3 are the compositional proof instead
    (:mod:`proofs.checkers.compiled.every_input`, every input of every length without enumerating them),
    run again on the recorded model and program (recorded as tables).
@@ -121,6 +122,11 @@ def _decodes(resid: list[list[Any]], p: int, cols: list[int], classes: list[Any]
         # and the tracr_model checker read it
         want = int(want) if isinstance(want, bool) else want
         return want is not None and not isinstance(want, (str, tuple)) and resid[cols[0]][p] == want
+    # the indicator of the value (docs/compiler.md, "Decoding"): 1 in its column and 0 in the others; RASP's None
+    # (a query that selects nothing and has no default) is the indicator of no class, every column 0, as the
+    # compiler's check requires it (constructions/compiler/check.py, _first_one_hot_difference)
+    if want is None:
+        return all(resid[col][p] == 0 for col in cols)
     hot = [c for c, col in zip(classes, cols) if resid[col][p] == 1]
     return len(hot) == 1 and all(resid[col][p] == 0 for col in cols if resid[col][p] != 1) and same(hot[0], want)
 
