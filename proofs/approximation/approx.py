@@ -156,13 +156,16 @@ def statement(t: Any, h: fmpq, width: int, depth: int, cert: dict[str, Any], lip
 
 
 def summary(doc: dict[str, Any]) -> str:
-    """The certified interval of sup |f - g| (rounded outward), or why the claim does not hold."""
+    """The certified interval of sup |f - g| (rounded outward), or why the claim does not hold, or, when the only
+    reason is a grid pair the enclosures cannot decide (none violated), why it is not proven (verify's NOT-PROVEN)."""
     r = doc["result"]
     why = [r["violation"]] if r["violation"] else []
     if not r["rasp_equals_closed_form"]:
         why.append("the RASP program's value differs from the closed-form network at a sampled point")
     if doc["construction"]["compiled"].get("equals_rasp") is False:
         why.append("the compiled weights' value differs from the RASP program's")
+    if why == [r["violation"]] and not doc["reference"]["hypothesis"]["violated"]:
+        return "not proven: " + r["violation"]
     if why:
         return "does not hold: " + "; ".join(why)
     return f"{figures.lower(r['lower'])} <= sup |f - g| <= {figures.upper(r['eps'])} (lower, eps; exact in the certificate)"

@@ -95,7 +95,9 @@ def _prove(p: dict[str, Any], witness: list[dict[str, Any]] | None) -> dict:
 
 
 def summary(doc: dict[str, Any]) -> str:
-    """eps (rounded up) at the coarsest and the finest step of each (target, d), and the rows whose modulus is not proven."""
+    """eps (rounded up) at the coarsest and the finest step of each (target, d), and the rows whose modulus is not
+    proven: the claim does not hold when a row's grid pair is decided violated, else it is not proven (verify's
+    NOT-PROVEN)."""
     series: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in doc["result"]["table"]:
         series.setdefault((row["target"], row["d"]), []).append(row)
@@ -103,7 +105,10 @@ def summary(doc: dict[str, Any]) -> str:
         f"{name} d={d}: {figures.upper(rs[0]['eps'])} at h={rs[0]['h']} to {figures.upper(rs[-1]['eps'])} at h={rs[-1]['h']}" for (name, d), rs in series.items()
     )
     missing = doc["result"]["modulus_not_proven"]
-    return f"does not hold: the stated modulus is not proven for {', '.join(missing)}" if missing else line
+    if not missing:
+        return line
+    verdict = "does not hold" if any(row["hypothesis"]["violated"] for row in doc["outputs"]["rows"]) else "not proven"
+    return f"{verdict}: the stated modulus is not proven for {', '.join(missing)}"
 
 
 def _fits(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -158,10 +158,11 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_plot)
 
     sp = sub.add_parser(
-        "verify", help="re-check certificates independently (exit 0 all OK, 1 one DOES-NOT-HOLD, 2 one BAD, 3 one REJECTED)",
+        "verify", help="re-check certificates independently (exit 0 all OK, 1 one DOES-NOT-HOLD, 4 one NOT-PROVEN, 2 one BAD, 3 one REJECTED)",
         description="Re-check certificates independently, one line each: OK (genuine, its claim holds; exit 0), DOES-NOT-HOLD "
         "(genuine, its claim does not hold, e.g. counterexamples; exit 1), BAD (malformed or over a limit; exit 2), REJECTED "
-        "(not to be trusted: tampered with or forged; exit 3). Several files exit with the worst. Below a folder, a JSON file "
+        "(not to be trusted: tampered with or forged; exit 3), NOT-PROVEN (genuine, its method did not decide: the claim may hold; "
+        "exit 4). Several files exit with the worst (REJECTED, BAD, NOT-PROVEN, DOES-NOT-HOLD, OK). Below a folder, a JSON file "
         "that is not a certificate (a compiled model) is SKIPPED and named; a tally closes the output.",
     )  # fmt: skip
     sp.add_argument("files", nargs="+", metavar="FILE", help="a certificate, a folder (every .json file below it), or - (standard input)")

@@ -29,7 +29,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     from attncert.exact.certificate import read_certificate
     from attncert.proofs.core.cost import refuse_over_limits
-    from attncert.proofs.core.verify import DOES_NOT_HOLD, OK, verify_file
+    from attncert.proofs.core.verify import DOES_NOT_HOLD, NOT_PROVEN, OK, verify_file
 
     claim = load_claim(args.claim)
     resolve_sizes(args, claim.params)
@@ -37,7 +37,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     lim = limits_of(args)
     if args.certificate:
         outcome = verify_file(args.certificate, lim)
-        if outcome.status not in (OK, DOES_NOT_HOLD):  # a genuine certificate is drawn, whether its claim holds or not
+        if outcome.status not in (OK, DOES_NOT_HOLD, NOT_PROVEN):  # a genuine certificate is drawn, whether its claim holds or not
             raise AttncertError(f"{args.certificate} does not verify ({outcome.status}: {outcome.reason}); not plotting it")
         doc = read_certificate(args.certificate)
         if doc["claim"] != claim.name:

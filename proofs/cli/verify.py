@@ -34,14 +34,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def tally(counts: Counter) -> str:
-    """The closing line: how many certificates are genuine and hold, genuine and do not hold, rejected, malformed;
-    how many files were skipped."""
-    from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, OK, REJECTED, SKIPPED
+    """The closing line: how many certificates are genuine and hold, genuine and do not hold, genuine and not
+    proven, rejected, malformed; how many files were skipped."""
+    from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, NOT_PROVEN, OK, REJECTED, SKIPPED
 
-    n = sum(counts[s] for s in (OK, DOES_NOT_HOLD, REJECTED, BAD))
+    n = sum(counts[s] for s in (OK, DOES_NOT_HOLD, NOT_PROVEN, REJECTED, BAD))
     parts = [
         f"{counts[OK]} genuine and holding ({OK})",
         f"{counts[DOES_NOT_HOLD]} genuine and not holding ({DOES_NOT_HOLD})",
+        f"{counts[NOT_PROVEN]} genuine and not proven ({NOT_PROVEN})",
         f"{counts[REJECTED]} rejected ({REJECTED})",
         f"{counts[BAD]} malformed ({BAD})",
     ]

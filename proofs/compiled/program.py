@@ -355,7 +355,8 @@ def _summary(doc: dict[str, Any]) -> str | None:
             )
         if res["holds"]:
             return f"proven compositionally for all {res['inputs']:,} inputs of lengths {span}"
-        return f"the compositional proof fails: {res['problems'][0] if res['problems'] else 'see result'}"
+        # the proof is sound, not complete: what it could not establish leaves the claim not proven (verify's NOT-PROVEN)
+        return f"not proven: the compositional proof does not go through: {res['problems'][0] if res['problems'] else 'see result'}"
     if res["holds"]:
         return f"all {res['inputs']:,} inputs: the model equals the RASP program exactly ({res['domain']})"
     head = f"{res['correct']:,} of {res['inputs']:,} inputs correct, {res['counterexamples']:,} counterexamples, {res['undefined']:,} undefined"

@@ -110,12 +110,13 @@ def cost(of: str, sizes: str, betas: str, prec: int, **_: Any) -> Cost:
 
 
 def summary(doc: dict[str, Any]) -> str:
-    """B(beta) at each beta (rounded up), and the least beta within tol, or that none is."""
+    """B(beta) at each beta (rounded up), and the least beta within tol, or that none is: the claim is then not
+    proven (an upper bound above tol does not show the distance above it), as verify's NOT-PROVEN says."""
     bounds = ", ".join(f"beta {run['beta']}: {figures.upper(run['bound'])}" for run in doc["outputs"]["softmax"])
     r = doc["result"]
     least = r["least_beta_within_tol"]
     tol = doc["params"]["tol"]
-    reached = f"least beta with B <= {tol}: {least} (output block: {r['least_beta_within_tol_output_block']})" if least else f"does not hold: no beta reaches B <= {tol}"
+    reached = f"least beta with B <= {tol}: {least} (output block: {r['least_beta_within_tol_output_block']})" if least else f"not proven: no beta reaches B <= {tol} (B bounds the distance from above)"
     return f"B(beta) <= {bounds}; {reached}"
 
 

@@ -40,14 +40,14 @@ from attncert.proofs.core import progress as _progress
 from attncert.proofs.core.execute import Runner
 from attncert.proofs.core.params import size_values
 from attncert.proofs.core.registry import INDEX, Claim, load_claim, unknown_claim
-from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, EXIT, OK, REJECTED, WIDTH, verify_file
+from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, EXIT, NOT_PROVEN, OK, REJECTED, SEVERITY, WIDTH, verify_file
 
 #: Status of a task whose certificate already existed and still verifies.
 SKIPPED = "SKIPPED"
 
 #: Status -> its column in the summary (and in the progress bar): verify's outcomes (fails: genuine, and
 #: its claim does not hold) and the certificates already proven.
-_COLUMNS = {OK: "holds", DOES_NOT_HOLD: "fails", REJECTED: "rejected", BAD: "bad", SKIPPED: "skipped"}
+_COLUMNS = {OK: "holds", DOES_NOT_HOLD: "fails", NOT_PROVEN: "unproven", REJECTED: "rejected", BAD: "bad", SKIPPED: "skipped"}
 
 #: Digits of the largest seed (Python reads at most 4300 digits into an int; no generator needs more than these).
 MAX_SEED_DIGITS = 40
@@ -81,7 +81,7 @@ class Result:
     """What a worker sends back: small and picklable, never the certificate itself."""
 
     task: Task
-    status: str  # OK, DOES_NOT_HOLD, REJECTED, BAD (as from attncert verify) or SKIPPED
+    status: str  # OK, DOES_NOT_HOLD, NOT_PROVEN, REJECTED, BAD (as from attncert verify) or SKIPPED
     seconds: float
     reason: str
 
@@ -313,22 +313,22 @@ def closing_line(results: Sequence[Result]) -> str:
     """One line on the whole sweep: the certificates written now, those already proven (skipped), the
     combinations refused (bad), and how many of all hold (a skipped certificate verified again: it holds)."""
     n = Counter(r.status for r in results)
-    now = n[OK] + n[DOES_NOT_HOLD] + n[REJECTED]
+    now = n[OK] + n[DOES_NOT_HOLD] + n[NOT_PROVEN] + n[REJECTED]
     parts = [f"{now} proven now", f"{n[SKIPPED]} already proven (skipped)", f"{n[BAD]} refused (bad)"]
     shown = [part for part, count in zip(parts, (now, n[SKIPPED], n[BAD])) if count]
     return ", ".join(shown + [f"{n[OK] + n[SKIPPED]} of {len(results)} hold"])
 
 
 def problems(results: Iterable[Result]) -> list[str]:
-    """One line per task that did not hold; a certificate written (DOES-NOT-HOLD, REJECTED) is named, to inspect."""
+    """One line per task that did not hold; a certificate written (DOES-NOT-HOLD, NOT-PROVEN, REJECTED) is named, to inspect."""
     return [
         f"{r.status:{WIDTH}} {r.task.label()}{f'  ({Path(r.task.path).name})' if r.status != BAD else ''}: {r.reason}"
         for r in results
-        if r.status in (DOES_NOT_HOLD, REJECTED, BAD)
+        if r.status in (DOES_NOT_HOLD, NOT_PROVEN, REJECTED, BAD)
     ]
 
 
 def exit_code(results: Iterable[Result]) -> int:
     """As attncert verify: 0 when every task holds (or was already verified), else the worst outcome's code
-    (1 DOES-NOT-HOLD, 2 BAD, 3 REJECTED)."""
-    return max((EXIT.get(r.status, 0) for r in results), default=0)
+    (by verify's SEVERITY: 3 REJECTED, 2 BAD, 4 NOT-PROVEN, 1 DOES-NOT-HOLD)."""
+    return EXIT[max((r.status for r in results if r.status in EXIT), key=SEVERITY.index, default=OK)]

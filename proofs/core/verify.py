@@ -10,21 +10,28 @@ For each file:
 
 Two questions, answered apart: whether the document checks (it is *genuine*: the sha256 matches and its
 claim's check and the rebuild find every recorded value to be the recomputed one), and, if so, what it
-proves: its claim holds, or it does not (a tracr model's counterexamples, a stated Lipschitz constant a
-grid pair violates, no beta within tol). Each file gets one line, starting with one of
+proves: its claim holds, it does not (a tracr model's counterexamples, a stated Lipschitz constant a grid
+pair violates), or its method did not decide (a compositional proof that does not go through, no beta
+within tol at the working precision, a grid pair the enclosures cannot decide: the claim may hold). Each
+file gets one line, starting with one of
 
 ============== ==== ================================================================================
 outcome        exit meaning
 ============== ==== ================================================================================
 OK             0    genuine, and its claim holds
-DOES-NOT-HOLD  1    genuine, and it records, as the check finds, that its claim does not hold
-                    (the exit code ``prove`` gives for it)
+DOES-NOT-HOLD  1    genuine, and it records, as the check finds, that its claim does not hold: a
+                    confirmed counterexample or a decided violation (the exit code ``prove`` gives)
 BAD            2    malformed, over a limit, or of an unknown claim: nothing was decided
 REJECTED       3    not to be trusted: the sha256 does not match, or the check or the rebuild finds
                     a recorded value, the verdict included, that is not the recomputed one
+NOT-PROVEN     4    genuine, and it records, as the check finds, that its method did not establish
+                    the claim, with nothing showing that it does not hold: the claim may hold
 ============== ==== ================================================================================
 
-Several files exit with the worst (the largest code). These words and codes are stable (README.md,
+NOT-PROVEN has its own code, 4, so that 0 to 3 keep their meanings (a script reading 1 as "disproven" is
+not misled); several files exit with the worst, by :data:`SEVERITY`, not by the largest code: REJECTED
+over BAD over NOT-PROVEN over DOES-NOT-HOLD over OK (an undecided file is less settled than a disproven
+one, and one that cannot be trusted or checked least). These words and codes are stable (README.md,
 docs/certificate.md).
 """
 
@@ -46,8 +53,10 @@ from attncert.proofs.core.registry import INDEX, load_claim
 #: The format tags of the model files ``attncert compile`` writes (constructions/compiler/model.py).
 MODEL_FORMATS = ("attncert-model/",)
 
-OK, DOES_NOT_HOLD, BAD, REJECTED = "OK", "DOES-NOT-HOLD", "BAD", "REJECTED"
-EXIT = {OK: 0, DOES_NOT_HOLD: 1, BAD: 2, REJECTED: 3}
+OK, DOES_NOT_HOLD, BAD, REJECTED, NOT_PROVEN = "OK", "DOES-NOT-HOLD", "BAD", "REJECTED", "NOT-PROVEN"
+EXIT = {OK: 0, DOES_NOT_HOLD: 1, BAD: 2, REJECTED: 3, NOT_PROVEN: 4}
+#: The outcomes from the best to the worst: several files exit with the worst one's code.
+SEVERITY = (OK, DOES_NOT_HOLD, NOT_PROVEN, BAD, REJECTED)
 #: verify DIR only: a JSON file below the folder that is not an attncert certificate (a model ``attncert
 #: compile`` wrote, a configuration); it is named, with why, and counts toward no exit code.
 SKIPPED = "SKIPPED"
@@ -58,7 +67,7 @@ WIDTH = max(map(len, EXIT))
 @dataclass(frozen=True)
 class Outcome:
     path: str
-    status: str  # OK, DOES_NOT_HOLD, BAD or REJECTED
+    status: str  # OK, DOES_NOT_HOLD, NOT_PROVEN, BAD or REJECTED
     claim: str
     sizes: str
     relation: str
@@ -73,7 +82,8 @@ class Outcome:
 def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     """(status, reason) for a hash-checked document: REJECTED when the check or the rebuild finds a
     problem; otherwise the document is genuine, OK when it records that its claim holds, DOES-NOT-HOLD
-    when it records (as the check found) that it does not."""
+    when it records (as the check found) that it does not, NOT-PROVEN when the check found only that its
+    method did not decide (``Findings.undecided``, proofs/checkers/result.py)."""
     claim = load_claim(doc["claim"]) if isinstance(doc.get("claim"), str) and doc["claim"] in INDEX else None
     if claim is None:
         return BAD, f"unknown claim {doc.get('claim')!r:.40}"
@@ -88,8 +98,11 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     # The recorded parameters must be within the limits in force before anything is rebuilt from them (the
     # document's own size was checked when it was read: the estimate of it is not).
     refuse_over_limits(claim, params, current_limits(), writes=False)
+    undecided: list[str] = []
     if claim.check is not None:
-        problems = claim.check(doc) or rebuilt_differences(claim, doc)
+        found = claim.check(doc)
+        undecided = getattr(found, "undecided", [])
+        problems = found or rebuilt_differences(claim, doc)
     elif claim.verify is not None:
         problems = claim.verify(doc)
     else:
@@ -99,6 +112,8 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     holds = doc["result"].get("holds") if isinstance(doc.get("result"), dict) else None
     if holds is True:
         return OK, ""
+    if holds is False and undecided:
+        return NOT_PROVEN, f"genuine; the claim is not proven (it may hold): {undecided[0]}"
     if holds is False:
         return DOES_NOT_HOLD, f"genuine; the claim does not hold: {disproof(doc)}"
     return REJECTED, 'the certificate does not record whether its claim holds ("result.holds" is not a boolean)'
@@ -193,5 +208,6 @@ def _verify(name: str, read: Callable[[], dict[str, Any]], lim: Limits | None) -
 
 
 def exit_code(outcomes: list[Outcome]) -> int:
-    """The worst outcome's code (REJECTED 3 > BAD 2 > DOES-NOT-HOLD 1 > OK 0); a skipped file has none."""
-    return max((EXIT[o.status] for o in outcomes if o.status != SKIPPED), default=0)
+    """The worst outcome's code (REJECTED 3, BAD 2, NOT-PROVEN 4, DOES-NOT-HOLD 1, OK 0, in that order, by
+    :data:`SEVERITY`); a skipped file has none."""
+    return EXIT[max((o.status for o in outcomes if o.status != SKIPPED), key=SEVERITY.index, default=OK)]

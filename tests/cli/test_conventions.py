@@ -52,7 +52,7 @@ def test_verify_reads_standard_input_and_folders(tmp_path):
     r = attncert("verify", ".", cwd=tmp_path)
     lines = r.stdout.decode().splitlines()
     assert r.returncode == 0 and [line.split()[:2] for line in lines[:-1]] == [["OK", "r.json"], ["OK", "sub/t.json"]]
-    assert lines[-1] == "2 certificates: 2 genuine and holding (OK), 0 genuine and not holding (DOES-NOT-HOLD), 0 rejected (REJECTED), 0 malformed (BAD)"
+    assert lines[-1] == "2 certificates: 2 genuine and holding (OK), 0 genuine and not holding (DOES-NOT-HOLD), 0 genuine and not proven (NOT-PROVEN), 0 rejected (REJECTED), 0 malformed (BAD)"
     # below a folder, JSON that is not a certificate (a compiled model, an object with no certificate member) is
     # skipped and named; a file that looks like a certificate, or is not JSON, is verified (and BAD)
     assert attncert("compile", "relu", "--sizes", "n=2", "--out", "sub/relu-model.json", cwd=tmp_path).returncode == 0

@@ -204,7 +204,7 @@ def test_sweep_stops_in_order_and_resumes(run, tmp_path, sig, code, line):
     )
     assert again.returncode == 0, again.stdout + again.stderr
     row = next(line.split() for line in again.stdout.splitlines() if line.startswith("universal "))
-    assert row[1:7] == [str(len(done)), "0", "0", "0", "0", str(len(done))]  # tasks, holds, fails, rejected, bad, skipped
+    assert row[1:8] == [str(len(done)), "0", "0", "0", "0", "0", str(len(done))]  # tasks, holds, fails, unproven, rejected, bad, skipped
 
 
 @pytest.fixture

@@ -61,13 +61,14 @@ def check_lipschitz_approx(doc: dict[str, Any]) -> list[str]:
     m = _steps(params.get("h"), problems)
     inst = {**{k: construction.get(k) for k in ("grid", "samples", "slope", "network_lipschitz")}, **outputs, "hypothesis": reference.get("hypothesis")}
     failures: list[str] = []
+    undecided: list[str] = []
     if not problems:
         problems += _tables(construction, d, m, inst)
     if not problems:
-        problems += check_instance(expr, d, m, C, alpha, params, inst, failures)
+        problems += check_instance(expr, d, m, C, alpha, params, inst, failures, undecided)
     if result.get("rasp_equals_closed_form") is not True:
         problems.append("the certificate records that the RASP program differs from the closed form g at a sample point")
-    return conclude(doc, "bound", problems, failures)
+    return conclude(doc, "bound", problems, failures, undecided)
 
 
 def check_lipschitz_rates(doc: dict[str, Any]) -> list[str]:
@@ -75,12 +76,14 @@ def check_lipschitz_rates(doc: dict[str, Any]) -> list[str]:
     rows = items(outputs, "rows")
     problems: list[str] = []
     failures: list[str] = []
+    undecided: list[str] = []
     asked = [(name, d, m) for name, d, ms in _asked(params) for m in ms]
     if len(rows) != len(asked):
         raise ParseError(f"the table has {len(rows)} rows, the parameters ask for {len(asked)}")
     for row, (name, d, m) in zip(rows, asked):
         expr, _, C, alpha, found = _target(obj(row, "target"), d)
         failed: list[str] = []
+        open_: list[str] = []
         if row["target"].get("name") != name:
             found.append(f"a row is for the target {row['target']['name']!r:.30}, the parameters ask for {name!r}")
         if integer(obj(row, "grid"), "m", 1, 1 << 20) != m:
@@ -88,10 +91,11 @@ def check_lipschitz_rates(doc: dict[str, Any]) -> list[str]:
         if not found and rational(row.get("network_lipschitz")) != rational(row.get("slope")):
             found.append(f"the network's Lipschitz constant is its slope {row.get('slope')!r:.30} (every piece has slope +-L), not {row.get('network_lipschitz')!r:.30}")
         if not found:
-            found += check_instance(expr, d, m, C, alpha, params, row, failed)
+            found += check_instance(expr, d, m, C, alpha, params, row, failed, open_)
         problems += [f"{name}, d = {d}, m = {m}: {p}" for p in found]
         failures += [f"{name}, d = {d}, m = {m}: {p}" for p in failed]
-    return conclude(doc, "bound", problems, failures)
+        undecided += [f"{name}, d = {d}, m = {m}: {p}" for p in open_]
+    return conclude(doc, "bound", problems, failures, undecided)
 
 
 def _asked(params: dict[str, Any]) -> list[tuple[str, int, list[int]]]:
@@ -131,11 +135,12 @@ def _steps(h: Any, problems: list[str]) -> int:
     return int((1 / v).ceil())
 
 
-def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, params: dict[str, Any], inst: dict[str, Any], failures: list[str]) -> list[str]:
+def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, params: dict[str, Any], inst: dict[str, Any], failures: list[str], undecided: list[str]) -> list[str]:
     """Steps 2 to 6 of the module docstring for one instance (a dict with grid, samples, slope, network_lipschitz,
     hypothesis, certified, independent); the network's Lipschitz constant has been checked by the caller.
     Returns the problems (recorded values that are not the recomputed ones); a stated modulus that the
-    tested grid pairs do not prove, recorded as such, is appended to ``failures`` (the claim does not hold)."""
+    tested grid pairs do not prove, recorded as such, is appended to ``failures`` when a pair violates it
+    (the claim does not hold), else to ``undecided`` (a pair the enclosures cannot decide: not proven)."""
     bits, prec = integer(params, "bits", 4, 64), integer(params, "prec", 32, 4096)
     ratio, most = parse_rational(params.get("ratio")), integer(params, "max_leaves", 1, 1 << 40)
     grid, smp = obj(inst, "grid"), obj(inst, "samples")
@@ -161,9 +166,10 @@ def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, param
             lo, hi = endpoints(f([point(c) for c in coords]))
             if lo < v - fmpq(1, scale) or hi > v + fmpq(1, scale):
                 return [f"the sample y_{i} = {v} is not within 2^-{bits} of f(x_{i}) (x_{i} = {[str(c) for c in coords]})"]
-    differ, failed = _hypothesis(expr, d, m, C, alpha, prec, obj(inst, "hypothesis"))
+    differ, failed, open_ = _hypothesis(expr, d, m, C, alpha, prec, obj(inst, "hypothesis"))
     problems += differ
     failures += failed
+    undecided += open_
     g = Interpolant(d, m, y, L)
     cf = closed_form(expr, d, m, C, alpha, L, bits)
     cf_json = {"bound": None if cf.bound is None else QQ.to_json(cf.bound), "modulus": cf.modulus, "reason": cf.reason}
@@ -173,16 +179,19 @@ def check_instance(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, param
     return problems
 
 
-def _hypothesis(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int, rec: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """The stated modulus decided again on the tested grid pairs, only a proven pair holding: (problems, failures)."""
+def _hypothesis(expr: sympy.Expr, d: int, m: int, C: fmpq, alpha: fmpq, prec: int, rec: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """The stated modulus decided again on the tested grid pairs, only a proven pair holding: (problems,
+    failures, undecided), a failure when a pair is decided violated, else undecided when a pair is not proven."""
     want = decision_json(decide(expr, d, m, C, alpha, prec), C, alpha, d, m)
     # Member by member, and a member missing is a difference even where the recomputed one is null (the rebuild
     # writes the record back as it is); false is not 0.
     differ = [k for k in want if k not in rec or not json_equal(rec[k], want[k])] + [k for k in rec if k not in want]
     if differ:
-        return [f"the recorded test of the stated bound on grid pairs differs from its recomputation in {', '.join(differ)}: {decision_text(want) or 'every tested pair is proven'}"], []
+        return [f"the recorded test of the stated bound on grid pairs differs from its recomputation in {', '.join(differ)}: {decision_text(want) or 'every tested pair is proven'}"], [], []
     failed = decision_text(want)
-    return [], [failed] if failed else []
+    if failed is None:
+        return [], [], []
+    return ([], [failed], []) if want["violated"] else ([], [], [failed])
 
 
 def _certified(f: Any, g: Interpolant, d: int, ratio: fmpq, most: int, rec: dict[str, Any], closed: dict[str, Any]) -> list[str]:

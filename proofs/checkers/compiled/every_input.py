@@ -97,7 +97,7 @@ from typing import Any, Callable, Iterator
 
 from flint import fmpq
 
-from attncert.exact import ParseError
+from attncert.exact import LimitExceeded, ParseError
 from attncert.exact.limits import current as current_limits
 from attncert.exact.rationals import rational_from_json
 from attncert.proofs.checkers.compiled.forward import model_mode
@@ -519,10 +519,14 @@ class _Proof:
 
     def charge(self, where: str, count: int, what: str) -> None:
         """Count a step's configurations against the proof's budget (MAX_CONFIGURATIONS, or --max-pairs if
-        lower) before the step builds any: Unsupported, one line, past it."""
+        lower) before the step builds any, one line past it: Unsupported past MAX_CONFIGURATIONS (the proof's
+        own bound, the same wherever it runs), LimitExceeded past a lower --max-pairs (a limit refusal: nothing
+        was decided, so verify says BAD of a genuine certificate checked under a stricter limit, never REJECTED)."""
         self.spent += count
+        if self.spent > MAX_CONFIGURATIONS:
+            raise Unsupported(f"{where}: {count:,} {what}, {self.spent:,} in the proof so far, over its budget of {MAX_CONFIGURATIONS:,} configurations")
         if self.spent > self.budget:
-            raise Unsupported(f"{where}: {count:,} {what}, {self.spent:,} in the proof so far, over its budget of {self.budget:,} configurations")
+            raise LimitExceeded(f"{where}: {count:,} {what}, {self.spent:,} in the proof so far, over the pair limit of {self.budget:,} (--max-pairs)")
 
     def _enumerate(self, count: int) -> bool:
         """Count ``count`` steps of the value sets' enumeration (a table lookup or a sum each) before they are
@@ -744,7 +748,9 @@ class _Proof:
         args = self.prog.nodes[a]["args"]
         sets = [self.sets.get(w) for w in args]
         size = None if any(x is None for x in sets) else math.prod(map(len, sets))
-        if size is None or self.spent + size > self.budget:
+        # past the proof's own bound, not --max-pairs: the proof takes the same steps under any limit (a lower
+        # one refuses in charge)
+        if size is None or self.spent + size > MAX_CONFIGURATIONS:
             return False  # unknown, or past what the proof may still enumerate: not shown (the proof may refuse)
         self.charge(f"the separation test of {a!r}", size, "argument tuples")
         seen: dict[Value, Value] = {}
@@ -880,5 +886,6 @@ def check_compositional(doc: dict[str, Any], model: dict[str, Any], vocab: int) 
     for k, v in result.items():
         if k not in ("holds", "relation") and res.get(k) != v:
             problems.append(f'"result.{k}" must be {str(v)[:60]}')
-    # what the proof could not establish is why the claim does not hold, recorded as result.problems (compared above)
-    return conclude(doc, result["relation"], problems, result["problems"])
+    # what the proof could not establish, recorded as result.problems (compared above): the proof is sound but not
+    # complete (a value set holding values no input reaches), so this leaves the claim not proven, never disproven
+    return conclude(doc, result["relation"], problems, undecided=result["problems"])

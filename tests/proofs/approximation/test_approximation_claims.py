@@ -28,7 +28,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal, write_certificate
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, OK, REJECTED, verify_bytes
+from attncert.proofs.core.verify import BAD, DOES_NOT_HOLD, NOT_PROVEN, OK, REJECTED, verify_bytes
 
 CLAIMS = load_claims()
 APPROX, RATES = CLAIMS["lipschitz_approx"], CLAIMS["lipschitz_rates"]
@@ -200,7 +200,7 @@ def test_a_pair_that_cannot_be_decided_is_not_counted_as_holding():
     assert (rec["pairs"], rec["proven"], rec["violated"], rec["undecided"], rec["precisions"]) == (4, 0, 0, 4, [64, 256, 1024])
     assert rec["undecided_pair"]["x_i"] == ["0"] and rec["undecided_pair"]["x_j"] == ["1/4"]
     assert not doc["result"]["holds"] and "is not decided on the grid pair x_0 = (0), x_1 = (1/4)" in doc["result"]["statement"]
-    assert status(doc) == DOES_NOT_HOLD  # genuine: "holds" means proven, and the bound is not
+    assert status(doc) == NOT_PROVEN  # genuine: "holds" means proven, and the bound is not; no pair is violated either
     refused({**doc, "result": {**doc["result"], "holds": True}}, "is not decided on the grid pair x_0 = (0), x_1 = (1/4)")
 
 

@@ -17,7 +17,7 @@ from attncert.exact.matrices import matrix_to_json
 from attncert.proofs.checkers.compiled.construction import check_compiled
 from attncert.proofs.cli import main
 from attncert.proofs.core.registry import load_claims
-from attncert.proofs.core.verify import DOES_NOT_HOLD, OK, REJECTED, verify_bytes
+from attncert.proofs.core.verify import NOT_PROVEN, OK, REJECTED, verify_bytes
 
 CLAIM = load_claims()["compiled"]
 
@@ -114,18 +114,21 @@ def test_softmax_bounds_fall_with_beta_and_verify(soft_doc, tmp_path, capsys):
     assert main(["verify", str(path)]) == 0, capsys.readouterr().out
 
 
-def test_no_beta_within_tol_is_a_genuine_certificate_that_does_not_hold(soft_doc):
-    """Betas 10 and 100 leave B(beta) above 1e-20: prove records holds = false, the check finds the same failure
-    and no problem, so verify says DOES-NOT-HOLD; the same document claiming to hold is REJECTED, as is the
-    genuine certificate above claiming not to."""
+def test_no_beta_within_tol_is_a_genuine_certificate_that_is_not_proven(soft_doc):
+    """Betas 10 and 100 leave B(beta) above 1e-20: prove records holds = false, the check finds the same and no
+    problem; B(beta) is an upper bound, so a bound above tol does not show the distance above it: verify says
+    NOT-PROVEN (exit 4), not DOES-NOT-HOLD. The same document claiming to hold is REJECTED, as is the genuine
+    certificate above claiming not to."""
     from attncert.proofs.checkers.compiled.construction import check_compiled_softmax
 
     doc = SOFT.prove(of="universal", sizes="n=2,d=2,dv=1", betas="10,100", tol="1e-20", prec=256)
     assert doc["result"]["holds"] is False and doc["result"]["least_beta_within_tol"] is None
-    assert check_compiled_softmax(doc) == [] and _status(doc) == DOES_NOT_HOLD
+    found = check_compiled_softmax(doc)
+    assert found == [] and found.undecided == ["no listed beta has B(beta) <= 1/100000000000000000000 at this precision"]
+    assert _status(doc) == NOT_PROVEN
     claimed = json.loads(json.dumps(doc))
     claimed["result"]["holds"] = True
-    assert check_compiled_softmax(claimed) == ["no listed beta has B(beta) <= 1/100000000000000000000"] and _status(claimed) == REJECTED
+    assert check_compiled_softmax(claimed) == ["no listed beta has B(beta) <= 1/100000000000000000000 at this precision"] and _status(claimed) == REJECTED
     denied = json.loads(json.dumps(soft_doc))
     denied["result"]["holds"] = False
     assert "the recorded result says holds=False, the check says True" in check_compiled_softmax(denied) and _status(denied) == REJECTED

@@ -192,15 +192,17 @@ def test_a_vocabulary_not_in_column_order_is_recorded_in_it(method):
 
 def test_the_configurations_are_counted_before_they_are_built():
     """copy_by_token over 3 tokens to length 3: its head has 3 x 3 key and 3 x 3 query configurations (position
-    and token each), 81 in all; under a pair limit of 80 the proof refuses in one line, before it builds any."""
+    and token each), 81 in all; under a pair limit of 80 the proof refuses in one line, before it builds any: a limit
+    refusal (LimitExceeded, BAD in verify), not a program outside the proof's class (Unsupported)."""
     from attncert.exact.limits import Limits, limits
-    from attncert.proofs.checkers.compiled.every_input import Unsupported, result_of
+    from attncert.exact import LimitExceeded
+    from attncert.proofs.checkers.compiled.every_input import result_of
 
     doc = prove("copy_by_token", vocab="a,b,c", n=3)
     (step,) = doc["outputs"]["proof"]["steps"]
     assert step["query_configurations"] * step["key_configurations"] == 81
     model, tables = doc["construction"]["model"], doc["construction"]["program"]["program"]
-    with limits(Limits(max_pairs=80)), pytest.raises(Unsupported, match="81 query-key configurations"):
+    with limits(Limits(max_pairs=80)), pytest.raises(LimitExceeded, match="81 query-key configurations"):
         result_of(model, tables, 3)
     with limits(Limits(max_pairs=81)):
         assert result_of(model, tables, 3)[1]["holds"]

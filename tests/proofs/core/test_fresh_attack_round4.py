@@ -338,14 +338,6 @@ def test_a_correct_model_is_not_disproven_by_a_wrong_equality():
     assert status(comp) != DOES_NOT_HOLD
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="check_compositional hands the proof's problems to conclude() as failures, so a proof that is sound but not "
-    "complete (here: a mean of 1/3 that no input reaches, the static selection selects 1 or 2 keys) makes verify say "
-    "DOES-NOT-HOLD, 'genuine; the claim does not hold', for a model that is right on every input (its exhaustive "
-    "certificate verifies OK)",
-)
 def test_an_incomplete_compositional_proof_is_not_a_disproof():
     pytest.importorskip("tracr")
     record = _pair_mean_record()
@@ -423,14 +415,6 @@ def forward_numeric(model: dict, tokens: list, beta: int | None = None):
     return x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="check_compiled_softmax counts 'no listed beta has B(beta) <= tol' as a failure, so a bound that a low "
-    "working precision (--prec 4) leaves at 13 makes verify say DOES-NOT-HOLD, 'genuine; the claim does not hold', "
-    "while the softmax model at beta = 1000 is within 1e-100 of the average-hard one on this input (and the "
-    "certificate's own statement, B(beta) a bound and no listed beta recorded within tol, is true)",
-)
 def test_a_loose_softmax_bound_is_not_a_disproof():
     doc = prove_claim("compiled_softmax", of="matmul", sizes="r=1,k=2,c=1", betas="1000", tol="1/1000", prec=4)
     cons = doc["construction"]
@@ -443,14 +427,6 @@ def test_a_loose_softmax_bound_is_not_a_disproof():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a grid pair the enclosures cannot decide is a failure (approximation checker), so f = x1 + sin(x1)^2 + "
-    "cos(x1)^2 = x1 + 1 with the stated constant L = 1, which holds with equality on every pair, is DOES-NOT-HOLD, "
-    "'genuine; the claim does not hold' (README lists 'not proven on one' as DOES-NOT-HOLD: the verdict's words "
-    "then say the constant is wrong)",
-)
 def test_an_undecided_lipschitz_pair_is_not_a_disproof():
     doc = prove_claim("lipschitz_approx", target="expr", expr="x1 + sin(x1)**2 + cos(x1)**2", d=1, h="1/4", L="1")
     assert status(doc) != DOES_NOT_HOLD
@@ -767,14 +743,6 @@ def test_an_exhaustive_output_relabelled_is_rejected():
     assert status(forged) == REJECTED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="check_compositional reports the proof's Unsupported as a problem, and the proof's budget is min(2^20, "
-    "--max-pairs): verify --max-pairs 20 of a genuine certificate (72 configurations) says REJECTED, 'not to be "
-    "trusted: tampered with or forged', where a limit refusal is BAD (nothing decided); at --max-pairs 2 the cost "
-    "model refuses first and the same file is BAD",
-)
 def test_a_genuine_compositional_certificate_over_a_stricter_limit_is_bad_not_rejected():
     pytest.importorskip("tracr")
     from attncert.exact.limits import Limits

@@ -156,7 +156,7 @@ def test_cli_verify_exit_codes(certs, tmp_path):
     r = run(good, bad)
     lines = r.stdout.splitlines()
     assert r.returncode == 3 and len(lines) == 3 and lines[0].startswith("OK ") and lines[1].startswith("REJECTED ")
-    assert lines[2].startswith("2 certificates: 1 genuine and holding (OK), 0 genuine and not holding (DOES-NOT-HOLD), 1 rejected (REJECTED)")
+    assert lines[2].startswith("2 certificates: 1 genuine and holding (OK), 0 genuine and not holding (DOES-NOT-HOLD), 0 genuine and not proven (NOT-PROVEN), 1 rejected (REJECTED)")
 
 
 # --- fuzzing ------------------------------------------------------------------------------------
