@@ -335,13 +335,68 @@ def test_uncited_hard_facts_cost_no_solver_time(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="resource attack (see test_uncited_hard_facts_cost_no_solver_time): a 6 KB certificate with 3 undecidable-for-cvc5 facts makes verify run about 62 s")
-def test_three_hard_facts_verify_within_a_minute() -> None:
+@pytest.mark.xfail(strict=True, reason="resource attack (see test_uncited_hard_facts_cost_no_solver_time): a 6 KB certificate with facts cvc5 cannot decide runs about 20 s a fact (3 facts: 61 s measured; 4 here, about 80 s)")
+def test_four_hard_facts_verify_within_a_minute() -> None:
     doc = proven("transpose")
-    _hard_facts(doc, 3)
+    _hard_facts(doc, 4)
     assert len(canonical_json(seal(doc))) < 8000
     t = time.monotonic()
     status, _ = verify(doc)
     elapsed = time.monotonic() - t
     assert status != OK
+    assert elapsed < 60, f"verify took {elapsed:.0f} s"
+
+
+# -- a size text whose product is built before its size is bounded -------------------------------------
+
+
+def _sum_of(prefix: str, count: int) -> str:
+    return "(" + "+".join(f"{prefix}{k}" for k in range(count)) + ")"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="resource attack: sizes.Poly.__mul__ multiplies out both factors and only then refuses a result of "
+    "more than MAX_TERMS = 4096 terms; factors each under the limit (16 symbols to the 4th power: 3,876 terms) "
+    "give 15 million terms first, so a 115-character size text (in construction.layout.length, read before "
+    "anything else) makes verify run over 60 s and take over 4.8 GiB (measured: 65 s, 4.8 GB resident, then "
+    "MemoryError under a 5 GB address limit)",
+)
+def test_a_short_size_text_is_refused_cheaply() -> None:
+    """Fast form: 16 symbols cubed times 16 others cubed, 816 x 816 = 665,856 terms built before the refusal
+    (about 4.6 s of CPU and 400 MiB here); a bounded parser refuses it from |P| |Q| > MAX_TERMS at once."""
+    from attncert.exact import ParseError
+    from attncert.proofs.checkers.every_size.sizes import parse_size
+
+    text = f"{_sum_of('a', 16)}^3*{_sum_of('b', 16)}^3"
+    assert len(text) < 120
+    t = time.process_time()
+    with pytest.raises(ParseError):
+        parse_size(text)
+    assert time.process_time() - t < 1.0, f"{time.process_time() - t:.1f} s of CPU to refuse a {len(text)}-character size text"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="resource attack (see test_a_short_size_text_is_refused_cheaply): verify of a 5 KB certificate needs more than 3 GiB and 60 s")
+def test_a_length_of_fifteen_million_terms_verifies_within_3_gib(tmp_path: Any) -> None:
+    """transpose's layout length set to (a0 + ... + a15)^4 (b0 + ... + b15)^4, resealed; verify run in a child
+    process limited to 3 GiB of address space: it must answer (REJECTED or BAD) within 60 s, not run out of memory."""
+    import resource
+    import subprocess
+    import sys
+
+    doc = proven("transpose")
+    doc["construction"]["layout"]["length"] = f"{_sum_of('a', 16)}^4*{_sum_of('b', 16)}^4"
+    path = tmp_path / "length.json"
+    path.write_bytes(canonical_json(seal(doc)))
+    assert path.stat().st_size < 8000
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    t = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "attncert", "verify", str(path)], capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    elapsed = time.monotonic() - t
+    assert run.returncode in (2, 3)
+    assert "out of memory" not in run.stdout + run.stderr
     assert elapsed < 60, f"verify took {elapsed:.0f} s"
