@@ -66,7 +66,7 @@ output is v_B within lambda max |v_k - v_B| (r = n e^{max_k s(B, k) - s(B, B)}),
 every value.
 
 **An MLP** is split into the blocks of hidden units that write one SOp (tracr's MLPs are
-block-diagonal). On each configuration of the owners a block reads, the box centre +- radius is
+block-diagonal; :func:`.bounds.relu_box` maps one). On each configuration of the owners a block reads, the box centre +- radius is
 mapped exactly: where every hidden unit's sign is decided on the box, the block is affine there, its
 centre's output exact and its radius |J| r with J = W_2^T diag(active) W_1^T (steep discretising ramps
 cancel in J, not in |W_2||W_1|); a box where some unit's sign is undecided is bisected along the input
@@ -110,22 +110,19 @@ from flint import arb, arb_mat, ctx, fmpq
 from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
 from attncert.proofs.checkers.compiled.every_input import NONE, Program, Unsupported, Value, _means, number
-from attncert.proofs.checkers.tracr.model import GRID, Model, _Double, _spells, value
+from attncert.proofs.checkers.tracr.bounds import Row, as_q, ball, dev, dot, down, ends, hi, lo, project, project_ball, relu_box, share, top, up, value_out
+from attncert.proofs.checkers.tracr.model import Model, _Double, _spells, value
 
 #: Working precision of the balls (bits).
 PRECISION = 128
 #: Bisections of an MLP block's input box where a hidden unit's sign is undecided.
 SPLITS = 8
-#: Significant bits a recorded radius or margin keeps (rounded outward).
-BITS = 32
 #: Pairs of means (and joint assignments) listed at most to prune configurations no input presents.
 MAX_JOINT = 1 << 14
 #: A bound past 2^HUGE fails the run (a radius that large decides nothing).
 HUGE = 64
 #: Query-key configuration pairs of one head, at most.
 MAX_PAIRS = 1 << 22
-
-Row = dict[int, fmpq]
 
 
 def _plain(v: Value) -> Any:
@@ -135,70 +132,6 @@ def _plain(v: Value) -> Any:
     if v[0] == "q":
         return fmpq(v[1], v[2])
     return v[1] if v[0] in ("s", "b") else v
-
-
-def up(q: fmpq) -> fmpq:
-    """q rounded up to BITS significant bits (a bound stays a bound, and the record stays short)."""
-    if q <= 0:
-        return -down(-q) if q < 0 else q
-    p, d = int(q.p), int(q.q)
-    shift = BITS - (p.bit_length() - d.bit_length())
-    num = (p << shift) if shift >= 0 else p
-    den = d if shift >= 0 else d << -shift
-    return fmpq(-(-num // den), 1 << shift) if shift >= 0 else fmpq(-(-num // den) << -shift)
-
-
-def down(q: fmpq) -> fmpq:
-    """q rounded down to BITS significant bits."""
-    if q <= 0:
-        return -up(-q)
-    p, d = int(q.p), int(q.q)
-    shift = BITS - (p.bit_length() - d.bit_length())
-    if shift >= 0:
-        return fmpq((p << shift) // d, 1 << shift)
-    return fmpq((p // (d << -shift)) << -shift)
-
-
-def _dyadic(x: arb, upward: bool) -> fmpq:
-    """The exact value of an exact ball (an endpoint arb gives), moved outward to 2^-GRID when it is below
-    it in magnitude (a causal model's masked keys weigh about e^{-10^30})."""
-    if not x.is_finite():
-        raise Unsupported("a bound of the induction is not finite")
-    m, e = x.man_exp()
-    m, e = int(m), int(e)
-    if m.bit_length() + e > GRID:
-        raise Unsupported(f"a bound of the induction is over 2^{GRID}")
-    if e >= 0:
-        return fmpq(m << e)
-    if m.bit_length() + e < -GRID:
-        return fmpq(1 if upward and m > 0 else -1 if not upward and m < 0 else 0, 1 << GRID) if m else fmpq(0)
-    return fmpq(m, 1 << -e)
-
-
-def hi(x: arb) -> fmpq:
-    """An upper bound of the ball: its upper endpoint at the working precision, rounded upward (arb's
-    upper(); a dyadic of at most PRECISION bits, so that the rationals built from it stay short)."""
-    return _dyadic(x.upper(), True)
-
-
-def lo(x: arb) -> fmpq:
-    """A lower bound of the ball (arb's lower(), rounded downward)."""
-    return _dyadic(x.lower(), False)
-
-
-def _ends(x: arb) -> tuple[fmpq, fmpq]:
-    return lo(x), hi(x)
-
-
-def ball(c: fmpq, r: fmpq) -> arb:
-    """A ball holding [c - r, c + r]."""
-    return arb(c) if r == 0 else arb(c - r).union(arb(c + r))
-
-
-def dev(x: arb, c: fmpq) -> fmpq:
-    """An upper bound of |y - c| over the ball x."""
-    a, b = _ends(x)
-    return max(abs(a - c), abs(b - c))
 
 
 class Layout:
@@ -569,24 +502,24 @@ class Induction:
         if len(queries) * len(keys) > MAX_PAIRS:
             raise Unsupported(f"{where}: {len(queries) * len(keys):,} query-key configurations, over {MAX_PAIRS:,}")
         scale = arb(self.m.scale)
-        qrows = _project(queries, wq, block)
-        krows = _project(keys, wk, block)
-        vo = _value_out(_project(keys, wv, block), wo, block, writes)
-        vc = _value_out(_project(keys, wv, block, centre=True), wo, block, writes)
+        qrows = project(queries, wq, block)
+        krows = project(keys, wk, block)
+        vo = value_out(project(keys, wv, block), wo, block, writes)
+        vc = value_out(project(keys, wv, block, centre=True), wo, block, writes)
         bos_row = self.bos
-        qb, kb = _project_ball(bos_row, wq, block), _project_ball(bos_row, wk, block)
-        (vb,) = _value_out([_project_ball(bos_row, wv, block)], wo, block, writes)
+        qb, kb = project_ball(bos_row, wq, block), project_ball(bos_row, wk, block)
+        (vb,) = value_out([project_ball(bos_row, wv, block)], wo, block, writes)
         S = (arb_mat(qrows) * arb_mat(krows).transpose()).tolist() if queries and keys else [[] for _ in queries]
-        s_bos = [_dot(q, kb) / scale for q in qrows]
+        s_bos = [dot(q, kb) / scale for q in qrows]
         mask = arb(self.m.mask)
         n = self.n
         one = arb(1)
         kvals = [self.arg(K, c) for c in keys]
         wvals = [self.arg(V, c) for c in keys] if V else None
         nw = range(len(writes))
-        kend = [[_ends(x) for x in v] for v in vo]  # each key's value, as [lo, hi] per column
+        kend = [[ends(x) for x in v] for v in vo]  # each key's value, as [lo, hi] per column
         cmid = [[self.mid_of(x) for x in v] for v in vc]
-        bend = [_ends(x) for x in vb]
+        bend = [ends(x) for x in vb]
         distinct = self._distinct(K)
         rad: dict[Value, Row] = {}
         gap_bos, gap_unsel, spread, leak = None, None, fmpq(0), fmpq(0)
@@ -635,7 +568,7 @@ class Induction:
         for qi, qc in enumerate(queries):
             qv = self.arg(Q, qc)
             sb = s_bos[qi]
-            sb_lo, sb_hi = _ends(sb)
+            sb_lo, sb_hi = ends(sb)
             chosen: dict[Any, list[int]] = {}
             others: list[int] = []  # unselected keys, masked ones included
             u_hi: list[fmpq] = []  # their scores' upper ends
@@ -685,7 +618,7 @@ class Induction:
                     d = arb(m_hi - m_lo)
                     # the w + 1 selected centres (BOS's m_B, the keys' m_K) average to T(w); hh half their range
                     A_ = [self._upper((d.exp() - one) * arb(hh[i] if w else 0), where) + max([r_bos[i]] + [r_key[j][i] for j in members if w]) for i in nw]
-                    lam = _share(self._others(u, u_hi, others, kvals, False, n - w, m_lo, None), w + 1) if others else arb(0)
+                    lam = share(self._others(u, u_hi, others, kvals, False, n - w, m_lo, None), w + 1) if others else arb(0)
                     note(("q", w, 1), bound(A_, lam, far(out_ext, T)), qc, None, rival)
                     spread, leak = max(spread, up(m_hi - m_lo)), max(leak, up(hi(lam)))
                     if u is not None:
@@ -707,7 +640,7 @@ class Induction:
                 # BOS's share and the unselected keys' apart, and together: (1 - lambda_B - lambda_U) A + lambda_B B_B + lambda_U B_U
                 x_b = (arb(sb_hi) - arb(m_lo)).exp()
                 x_u = self._others(u, u_hi, others, kvals, distinct, n - 1, m_lo, None)
-                shares = (_share(x_b, 1), _share(x_u, 1), _share(x_b + x_u, 1))
+                shares = (share(x_b, 1), share(x_u, 1), share(x_b + x_u, 1))
                 bos_ext = hull([], True)
                 if group == "all":  # a numerical mean: the bound holds for every value the query can receive, against each
                     for v in self._means(V, js, wvals):
@@ -726,7 +659,7 @@ class Induction:
             if not width and not (selects_self and chosen):
                 default = node["default"]
                 tgt = self._target(A, default, writes)
-                lam0 = _share(self._others(u, u_hi, others, kvals, distinct, n, sb_lo, None), 1) if others else arb(0)
+                lam0 = share(self._others(u, u_hi, others, kvals, distinct, n, sb_lo, None), 1) if others else arb(0)
                 A0 = [max(bend[i][1] - tgt[i], tgt[i] - bend[i][0]) for i in nw]
                 note(default, bound(A0, lam0, far(out_ext, tgt)), qc, None, rival)
                 leak = max(leak, up(hi(lam0)))
@@ -744,7 +677,7 @@ class Induction:
         return self._bos_output(queries and keys, qb, kb, krows, vo, vb, scale, mask)
 
     def mid_of(self, x: arb) -> fmpq:
-        return fmpq(*_as_q(x.mid()))
+        return fmpq(*as_q(x.mid()))
 
     def _moves(self, A: str) -> bool:
         return self.prog.nodes[A]["encoding"] == "categorical"
@@ -842,11 +775,11 @@ class Induction:
 
     def _bos_output(self, any_keys: Any, qb: list[arb], kb: list[arb], krows: list[list[arb]], vo: list[list[arb]], vb: list[arb], scale: arb, mask: arb) -> list[arb]:
         """The head's output at the BOS query: v_B within the leak, and within the hull of every value."""
-        sbb = _dot(qb, kb) / scale
+        sbb = dot(qb, kb) / scale
         if not any_keys:
             return vb
-        sk = [mask if self.m.causal else _dot(qb, k) / scale for k in krows]
-        ell = _share((_top(sk) - sbb).exp() * self.n, 1)
+        sk = [mask if self.m.causal else dot(qb, k) / scale for k in krows]
+        ell = share((top(sk) - sbb).exp() * self.n, 1)
         out = []
         for i, x in enumerate(vb):
             spread_i = max(dev(v[i], self.mid_of(x)) for v in vo)
@@ -917,7 +850,7 @@ class Induction:
                 before = {}
             x0 = {i: cfg.centre.get(i, fmpq(0)) for i in read}
             r0 = {i: cfg.radius.get(i, fmpq(0)) for i in read}
-            box, k = _relu_box(x0, r0, W1, B1, W2, cols, SPLITS)
+            box, k = relu_box(x0, r0, W1, B1, W2, cols, SPLITS)
             pieces += k
             r = rad.setdefault(v, dict(before) if node["op"] != "selector_width" else {})
             for c in cols:
@@ -940,7 +873,7 @@ class Induction:
         self.steps.append({"sublayer": f"layer {l} mlp", "computes": o, "configurations": count, "pieces": pieces, "radius": _radius_json(self.rad[o])})
 
     def _mlp_ball(self, x: list[arb], w1: Any, w2: Any) -> list[arb]:
-        """The MLP at the BOS row, the ball vector x: its box mapped as every block's (:func:`_relu_box`)."""
+        """The MLP at the BOS row, the ball vector x: its box mapped as every block's (:func:`bounds.relu_box`)."""
         units = sorted({u for (u, _) in w2[2]})
         W1: dict[int, Row] = {u: {} for u in units}
         for (i, u), a in w1[2].items():
@@ -953,7 +886,7 @@ class Induction:
         x0 = {i: self.mid_of(x[i]) for i in read}
         r0 = {i: up(dev(x[i], x0[i])) for i in read}
         cols = sorted({c for (_, c) in w2[2]})
-        box, _ = _relu_box(x0, r0, W1, {u: w1[3].get(u, fmpq(0)) for u in units}, W2, cols, SPLITS)
+        box, _ = relu_box(x0, r0, W1, {u: w1[3].get(u, fmpq(0)) for u in units}, W2, cols, SPLITS)
         out = list(x)
         for c in cols:
             out[c] = out[c] + arb(box[c][0]).union(arb(box[c][1]))
@@ -1007,116 +940,6 @@ def _tag(t: Any) -> Value:
         return ("s", t)
     q = fmpq(t)
     return ("q", int(q.p), int(q.q))
-
-
-def _as_q(x: arb) -> tuple[int, int]:
-    """The exact rational value of an arb's midpoint (a dyadic), as (p, q)."""
-    m, e = x.man_exp() if hasattr(x, "man_exp") else x.mid().man_exp()
-    m, e = int(m), int(e)
-    return (m << e, 1) if e >= 0 else (m, 1 << -e)
-
-
-def _share(x: arb, k: int) -> arb:
-    """The leaked share: with the selected weights summing to at least k e^{m_lo} and the others' to at most
-    x e^{m_lo}, the others hold lambda = A_O / (A_S + A_O) <= r / (1 + r) = 1 - 1/(1 + r), r = x / k (increasing
-    in A_O / A_S), and at most 1: a ball whose upper end bounds it (x may be past any rational we keep)."""
-    lam = 1 - 1 / (1 + (x / k).upper())
-    return lam if lam < 1 else arb(1)
-
-
-def _top(xs: list[arb]) -> arb | None:
-    if not xs:
-        return None
-    return arb(max(hi(x) for x in xs))
-
-
-def _dot(a: list[arb], b: list[arb]) -> arb:
-    s = arb(0)
-    for x, y in zip(a, b):
-        s += x * y
-    return s
-
-
-def _project(cfgs: list[Config], m: Any, block: list[int], centre: bool = False) -> list[list[arb]]:
-    """(x W + b)[block] for each configuration's row, balls (its centre alone with ``centre``): one product
-    [x[read], 1] [W[read, block]; b[block]], ``read`` the rows of W reaching the block."""
-    _, _, w, b = m
-    at = {j: n for n, j in enumerate(block)}
-    read = sorted({i for (i, j) in w if j in at})
-    if not cfgs or not block:
-        return [[] for _ in cfgs] if not block else []
-    row = {i: n for n, i in enumerate(read)}
-    dense = [[fmpq(0)] * len(block) for _ in range(len(read) + 1)]
-    for (i, j), a in w.items():
-        if j in at:
-            dense[row[i]][at[j]] = a
-    for j, a in b.items():
-        if j in at:
-            dense[len(read)][at[j]] = a
-    one = arb(1)
-    xs = arb_mat([[ball(c.centre.get(i, fmpq(0)), fmpq(0) if centre else c.radius.get(i, fmpq(0))) for i in read] + [one] for c in cfgs])
-    return (xs * arb_mat(dense)).tolist()
-
-
-def _project_ball(row: list[arb], m: Any, block: list[int]) -> list[arb]:
-    _, _, w, b = m
-    out = [arb(b.get(j, fmpq(0))) for j in block]
-    at = {j: n for n, j in enumerate(block)}
-    for (i, j), a in w.items():
-        if j in at:
-            out[at[j]] += row[i] * arb(a)
-    return out
-
-
-def _value_out(vs: list[list[arb]], wo: Any, block: list[int], writes: list[int]) -> list[list[arb]]:
-    """Each head value through W_O, in the columns it writes."""
-    if not vs:
-        return []
-    at = {j: n for n, j in enumerate(block)}
-    to = {c: n for n, c in enumerate(writes)}
-    dense = [[fmpq(0)] * len(writes) for _ in block]
-    for (i, c), a in wo[2].items():
-        if i in at and c in to:
-            dense[at[i]][to[c]] = a
-    return (arb_mat(vs) * arb_mat(dense)).tolist()
-
-
-def _relu_box(x0: Row, r0: Row, W1: dict[int, Row], B1: dict[int, fmpq], W2: dict[int, Row], cols: list[int], depth: int) -> tuple[dict[int, tuple[fmpq, fmpq]], int]:
-    """[lo, hi] of each output column of relu(x W_1 + b_1) W_2 over the box x0 +- r0, exactly (module
-    docstring: affine where every unit's sign is decided, bisected where not); and the pieces used."""
-    pre = {u: B1[u] + sum((x0[i] * a for i, a in W1[u].items() if x0.get(i, 0) != 0), fmpq(0)) for u in W1}
-    spread = {u: sum((r0[i] * abs(a) for i, a in W1[u].items() if r0.get(i, 0) != 0), fmpq(0)) for u in W1}
-    unstable = [u for u in W1 if pre[u] - spread[u] < 0 < pre[u] + spread[u]]
-    if unstable and depth > 0:
-        weight = {i: sum(abs(W1[u].get(i, 0)) for u in unstable) * r for i, r in r0.items() if r != 0}
-        i = max(sorted(weight), key=lambda j: weight[j])
-        half = r0[i] / 2
-        a, ka = _relu_box({**x0, i: x0[i] - half}, {**r0, i: half}, W1, B1, W2, cols, depth - 1)
-        b, kb = _relu_box({**x0, i: x0[i] + half}, {**r0, i: half}, W1, B1, W2, cols, depth - 1)
-        return {c: (min(a[c][0], b[c][0]), max(a[c][1], b[c][1])) for c in cols}, ka + kb
-    want = set(cols)
-    centre = {c: fmpq(0) for c in cols}
-    radius = {c: fmpq(0) for c in cols}
-    J: dict[int, dict[int, fmpq]] = {c: {} for c in cols}
-    for u in W1:
-        if pre[u] - spread[u] >= 0:  # active: affine
-            moving = [(i, a) for i, a in W1[u].items() if r0.get(i, 0) != 0]
-            for c, w in W2[u].items():
-                if c in want:
-                    centre[c] += w * pre[u]
-                    for i, a in moving:
-                        J[c][i] = J[c].get(i, fmpq(0)) + w * a
-        elif pre[u] + spread[u] > 0:  # undecided: relu(z) in [0, z_hi]
-            top = pre[u] + spread[u]
-            for c, w in W2[u].items():
-                if c in want:
-                    centre[c] += w * top / 2
-                    radius[c] += abs(w) * top / 2
-    out = {}
-    for c in cols:
-        rc = radius[c] + sum((abs(j) * r0[i] for i, j in J[c].items()), fmpq(0))
-        out[c] = (centre[c] - rc, centre[c] + rc)
-    return out, 1
 
 
 def _radius_json(rad: dict[Value, Row]) -> list[list[Any]]:
