@@ -85,7 +85,9 @@ class _Check:
 
     def run(self) -> list[str]:
         self.statement()
-        self.proven = self.prove_facts()
+        self.scripts_match = self.read_scripts()
+        self.proven: dict[int, bool] = {}
+        self.solver_refused = False
         paths = self.case_paths()
         self.problems += complete_tree(list(paths), case_branches, "case")
         by_case: dict[int, list[tuple[int, dict[str, Any]]]] = {}
@@ -129,20 +131,35 @@ class _Check:
         return {s: Poly.const(given[s]) if s in given else Poly.symbol(s) for s in self.d.symbols}
 
     # -- facts ----------------------------------------------------------------------------------------
-    def prove_facts(self) -> list[bool]:
+    def read_scripts(self) -> list[bool]:
+        """Each fact's recorded script is the one its hypotheses and goal give (text only; no solver yet)."""
         out = []
         for k, f in enumerate(self.facts):
-            text = smtlib.script(list(f.hypotheses), f.goal, f.extremes)
-            if text != f.smtlib:
+            same = smtlib.script(list(f.hypotheses), f.goal, f.extremes) == f.smtlib
+            if not same:
                 self.problems.append(f"fact {k}: its recorded script is not the one its hypotheses and goal give")
-                out.append(False)
-                continue
-            answer = smtlib.proven(list(f.hypotheses), f.goal, f.extremes)
-            if answer is not None:  # unknown (its time ran out) is a refusal, never a pass; sat, a counter-model
-                why = "not proven in its time: a refusal" if answer == "unknown" else "a counter-model: the fact is false"
-                self.problems.append(f"fact {k} ({f.goal.text[:80]}): cvc5 answers {answer} ({why})")
-            out.append(answer is None)
+            out.append(same)
         return out
+
+    def prove_fact(self, k: int) -> bool:
+        """cvc5 proves fact k, asked once, only when a step cites it: an uncited fact costs no solver time, and after
+        one refusal (unknown or sat: the certificate is already not OK) no further fact is asked, so that a document
+        of many undecidable facts costs at most one solver timeout."""
+        if k not in self.proven:
+            f = self.facts[k]
+            if not self.scripts_match[k]:
+                self.proven[k] = False
+            elif self.solver_refused:
+                self.proven[k] = False
+                self.problems.append(f"fact {k} not asked: an earlier fact was refused")
+            else:
+                answer = smtlib.proven(list(f.hypotheses), f.goal, f.extremes)
+                if answer is not None:  # unknown (its time ran out) is a refusal, never a pass; sat, a counter-model
+                    why = "not proven in its time: a refusal" if answer == "unknown" else "a counter-model: the fact is false"
+                    self.problems.append(f"fact {k} ({f.goal.text[:80]}): cvc5 answers {answer} ({why})")
+                    self.solver_refused = True
+                self.proven[k] = answer is None
+        return self.proven[k]
 
     def fact(self, k: Any, goal: Rel, ctx: Context, what: str) -> None:
         """Fact k proves goal from hypotheses of the context, or a problem."""
@@ -150,7 +167,7 @@ class _Check:
             raise ParseError(f"{what} must cite a fact by its index")
         f = self.facts[k]
         self.cited.add(k)
-        if f.goal.text != goal.text or any(h.text not in ctx.texts for h in f.hypotheses) or not self.proven[k]:
+        if f.goal.text != goal.text or any(h.text not in ctx.texts for h in f.hypotheses) or not self.prove_fact(k):
             self.problems.append(f"{what}: fact {k} does not prove {goal.text} in {ctx.text[:160]}")
 
     # -- cases ----------------------------------------------------------------------------------------
@@ -270,7 +287,7 @@ class _Regions:
         entry = None if place.entry is None else [e.text() for e in place.entry]
         if r.get("digits") != digits or r.get("assumed") != [x.text for x in ctx.assumed] or r.get("position") != place.pos.text() or r.get("entry") != entry:
             raise Refusal("its digits, relations, position or entry are not what its path gives")
-        steps = read_steps(r.get("steps"), self.c.facts, self.c.proven, f"region {k}")
+        steps = read_steps(r.get("steps"), self.c.facts, self.c.prove_fact, f"region {k}")
         ev = Evaluator(self.c.graph, self.blocks, self.N, self.sub, self.K, steps, tagged=self.data_rows is not None)
         value = ev.value(self.c.graph.output, place.pos, ctx)
         if not isinstance(value, Real):

@@ -12,7 +12,7 @@ division, a binder's name, a pin); what it proposes is checked by the checker's 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from attncert.exact import ParseError
 from attncert.proofs.checkers.every_size.context import Context
@@ -62,10 +62,11 @@ class Step:
 
 @dataclass
 class Steps:
-    """One region's steps, by (node, position, context, kind); the facts proven, and those cited."""
+    """One region's steps, by (node, position, context, kind); the facts, how one is proven (asked when first
+    cited), and those cited."""
 
     facts: list[Fact]
-    proven: list[bool]
+    proven: Callable[[int], bool]
     table: dict[tuple[int, str, str, str], list[Step]] = field(default_factory=dict)
     taken: set[tuple] = field(default_factory=set)
     cited: set[int] = field(default_factory=set)
@@ -108,7 +109,7 @@ class Steps:
             extra = next((h.text for h in f.hypotheses if h.text not in ctx.texts), None)
             if extra is not None:
                 raise Refusal(f"fact {k} assumes {extra}, which is not a hypothesis of the context {ctx.text[:200]}")
-            if not self.proven[k]:
+            if not self.proven(k):
                 raise Refusal(f"fact {k} ({r.text}) is not proven")
             self.cited.add(k)
         self.taken.add(step.key)
@@ -123,7 +124,7 @@ class Steps:
         return [f"{s.key[3]} at node {s.key[0]}, position {s.key[1]}: {s.decision[:120]}" for ss in self.table.values() for s in ss if s.key not in self.taken]
 
 
-def read_steps(raw: Any, facts: list[Fact], proven: list[bool], where: str) -> Steps:
+def read_steps(raw: Any, facts: list[Fact], proven: Callable[[int], bool], where: str) -> Steps:
     if not isinstance(raw, list) or len(raw) > MAX_STEPS:
         raise ParseError(f"{where}: steps must be a list of at most {MAX_STEPS}")
     out = Steps(facts, proven)

@@ -42,6 +42,9 @@ MAX_DEPTH = 48
 MAX_POWER = 64
 #: The most terms a polynomial may hold (a bound on hostile input).
 MAX_TERMS = 4096
+#: The most pairs of terms a product multiplies out (a product of two expressions of 3,876 terms each would form
+#: 15 million before MAX_TERMS refused the result).
+MAX_PRODUCT_PAIRS = 1 << 18
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 RESERVED = frozenset({"max", "min", "floor", "mod"})
 
@@ -194,6 +197,8 @@ class Poly:
 
     def __mul__(self, o: "Poly | int") -> "Poly":
         o = _poly(o)
+        if len(self.terms) * len(o.terms) > MAX_PRODUCT_PAIRS:  # refused before the pairs are formed, not after
+            raise ParseError(f"a product of size expressions of {len(self.terms):,} by {len(o.terms):,} terms (over {MAX_PRODUCT_PAIRS:,} pairs)")
         out: dict[Monomial, int] = {}
         for m1, c1 in self.terms.items():
             for m2, c2 in o.terms.items():

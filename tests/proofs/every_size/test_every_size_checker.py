@@ -137,7 +137,9 @@ def test_a_changed_fact_goal_is_refused():
     for s in steps(doc):  # the steps state what the fact now proves
         if k in s["facts"]:
             s["decision"] = s["decision"].replace("j < r", "j < r - 1")
-    refused(check(doc), "cvc5", "region 0")
+    # the template needs j < r, which no step now states; the fact is cited by no step taken, so no solver is
+    # asked (a false fact that a step does cite is refused by cvc5: the tests above and below)
+    refused(check(doc), "no recorded", "region 0")
 
 
 def test_a_script_that_is_not_its_facts_is_refused():
