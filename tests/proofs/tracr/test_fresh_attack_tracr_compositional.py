@@ -212,3 +212,61 @@ def test_precision_at_its_largest_is_quick(cert: dict[str, Any], tmp_path: Path)
     doc["params"]["precision"] = 4096
     r = verify(doc, tmp_path)
     assert r.returncode in (1, 2, 3) and "Traceback" not in r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("weight", ["99", "101"])
+def test_bos_score_shifted_model_wrong_at_every_length(cert: dict[str, Any], tmp_path: Path, weight: str) -> None:
+    """W_Q's 'one' row scaled so BOS no longer scores like the selected keys: the SelectorWidth's count is off
+    at length 2 (own forward pass); N* = 9 kept must be refused."""
+    doc = copy.deepcopy(cert)
+    model = doc["construction"]["model"]
+    for e in model["layers"][0]["query"]["w"]:
+        if e[0] == model["residual"].index("one"):
+            e[2] = weight
+    rehash(doc)
+    assert decode(model, ["a", "a"]) != [2, 2]
+    r = verify(doc, tmp_path)
+    assert r.returncode in (2, 3), r.stdout + r.stderr
+
+
+def test_causal_flag_flipped(cert: dict[str, Any], tmp_path: Path) -> None:
+    doc = copy.deepcopy(cert)
+    doc["construction"]["model"]["causal"] = True
+    doc["params"]["causal"] = 1
+    rehash(doc)
+    r = verify(doc, tmp_path)
+    assert r.returncode in (2, 3), r.stdout + r.stderr
+
+
+def test_attention_output_bias_added(cert: dict[str, Any], tmp_path: Path) -> None:
+    doc = copy.deepcopy(cert)
+    model = doc["construction"]["model"]
+    model["layers"][0]["linear"]["b"] = [[model["residual"].index("length:0"), "1/2"]]
+    rehash(doc)
+    r = verify(doc, tmp_path)
+    assert r.returncode in (2, 3), r.stdout + r.stderr
+
+
+def test_position_embedding_writes_the_output(cert: dict[str, Any], tmp_path: Path) -> None:
+    doc = copy.deepcopy(cert)
+    model = doc["construction"]["model"]
+    model["pos_embed"]["w"].append([1, model["residual"].index("length:2"), "1"])
+    rehash(doc)
+    r = verify(doc, tmp_path)
+    assert r.returncode in (2, 3), r.stdout + r.stderr
+
+
+def test_vocabulary_duplicated(cert: dict[str, Any], tmp_path: Path) -> None:
+    doc = copy.deepcopy(cert)
+    doc["inputs"]["vocab"] = doc["inputs"]["vocab"] * 1000
+    r = verify(doc, tmp_path)
+    assert r.returncode in (2, 3), r.stdout + r.stderr
+
+
+def test_counterexample_rasp_output_forged(cert: dict[str, Any], tmp_path: Path) -> None:
+    """The listed counterexample's RASP output made the decoded one: it is then no counterexample."""
+    doc = copy.deepcopy(cert)
+    entry = doc["outputs"]["confirmation"][0]["counterexamples"][0]
+    entry["rasp"] = [{"q": "9"}] * 10
+    r = verify(doc, tmp_path)
+    assert r.returncode in (2, 3), r.stdout + r.stderr
