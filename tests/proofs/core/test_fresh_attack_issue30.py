@@ -307,16 +307,10 @@ def test_verify_refuses_an_identity_graph_of_many_large_products_quickly(tmp_pat
 
 def selects_over_a_chain(base: dict, K: int, S: int) -> dict:
     """K maps in a chain from indices, and S selects whose keys and queries are the chain's end."""
+    from tests.proofs.identity.test_identity_costs import selects_over_a_chain as chain_graph
+
     d = unsealed(base)
-    nodes = [{"encoding": "numerical", "id": 0, "label": "i", "name": "indices", "op": "indices", "params": {}}]
-    edges = []
-    for i in range(1, K + 1):
-        nodes.append({"encoding": "numerical", "id": i, "label": "m", "name": "m", "op": "map", "params": {}})
-        edges.append({"arg": 0, "source": i - 1, "target": i})
-    for j in range(K + 1, K + 1 + S):
-        nodes.append({"id": j, "label": "s", "name": "select", "op": "select", "params": {"predicate": "EQ"}})
-        edges += [{"arg": 0, "source": K, "target": j}, {"arg": 1, "source": K, "target": j}]
-    d["construction"]["graph"] = {"format": "attncert-rasp/1", "outputs": {"output": K}, "nodes": nodes, "edges": edges}
+    d["construction"]["graph"] = chain_graph(K, S)
     d["construction"]["static_selections"] = []
     return d
 
