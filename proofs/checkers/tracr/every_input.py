@@ -123,6 +123,9 @@ MAX_JOINT = 1 << 14
 HUGE = 64
 #: Query-key configuration pairs of one head, at most.
 MAX_PAIRS = 1 << 22
+#: Additions the enumeration of numerical means may take in one induction, at most (a hostile value set of
+#: thousands of numbers at a long length would otherwise cost |values| x MAX_VALUES x n per query).
+MAX_SUMS = 1 << 20
 
 
 def _plain(v: Value) -> Any:
@@ -294,6 +297,8 @@ class Induction:
         self.problems: list[str] = []
         self.undefined: set[str] = set()
         self._pairs: dict[tuple[str, str], set[tuple[Value, Value]] | None] = {}  # :meth:`_joint_means`
+        self._mean_sets: dict[tuple[Value, ...], list[Value]] = {}  # :meth:`_means`, by the values averaged
+        self._summed = 0  # additions :meth:`_means` has taken, against MAX_SUMS
         #: (step, query position, value) -> (the largest radius, the rows of the configuration giving it): :meth:`_weak`
         self.weak: dict[tuple[str, Value], tuple[fmpq, list[tuple[int | None, dict[str, Value]]]]] = {}
 
@@ -683,11 +688,21 @@ class Induction:
         return self.prog.nodes[A]["encoding"] == "categorical"
 
     def _means(self, V: str, js: list[int], wvals: list[Value]) -> list[Value]:
-        vals = sorted({wvals[j] for j in js}, key=repr)
-        out = _means(vals, self.n, NONE)
-        if out is None:
-            raise Unsupported(f"the means of {V!r:.40} are too many to enumerate")
-        return out
+        """Every mean of 1..n of the values at the keys js (:func:`_means` of the compiled checker), once per
+        set of values, within MAX_SUMS additions in the whole induction."""
+        vals = tuple(sorted({wvals[j] for j in js}, key=repr))
+        if vals not in self._mean_sets:
+            out = _means(list(vals), self.n, NONE, self._afford)
+            if out is None:
+                raise Unsupported(f"the means of {V!r:.40} are too many to enumerate")
+            self._mean_sets[vals] = out
+        return self._mean_sets[vals]
+
+    def _afford(self, count: int) -> bool:
+        if self._summed + count > MAX_SUMS:
+            return False
+        self._summed += count
+        return True
 
     def _target(self, A: str, v: Value, writes: list[int]) -> list[fmpq]:
         e = self.lay.enc(A, v)
