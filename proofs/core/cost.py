@@ -73,9 +73,10 @@ class Cost:
     terms: int = 0  # polynomial terms a for-all-inputs proof holds at its peak (estimate)
     entries: int = 0  # entries of the largest matrix or text the run builds (exact; 0: bounded by the other sizes)
     document: int = 0  # bytes of the certificate the run writes (estimate from the sizes, an upper bound; 0: not estimated)
+    problem: str = ""  # the problem the run takes, where the parameters alone do not say it (a file's shape)
 
     def lines(self) -> list[str]:
-        return [
+        return ([f"problem                      {self.problem}"] if self.problem else []) + [
             f"sequence length (positions)  {self.positions:,}",
             f"selection pairs (estimate)   {self.pairs:,}",
             f"evaluations or runs          {self.evaluations:,}",

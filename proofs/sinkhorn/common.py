@@ -50,16 +50,36 @@ PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits
 TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
 
 
+def pot_eps(eps: str, reg: str | None, default: str) -> str:
+    """The temperatures of a run: ``eps``, or ``reg`` (POT's name for it) when given; both, unequal, are refused."""
+    if reg is None:
+        return eps
+    if eps != default and rational_list(eps) != rational_list(reg):
+        raise ParseError("--reg is POT's name for --eps: give one of them")
+    return reg
+
+
 def convergence_cost(
-    n: int | None, eps: str, prec: int, m: int | None = None, cost: str | None = None, a: str | None = None, b: str | None = None, **_: Any
+    n: int | None,
+    eps: str,
+    prec: int,
+    m: int | None = None,
+    cost: str | None = None,
+    a: str | None = None,
+    b: str | None = None,
+    reg: str | None = None,
+    default_eps: str = "",
+    **_: Any,
 ) -> Cost:
-    """One run per eps, the hardest sets the precision, which grows with the cost's range (max - min) over eps.
+    """One run per eps (or reg, POT's name for it), the hardest sets the precision, which grows with the cost's
+    range (max - min) over eps.
 
     Random costs lie in [0, 1]. A cost file (``cost`` a path) is read for its shape and range, and the three files
-    for the bytes the certificate records of them. In a certificate ``cost`` is the recorded file's format, not a
-    path: the recorded n x m stands for its shape and the range of a random cost for its range (the checker bounds
-    each run's recorded precision).
+    for the bytes the certificate records of them; the estimate names that shape (``Cost.problem``). In a
+    certificate ``cost`` is the recorded file's format, not a path: the recorded n x m stands for its shape and the
+    range of a random cost for its range (the checker bounds each run's recorded precision).
     """
+    eps = pot_eps(eps, reg, default_eps or eps)
     eps_list = [positive_rational(e) for e in rational_list(eps)]
     n = 8 if n is None else n  # the random problem's default size (convergence.RANDOM_N)
     cols, spread = n if m is None else m, fmpq(1)
@@ -72,18 +92,23 @@ def convergence_cost(
         inputs = sum(len(QQ.to_json(x)) + 3 for x in [*(x for row in C for x in row), *masses])
     bits = [krawczyk_bits(spread, e, prec) for e in eps_list]
     document = convergence_document(n, cols, [(spread / e, b) for e, b in zip(eps_list, bits)], prec, inputs)
+    origin = f"the file {os.path.basename(cost)}'s" if cost is not None and cost not in FORMATS else "random"
+    problem = f"{n} x {cols} cost ({origin}), eps {', '.join(map(str, eps_list))}"
+    return replace(_convergence_runs(n, cols, eps_list, bits, prec), document=document, problem=problem)
+
+
+def _convergence_runs(n: int, cols: int, eps_list: list[fmpq], bits: list[int], prec: int) -> Cost:
+    """The runs' time and memory: balls per entry up to PLAIN_ENTRIES, past it the shifted kernel's paths."""
     if n * cols <= PLAIN_ENTRIES:
-        return replace(sinkhorn_cost(n, cols, len(eps_list), max(bits)), document=document)
+        return sinkhorn_cost(n, cols, len(eps_list), max(bits))
     # Past PLAIN_ENTRIES, a run with Delta <= 40 (krawczyk_bits = prec) takes the shifted kernel's paths: no ball per entry.
     slow = [b for b in bits if b != prec]
     fast = sinkhorn_cost(n, cols, len(eps_list), prec)
-    fast = replace(
-        fast, memory=SHIFTED_BYTES_PER_ENTRY * n * cols + (1 << 24), seconds=SHIFTED_SECONDS_PER_ENTRY * n * cols * (len(bits) - len(slow)), document=document
-    )
+    fast = replace(fast, memory=SHIFTED_BYTES_PER_ENTRY * n * cols + (1 << 24), seconds=SHIFTED_SECONDS_PER_ENTRY * n * cols * (len(bits) - len(slow)))
     if not slow:
         return fast
     krawczyk = sinkhorn_cost(n, cols, len(slow), max(slow))
-    return replace(krawczyk, evaluations=len(bits), memory=max(krawczyk.memory, fast.memory), seconds=krawczyk.seconds + fast.seconds, document=document)
+    return replace(krawczyk, evaluations=len(bits), memory=max(krawczyk.memory, fast.memory), seconds=krawczyk.seconds + fast.seconds)
 
 
 #: A sinkhorn_convergence run's fields besides its balls and witness (status, details, Delta, lambda), with its

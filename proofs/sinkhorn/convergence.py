@@ -5,6 +5,7 @@ exactly by :mod:`exact.numberfiles`), which the certificate records so that veri
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -21,6 +22,7 @@ from attncert.proofs.core.certify import certificate
 from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.sinkhorn.common import (
     convergence_cost,
+    pot_eps,
     PREC,
     TOL,
     bmat,
@@ -62,12 +64,14 @@ FILES = ("cost", "a", "b")
 #: --estimate of a problem from files names no size of a random one; the random problem is RANDOM_N x RANDOM_N, seed 0.
 RANDOM = ("n", "m", "seed")
 RANDOM_N = 8
+#: The temperatures a run takes when given none: from mild to where only the Krawczyk path certifies.
+EPS_SCHEDULE = "1/5,1/20,1/100,1/1000,1/10000"
 
 
 def prove(
     n: int | None = None,
     seed: int | None = None,
-    eps: str = "1/5,1/20,1/100,1/1000,1/10000",
+    eps: str = EPS_SCHEDULE,
     tol: str = "1e-30",
     prec: int = 128,
     ref_iter: int = 2000,
@@ -81,10 +85,7 @@ def prove(
 ) -> dict:
     """The certificate on a random n x m cost from the seed, or on the cost and marginals of three files. ``reg`` is
     POT's name for ``eps``; ``plan_out`` a file for the certified plan of the one eps (neither is recorded)."""
-    if reg is not None:
-        if eps != CLAIM.defaults()["eps"] and rational_list(eps) != rational_list(reg):
-            raise ParseError("--reg is POT's name for --eps: give one of them")
-        eps = reg
+    eps = pot_eps(eps, reg, EPS_SCHEDULE)
     if plan_out is not None:
         if len(rational_list(eps)) != 1:
             raise ParseError("--plan-out writes one plan: give one eps (--eps or --reg)")
@@ -231,7 +232,7 @@ CLAIM = register(
         (
             Param("n", positive_int, None, f"rows of the random cost ({RANDOM_N} when not given)"),
             Param("seed", int, None, "seed of the random rational data (0 when not given)"),
-            Param("eps", str, "1/5,1/20,1/100,1/1000,1/10000", "temperatures, comma-separated"),
+            Param("eps", str, EPS_SCHEDULE, "temperatures, comma-separated"),
             TOL,
             PREC,
             Param("ref_iter", iteration_budget, 2000, f"iteration budget of the mpmath reference (at most {MAX_ITERATIONS:,})"),
@@ -244,7 +245,7 @@ CLAIM = register(
             PLAN_OUT,
         ),
         check=check_convergence,
-        cost=convergence_cost,
+        cost=functools.partial(convergence_cost, default_eps=EPS_SCHEDULE),
         summary=summary,
         rebuild=rebuild,
     )

@@ -85,6 +85,17 @@ def test_reg_is_eps(files):
         prove(d, reg="1/7")
 
 
+def test_the_estimate_names_the_cost_files_shape_and_the_reg(files):
+    d, *_ = files
+    run = cli("prove", "sinkhorn_convergence", "--cost", str(d / "C.npy"), "--reg", "1/7", "--estimate")
+    assert run.returncode == 0, run.stderr
+    problem = next(line for line in run.stdout.splitlines() if line.strip().startswith("problem"))
+    assert "5 x 4 cost (the file C.npy's), eps 1/7" in problem  # the file is 5 x 4 (the fixture), the reg one run
+    assert "evaluations or runs          1" in run.stdout
+    both = cli("prove", "sinkhorn_convergence", "--eps", "1/5", "--reg", "1/7", "--estimate")
+    assert both.returncode == 2 and "POT's name for --eps" in both.stderr
+
+
 @pytest.mark.parametrize("suffix", [".npy", ".csv"])
 def test_plan_out_writes_the_certified_plan(files, tmp_path, suffix):
     d, M, a, b = files
