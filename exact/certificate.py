@@ -261,13 +261,18 @@ def load_certificate_bytes(data: bytes) -> dict[str, Any]:
     doc = parse_document(data)
     if data not in (canonical := canonical_json(doc), canonical + b"\n"):
         raise ParseError("the document is not in canonical form (sorted keys, no whitespace, as attncert writes it)")
-    check_document(doc)
+    check_document(doc, canonical)
     check_within_limits(doc, data)
     return doc
 
 
-def check_document(doc: dict[str, Any]) -> None:
-    """Check the format tag, the presence of every field, and the sha256."""
+def check_document(doc: dict[str, Any], canonical: bytes | None = None) -> None:
+    """Check the format tag, the presence of every field, and the sha256.
+
+    ``canonical``, if given, is ``canonical_json(doc)``: when "sha256" sorts after every other field, the
+    body's canonical JSON is its prefix with the closing brace put back (as :func:`certificate_bytes`
+    forms it), and the document is not encoded a second time.
+    """
     fmt = doc.get("format")
     if fmt != FORMAT:
         raise CertificateError(f"unsupported format {fmt!r:.40}: expected {FORMAT!r}")
@@ -277,7 +282,11 @@ def check_document(doc: dict[str, Any]) -> None:
     recorded = doc["sha256"]
     if not isinstance(recorded, str):
         raise CertificateError("the sha256 field must be a hex string")
-    actual = sha256_hex({k: v for k, v in doc.items() if k != "sha256"})
+    tail = b',"sha256":' + json.dumps(recorded, ensure_ascii=False).encode() + b"}"
+    if canonical is not None and canonical.endswith(tail) and all(k < "sha256" for k in doc if k != "sha256"):
+        actual = hashlib.sha256(canonical[: -len(tail)] + b"}").hexdigest()
+    else:
+        actual = sha256_hex({k: v for k, v in doc.items() if k != "sha256"})
     if recorded != actual:
         raise CertificateError(f"sha256 mismatch: recorded {recorded[:16]}..., computed {actual[:16]}...")
 

@@ -102,6 +102,20 @@ def test_tampering_is_caught_by_the_hash(tmp_path):
         read_certificate(p)
 
 
+def test_the_hash_is_checked_from_the_bytes_as_from_the_document(tmp_path):
+    """read_certificate hashes the body's prefix of the bytes it has checked canonical when "sha256" is the
+    last field, and the re-encoded body otherwise: both refuse a forged hash and accept a sealed one."""
+    p = write_certificate(tmp_path / "c.json", _doc())
+    doc = json.loads(p.read_text())
+    for forged in ({**doc, "sha256": doc["sha256"].upper()}, {**doc, "sha256": doc["sha256"] + "0"}, {**doc, "zz": 1}):
+        p.write_bytes(canonical_json(forged))
+        with pytest.raises(CertificateError, match="sha256 mismatch"):
+            read_certificate(p)
+    after = seal({**doc, "zz": 1})  # a field after "sha256": the body is encoded again
+    p.write_bytes(canonical_json(after))
+    assert read_certificate(p) == after
+
+
 @pytest.mark.parametrize(
     "text, exc",
     [
