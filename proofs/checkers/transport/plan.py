@@ -136,15 +136,16 @@ def _judged(inp: dict[str, Any], verdict: dict[str, Any], C: list, a: list[fmpq]
 
 def _files(params: dict[str, Any], inp: dict[str, Any], C: list, a: list[fmpq], b: list[fmpq]) -> list[str]:
     """A problem read from files records each file's format; an input read from a .npy file of floats must hold only
-    values of binary64 floats, as the certificate says it does."""
+    values of binary64 floats, and one read from a .npy file of integers only integers, as the certificate says."""
     tags = {k: params[k] for k in FILES if params.get(k) is not None}
     if not tags:
         return []
     if any(k not in tags for k in ("cost", "a", "b")) or any(t not in FORMATS for t in tags.values()) or "seed" in params:
         raise ParseError(f"a problem read from files records the formats of cost, a and b (among {', '.join(FORMATS)}), and no seed")
     values = {"C": [x for row in C for x in row], "a": a, "b": b, "plan": [rational(e[2]) for e in inp.get("plan") or [] if isinstance(e, list) and len(e) == 3]}
+    kinds = {"npy-float": ("floats", "a binary64 float", is_double), "npy-int": ("integers", "an integer", lambda v: v.q == 1)}
     return [
-        f"{FILES[key]} is recorded as read from a .npy file of floats, but holds a value that is not a binary64 float"
+        f"{FILES[key]} is recorded as read from a .npy file of {kinds[tag][0]}, but holds a value that is not {kinds[tag][1]}"
         for key, tag in tags.items()
-        if tag == "npy-float" and not all(is_double(v) for v in values[FILES[key]])
+        if tag in kinds and not all(kinds[tag][2](v) for v in values[FILES[key]])
     ]
