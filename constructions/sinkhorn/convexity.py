@@ -292,7 +292,10 @@ def _polished(K: np.ndarray, af: np.ndarray, bf: np.ndarray, its: FloatIteration
         for _ in range(NEWTON_STEPS):
             v = bf / (K.T @ u)
             q = u * (K @ v) / af
-            step = row_correction(L, lb, np.log(u), q - 1)
+            try:
+                step = row_correction(L, lb, np.log(u), q - 1)
+            except np.linalg.LinAlgError:  # a singular Newton system (a small plan near a vertex): Sinkhorn alone
+                break
             trial = u * np.exp(step)
             if not np.isfinite(trial).all():
                 break

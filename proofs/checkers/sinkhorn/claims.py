@@ -192,7 +192,8 @@ FILE_PARAMS = {"cost": "C", "a": "a", "b": "b"}
 
 def _read_from_files(params: dict[str, Any], inputs: dict[str, Rows]) -> list[str]:
     """A problem read from files records each file's format (all three or none); an input read from a .npy file of
-    floats must hold only values of binary64 floats, as the certificate says it does."""
+    floats must hold only values of binary64 floats, and one read from a .npy file of integers only integers, as the
+    certificate says."""
     tags = {k: params[k] for k in FILE_PARAMS if k in params}
     if not tags:
         return []
@@ -201,10 +202,11 @@ def _read_from_files(params: dict[str, Any], inputs: dict[str, Rows]) -> list[st
     problems = []
     for key, tag in tags.items():
         name = FILE_PARAMS[key]
-        bad = next(((i, j) for i, row in enumerate(inputs[name]) for j, x in enumerate(row) if not is_double(x)), None) if tag == "npy-float" else None
+        kind = {"npy-float": ("floats", "the value of a binary64 float", is_double), "npy-int": ("integers", "an integer", lambda x: x.q == 1)}.get(tag)
+        bad = next(((i, j) for i, row in enumerate(inputs[name]) for j, x in enumerate(row) if not kind[2](x)), None) if kind else None
         if bad is not None:
             where = f"{name}[{bad[0]}][{bad[1]}]" if name == "C" else f"{name}[{bad[1]}]"
-            problems.append(f"{name} is recorded as read from a .npy file of floats, but {where} is not the value of a binary64 float")
+            problems.append(f"{name} is recorded as read from a .npy file of {kind[0]}, but {where} is not {kind[1]}")
     return problems
 
 
