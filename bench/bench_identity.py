@@ -77,7 +77,7 @@ def identities() -> dict:
                    "one-input proof", "verdict", "target (issue 22)"],
         "rows": rows,
         "note": "Each row is a fresh process: importing attncert, proving the identity, running the independent checker "
-        "(proofs/checkers/identity*.py, sympy's polynomial rings) and proving the one-input claim at the same sizes. "
+        "(proofs/checkers/identity/, its own sparse polynomials) and proving the one-input claim at the same sizes. "
         "The whole-process time includes all four; the peak memory is the process's own (VmHWM, bench.timing.peak_rss).",
     }
 
