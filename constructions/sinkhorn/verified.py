@@ -218,17 +218,26 @@ def float_sinkhorn(
 
 
 class FactoredPlan(Sequence):
-    """The balls u_i K~_ij v_j * f (f a Factor), as rows of arb, formed when first read (like :class:`ScaledKernel`)."""
+    """The balls u_i K~_ij v_j * f (f a Factor), as rows of arb, formed when first read (like :class:`ScaledKernel`).
 
-    def __init__(self, u: np.ndarray, K: np.ndarray, v: np.ndarray, f: Factor, prec: int) -> None:
-        self.u, self.K, self.v, self.f, self.prec = u, K, v, f, prec
+    ``scale``: the column scaling y of a balanced kernel (:func:`constructions.sinkhorn.convexity.balanced`), whose
+    entries K^ below 2^-1022 (products that underflowed) are not within the factor of the true ones: each of them has
+    the ball [0, (2^-1020 y_j + 2^-1021) f_hi u_i v_j] instead (the true entry is positive, and at most that)."""
+
+    def __init__(self, u: np.ndarray, K: np.ndarray, v: np.ndarray, f: Factor, prec: int, scale: np.ndarray | None = None) -> None:
+        self.u, self.K, self.v, self.f, self.prec, self.scale = u, K, v, f, prec, scale
 
     @cached_property
     def _rows(self) -> list[list[arb]]:
         with ctx.workprec(self.prec):
             f = self.f.ball()
             v = [arb(x) for x in self.v.tolist()]
-            return [[arb(ui) * arb(k) * vj * f for k, vj in zip(row, v)] for ui, row in zip(self.u.tolist(), self.K.tolist())]
+            rows = [[arb(ui) * arb(k) * vj * f for k, vj in zip(row, v)] for ui, row in zip(self.u.tolist(), self.K.tolist())]
+            if self.scale is not None:
+                for i, j in zip(*np.nonzero(self.K < 2.0**-1022)):
+                    top = ((arb(2) ** -1020 * arb(float(self.scale[j])) + arb(2) ** -1021) * self.f.hi * v[j] * arb(float(self.u[i]))).upper()
+                    rows[i][j] = arb(top / 2, top / 2)
+            return rows
 
     def __len__(self) -> int:
         return len(self.u)
@@ -263,14 +272,14 @@ class FloatRun:
         e = self.evaluation
         with ctx.workprec(BOUND_BITS):
             f = self.kernel.factor * e.v_factor * Factor.between((-arb(e.bound)).exp(), arb(e.bound).exp())
-        return FactoredPlan(e.u, self.kernel.K, e.v, f, prec)
+        return FactoredPlan(e.u, self.kernel.K, e.v, f, prec, None if self.balance is None else self.balance[1])
 
     def iterate(self, prec: int = 64) -> FactoredPlan:
         """Balls containing the computed plan P^ = diag(u^) K' diag(v^)."""
         e = self.evaluation
         with ctx.workprec(BOUND_BITS):
             f = self.kernel.factor * e.v_factor
-        return FactoredPlan(e.u, self.kernel.K, e.v, f, prec)
+        return FactoredPlan(e.u, self.kernel.K, e.v, f, prec, None if self.balance is None else self.balance[1])
 
     def float_plan(self) -> tuple[np.ndarray, fmpq]:
         """G = fl(fl(u^ K~) v~) (POT's float64 plan) and an exact bound >= max_ij |G_ij - P*_ij|.

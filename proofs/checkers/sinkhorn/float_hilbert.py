@@ -40,7 +40,7 @@ recorded bound must be at least this beta. This module shares only :mod:`exact` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from flint import arb, ctx, fmpq
@@ -136,12 +136,23 @@ class FloatEvaluation:
     q_lo: arb  # q_lo <= min_i r_i / a_i, max_i r_i / a_i <= q_hi
     q_hi: arb
     spread: fmpq  # Dbar >= Delta
+    #: The balanced evaluation's column scaling y (:func:`balanced_evaluation`), or None: where its K^_ij is below
+    #: 2^-1022 (a product that underflowed), K2_ij is not within phi of K^_ij but in [0, (2^-1020 y_j + 2^-1021) phi_hi].
+    scale: np.ndarray | None = None
 
     def balls(self, log_error: arb) -> list[list[arb]]:
-        """Balls containing P* when max |log P^ - log P*| <= log_error: diag(u^) K~ phi diag(v~ v_ball) e^[-, +]."""
-        f = (self.phi * self.v_ball * Factor((-log_error).exp(), log_error.exp())).ball()
+        """Balls containing P* when max |log P^ - log P*| <= log_error: diag(u^) K~ phi diag(v~ v_ball) e^[-, +]; on the
+        balanced kernel, an entry whose K^ is below 2^-1022 has the ball [0, (2^-1020 y_j + 2^-1021) phi_hi v~_j
+        v_ball_hi e^log_error] (P* > 0 everywhere: a ball of 0 alone would exclude it)."""
+        factor = self.phi * self.v_ball * Factor((-log_error).exp(), log_error.exp())
+        f = factor.ball()
         vb = [arb(x) for x in self.v.tolist()]
-        return [[arb(ui) * arb(k) * vj * f for k, vj in zip(row_k, vb)] for ui, row_k in zip(self.u.tolist(), self.K.tolist())]
+        out = [[arb(ui) * arb(k) * vj * f for k, vj in zip(row_k, vb)] for ui, row_k in zip(self.u.tolist(), self.K.tolist())]
+        if self.scale is not None:
+            for i, j in zip(*np.nonzero(self.K < SMALLEST_NORMAL)):
+                top = ((arb(2) ** -1020 * arb(float(self.scale[j])) + arb(2) ** -1021) * factor.hi * vb[j] * arb(float(self.u[i]))).upper()
+                out[i][j] = arb(top / 2, top / 2)
+        return out
 
 
 def float_evaluation(p: Problem, u: list[fmpq], recipe: str) -> FloatEvaluation:
@@ -174,7 +185,7 @@ def balanced_evaluation(p: Problem, x: list[fmpq], y: list[fmpq], recipe: str) -
     with ctx.workprec(BITS):
         d = arb(exp_error())
         phi = Factor((-arb(E)).exp() / (1 + d), arb(E).exp() / (1 - d)) / Factor.within(gamma(2))
-    return _evaluate(p, t, phi, phi, tail, np.ones(p.n), spread)
+    return replace(_evaluate(p, t, phi, phi, tail, np.ones(p.n), spread), scale=y_f)
 
 
 def _witness(u: list[fmpq], size: int, name: str) -> np.ndarray:

@@ -176,7 +176,7 @@ def test_an_input_recorded_as_from_a_npy_file_of_integers_holds_only_integers(ge
 
 
 def test_a_singular_newton_system_on_a_small_problem_is_not_a_traceback():
-    """Found by this audit: on 2 x 2 problems at small eps (seed 3, eps 1/200; 8 of 240 small cases of seeds 0-11)
+    """Found by this audit: on 2 x 2 problems at small eps (seed 3, eps 1/200; 12 of 240 cases: seeds 0-11, n x m of 2x2 to 4x3, eps 1/20 to 1/200)
     the convexity path's Newton polish (constructions/sinkhorn/convexity.py, _polished) let numpy's LinAlgError
     ('Singular matrix') out of `attncert prove sinkhorn_convergence` as a traceback. It now stops the Newton steps
     there, as the other callers of the same solve do, and auto goes on to the next method."""
@@ -212,3 +212,64 @@ def test_a_genuine_problem_from_npy_files_of_integers_verifies(tmp_path):
     assert doc["params"]["cost"] == doc["params"]["a"] == doc["params"]["b"] == "npy-int"
     assert doc["result"]["holds"]
     assert verdict(doc) == (OK, "")
+
+
+#: Found by this audit: at eps 1/100 the entry C_10 = 173/25 (y = 692) times the row's small witness x_1 (its mass
+#: is 1/10000) underflows in the balanced kernel, fl(x_1 K~_10) < 2^-1022. The balanced evaluation takes that entry
+#: as 0 (its sums carry it in a tail), but the plan's balls were u_i K^_ij v_j f: the ball [0 +- 0], which excludes
+#: P*_10 = 1.43e-295 > 0 (a Sinkhorn plan is positive). prove wrote it and verify said OK.
+UNDERFLOW = {"C": [["11/20", "3/100", "19/25"], ["173/25", "21/25", "17/100"], ["2/25", "43/50", "1/50"]], "a": ["1", "1/10000", "1"], "b": ["6667/10000"] * 3}
+
+
+def sinkhorn_plan_mpmath(C: list, a: list, b: list, eps: Fraction, digits: int = 60) -> list:
+    """P* by plain Sinkhorn in mpmath (no underflow), to a relative row residual of 10^-(digits - 10)."""
+    import mpmath
+
+    with mpmath.workdps(digits):
+        mp = lambda x: mpmath.mpf(Fraction(x).numerator) / Fraction(x).denominator  # noqa: E731
+        K = [[mpmath.exp(-mp(c) / mp(eps)) for c in row] for row in C]
+        A, B = [mp(x) for x in a], [mp(x) for x in b]
+        u = [mpmath.mpf(1)] * len(A)
+        for _ in range(100_000):
+            v = [B[j] / mpmath.fsum(K[i][j] * u[i] for i in range(len(A))) for j in range(len(B))]
+            r = [u[i] * mpmath.fsum(K[i][j] * v[j] for j in range(len(B))) for i in range(len(A))]
+            if max(abs(r[i] / A[i] - 1) for i in range(len(A))) < mpmath.mpf(10) ** (10 - digits):
+                return [[u[i] * K[i][j] * v[j] for j in range(len(B))] for i in range(len(A))]
+            u = [u[i] * A[i] / r[i] for i in range(len(A))]
+    raise AssertionError("the mpmath reference did not converge")
+
+
+@pytest.fixture(scope="module")
+def underflow(tmp_path_factory) -> dict:
+    d = tmp_path_factory.mktemp("convexity_underflow")
+    for name, value in UNDERFLOW.items():
+        (d / f"{name}.json").write_text(json.dumps(value))
+    kw = {**CLAIM.defaults(), "cost": str(d / "C.json"), "a": str(d / "a.json"), "b": str(d / "b.json"), "eps": "1/100", "tol": "1e-9", "ref_iter": 10, "pot_iter": 10}
+    doc = CLAIM.prove(**kw)
+    assert run_of(doc)["method"] == "convexity" and run_of(doc)["certified"], run_of(doc)["status"]
+    return doc
+
+
+def test_an_underflowed_balanced_entry_has_a_ball_containing_the_positive_plan_entry(underflow):
+    import mpmath
+
+    P = sinkhorn_plan_mpmath(UNDERFLOW["C"], UNDERFLOW["a"], UNDERFLOW["b"], Fraction(1, 100))
+    assert 1e-296 < P[1][0] < 1e-294  # positive, and far below 2^-1022 times the kernel's largest entries
+    for i, row in enumerate(run_of(underflow)["plan"]):
+        for j, ball in enumerate(row):
+            mid, rad = Fraction(ball["mid"]), Fraction(ball["rad"])
+            lo = mpmath.mpf(mid.numerator) / mid.denominator - mpmath.mpf(rad.numerator) / rad.denominator
+            hi = mpmath.mpf(mid.numerator) / mid.denominator + mpmath.mpf(rad.numerator) / rad.denominator
+            assert lo <= P[i][j] <= hi, (i, j, ball)
+    assert verdict(underflow) == (OK, "")
+
+
+def test_the_old_zero_ball_of_an_underflowed_entry_is_refused(underflow):
+    """The certificate as the prover wrote it before the fix: the ball of P*_10 exactly [0 +- 0]."""
+
+    def zero(doc: dict) -> None:
+        run_of(doc)["plan"][1][0] = {"mid": "0", "rad": "0"}
+
+    status, why = verdict(forged(underflow, zero))
+    assert status == REJECTED
+    assert "the recorded plan does not contain the recomputed enclosure" in why
