@@ -273,3 +273,34 @@ def test_the_old_zero_ball_of_an_underflowed_entry_is_refused(underflow):
     status, why = verdict(forged(underflow, zero))
     assert status == REJECTED
     assert "the recorded plan does not contain the recomputed enclosure" in why
+
+
+#: A genuine certificate that verify REJECTED (found by this audit's sweep, 1 of 110 certified convexity runs on small
+#: adversarial problems: costs near y = 700, a row of mass 1/100): the recorded balls (the prover's, at 64 bits) and
+#: the checker's recomputed ones (at 192 bits) were both enclosures of P* of nearly the same radius, but centres a
+#: relative 3e-21 apart and radii rounded to 30 bits apart, so four recorded balls did not contain the recomputed
+#: ones. The prover now widens what it records by a margin beyond the checker's roundings (FactoredPlan.SLACK).
+NOT_NESTED = {
+    "C": [
+        ["21/100", "12/25", "49/100", "18/25"], ["9/100", "9/100", "51/100", "3/50"], ["79/100", "47/100", "99/100", "23/100"],
+        ["47/100", "22/25", "29/100", "6/25"], ["1727/50", "63/100", "37/100", "863/25"],
+    ],
+    "a": ["1/100", "3", "7", "5", "5"],
+    "b": ["667/200", "2001/400", "667/240", "667/75"],
+}
+#: A second one (2 x 5, a row of mass 1/10000 and a cost of 34.54 at eps 1/20).
+NOT_NESTED_2 = {
+    "C": [["17/100", "43/100", "1727/50", "2/25", "69/100"], ["69/100", "13/50", "47/100", "23/100", "13/25"]],
+    "a": ["1/10000", "4"],
+    "b": ["30589/30000", "2353/5000", "2353/2500", "2353/3000", "2353/3000"],
+}
+
+
+@pytest.mark.parametrize("problem", [NOT_NESTED, NOT_NESTED_2], ids=["5x4", "2x5"])
+def test_a_genuine_convexity_certificate_with_nearly_equal_balls_verifies(tmp_path, problem):
+    for name, value in problem.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(value))
+    kw = {**CLAIM.defaults(), "cost": str(tmp_path / "C.json"), "a": str(tmp_path / "a.json"), "b": str(tmp_path / "b.json"), "eps": "1/20", "tol": "1e-9", "ref_iter": 10, "pot_iter": 10}
+    doc = CLAIM.prove(**kw)
+    assert run_of(doc)["method"] == "convexity" and doc["result"]["holds"]
+    assert verdict(doc) == (OK, "")
