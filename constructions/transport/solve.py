@@ -36,7 +36,7 @@ from attncert.constructions.transport.reduced import exact_reduced
 from attncert.constructions.transport.simplex import Basis, Pivots, optimise
 from attncert.constructions.transport.start import from_plan, least_cost
 from attncert.constructions.transport.tree import Tree
-from attncert.constructions.pot import import_pot
+from attncert.constructions.pot import import_pot, pot_emd
 from attncert.exact.roundoff import float_of
 
 
@@ -120,7 +120,7 @@ def _pot_plan(problem: TransportProblem) -> tuple[np.ndarray, np.ndarray, np.nda
     b *= a.sum() / b.sum()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        G, log = ot.emd(a, b, problem.cost.approx, log=True, numItermax=10**7)
+        G, log = pot_emd(ot, a, b, problem.cost.approx, log=True, numItermax=10**7)
     return G, log["u"], log["v"]
 
 

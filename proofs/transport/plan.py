@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq
 
-from attncert.constructions.pot import import_pot
+from attncert.constructions.pot import import_pot, pot_emd
 from attncert.constructions.sinkhorn.problem import random_cost, random_marginal
 from attncert.constructions.transport import OptimalTransport, TransportInputError, judge_plan, optimal_transport, read_transport
 from attncert.constructions.transport.tree import NotATree, Tree, spanning_tree
@@ -170,7 +170,7 @@ def _side_notes(version: str | None, problem: Any, opt: OptimalTransport) -> dic
     a = np.array([float(x) for x in problem.a])
     b = np.array([float(x) for x in problem.b])
     b *= a.sum() / b.sum()
-    G = ot.emd(a, b, problem.cost.approx, numItermax=10**7)
+    G = pot_emd(ot, a, b, problem.cost.approx, numItermax=10**7)
     rows, cols = np.nonzero(G)
     v = judge_plan(problem, rows, cols, [fmpq(*x.as_integer_ratio()) for x in G[rows, cols].tolist()], opt)
     entry = {

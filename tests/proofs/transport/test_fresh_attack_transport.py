@@ -209,3 +209,34 @@ def test_a_genuine_problem_from_npy_files_of_integers_verifies(tmp_path):
     assert doc["params"]["cost"] == doc["params"]["a"] == "npy-int"
     assert Fraction(doc["result"]["optimal_cost"]) == 12 * 4 * OPTIMUM  # masses 12 times, costs 4 times the problem above
     assert verdict(doc) == (OK, "")
+
+
+TINY = "1/" + str(10**250)
+
+
+def test_masses_below_1e_161_do_not_crash_verify_through_pot(tmp_path):
+    """Found by this audit: POT 0.9.7's ot.emd ends the process with a segmentation fault when the largest mass is
+    below about 1e-161, and the rebuild of a transport_plan certificate runs ot.emd for its side notes: `attncert
+    verify` on a genuine certificate of masses 1e-250 (written where POT is not installed) died with exit 139, as did
+    `attncert prove` and attncert.emd2 where it is. Such masses now reach POT scaled up by a power of two
+    (constructions/pot.py, pot_emd). Each run is a child process, so a crash is a failed assertion."""
+    import subprocess
+    import sys
+
+    (tmp_path / "C.json").write_text(json.dumps([["0", "1"], ["1", "0"]]))
+    (tmp_path / "a.json").write_text(json.dumps([TINY, TINY]))
+    out = tmp_path / "tiny.json"
+    without_pot = (
+        "import sys; sys.modules['ot'] = None\n"  # POT not installed: prove records no POT run
+        "from attncert.proofs.core.registry import load_claim\n"
+        "from attncert.exact.certificate import write_certificate\n"
+        f"doc = load_claim('transport_plan').prove(cost={str(tmp_path / 'C.json')!r}, a={str(tmp_path / 'a.json')!r}, b={str(tmp_path / 'a.json')!r})\n"
+        f"write_certificate({str(out)!r}, doc)\n"
+    )
+    made = subprocess.run([sys.executable, "-c", without_pot], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr[-500:]
+    checked = subprocess.run([sys.executable, "-m", "attncert.proofs.cli", "verify", str(out)], capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0 and checked.stdout.startswith("OK"), (checked.returncode, checked.stdout, checked.stderr[-300:])
+    api = "import numpy as np, attncert\nprint(attncert.emd2(np.array([5e-324, 5e-324]), np.array([5e-324, 5e-324]), np.array([[0.0, 1.0], [1.0, 0.0]])))\n"
+    ran = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, timeout=120)
+    assert (ran.returncode, ran.stdout.strip()) == (0, "0"), (ran.returncode, ran.stderr[-300:])
