@@ -127,7 +127,10 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     n, m = K.shape
     _normal(u, "the witness")
     F = MatrixDigits.of(K.K, KERNEL_DIGITS, 1)
-    kn, km = F.vector_bits(True), F.vector_bits()
+    try:
+        kn, km = F.vector_bits(True), F.vector_bits()
+    except ValueError as e:  # more than 2^13 rows or columns: the digit products are not exact in float64
+        raise UnsupportedKernel(str(e)) from None
     Xu, fu = _digits(u, kn, "the witness")
     s, g1 = _float_value(F.products(Xu, transpose=True), 1 + fu, kn)
     _normal(s, "K^T u")

@@ -95,6 +95,8 @@ def prove(
     if cost is None and a is None and b is None:
         n, seed = RANDOM_N if n is None else n, 0 if seed is None else seed
         cols = n if m is None else m
+        if max(n, cols) > MAX_SIZE:  # the checker reads at most MAX_SIZE rows and columns
+            raise ParseError(f"the random cost would be {n}x{cols}; at most {MAX_SIZE:,} rows and columns")
         C, av, bv = random_cost(n, cols, seed), random_marginal(n, seed + 1), random_marginal(cols, seed + 2)
         return _prove(C, av, bv, {"n": n, "seed": seed, **({} if m is None else {"m": m})}, runs, None)
     if None in (cost, a, b):

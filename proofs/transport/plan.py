@@ -61,6 +61,8 @@ def prove(
         if plan is not None:
             raise ParseError("--plan goes with --cost, --a and --b: the plan to judge is a plan of your own problem")
         cols = n if m is None else m
+        if max(n, cols) > MAX_SIZE:  # the checker reads at most MAX_SIZE rows and columns
+            raise ParseError(f"the random cost would be {n}x{cols}; at most {MAX_SIZE:,} rows and columns")
         C, av, bv = random_cost(n, cols, seed, COST_DEN), random_marginal(n, seed + 1), random_marginal(cols, seed + 2)
         return _prove(C, av, bv, None, {"n": n, "m": cols, "seed": seed}, None)
     if None in (cost, a, b):

@@ -204,8 +204,8 @@ def _evaluate(p: Problem, K: np.ndarray, phi: Factor, head: Factor, tail: np.nda
     for x, what in ((u_f, "u"), (a_f, "a"), (b_f, "b")):
         _normal(x, what)
     F = MatrixDigits.of(K, 2, 1)
-    kn, km = F.vector_bits(True), F.vector_bits()
     try:
+        kn, km = F.vector_bits(True), F.vector_bits()
         Xu, fu = vector_digits(u_f, kn)
         s, g1 = float_value(F.products(Xu, transpose=True), 1 + fu, kn)
         _normal(s, "K^T u")

@@ -304,3 +304,31 @@ def test_a_genuine_convexity_certificate_with_nearly_equal_balls_verifies(tmp_pa
     doc = CLAIM.prove(**kw)
     assert run_of(doc)["method"] == "convexity" and doc["result"]["holds"]
     assert verdict(doc) == (OK, "")
+
+
+def test_a_random_problem_larger_than_verify_reads_is_refused_by_prove():
+    """Found by this audit: `prove sinkhorn_convergence --n 2 --m 5000` wrote a certificate that verify calls BAD
+    (the checker reads at most 4,096 rows and columns; the file route already refused more), and at --m 9000 prove
+    ended in a ValueError traceback from the float-verified evaluation (more than 2^13 columns)."""
+    from attncert.exact import ParseError
+
+    for m in (5000, 9000):
+        with pytest.raises(ParseError, match="at most 4,096 rows and columns"):
+            CLAIM.prove(**{**CLAIM.defaults(), "n": 2, "m": m, "eps": "1/20", "tol": "1e-9", "ref_iter": 10, "pot_iter": 10})
+
+
+def test_a_kernel_of_more_than_8192_columns_is_unsupported_by_the_float_paths_not_a_crash():
+    """The exact digit products need at most 2^13 columns; beyond, the convexity and float-verified paths now say
+    why they do not apply (UnsupportedKernel, so auto goes on), where a bare ValueError escaped them."""
+    import numpy as np
+    from flint import fmpq
+
+    from attncert.constructions.sinkhorn.convexity import convexity_run
+    from attncert.constructions.sinkhorn.shifted import array_cost, shifted_kernel
+
+    M = np.random.default_rng(0).random((2, 9000))
+    K = shifted_kernel(array_cost(M), fmpq(1, 20))
+    a, b = [fmpq(1, 2)] * 2, [fmpq(1, 9000)] * 9000
+    run = convexity_run(K, a, b, max_iter=50)
+    assert run.evaluation is None
+    assert "too large for exact products" in run.reason

@@ -240,3 +240,12 @@ def test_masses_below_1e_161_do_not_crash_verify_through_pot(tmp_path):
     api = "import numpy as np, attncert\nprint(attncert.emd2(np.array([5e-324, 5e-324]), np.array([5e-324, 5e-324]), np.array([[0.0, 1.0], [1.0, 0.0]])))\n"
     ran = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, timeout=120)
     assert (ran.returncode, ran.stdout.strip()) == (0, "0"), (ran.returncode, ran.stderr[-300:])
+
+
+def test_a_random_problem_larger_than_verify_reads_is_refused_by_prove():
+    """Found by this audit: `prove transport_plan --n 2 --m 5000` wrote a certificate that verify calls BAD (the
+    checker reads at most 4,096 rows and columns; the file route already refused more)."""
+    from attncert.exact import ParseError
+
+    with pytest.raises(ParseError, match="at most 4,096 rows and columns"):
+        load_claim("transport_plan").prove(n=2, m=5000, seed=1)
