@@ -220,20 +220,12 @@ def float_sinkhorn(
 # -- the result -------------------------------------------------------------------------------
 
 
-#: The relative outward margin of a recorded plan ball beyond the checker's roundings (:class:`FactoredPlan`).
-SLACK = fmpq(1, 2**20)
-
-
 class FactoredPlan(Sequence):
     """The balls u_i K~_ij v_j * f (f a Factor), as rows of arb, formed when first read (like :class:`ScaledKernel`).
 
     ``scale``: the column scaling y of a balanced kernel (:func:`constructions.sinkhorn.convexity.balanced`), whose
     entries K^ below 2^-1022 (products that underflowed) are not within the factor of the true ones: each of them has
-    the ball [0, (2^-1020 y_j + 2^-1021) f_hi u_i v_j] instead (the true entry is positive, and at most that).
-
-    The factor is widened by SLACK of its width and 2^-60 of its size before the balls are formed: the checker
-    recomputes the same enclosures at 192 bits with radii rounded up to 30 bits, and a recorded ball must contain its
-    recomputation, not only P* (equal enclosures rounded apart made verify refuse a genuine certificate)."""
+    the ball [0, (2^-1020 y_j + 2^-1021) f_hi u_i v_j] instead (the true entry is positive, and at most that)."""
 
     def __init__(self, u: np.ndarray, K: np.ndarray, v: np.ndarray, f: Factor, prec: int, scale: np.ndarray | None = None) -> None:
         self.u, self.K, self.v, self.f, self.prec, self.scale = u, K, v, f, prec, scale
@@ -241,15 +233,13 @@ class FactoredPlan(Sequence):
     @cached_property
     def _rows(self) -> list[list[arb]]:
         with ctx.workprec(self.prec):
-            margin = (self.f.hi - self.f.lo) * SLACK + self.f.hi * arb(2) ** -60
-            wide = Factor.between(self.f.lo - margin, self.f.hi + margin)
-            f = wide.ball()
+            f = self.f.ball()
             v = [arb(x) for x in self.v.tolist()]
             rows = [[arb(ui) * arb(k) * vj * f for k, vj in zip(row, v)] for ui, row in zip(self.u.tolist(), self.K.tolist())]
             if self.scale is not None:
                 for i, j in zip(*np.nonzero(self.K < 2.0**-1022)):
-                    top = ((arb(2) ** -1020 * arb(float(self.scale[j])) + arb(2) ** -1021) * wide.hi * v[j] * arb(float(self.u[i]))).upper()
-                    rows[i][j] = arb(top / 2, (top / 2 * (1 + SLACK)).upper())  # [-top SLACK / 2, top (1 + SLACK / 2)]
+                    top = ((arb(2) ** -1020 * arb(float(self.scale[j])) + arb(2) ** -1021) * self.f.hi * v[j] * arb(float(self.u[i]))).upper()
+                    rows[i][j] = arb(top / 2, top / 2)
             return rows
 
     def __len__(self) -> int:

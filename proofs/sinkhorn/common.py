@@ -275,7 +275,9 @@ def reference_dps(bits: int) -> int:
 
 
 def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: int, max_iter: int) -> tuple[list[list[mpmath.mpf]] | None, int]:
-    """Plain Sinkhorn in mpmath at ``dps`` digits until the row residual is below 10^-(dps-10).
+    """Plain Sinkhorn in mpmath at ``dps`` digits until the row residual is below 10^-(dps-10) times the total mass
+    (the same test for masses of total 1 as an absolute one; masses of total 1e-250 passed that at the first
+    iteration, far from the plan, and the reference then lay outside a correct enclosure).
 
     Returns (plan, iterations), or (None, iterations) when the budget ran out: a
     non-rigorous but independent reference (no underflow: mpf exponents are unbounded).
@@ -287,7 +289,7 @@ def mp_sinkhorn(C: Rows, a: Sequence[fmpq], b: Sequence[fmpq], eps: fmpq, dps: i
         A, B = [q(x) for x in a], [q(x) for x in b]
         n, m = len(A), len(B)
         u, v = [mpmath.mpf(1)] * n, [mpmath.mpf(1)] * m
-        tol = mpmath.mpf(10) ** (10 - dps)
+        tol = mpmath.mpf(10) ** (10 - dps) * q(sum(a, fmpq(0)))
         for it in range(1, max_iter + 1):
             # fdot: mpmath's dot product, one rounding per sum (half the time of fsum over products)
             v = [B[j] / mpmath.fdot(KT[j], u) for j in range(m)]

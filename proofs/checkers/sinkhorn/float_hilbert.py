@@ -140,18 +140,22 @@ class FloatEvaluation:
     #: 2^-1022 (a product that underflowed), K2_ij is not within phi of K^_ij but in [0, (2^-1020 y_j + 2^-1021) phi_hi].
     scale: np.ndarray | None = None
 
-    def balls(self, log_error: arb) -> list[list[arb]]:
-        """Balls containing P* when max |log P^ - log P*| <= log_error: diag(u^) K~ phi diag(v~ v_ball) e^[-, +]; on the
-        balanced kernel, an entry whose K^ is below 2^-1022 has the ball [0, (2^-1020 y_j + 2^-1021) phi_hi v~_j
-        v_ball_hi e^log_error] (P* > 0 everywhere: a ball of 0 alone would exclude it)."""
+    def balls(self, log_error: arb) -> list[list[tuple[arb, arb]]]:
+        """Intervals [lo, hi] (exact endpoints, each rounded outward at the working precision) containing P* when
+        max |log P^ - log P*| <= log_error: diag(u^) K~ phi diag(v~ v_ball) e^[-, +]; on the balanced kernel, an entry
+        whose K^ is below 2^-1022 has [0, (2^-1020 y_j + 2^-1021) phi_hi v~_j v_ball_hi e^log_error] (P* > 0 everywhere:
+        0 alone would exclude it). Endpoints, not arb balls: a ball's radius is rounded to 30 bits, and the recorded
+        balls must contain the recomputed enclosure (runs.contains_all), which equal enclosures rounded apart did not."""
         factor = self.phi * self.v_ball * Factor((-log_error).exp(), log_error.exp())
-        f = factor.ball()
         vb = [arb(x) for x in self.v.tolist()]
-        out = [[arb(ui) * arb(k) * vj * f for k, vj in zip(row_k, vb)] for ui, row_k in zip(self.u.tolist(), self.K.tolist())]
+        out = [
+            [((arb(ui) * arb(k) * vj * factor.lo).lower(), (arb(ui) * arb(k) * vj * factor.hi).upper()) for k, vj in zip(row_k, vb)]
+            for ui, row_k in zip(self.u.tolist(), self.K.tolist())
+        ]
         if self.scale is not None:
             for i, j in zip(*np.nonzero(self.K < SMALLEST_NORMAL)):
                 top = ((arb(2) ** -1020 * arb(float(self.scale[j])) + arb(2) ** -1021) * factor.hi * vb[j] * arb(float(self.u[i]))).upper()
-                out[i][j] = arb(top / 2, top / 2)
+                out[i][j] = (arb(0), top)
         return out
 
 

@@ -138,7 +138,7 @@ def kernel(p: Problem, prec: int, shift: tuple[list[fmpq], list[fmpq]] | None = 
 class PlanEnclosure:
     """What a Sinkhorn theorem concludes: balls containing P*, and a proven bound on max |log P^ - log P*|."""
 
-    plan: list[list]  # arb balls, entry by entry
+    plan: list[list]  # arb balls, or intervals (lo, hi) of exact arb endpoints, entry by entry
     log_error: fmpq  # the certificate's recorded bound must be at least this
 
 

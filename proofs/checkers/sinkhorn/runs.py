@@ -92,6 +92,13 @@ def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> li
     return problems
 
 
-def contains_all(outer: list[list[arb]], inner: list[list[arb]]) -> bool:
-    """Ball by ball, outer contains inner (same shape)."""
-    return len(outer) == len(inner) and all(len(r) == len(s) and all(x.contains(y) for x, y in zip(r, s)) for r, s in zip(outer, inner))
+def contains_all(outer: list[list[arb]], inner: list[list]) -> bool:
+    """Entry by entry, the ball of outer contains inner (same shape): a ball, or an interval (lo, hi) of exact
+    endpoints (the float evaluations' enclosures), compared endpoint by endpoint."""
+    return len(outer) == len(inner) and all(len(r) == len(s) and all(_contains(x, y) for x, y in zip(r, s)) for r, s in zip(outer, inner))
+
+
+def _contains(x: arb, y: arb | tuple[arb, arb]) -> bool:
+    if isinstance(y, tuple):
+        return bool(x.lower() <= y[0] and x.upper() >= y[1])
+    return x.contains(y)

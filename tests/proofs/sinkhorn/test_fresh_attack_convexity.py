@@ -279,7 +279,8 @@ def test_the_old_zero_ball_of_an_underflowed_entry_is_refused(underflow):
 #: adversarial problems: costs near y = 700, a row of mass 1/100): the recorded balls (the prover's, at 64 bits) and
 #: the checker's recomputed ones (at 192 bits) were both enclosures of P* of nearly the same radius, but centres a
 #: relative 3e-21 apart and radii rounded to 30 bits apart, so four recorded balls did not contain the recomputed
-#: ones. The prover now widens what it records by a margin beyond the checker's roundings (FactoredPlan.SLACK).
+#: ones. The checker now compares the recorded balls with its enclosure's exact endpoints (runs.contains_all), which
+#: a ball's 30-bit radius does not blur; certificates written before still verify.
 NOT_NESTED = {
     "C": [
         ["21/100", "12/25", "49/100", "18/25"], ["9/100", "9/100", "51/100", "3/50"], ["79/100", "47/100", "99/100", "23/100"],
@@ -332,3 +333,18 @@ def test_a_kernel_of_more_than_8192_columns_is_unsupported_by_the_float_paths_no
     run = convexity_run(K, a, b, max_iter=50)
     assert run.evaluation is None
     assert "too large for exact products" in run.reason
+
+
+def test_tiny_masses_do_not_turn_the_mpmath_reference_into_a_false_does_not_hold(tmp_path):
+    """Found by this audit: with masses 1/(3 10^250) the mpmath reference's absolute residual test (10^-50) passed at
+    its first iteration, far from the plan; the reference then lay outside the (correct) convexity enclosure, prove
+    recorded holds = false and exited 1, and verify REJECTED the certificate (its check found the claim holding). The
+    test is now relative to the total mass."""
+    (tmp_path / "C.json").write_text(json.dumps([["0", "1/2", "1"], ["1/2", "0", "1/3"], ["1", "1/3", "0"]]))
+    (tmp_path / "a.json").write_text(json.dumps(["1/" + str(3 * 10**250)] * 3))
+    kw = {**CLAIM.defaults(), "cost": str(tmp_path / "C.json"), "a": str(tmp_path / "a.json"), "b": str(tmp_path / "a.json"), "eps": "1/20", "tol": "1e-9", "ref_iter": 10, "pot_iter": 10}
+    doc = CLAIM.prove(**kw)
+    assert run_of(doc)["certified"]
+    assert "converged in 1 iterations" not in doc["reference"]["references"][0]["mpmath"]
+    assert doc["result"]["holds"] is True
+    assert verdict(doc) == (OK, "")
