@@ -17,7 +17,9 @@ sweep`` and the command line share one behaviour:
 * :func:`orderly_signals`: for ``main()``: SIGTERM raises :class:`Terminated` in
   the main thread as SIGINT raises KeyboardInterrupt; after the first of them a
   second one ends the process at once, with the same single line and no
-  traceback.
+  traceback. A stop raised while a finaliser runs (a weakref callback, a
+  ``__del__``) is swallowed by Python ("Exception ignored in ..."); the
+  unraisable hook sees it and delivers the signal again, so the run still stops.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ GRACE = 2.0
 _PR_SET_PDEATHSIG = 1
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: Seconds after a finaliser swallowed a stop before the signal is sent again (the finaliser has returned by then).
+REDELIVERY = 0.01
 
 #: How a stopped run ends: exit code and the word on its one line.
 STOPPED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
@@ -213,6 +217,7 @@ class _Signals:
         self.program = program
         self.received: int | None = None
         self.reported = False
+        self.previous_hook = sys.unraisablehook
 
     def line(self, signum: int) -> str:
         return f"{self.program}: {STOPPED[signum][1]}\n"
@@ -232,6 +237,18 @@ class _Signals:
         for s in _STOP_SIGNALS:
             signal.signal(s, self._again)
         raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """sys.unraisablehook: a stop that a finaliser swallowed is delivered again (re-armed), anything else is
+        reported as before. The signal is sent from another thread a moment later: sent here, its handler would
+        raise inside this hook, which Python swallows too."""
+        if self.received is not None and isinstance(unraisable.exc_value, (KeyboardInterrupt, Terminated)):
+            for s in _STOP_SIGNALS:
+                signal.signal(s, self._first)
+            pid, signum = os.getpid(), self.received
+            threading.Thread(target=lambda: (time.sleep(REDELIVERY), os.kill(pid, signum)), daemon=True).start()
+            return
+        self.previous_hook(unraisable)
 
     def _again(self, signum: int, frame: Any) -> None:
         # A second signal while the first one is being handled (workers being stopped, the
@@ -259,9 +276,11 @@ def orderly_signals(program: str, keep_after_signal: bool = False) -> Iterator[_
     previous = {s: signal.getsignal(s) for s in _STOP_SIGNALS}
     for s in _STOP_SIGNALS:
         signal.signal(s, state._first)
+    sys.unraisablehook = state._unraisable
     try:
         yield state
     finally:
+        sys.unraisablehook = state.previous_hook
         if not (keep_after_signal and state.received):
             for s, handler in previous.items():
                 signal.signal(s, handler if handler is not None else signal.SIG_DFL)

@@ -234,3 +234,38 @@ def test_verify_to_a_closed_pipe_exits_141_without_a_word(certificate_file):
     err = p.stderr.read()
     assert p.wait(60) == 141
     assert err == b""
+
+
+_FINALISER_SCRIPT = """
+import gc, os, signal, sys, time
+from attncert.proofs.core.workers import Terminated, orderly_signals
+
+class Dropped:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIG{sig})  # delivered while this finaliser runs: Python swallows the stop
+        for _ in range(100000):
+            pass
+
+with orderly_signals("probe") as stopped:
+    try:
+        Dropped()
+        gc.collect()
+        for _ in range(200):  # the run goes on; the re-delivered stop must end it here
+            time.sleep(0.01)
+        print("ran to the end")
+        sys.exit(0)
+    except KeyboardInterrupt:
+        sys.exit(stopped.report(signal.SIGINT))
+    except Terminated:
+        sys.exit(stopped.report(signal.SIGTERM))
+"""
+
+
+@pytest.mark.parametrize("sig, code, word", [("TERM", 143, "terminated"), ("INT", 130, "interrupted")])
+def test_a_stop_swallowed_by_a_finaliser_still_stops_the_run(sig, code, word):
+    """A signal whose exception is raised inside a ``__del__`` (Python prints "Exception ignored" and goes on) is
+    delivered again by the unraisable hook: the run stops with its one line and exit code, not at its end."""
+    run = subprocess.run([sys.executable, "-c", _FINALISER_SCRIPT.format(sig=sig)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == code, (run.returncode, run.stdout, run.stderr)
+    assert "ran to the end" not in run.stdout
+    assert run.stderr.strip() == f"probe: {word}", run.stderr
