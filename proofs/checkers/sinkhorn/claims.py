@@ -158,6 +158,8 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
     shape_is(C, n, m, "C")
     eps_list, tol = rational_list(params.get("eps")), parse_rational(params.get("tol"))
     runs = items(out, "runs")
+    if not all(isinstance(r, dict) for r in runs):
+        raise ParseError("every Sinkhorn run must be an object")
     problems: list[str] = _read_from_files(params, {"C": C, "a": [a], "b": [b]})
     if "b_scaled" in inp:
         b = scaled_marginal(params, a, b, qvector(inp.get("b_scaled")))

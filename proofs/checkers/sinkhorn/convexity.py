@@ -56,7 +56,8 @@ def _gap_matrix(ev: FloatEvaluation, sigma: float, k: int) -> np.ndarray | None:
     T[n:, :n] = B.T
     T += np.outer(z, z)
     i = np.arange(N)
-    T[i, i] += d - sigma * e
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge recorded sigma: not finite, refused below
+        T[i, i] += d - sigma * e
     if not np.isfinite(T).all():
         return None
     G = np.abs(z) * float(np.abs(z).sum()) + d + sigma * e

@@ -348,3 +348,19 @@ def test_tiny_masses_do_not_turn_the_mpmath_reference_into_a_false_does_not_hold
     assert "converged in 1 iterations" not in doc["reference"]["references"][0]["mpmath"]
     assert doc["result"]["holds"] is True
     assert verdict(doc) == (OK, "")
+
+
+def test_a_run_that_is_not_an_object_is_one_clear_line(genuine):
+    status, why = verdict(forged(genuine, lambda d: d["outputs"].__setitem__("runs", ["x"])))
+    assert (status, why) == (BAD, "every Sinkhorn run must be an object")  # was "malformed certificate (AttributeError: ...)"
+
+
+def test_the_largest_double_as_sigma_is_refused_without_a_numpy_warning(genuine):
+    """sigma = the largest double overflowed the Hessian's diagonal: refused, but numpy printed a RuntimeWarning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        status, why = verdict(forged(genuine, set_witness("sigma", str((2**53 - 1) * 2**971))))
+    assert status == REJECTED
+    assert "the verified Cholesky does not prove the Hessian's gap sigma" in why
