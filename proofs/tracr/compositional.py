@@ -23,6 +23,7 @@ import itertools
 from typing import Any, Callable
 
 from attncert.exact import ParseError
+from attncert.proofs.core.progress import bar
 from attncert.proofs.checkers.compiled.every_input import Unsupported
 
 #: Inputs built at the first failing length (when not every input of it is run), and at each length after it.
@@ -62,19 +63,24 @@ def search(model_json: dict[str, Any], program_json: dict[str, Any], vocab_json:
     runs: dict[int, dict[str, Any]] = {}
     if exact:
         good = 0
-        while good < N and (runs.setdefault(good + 1, at(good + 1)))["holds"]:
-            good += 1
+        with bar(N, "lengths", desc="tracr_model") as progress:
+            while good < N and (runs.setdefault(good + 1, at(good + 1)))["holds"]:
+                good += 1
+                progress.update(1)
         undefined = sorted({u for k in range(1, good + 1) for u in runs[k]["may_be_undefined"]})
         return good, runs.get(good), runs.get(good + 1), undefined, weak_at
-    runs[N] = at(N)
-    good, bad = (N, N) if runs[N]["holds"] else (0, N)
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        runs[mid] = at(mid)
-        if runs[mid]["holds"]:
-            good = mid
-        else:
-            bad = mid
+    with bar(N.bit_length() + 1, "bounds", desc="tracr_model") as progress:  # bisection: at most that many runs
+        runs[N] = at(N)
+        progress.update(1)
+        good, bad = (N, N) if runs[N]["holds"] else (0, N)
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            runs[mid] = at(mid)
+            progress.update(1)
+            if runs[mid]["holds"]:
+                good = mid
+            else:
+                bad = mid
     return good, runs.get(good), runs.get(good + 1), sorted(runs[good]["may_be_undefined"]) if good else [], weak_at
 
 

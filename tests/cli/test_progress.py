@@ -96,3 +96,12 @@ def test_prove_shows_progress(tmp_path, terminal, capsys, args, unit):
     assert main(["prove", *args, "--out", str(tmp_path / "c.json")]) in (0, 1)
     assert f"{args[0]}:" in err.getvalue() and unit in err.getvalue()
     assert "Traceback" not in err.getvalue()
+
+
+def test_the_compositional_tracr_proof_shows_its_lengths(tmp_path, terminal, capsys):
+    pytest.importorskip("tracr")
+    err = terminal()
+    args = ["prove", "tracr_model", "--method", "compositional", "--program", "tracr.compiler.lib:make_length", "--vocab", "a,b", "--max-seq-len", "4"]
+    assert main([*args, "--out", str(tmp_path / "c.json")]) == 0
+    assert "tracr_model:" in err.getvalue() and "lengths" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
