@@ -106,8 +106,11 @@ def _dual_value(problem: TransportProblem, b: Basis) -> fmpq:
 def _duals(u: Any, v: Any, problem: TransportProblem) -> tuple[np.ndarray | None, np.ndarray | None]:
     if u is None or v is None:
         return None, None
-    u, v = np.asarray(u, dtype=float).ravel(), np.asarray(v, dtype=float).ravel()
-    return (u, v) if (len(u), len(v)) == (problem.n, problem.m) else (None, None)
+    try:
+        u, v = np.asarray(u, dtype=float).ravel(), np.asarray(v, dtype=float).ravel()
+    except (TypeError, ValueError):  # not numbers (a user's log): the duals only guide the start, so they are left out
+        return None, None
+    return (u, v) if (len(u), len(v)) == (problem.n, problem.m) and np.isfinite(u).all() and np.isfinite(v).all() else (None, None)
 
 
 def _pot_plan(problem: TransportProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

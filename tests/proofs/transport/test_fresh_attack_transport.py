@@ -249,3 +249,17 @@ def test_a_random_problem_larger_than_verify_reads_is_refused_by_prove():
 
     with pytest.raises(ParseError, match="at most 4,096 rows and columns"):
         load_claim("transport_plan").prove(n=2, m=5000, seed=1)
+
+
+def test_a_log_whose_duals_are_not_numbers_is_ignored_not_a_traceback():
+    """certify_plan's log only guides the start ('correct either way'); duals that are strings raised numpy's
+    ValueError out of it. The verdict on POT's own plan is the same with and without such a log."""
+    import attncert
+
+    M = np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 1.0]])
+    a, b = np.array([0.5, 0.5]), np.array([0.25, 0.25, 0.5])
+    G = np.array([[0.25, 0.0, 0.25], [0.0, 0.25, 0.25]])  # optimal: each row to its free column, the rest to column 2
+    plain = attncert.certify_plan(a, b, M, G)
+    for log in ({"u": ["a", "b"], "v": [0, 0, 0]}, {"u": [np.nan, 0.0], "v": [0.0, 0.0, 0.0]}):
+        v = attncert.certify_plan(a, b, M, G, log=log)
+        assert (v.feasible, v.optimal, v.cost) == (plain.feasible, plain.optimal, plain.cost) == (True, True, Fraction(1, 2))
