@@ -148,8 +148,11 @@ def _announce(M: np.ndarray, reg: Any, tol: Any) -> None:
     import warnings
 
     spread = float(np.ptp(M)) if np.isfinite(M).all() else float("inf")
-    ratio = 2 * spread / float(parse_rational(reg, dyadic_floats=True))
-    bits = max(128.0, ratio * 0.7214 + 128)
+    try:
+        ratio = 2 * spread / float(parse_rational(reg, dyadic_floats=True))
+    except (OverflowError, ZeroDivisionError):  # reg beyond the doubles: the estimate is for the largest ratio
+        ratio = float("inf")
+    bits = min(max(128.0, ratio * 0.7214 + 128), 1e30)  # capped: (bits / 128)^1.5 overflowed at reg 1e-300
     seconds = ARB_SECONDS * M.size * (bits / 128) ** 1.5
     if seconds < SLOW_SECONDS:
         return

@@ -364,3 +364,17 @@ def test_the_largest_double_as_sigma_is_refused_without_a_numpy_warning(genuine)
         status, why = verdict(forged(genuine, set_witness("sigma", str((2**53 - 1) * 2**971))))
     assert status == REJECTED
     assert "the verified Cholesky does not prove the Hessian's gap sigma" in why
+
+
+@pytest.mark.parametrize("reg, scale", [(1e-300, 1.0), (0.1, 1e300), ("1e-400", 1.0)], ids=["reg-1e-300", "cost-1e300", "reg-1e-400"])
+def test_attncert_sinkhorn_with_an_extreme_cost_over_reg_is_one_input_error(reg, scale):
+    """attncert.sinkhorn (any method, convexity included) raised OverflowError from its slow-path announcement's
+    time estimate ((bits / 128)^1.5 of a float) before its own input check could refuse the problem in one line."""
+    import numpy as np
+
+    import attncert
+    from attncert.exact import ParseError
+
+    M = np.random.default_rng(0).random((4, 3)) * scale
+    with pytest.raises(ParseError, match="over the limit of 2\\^53"):
+        attncert.sinkhorn(np.ones(4) / 4, np.ones(3) / 3, M, reg)
