@@ -416,6 +416,11 @@ def hilbert_precision(prec: int, delta: fmpq, tol: fmpq, terms: int) -> int:
     return max(prec, -(-need // 64) * 64)
 
 
+#: The largest log-step of u^ in the arb Hilbert loop: the warm start is floored at e^-700, and a kernel's range is
+#: within e^-700 too; a larger Newton step (one of e^4,000,000 was seen, from a row of mass 1e-6) is not taken.
+STEP_MAX = 1400.0
+
+
 def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> SinkhornResult:
     n, m = p.n, p.m
     Ka = kernel_entries(p, prec)  # the same balls as K's entries, for the plan without converting K back
@@ -450,10 +455,15 @@ def _hilbert(p: Problem, delta: fmpq, prec: int, tol: fmpq, max_iter: int) -> Si
                 newton += improved
             except np.linalg.LinAlgError:
                 step = -np.log1p(s)
+            if not np.abs(step).max() <= STEP_MAX:  # a Newton step beyond any kernel's range (or NaN): Sinkhorn's
+                step = -np.log1p(s)
+                if not np.abs(step).max() <= STEP_MAX:
+                    break  # u^ stays the last point, whose bound was just computed
             x = x + step
             # u^ e^step rounded to an exact point: any point will do (the bound is a posteriori), and
-            # 1 + expm1(step) keeps the step's float accuracy relative to the step, not to 1.
-            u = [(ui * (1 + arb(e))).mid() for ui, e in zip(u, np.expm1(step).tolist())]
+            # 1 + expm1(step) keeps the step's float accuracy relative to the step, not to 1. A step of -30 or less
+            # takes e^step in arb: expm1(-40) is -1.0 in float, which made u_i exactly 0 (then v = b / 0: a traceback).
+            u = [(ui * (1 + arb(e) if st > -30 else arb(st).exp())).mid() for ui, e, st in zip(u, np.expm1(step).tolist(), step.tolist())]
         P = ScaledKernel(u, Ka, v, prec)  # P^ = diag(u^) K diag(v^), formed when read
         rows = [ri - ai for ri, ai in zip(r, a)]  # P^ 1 = u (K v): already enclosed
         cols = [vj * t - bj for vj, t, bj in zip(v, KTu, b)]  # P^T 1 = v (K^T u), exactly b
