@@ -129,6 +129,9 @@ class EverySizeClaim:
         unknown = [s for s in every if s not in self.spec.symbols]
         if unknown:
             raise ParseError(f"{self.base} has the sizes {', '.join(self.spec.symbols)}; --every names {unknown[0]!r}")
+        held = [s for s in FIXED_BY_DEFAULT if s in every and s in self.spec.symbols]
+        if held:  # the builder would use the symbol as an integer (range(h)): TypeError deep inside it
+            raise ParseError(f"{self.base}: {held[0]} cannot be quantified (a symbolic number of heads is not covered, docs/every-size.md); fix it with --{held[0]}")
         fixed = {s: int(sizes.get(s, next(p.default for p in self.sizes if p.name == s))) for s in self.spec.symbols if s not in every}
         wrong = next(((a, b) for a, b in self.spec.at_most if a in fixed and b in fixed and fixed[a] > fixed[b]), None)
         if wrong is not None:  # the statement assumes a <= b: with both fixed otherwise it would be vacuous

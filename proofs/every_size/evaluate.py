@@ -124,11 +124,13 @@ class Evaluator:
 
     def __init__(
         self, graph: dict[str, Any], blocks: list[tuple[str, SizeExpr, SizeExpr]], length: SizeExpr, sizes: Sizes, prover: Prover,
-        tagged: bool = False, padded: dict[str, tuple[SizeExpr, SizeExpr, bool]] | None = None,
+        tagged: bool = False, padded: dict[str, tuple[SizeExpr, SizeExpr, bool]] | None = None, data_rows: tuple[str, SizeExpr] | None = None,
     ):
         #: tagged: every token is a pair (value, tag), the tag of M[r][c] read as ``tag(M)[r][c]``, the padding (0, 0);
         #: padded: block -> (rows, cols, tag_rows) of the matrix zero-padded into it (pairs too: see Block)
         self.tagged = tagged or bool(padded)
+        #: the tags' hypothesis a divisor may use (:func:`.forms.positive`), or None
+        self.data_rows = data_rows
         padded = padded or {}
         self.nodes = {n["id"]: n for n in graph["nodes"]}
         self.args: dict[int, list[int]] = {v: [] for v in self.nodes}
@@ -361,6 +363,10 @@ class Evaluator:
             return x
         if name in ("token_value", "token_tag") and isinstance(xs[0], Pair):
             return xs[0].x if name == "token_value" else xs[0].y
+        if name == "div":  # the divisor shown nonzero where the division is made: its quotient may be dropped later (token_tag)
+            x, y = (self._as_real(v, z) for z in xs)
+            if not (positive(y.num, self.data_rows) or positive(-y.num, self.data_rows)):
+                raise Unsupported(f"node {v} (div): a division by {y.num.key()[:120]}, not shown nonzero at every size and input")
         f = _REAL.get(name)
         if f is None:
             raise Unsupported(f"node {v}: the function {name!r} has no every-size semantics here")

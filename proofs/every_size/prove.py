@@ -286,8 +286,8 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     N = size(lay.length).substitute(sub)
     rows, cols = (size(x).substitute(sub) for x in lay.output)
     padded = {b: (values[r], values[c], t) for b, (r, c, t) in (spec.padded or {}).items()}
-    ev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None, padded=padded)
     rows_of = None if spec.data_rows is None else (spec.data_rows[0], values[spec.data_rows[1]])
+    ev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None, padded=padded, data_rows=rows_of)
     at_most = tuple(Rel("<=", values[a], values[b]) for a, b in spec.at_most)
     base = Context(tuple(sorted(symbols)), (), at_most + case.assumed)
     # every position the regions evaluate is in the sequence: the output block and the inputs fit in N

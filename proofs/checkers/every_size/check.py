@@ -114,6 +114,10 @@ class _Check:
             self.problems.append(f"params {params} are not the sizes the construction records ({want})")
         layout = obj(obj(self.doc, "construction"), "layout")
         s = self.symbols({})
+        try:  # a size the definition needs fixed (the heads h: the layout names A_1 .. A_h) quantified is malformed
+            self.d.inputs(s)
+        except Refusal as e:
+            raise ParseError(f"the sizes quantified are not the claim's to quantify: {e}") from None
         inputs = layout.get("inputs")
         want_inputs = [(n, r.text(), c.text()) for n, r, c in self.d.inputs(s)]
         got = [(x.get("name"), _text(x.get("rows")), _text(x.get("cols"))) if isinstance(x, dict) else None for x in inputs] if isinstance(inputs, list) else None
@@ -288,7 +292,7 @@ class _Regions:
         if r.get("digits") != digits or r.get("assumed") != [x.text for x in ctx.assumed] or r.get("position") != place.pos.text() or r.get("entry") != entry:
             raise Refusal("its digits, relations, position or entry are not what its path gives")
         steps = read_steps(r.get("steps"), self.c.facts, self.c.prove_fact, f"region {k}")
-        ev = Evaluator(self.c.graph, self.blocks, self.N, self.sub, self.K, steps, tagged=self.data_rows is not None)
+        ev = Evaluator(self.c.graph, self.blocks, self.N, self.sub, self.K, steps, tagged=self.data_rows is not None, data_rows=self.data_rows)
         value = ev.value(self.c.graph.output, place.pos, ctx)
         if not isinstance(value, Real):
             raise Refusal("the output is not a real value")

@@ -28,7 +28,7 @@ template reads is the inputs, row-major, one after another from position 0, then
   ``maxmin_pick`` (max at even positions, min at odd: the parity decided), ``compose``,
   ``token_value`` (x), ``token_tag`` (1: every token is a number), ``mul``, ``mul_scaled``
   (x (c y)), ``mul_const``, ``div_const`` (c nonzero at every size >= 1), ``add``, ``sub``,
-  ``linear`` (a x + b y), ``div``, ``exp``, ``masked_exp`` (m e^{c s}), ``relu`` (ReLU(a / b) =
+  ``linear`` (a x + b y), ``div`` (its divisor shown nonzero where it is made), ``exp``, ``masked_exp`` (m e^{c s}), ``relu`` (ReLU(a / b) =
   ReLU(a) / b, b shown positive) and ``affine_relu`` (ReLU(c x + y)).
 
 Each decision is a recorded step (:class:`~.record.Steps`), else the region is refused.
@@ -86,8 +86,10 @@ class Block:
 class Evaluator:
     """The template's values at one region's positions (module docstring)."""
 
-    def __init__(self, graph: Graph, blocks: list[Block], N: Poly, fixed: dict[str, Poly], K: Coefficients, steps: Steps, tagged: bool = False):
+    def __init__(self, graph: Graph, blocks: list[Block], N: Poly, fixed: dict[str, Poly], K: Coefficients, steps: Steps, tagged: bool = False, data_rows: tuple[str, Poly] | None = None):
         self.g, self.blocks, self.N, self.fixed, self.K, self.steps = graph, blocks, N, fixed, K, steps
+        #: the tags' hypothesis a divisor may use (:func:`~.forms.positive`), or None
+        self.data_rows = data_rows
         #: tokens are pairs (value, tag): a zero-padded block's (module docstring), else (M[r][c], tag(M)[r][c])
         self.tagged = tagged or any(b.valid is not None for b in blocks)
         self.end = blocks[-1].offset + blocks[-1].rows * blocks[-1].cols if blocks else ZERO
@@ -370,6 +372,15 @@ class Evaluator:
             raise Refusal(f"node {v}: ReLU of a quotient whose denominator is not shown positive")
         return Real(forms.relu(self.K, x.num), x.den)
 
+    def divide_by(self, x: Real, y: Real, v: int) -> Real:
+        """x / y, y = a / b shown nonzero where the division is made: a shown positive or negative (b is nonzero, as
+        every denominator is: a product of divisors each checked here, coefficients and positive forms). Not left to
+        the final denominator alone: a quotient's denominator may be dropped on the way (``token_tag`` of a plain
+        number is 1, of a pair its tag), and the construction would still have divided by 0."""
+        if not (positive(y.num, self.data_rows) or positive(-y.num, self.data_rows)):
+            raise Refusal(f"node {v}: div by a value not shown nonzero at every size and input")
+        return quotient(x.num * y.den, x.den * y.num)
+
     def nonzero(self, c: Any, v: int) -> Any:
         """c, a divisor: nonzero at every size >= 1 (positive or negative there)."""
         if not (positive_coefficient(c) or positive_coefficient(-c)):
@@ -461,7 +472,7 @@ REAL: dict[str, Callable[..., Real]] = {
     "add": lambda ev, v, c, x, y: add(x, y),
     "sub": lambda ev, v, c, x, y: add(x, neg(y)),
     "linear": lambda ev, v, c, x, y: add(scaled(x, c["a"]), scaled(y, c["b"])),
-    "div": lambda ev, v, c, x, y: quotient(x.num * y.den, x.den * y.num),
+    "div": lambda ev, v, c, x, y: ev.divide_by(x, y, v),
     "exp": lambda ev, v, c, x: Real(forms.exp(ev.K, ev.plain(x, v)), _one(ev)),
     "masked_exp": lambda ev, v, c, x, m: Real(ev.plain(m, v) * forms.exp(ev.K, ev.plain(x, v).scale(c["c"])), _one(ev)),
     "relu": lambda ev, v, c, x: ev.relu(x, v),
