@@ -108,6 +108,10 @@ class _Check:
         """The sizes are the claim's, quantified or fixed; the parameters and the layout say so."""
         if set(self.quantified) & set(self.fixed) or set(self.quantified) | set(self.fixed) != set(self.d.symbols) or len(set(self.quantified)) != len(self.quantified):
             raise ParseError(f"the sizes {', '.join(self.d.symbols)} must each be quantified or fixed, once")
+        wrong = next(((a, b) for a, b in self.d.at_most if a in self.fixed and b in self.fixed and self.fixed[a] > self.fixed[b]), None)
+        if wrong is not None:  # the statement assumes a <= b: fixed otherwise, it is vacuous (prove refuses it too)
+            a, b = wrong
+            raise ParseError(f"the claim needs {a} <= {b}, and the fixed sizes are {a} = {self.fixed[a]} > {b} = {self.fixed[b]}")
         params = obj(self.doc, "params")
         want = {"every": ",".join(sorted(self.quantified)), **self.fixed}
         if params != want or list(self.quantified) != sorted(self.quantified):

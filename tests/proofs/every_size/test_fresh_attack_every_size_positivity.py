@@ -356,3 +356,15 @@ def test_a_fixed_n_relabelled_is_refused(certificates):
     doc["construction"]["layout"]["inputs"][0]["rows"] = doc["construction"]["layout"]["output"]["rows"] = "2"
     doc["result"]["hypotheses"] = [h.replace("k < 3", "k < 2") for h in doc["result"]["hypotheses"]]
     refused(check_every_size(seal(doc)), "does not prove")
+
+
+def test_fixed_sizes_that_break_the_hierarchys_relations_are_malformed(certificates):
+    """n = 3 > N = 2, both fixed: the statement (for n <= N ...) is vacuous, which prove refuses in one line. The checker
+    had no such rule: 3 <= 2 became a hypothesis of every region (a false one, from which any fact follows), and a
+    forgery made by the prover without its rule was refused only because its forms differ. Fixed here: malformed."""
+    doc = copy.deepcopy(certificates["hierarchy"])
+    doc["params"]["n"] = doc["construction"]["sizes"]["fixed"]["n"] = 3
+    for c in doc["outputs"]["cases"]:
+        c["fixed"]["n"] = 3
+    with pytest.raises(ParseError, match="n <= N"):
+        check_every_size(seal(doc))
