@@ -24,6 +24,7 @@ from typing import Any
 from flint import ctx
 
 from attncert.exact import ParseError
+from attncert.exact.canonical import canonical_json
 from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.compiled.every_input import Unsupported
 from attncert.proofs.checkers.reading import integer, obj
@@ -77,11 +78,12 @@ def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
         problems.append("a confirmation from the first failing length on is recorded exactly when N* < max_seq_len")
     elif isinstance(conf, list):
         precision = integer(params, "precision", 16, 4096)
+        most = integer(params, "listed", 0, 1 << 20)
         for k, run in enumerate(conf):
             if not isinstance(run, dict) or run.get("length") != good + 1 + k or good + 1 + k > N:
                 problems.append(f'"outputs.confirmation" must run the lengths {good + 1}, {good + 2}, ... in order, up to max_seq_len')
                 break
-            listed = _counterexamples(model, run, run["length"], tol, precision)
+            listed = _counterexamples(model, run, run["length"], tol, precision, most)
             problems += listed
             if run.get("counterexamples") and k != len(conf) - 1:
                 problems.append("the confirmation goes on past a length where it lists a counterexample")
@@ -103,8 +105,12 @@ def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
     return problems
 
 
-def _counterexamples(model: Model, conf: dict[str, Any], k: int, tol: Any, precision: int) -> list[str]:
-    """Each listed counterexample of length k, through this package's forward pass against its recorded RASP output."""
+def _counterexamples(model: Model, conf: dict[str, Any], k: int, tol: Any, precision: int, most: int) -> list[str]:
+    """Each listed counterexample of length k, through this package's forward pass against its recorded RASP output.
+
+    Before any pass: at most ``params.listed`` of them (the prover lists no more), no input twice; and the first
+    one that is not what it says ends the check. So the passes run are at most the real counterexamples listed:
+    thousands of copies of one, or of inputs the model gets right, cost one pass, not one each."""
     listed = conf.get("counterexamples")
     if not isinstance(listed, list):
         raise ParseError('"outputs.confirmation.counterexamples" must be a list')
@@ -113,8 +119,15 @@ def _counterexamples(model: Model, conf: dict[str, Any], k: int, tol: Any, preci
         raise ParseError('"outputs.confirmation" runs have counts')
     if len(listed) > (counts.get("counterexamples") or 0):
         return ["more counterexamples are listed than counted"]
-    problems = []
+    if len(listed) > most:
+        return [f"more counterexamples are listed than params.listed = {most}"]
+    inputs = [canonical_json(e.get("input")) if isinstance(e, dict) else b"" for e in listed]
+    if len(set(inputs)) != len(inputs):
+        return ["a counterexample is listed twice"]
+    problems: list[str] = []
     for entry in listed:
+        if problems:
+            break
         if not isinstance(entry, dict) or not isinstance(entry.get("input"), list) or not isinstance(entry.get("rasp"), list):
             raise ParseError("a listed counterexample has an input and a RASP output")
         xs, exact = [value(t) for t in entry["input"]], [value(v) for v in entry["rasp"]]

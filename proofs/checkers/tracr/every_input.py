@@ -179,6 +179,19 @@ class Layout:
         for o, cols in self.columns.items():
             if o not in ("tokens", "indices") and any(x != 0 for p in self.pos for c, x in p.items() if c in cols):
                 raise Unsupported(f"the positional embedding writes the columns of {o!r:.40}")
+        # A configuration's centre holds the position's row only when the step reads the position (an ``indices``
+        # column), and a token's row (less the shared columns) only when it reads a ``tokens`` column: so a
+        # position may write the ``indices`` columns alone, and a token, beyond the shared columns, its own
+        # alone; else a step reading that column (``one``, BOS's, another owner's) would miss the entry.
+        for p, row in enumerate(self.pos[1:], start=1):
+            stray = next((c for c, x in row.items() if x != 0 and self.owner.get(c) != "indices"), None)
+            if stray is not None:
+                raise Unsupported(f"the positional embedding of position {p} writes column {model.labels[stray]!r:.40}, which is no indices column")
+        for t in self.vocab:
+            row = self.token_rows[_key(t)]
+            stray = next((c for c in sorted(set(row) | set(self.const)) if row.get(c, 0) != self.const.get(c, 0) and self.owner.get(c) != "tokens"), None)
+            if stray is not None:
+                raise Unsupported(f"the embedding of token {t!r:.20} writes column {model.labels[stray]!r:.40}, which is no token column")
 
     def enc(self, o: str, v: Value, aux: fmpq | dict[int, fmpq] | None = None, decoded: bool = True) -> Row:
         """enc_o(v) (module docstring); ``aux`` the centre a SelectorWidth's head writes for this v."""
