@@ -466,6 +466,28 @@ def _decode(obj: Any) -> Any:
     raise ParseError(f"a template parameter {str(obj)[:60]} has no every-size meaning")
 
 
+def divisor_not_nonzero(fn: dict[str, Any], sizes: Sizes) -> str | None:
+    """Why a div_const in fn (through compose, and the branches of a size case its sizes do not decide) divides by a
+    size not shown nonzero at every size, or None. Every one is examined, not only those the regions evaluate: the
+    program computes each node at every position, read or not."""
+    name, params = fn["name"], fn["params"]
+    if name == "div_const":
+        try:
+            _nonzero(_coeff(sizes, _decode(params["c"])))
+        except FormError as e:
+            return str(e)
+        return None
+    if name == "compose":
+        subs = [g for g in _decode(params["fns"]) or () if isinstance(g, dict)]
+    elif name.startswith("size_case"):
+        when = _decode(params["when"])
+        taken = when.constant() if isinstance(when, SizeExpr) else None
+        subs = [_decode(params[b]) for b in (("then", "otherwise") if taken is None else ("then" if taken == 0 else "otherwise",))]
+    else:
+        return None
+    return next((bad for g in subs if isinstance(g, dict) and (bad := divisor_not_nonzero(g, sizes)) is not None), None)
+
+
 def _size(x: Any) -> SizeExpr:
     if isinstance(x, SizeExpr):
         return x

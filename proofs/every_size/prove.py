@@ -30,7 +30,7 @@ from attncert.constructions.rasp.graph import graph_to_json
 from attncert.constructions.rasp.template import substitute_json
 from attncert.constructions.sizes.expr import SizeExpr, size
 from attncert.exact.errors import AttncertError
-from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported
+from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported, divisor_not_nonzero
 from attncert.proofs.every_size.facts import Context, FactError, Prover, Rel
 from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive, reset_fresh, value_at
 from attncert.proofs.every_size.references import REFERENCES, Reference
@@ -288,6 +288,10 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     padded = {b: (values[r], values[c], t) for b, (r, c, t) in (spec.padded or {}).items()}
     rows_of = None if spec.data_rows is None else (spec.data_rows[0], values[spec.data_rows[1]])
     ev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None, padded=padded, data_rows=rows_of)
+    for v, node in sorted(ev.nodes.items()):  # every div_const, evaluated or not
+        bad = divisor_not_nonzero(node["params"]["fn"], sizes) if node["op"] in ("map", "sequence_map") and isinstance(node["params"].get("fn"), dict) else None
+        if bad is not None:
+            raise NoProof(f"{spec.name}: node {v} (div_const, computed at every position, read or not): {bad}")
     at_most = tuple(Rel("<=", values[a], values[b]) for a, b in spec.at_most)
     base = Context(tuple(sorted(symbols)), (), at_most + case.assumed)
     # every position the regions evaluate is in the sequence: the output block and the inputs fit in N

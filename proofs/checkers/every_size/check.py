@@ -30,13 +30,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from flint import fmpq
+
 from attncert.exact import ParseError
 from attncert.proofs.checkers.every_size import smtlib
 from attncert.proofs.checkers.every_size.context import Context
 from attncert.proofs.checkers.every_size.coverage import Place, case_branches, complete_tree, follow, output_root, read_region_step, region_branches, rest_root
 from attncert.proofs.checkers.every_size.evaluate import Block, Evaluator, Real
-from attncert.proofs.checkers.every_size.forms import Coefficients, FormError, positive, read_form
-from attncert.proofs.checkers.every_size.graph import Graph, read_graph
+from attncert.proofs.checkers.every_size.forms import Coefficients, FormError, positive, positive_coefficient, read_form
+from attncert.proofs.checkers.every_size.graph import Graph, decode, function, read_graph
 from attncert.proofs.checkers.every_size.record import MAX_FACTS, MAX_REGIONS, Fact, Refusal, Steps, read_fact, read_steps
 from attncert.proofs.checkers.every_size.references import DEFINITIONS, Definition
 from attncert.proofs.checkers.every_size.sizes import Poly, Rel, parse_rel, parse_size, symbol_name
@@ -238,6 +240,10 @@ class _Check:
         else:  # the entries i < r, j < c of the output block, entry (i, j) at i cols + j; nothing said of the rest
             roots = {"output": output_root(base, symbols[self.d.entries[0]], symbols[self.d.entries[1]], cols)}
         K = Coefficients(sizes)
+        for v, node in sorted(self.graph.nodes.items()):  # every div_const, evaluated or not: the program runs each node everywhere
+            fn = node["params"].get("fn") if node["op"] in ("map", "sequence_map") else None
+            if fn is not None and (bad := _divisor_not_nonzero(function(fn), sub, K)) is not None:
+                self.problems.append(f"case {c}: node {v} divides by {bad[:60]} (div_const), not shown nonzero at every size; the program computes it at every position, read or not")
         evaluate = _Regions(self, K, blocks, N, sub, symbols)
         for kind, root in roots.items():
             mine = [(k, r) for k, r in regions if r.get("kind") == kind]
@@ -349,6 +355,30 @@ class _Regions:
         same = value.den.same(reference.den)
         if (value.num - reference.num if same else value.num * reference.den - value.den * reference.num).terms:
             raise Refusal("the value and the reference differ as forms")
+
+
+def _divisor_not_nonzero(fn: dict[str, Any], sub: dict[str, Poly], K: Coefficients) -> str | None:
+    """The first div_const divisor in fn (through compose, and the branches of a size case its sizes do not decide)
+    not shown nonzero at every size >= 1, as text; None if there is none."""
+    name, params = fn["name"], fn["params"]
+    if name == "div_const":
+        c = decode(params.get("c"), sub)
+        try:
+            k = K.const(c) if isinstance(c, fmpq) else K.of(c) if isinstance(c, Poly) else None
+        except FormError:
+            k = None
+        return None if k is not None and (positive_coefficient(k) or positive_coefficient(-k)) else c.text() if isinstance(c, Poly) else str(c)
+    if name == "compose":
+        fns = decode(params.get("fns"), sub)
+        subs = [g for g in fns if isinstance(g, dict)] if isinstance(fns, tuple) else []
+    elif name.startswith("size_case"):
+        when = decode(params.get("when"), sub)
+        taken = when.constant() if isinstance(when, Poly) else None
+        branches = ("then", "otherwise") if taken is None else ("then" if taken == 0 else "otherwise",)
+        subs = [g for b in branches if isinstance(g := decode(params.get(b), sub), dict)]
+    else:
+        return None
+    return next((bad for g in subs if (bad := _divisor_not_nonzero(g, sub, K)) is not None), None)
 
 
 def _text(x: Any) -> str | None:

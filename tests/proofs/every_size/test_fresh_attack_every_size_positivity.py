@@ -13,12 +13,14 @@ name the check that refuses it.
 Found and fixed here: a quotient whose denominator is dropped on the way to the output (``token_tag`` of a plain
 number is 1) was never required nonzero, so a template computing x / x at x = 0 (a division by zero at run time)
 checked clean, and attncert's prover proved it; now every ``div`` is required, by the checker and by the prover, to
-divide by a value shown nonzero where it is made (the prover then finds the failing run: "the claim is FALSE"). A certificate with
+divide by a value shown nonzero where it is made (the prover then finds the failing run: "the claim is FALSE"); and
+every ``div_const`` of the template is examined, not only those the output reads (the program computes every node at
+every position). A certificate with
 the heads h quantified made the checker raise a bare Refusal (a traceback from ``attncert verify``), and
 ``prove multihead_every_size --every h,...`` a TypeError: both are one line now.
 
-Left open (xfail, strict): a division at positions the output never reads (values of a head no query selects) is
-not evaluated by the checker, but the RASP program computes it at every position.
+Left open (xfail, strict): a ``div`` at positions the output never reads (values of a head no query selects) is not
+evaluated by the checker, but the RASP program computes it at every position.
 """
 
 from __future__ import annotations
@@ -125,11 +127,30 @@ def relu_plus_unread_quotient(n: Any) -> Construction:
     return Construction("relu", rasp.numerical(rasp.SequenceMap(rasp.fn("add"), x, unread)), Layout((("x", 1, n),), (1, n), n))
 
 
-@pytest.mark.xfail(strict=True, reason="hole left open: the checker evaluates each node only at the positions the output reads, but the RASP program computes every node at every position, so a div (or a div_const by a size that is 0 somewhere) whose values no query selects is never required nonzero: x / x at x = 0 makes the run fail, and the certificate checks clean. Closing it needs every div evaluated at a generic position of every case (steps the prover does not record today)")
+@pytest.mark.xfail(strict=True, reason="hole left open: the checker evaluates each node only at the positions the output reads, but the RASP program computes every node at every position, so a div whose values no query selects is never required to divide by a nonzero value: x / x at x = 0 makes the run fail, and the certificate checks clean. Closing it needs every div evaluated at a generic position of every case (steps the prover does not record today); a div_const is examined wherever it is, since its divisor is a size")
 def test_a_division_no_query_reads_is_still_made():
     with pytest.raises(Exception, match="division by an exact zero"):
         run(relu_plus_unread_quotient(2), [0, 1])
     refused(check_every_size(forge("relu", relu_plus_unread_quotient, "n")), "div")  # attncert's own prover proves it
+
+
+def relu_plus_unread_div_const(n: Any) -> Construction:
+    """relu(x) plus a gather no query selects of x / (n - 1), computed at every position: 0 at n = 1."""
+    x = rasp.numerical(rasp.Map(rasp.fn("relu"), rasp.tokens))
+    q = rasp.numerical(rasp.Map(rasp.fn("div_const", c=n - 1), rasp.tokens))
+    unread = gather(index_map((0, 1), (1, 0), bound=0, other=-1), q)
+    return Construction("relu", rasp.numerical(rasp.SequenceMap(rasp.fn("add"), x, unread)), Layout((("x", 1, n),), (1, n), n))
+
+
+def test_a_div_const_no_query_reads_is_still_required_nonzero():
+    """Fixed here (attncert's prover proved it, the checker said OK): every div_const of the template is examined, by
+    the checker and by the prover, since its divisor is a size, whatever position reads it."""
+    with pytest.raises(Exception, match="division by an exact zero"):
+        relu_plus_unread_div_const(1).run({"x": [[fmpq(1)]]}, QQ)
+    with pytest.raises(ParseError, match="computed at every position.*the claim is FALSE: at n = 1"):
+        forge("relu", relu_plus_unread_div_const, "n")
+    doc = forge("relu", relu_plus_unread_div_const, "n", any_divisor=True)
+    refused(check_every_size(doc), "divides by n - 1 (div_const), not shown nonzero")
 
 
 def tagged_with_plain_weights(n: Any, d: Any, dv: Any) -> Construction:
