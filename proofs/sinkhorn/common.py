@@ -46,6 +46,14 @@ MAX_FAMILY = 1024
 #: Seconds per network coupling of sinkhorn_universality beyond its Sinkhorn run (texts of up to 6 points, width
 #: up to 8: about 16 ms measured on the benchmark machine, bench_sinkhorn_universality).
 SECONDS_PER_COUPLING = 0.016
+#: The mpmath reference runs on plans of at most this many entries.
+REFERENCE_ENTRIES = 4096
+#: Entry updates (iterations x n x m) one eps's mpmath reference may take: the default budget of 2,000 iterations at
+#: the largest plan it runs on, about 20 s at 60 digits (11 ms an iteration at 64 x 64 measured). A larger budget is
+#: refused before anything runs, so that neither prove nor verify's rebuild of a recorded ref_iter spends hours in it.
+REFERENCE_WORK = 2000 * REFERENCE_ENTRIES
+#: Seconds an entry update of the reference takes at 60 digits (2.7 us measured), rounded up.
+REFERENCE_SECONDS_PER_ENTRY = 3e-6
 PREC = Param("prec", positive_int, 128, "working precision of the balls, in bits")
 TOL = Param("tol", str, "1e-30", "certified bound to reach on max |log P - log P*|")
 
@@ -59,6 +67,15 @@ def pot_eps(eps: str, reg: str | None, default: str) -> str:
     return reg
 
 
+def reference_budget(ref_iter: int, n: int, m: int) -> None:
+    """The mpmath reference's budget at an n x m plan within REFERENCE_WORK, or a one-line ParseError."""
+    if n * m <= REFERENCE_ENTRIES and ref_iter * n * m > REFERENCE_WORK:
+        raise ParseError(
+            f"--ref-iter {ref_iter:,}: the mpmath reference of a {n}x{m} plan could take {ref_iter * n * m:,} entry updates an eps, "
+            f"over {REFERENCE_WORK:,} (about 20 s at 60 digits); at most {REFERENCE_WORK // (n * m):,} iterations here"
+        )
+
+
 def convergence_cost(
     n: int | None,
     eps: str,
@@ -68,6 +85,7 @@ def convergence_cost(
     a: str | None = None,
     b: str | None = None,
     reg: str | None = None,
+    ref_iter: int = 2000,
     default_eps: str = "",
     **_: Any,
 ) -> Cost:
@@ -94,7 +112,10 @@ def convergence_cost(
     document = convergence_document(n, cols, [(spread / e, b) for e, b in zip(eps_list, bits)], prec, inputs)
     origin = f"the file {os.path.basename(cost)}'s" if cost is not None and cost not in FORMATS else "random"
     problem = f"{n} x {cols} cost ({origin}), eps {', '.join(map(str, eps_list))}"
-    return replace(_convergence_runs(n, cols, eps_list, bits, prec), document=document, problem=problem)
+    reference_budget(ref_iter, n, cols)
+    runs = _convergence_runs(n, cols, eps_list, bits, prec)
+    reference = len(eps_list) * ref_iter * n * cols * REFERENCE_SECONDS_PER_ENTRY if n * cols <= REFERENCE_ENTRIES else 0.0
+    return replace(runs, seconds=runs.seconds + reference, document=document, problem=problem)
 
 
 def _convergence_runs(n: int, cols: int, eps_list: list[fmpq], bits: list[int], prec: int) -> Cost:

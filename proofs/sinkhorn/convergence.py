@@ -21,8 +21,11 @@ from attncert.proofs.core import progress
 from attncert.proofs.core.certify import certificate
 from attncert.proofs.core.registry import Claim, Param, register
 from attncert.proofs.sinkhorn.common import (
+    REFERENCE_ENTRIES,
+    REFERENCE_WORK,
     convergence_cost,
     pot_eps,
+    reference_budget,
     PREC,
     TOL,
     bmat,
@@ -54,8 +57,6 @@ STATEMENT = (
     "where POT is installed, its float64 Sinkhorn on the same problem is recorded in side_notes as float agreement, "
     "information that is not part of the claim"
 )
-#: The mpmath reference (n m mpf products per iteration) runs up to this many plan entries.
-REFERENCE_ENTRIES = 4096
 
 
 #: The options that give the problem from files (docs/sinkhorn.md, "Your own cost"): all three, or none.
@@ -123,6 +124,7 @@ def _prove(
     for e in eps_list:
         positive_rational(e)
     tol, prec, ref_iter, pot_iter = run_params["tol"], run_params["prec"], run_params["ref_iter"], run_params["pot_iter"]
+    reference_budget(ref_iter, len(a), len(b))
     version = pot_version()
     runs, refs, pot_runs, holds, iters = [], [], [], True, 0
     small = len(a) * len(b) <= RECORDED_PLAN_ENTRIES  # the plan's balls are recorded (and read) only then
@@ -237,7 +239,7 @@ CLAIM = register(
             Param("eps", str, EPS_SCHEDULE, "temperatures, comma-separated"),
             TOL,
             PREC,
-            Param("ref_iter", iteration_budget, 2000, f"iteration budget of the mpmath reference (at most {MAX_ITERATIONS:,})"),
+            Param("ref_iter", iteration_budget, 2000, f"iteration budget of the mpmath reference (at most {MAX_ITERATIONS:,}, and {REFERENCE_WORK:,} / (n m) entry updates)"),
             Param("pot_iter", iteration_budget, 10000, f"numItermax of POT's float Sinkhorn (if POT is installed; at most {MAX_ITERATIONS:,})"),
             Param("m", positive_int, None, "columns of the random cost (n when not given)"),
             Param("cost", str, None, "the cost matrix from FILE (.json, .csv or .npy, read exactly), with --a and --b instead of random data"),

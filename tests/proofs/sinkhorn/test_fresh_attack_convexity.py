@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import pytest
 
+from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.limits import Limits
@@ -186,19 +187,25 @@ def test_a_singular_newton_system_on_a_small_problem_is_not_a_traceback():
     assert verdict(doc) == (OK, "")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole left: the cost model of sinkhorn_convergence ignores ref_iter, and verify's rebuild runs the mpmath "
-    "reference with the recorded ref_iter (at most 10^6) before comparing its text; measured 11 ms an iteration at "
-    "64 x 64 (60 digits), so a genuine certificate with ref_iter raised to 10^6 and resealed keeps verify busy about "
-    "3 hours per eps, unrefused by any limit, before it says REJECTED",
-)
-def test_the_estimate_counts_the_mpmath_reference_iterations():
+def test_the_mpmath_references_budget_is_estimated_and_bounded():
+    """Found by this audit: verify's rebuild runs the mpmath reference with the recorded ref_iter (at most 10^6;
+    11 ms an iteration at 64 x 64), so a genuine certificate with ref_iter raised and resealed kept verify busy for
+    hours before it said REJECTED. The estimate now counts the reference, a budget of more than 2,000 x 4,096 entry
+    updates an eps is refused in one line by prove and --estimate, and so verify's rebuild of such a document stops
+    at once (BAD)."""
     lim = Limits()
     base = {"n": 64, "eps": "1/10000", "tol": "1e-9"}
-    few = estimate(CLAIM, parsed(CLAIM, {**base, "ref_iter": 2000}), lim)
-    many = estimate(CLAIM, parsed(CLAIM, {**base, "ref_iter": 1_000_000}), lim)
-    assert many.seconds >= 3600 > few.seconds
+    few = estimate(CLAIM, parsed(CLAIM, {**base, "ref_iter": 1000}), lim)
+    more = estimate(CLAIM, parsed(CLAIM, {**base, "ref_iter": 2000}), lim)
+    assert more.seconds - few.seconds >= 1000 * 64 * 64 * 2.7e-6  # the thousand more iterations, at the measured 2.7 us an entry
+    with pytest.raises(ParseError, match="mpmath reference"):
+        estimate(CLAIM, parsed(CLAIM, {**base, "ref_iter": 1_000_000}), lim)
+    with pytest.raises(ParseError, match="mpmath reference"):
+        CLAIM.prove(**{**CLAIM.defaults(), **base, "ref_iter": 2001})
+    doc = CLAIM.prove(**{**CLAIM.defaults(), "n": 3, "eps": "1/5", "tol": "1e-9", "ref_iter": 10, "pot_iter": 10})
+    doc["params"]["ref_iter"] = 1_000_000  # 9 x 10^6 entry updates an eps: over the budget, refused before it runs
+    status, reason = verdict(doc)
+    assert status == BAD and "mpmath reference" in reason, (status, reason)
 
 
 def test_a_genuine_problem_from_npy_files_of_integers_verifies(tmp_path):
