@@ -28,6 +28,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import itertools
+import math
+import random
+from fractions import Fraction
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -43,7 +47,7 @@ from attncert.exact.certificate import seal
 from attncert.exact.domains.qq import QQ
 from attncert.proofs.checkers.every_size import check_every_size
 from attncert.proofs.cli import main
-from attncert.proofs.checkers.every_size.forms import Coefficients, exp, positive, read
+from attncert.proofs.checkers.every_size.forms import Coefficients, Form, exp, positive, read
 from attncert.proofs.checkers.every_size.sizes import Poly
 from attncert.proofs.every_size import evaluate as prover_evaluate
 from attncert.proofs.every_size import prove as prover
@@ -389,3 +393,44 @@ def test_fixed_sizes_that_break_the_hierarchys_relations_are_malformed(certifica
         c["fixed"]["n"] = 3
     with pytest.raises(ParseError, match="n <= N"):
         check_every_size(seal(doc))
+
+
+def test_positivity_with_tags_of_a_fixed_n_against_every_tag_assignment():
+    """Random forms Σ c Π tag(X)[k][0] e^{X[k'][0]} (rows up to n, one past it: its tag any real), n fixed in 1..3: each one
+    the rule shows positive is > 0, evaluated here in floats, at every assignment of 0/1 tags to the rows k < n with some
+    1 and at random X."""
+    rng = random.Random(7)
+
+    def value(f: Any, tags: list[float], xs: list[float]) -> float:
+        total = 0.0
+        for c, t in f.terms.values():
+            assert not t.binders
+            v = float(Fraction(str(c.as_expr())))
+            for x in t.factors:
+                if x.kind == "read":
+                    v *= tags[x.args[1].constant()]
+                else:
+                    v *= math.exp(sum(float(Fraction(str(c2.as_expr()))) * math.prod(xs[y.args[1].constant()] for y in t2.factors) for c2, t2 in x.args[0].terms.values()))
+            total += v
+        return total
+
+    shown = 0
+    for _ in range(1500):
+        R = rng.choice([1, 2, 3])
+        f = Form.coeff(K, K.zero)
+        for _ in range(rng.randint(1, 3)):
+            term = Form.coeff(K, K.const(rng.choice([-1, 1, 2, 3])))
+            for _ in range(rng.randint(0, 2)):
+                term = term * tag(Poly.const(rng.randrange(R + 1)))
+            if rng.random() < 0.7:
+                term = term * exp(K, read(K, "X", Poly.const(rng.randrange(R)), ZERO))
+            f = f + term
+        if not positive(f, ("X", Poly.const(R))):
+            continue
+        shown += 1
+        for tags in itertools.product([0, 1], repeat=R):
+            if any(tags):
+                for _ in range(2):
+                    xs = [rng.uniform(-3, 3) for _ in range(R)]
+                    assert value(f, [*tags, rng.uniform(-3, 3)], xs) > 0, (f.key, tags, xs)
+    assert shown > 100  # the rule is not vacuous here
