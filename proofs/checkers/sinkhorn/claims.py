@@ -166,6 +166,7 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
     if [rational(r.get("eps")) if isinstance(r, dict) else None for r in runs] != eps_list:
         problems.append("the runs are not exactly one per eps of the parameters")
     recorded = n * m <= RECORDED_PLAN_ENTRIES
+    undecided: list[str] = []
     for run in runs:
         e = rational(run.get("eps"))
         label = f"eps {e}"
@@ -174,6 +175,13 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
             continue
         if rational(run.get("tol")) != tol:
             problems.append(f"{label}: the run's tol is not the tol of the parameters")
+        if flag(run, "certified") is False:
+            # no bound reached: the claim is not proven at this eps (NOT-PROVEN), and nothing shows it false; a
+            # recorded plan of such a run would claim what nothing proves
+            undecided.append(f"{label}: the run is not certified")
+            if run.get("plan") is not None:
+                problems.append(f"{label}: an uncertified run records a plan")
+            continue
         if (run.get("plan") is not None) is not recorded and run.get("certified") is True:
             problems.append(f"{label}: a plan of {n * m} entries is recorded {'as balls' if recorded else 'in factored form'}, not otherwise")
             continue
@@ -185,7 +193,7 @@ def check_convergence(doc: dict[str, Any]) -> list[str]:
                 problems.append(f"{label}: the plan's marginals contain a, b: {marg}")
         elif not found and run.get("plan_marginals_contain_a_b") is not None:
             problems.append(f"{label}: a plan in factored form has no recorded balls whose marginals could be checked")
-    return conclude(doc, "enclosure", problems)
+    return conclude(doc, "enclosure", problems, undecided=undecided)
 
 
 #: The parameters that name the formats of the files a problem was read from, and the inputs they hold.
