@@ -160,6 +160,84 @@ def exp_neg(y: np.ndarray, overwrite: bool = False) -> np.ndarray:
     return E
 
 
+#: Veltkamp's splitting constant for binary64, 2^27 + 1 (Dekker's product).
+_SPLIT = 134217729.0
+#: Beyond this magnitude Veltkamp's split overflows.
+SPLIT_MAX = 2.0**995
+#: An absolute bound on what underflow costs the exponent correction of :func:`shifted_exponent`: Dekker's product is
+#: exact unless its error lies below the normal range, and then off by at most 5 * 2^-1074 (Ogita, Rump and Oishi,
+#: "Accurate sum and dot product", SIAM J. Sci. Comput. 26 (2005), Thm 3.4); each product rounded in the subnormal
+#: range adds 2^-1075 (sums there are exact). Rounded up.
+UNDERFLOW_CORRECTION = fmpq(1, 2**1060)
+
+
+def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, e) with s = fl(a + b) and a + b = s + e exactly (Knuth's TwoSum; Higham, section 4.3), for finite a, b
+    whose sum does not overflow, underflow included."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def two_product(a: np.ndarray, b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """(x, e) with x = fl(a b) and a b = x + e (Dekker's product with Veltkamp's split; Higham, section 4.3), exactly
+    when |a|, |b| <= SPLIT_MAX and e is not below the normal range; within UNDERFLOW_CORRECTION otherwise."""
+    x = a * b
+    c = _SPLIT * a
+    ah = c - (c - a)
+    al = a - ah
+    c = _SPLIT * b
+    bh = c - (c - b)
+    bl = b - bh
+    return x, al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+
+
+def shifted_exponent(t: np.ndarray, e: np.ndarray | None, s: fmpq) -> tuple[np.ndarray, np.ndarray, fmpq]:
+    r"""(ỹ, r, R) for the exponents y = (t + e) s, t >= 0 and e doubles (e None: 0), s > 0 exact, with
+    ỹ = fl(t s~), s~ = fl(s), and |y - ỹ - r| <= R entrywise: r is the rounding error of ỹ, computed.
+
+    With t s~ = ỹ + p exactly (:func:`two_product`), ds = s - s~ and d~ = fl(ds),
+    y - ỹ = p + e s + t ds, and r = fl(fl(p + fl(e s~)) + fl(t d~)). Each of the four roundings changes its
+    result by at most u of it, and e s - fl(e s~) = e s~ (1 - (1 + th)) + e ds, so
+
+        |y - ỹ - r| <= 5u (max|p| + max|e| s~ + max t |d~| + max|r|) + 2 max|e| |ds| + max t |ds - d~| + 2^-1060,
+
+    the last term for underflow (:data:`UNDERFLOW_CORRECTION`). The maxima are exact values of doubles (a maximum
+    rounds nothing); R is that bound, exactly. ValueError where a product could overflow the split."""
+    s_f = float_of(s)
+    if not (0 < s_f <= SPLIT_MAX and t.size and 0 <= t.min() and t.max() <= SPLIT_MAX):
+        raise ValueError("the exponents' factors are beyond Dekker's product")
+    y, p = two_product(t, s_f)
+    ds = s - exact(s_f)
+    d_f = float_of(ds)
+    r = t * d_f
+    if e is not None:
+        r += p + e * s_f
+        e_top = exact(np.abs(e).max())
+    else:
+        r += p
+        e_top = fmpq(0)
+    top = lambda x: exact(np.abs(x).max())  # noqa: E731
+    R = 5 * U * (top(p) + e_top * exact(s_f) + top(t) * abs(exact(d_f)) + top(r)) + 2 * e_top * abs(ds) + top(t) * abs(ds - exact(d_f)) + UNDERFLOW_CORRECTION
+    return y, r, R
+
+
+def corrected_exp_neg(y: np.ndarray, r: np.ndarray, R: fmpq) -> tuple[np.ndarray, fmpq]:
+    r"""(K, E): doubles K = fl(E(y) fl(1 - r)) (E = :func:`exp_neg`) for exponents x with |x - y - r| <= R, and E with
+
+        e^-x / K in [e^-E / (1 + delta), e^E / (1 - delta)],   delta = :func:`exp_error`,   E = R + 2 max r^2 + 2u / (1 - u).
+
+    Since e^-x = e^-y e^-r e^-(x - y - r): e^-y / E(y) = 1 / (1 + d0), |d0| <= delta; e^-r / (1 - r) lies in
+    [1, 1 + 2 r^2] for |r| <= 1/2 (1 - r <= e^-r <= 1 - r + r^2 there); the two roundings give a factor in
+    [(1 + u)^-2, (1 - u)^-2], inside [e^-2u, e^{2u/(1 - u)}]. ValueError for |r| > 2^-20 (not a rounding error)."""
+    if not (np.abs(r).max() <= 2.0**-20):
+        raise ValueError("the exponent correction is not small")
+    K = exp_neg(y)
+    K *= 1.0 - r
+    r_top = exact(np.abs(r).max())
+    return K, R + 2 * r_top**2 + 2 * U / (1 - U)
+
+
 class Factor:
     """A positive real known to lie in [lo, hi]: the multiplicative error of a computed quantity.
 

@@ -14,28 +14,20 @@ about 700, where K itself may underflow. A certificate's witness u^ scales K'.
 **Two exact forms of the cost** (:class:`ExactCost`):
 
 * *integers*: C = Z / D, Z an integer array, D > 0. Then alpha, beta are integers over D, C' = Z'/D with
-  Z' = Z - A 1^T - 1 B^T computed exactly in integers, and y = C'/eps = Z' s, s = 1/(D eps).
-  ỹ = fl(Z' s~) with s~ = fl(s): two roundings, |ỹ - y| <= gamma_2 y, so
-  E_y = max |ỹ - y| <= gamma_2 max ỹ / (1 - gamma_2) (+ 2^-1074 for a product that underflows). The kernel is a table of e^-ỹ_z over the distinct
-  z = Z'_ij (one gather), or e^-ỹ entry by entry when the range of Z' is larger than the matrix.
-* *binary floats*: C the exact values of doubles. t1 = fl(C - alpha) (alpha_i = min_j C_ij exactly),
-  beta~_j = min_i t1_ij = fl(beta_j) (rounding is monotone), t2 = fl(t1 - beta~) >= 0 and
-  ỹ = fl(t2 s~), s~ = fl(1/eps). With t1 = C - alpha exact, fl(z) = z(1 + d), |d| <= u:
-  ỹ - y = s[(t1 - beta) theta + (t1 d1 - beta d3)(1 + theta)], |theta| <= gamma_3, 0 <= beta <= t1, so
-  |ỹ - y| <= gamma_3 y + 2u (1 + gamma_3) s t1, and with y <= ỹ + |ỹ - y|, s <= s~/(1 - u),
-  t1 <= max t1~/(1 - u):
+  Z' = Z - A 1^T - 1 B^T computed exactly in integers, and y = C'/eps = Z' s, s = 1/(D eps). The kernel is a table
+  over the distinct z = Z'_ij (one gather), or computed entry by entry when the range of Z' is larger than the matrix.
+* *binary floats*: C the exact values of doubles, alpha_i = min_j C_ij exactly. t1 + e1 = C - alpha and
+  t2 + e2 = t1 - beta~ exactly (Knuth's TwoSum), beta~_j = min_i t1_ij; the shift is alpha_i + beta~_j (any shift has
+  the same plan), so C' = t2 + e1 + e2 exactly and y = (t2 + e) s with s = 1/eps, e = fl(e1 + e2).
 
-      E_y <= [gamma_3 max ỹ + 2u (1 + gamma_3) s~ max t1~ / (1 - u)^2] / (1 - gamma_3) + 2^-1074,
+In both, ỹ = fl(t s~) (t = Z' or t2, s~ = fl(s)), its rounding error r is computed (Dekker's product) with
+|y - ỹ - r| <= R, and K~ = fl(exp_neg(ỹ) fl(1 - r)) (:func:`exact.roundoff.shifted_exponent`,
+:func:`exact.roundoff.corrected_exp_neg`), so that entrywise
 
-  the last term for a product ỹ that underflows (sums and differences that underflow are exact).
+    K'_ij / K~_ij in [e^-E / (1 + delta_exp), e^E / (1 - delta_exp)],   E = R + 2 max r^2 + 2u / (1 - u)
 
-In both, K~ = :func:`exact.roundoff.exp_neg` (ỹ) has |K~ / e^-ỹ - 1| <= delta_exp, so entrywise
-
-    K'_ij / K~_ij in [e^-E_y / (1 + delta_exp), e^E_y / (1 - delta_exp)]      (:attr:`ShiftedKernel.factor`).
-
-E_y grows with max ỹ (about Delta: 1.5e-13 at ỹ = 700). For sums (verified.py) only the entries with ỹ <= SUM_Y = 43
-need a relative factor, the others being below 2^-62 (a tail bounded absolutely): the same bound with max ỹ capped at
-43 gives :attr:`ShiftedKernel.sum_factor`, about 1e-14.
+(:attr:`ShiftedKernel.factor`): about 1.5e-15 whatever the exponent's size, where the rounded exponent alone costs
+gamma_2 y (1.5e-13 at ỹ = 700) and made the bounds at small eps a hundred times wider.
 
 **A cost known as balls** (a Sinkhorn Transformer's, :class:`~constructions.sinkhorn.problem.CostEnclosure`):
 alpha, beta are doubles chosen from the balls' midpoints (any shift has the same plan), each K'_ij is
@@ -60,17 +52,13 @@ from typing import Any, Sequence
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from attncert.exact.roundoff import EXP_MAX, LARGEST, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
+from attncert.exact.roundoff import EXP_MAX, LARGEST, SMALLEST_NORMAL, U, Factor, corrected_exp_neg, exact, exp_error, float_of, shifted_exponent, two_sum
 
 #: Precision of the scalar bounds (arb), bits.
 BOUND_BITS = 128
 #: The ``balls`` recipe (one arb exponential per entry) is used up to this many entries.
 BALL_ENTRIES = 4096
-#: The absolute error of a product that underflows (half the smallest subnormal), rounded up.
-TINY = fmpq(1, 2**1074)
-#: Kernel entries with ỹ > SUM_Y are below 2^-62 (e^-43 (1 + 1.4e-15) < 2^-62): a sum's tail (verified.py).
-SUM_Y = 43
-#: The tail's entries are min(K~, TAIL) (``verified.py``): above every truncated digit (2^-63) and every entry past SUM_Y.
+#: The tail's entries are min(K~, TAIL) (``verified.py``): above every truncated digit (2^-63).
 TAIL = 2.0**-62
 
 
@@ -130,16 +118,9 @@ class ShiftedKernel:
     shifts: tuple[Any, Any]  # (A, B) integer arrays (C' = Z'/D), (alpha, beta~) doubles, or (alpha, beta) chosen doubles
     index: np.ndarray | None = None  # integers: Z' (K'_ij = w^{Z'_ij}, w = e^-scale)
     scale: fmpq | None = None  # integers: 1/(D eps)
-    #: Contains K'_ij / K~_ij for the entries with ỹ <= SUM_Y only (the rest are below 2^-62, where sums treat them
-    #: as a tail; verified.py): the exponent's error grows with y, so this is far tighter than ``factor`` at small eps.
-    sum_factor: Factor | None = None
     #: An entrywise upper bound on K'_ij / factor_hi for the entries the sums treat as a tail (verified.py): by default
     #: min(K~, TAIL); a kernel balanced by a witness (convexity.py) adds the entries whose products underflowed.
     tail: np.ndarray | None = None
-
-    @property
-    def head_factor(self) -> Factor:
-        return self.factor if self.sum_factor is None else self.sum_factor
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -191,37 +172,46 @@ def _from_integers(Z: np.ndarray, den: int, eps: fmpq) -> ShiftedKernel:
     y_top = top * s_f
     if top >= 2**53 or not y_top <= EXP_MAX:
         raise UnsupportedKernel(f"the kernel spans e^-{y_top:.3g}, beyond float64's proven range (e^-{EXP_MAX:g})")
-    if top < Zs.size:  # one exponential per distinct value, then a gather
-        K = np.take(exp_neg(np.arange(top + 1) * s_f, overwrite=True), Zs)
-    else:
-        K = exp_neg(Zs * s_f, overwrite=True)
-    g2 = gamma(2)
-    E_y = g2 * exact(y_top) / (1 - g2) + TINY
-    E_head = g2 * min(exact(y_top), fmpq(SUM_Y)) / (1 - g2) + TINY
+    # one corrected exponential per distinct value, then a gather, or entry by entry where the range is larger
+    z = np.arange(top + 1, dtype=np.float64) if top < Zs.size else Zs.astype(np.float64)
+    K, E_y = _corrected(z, None, s)
+    if top < Zs.size:
+        K = np.take(K, Zs)
     delta = min(_two_largest(rows), _two_largest(cols)) * s
-    return ShiftedKernel(K, _kernel_factor(E_y), delta, "integers", (A, B), Zs, s, _kernel_factor(E_head))
+    return ShiftedKernel(K, _kernel_factor(E_y), delta, "integers", (A, B), Zs, s)
 
 
 def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
     alpha = C.min(1)
-    t = C - alpha[:, None]  # t1
-    beta = t.min(0)
-    t1_top = t.max()
-    t -= beta[None, :]  # t2 >= 0
-    s_f = _normal_scale(1 / eps)
-    t *= s_f  # ỹ
-    y_top = t.max()
-    if not np.isfinite(t1_top) or not y_top <= EXP_MAX:
+    t1, e1 = two_sum(C, -alpha[:, None])  # C - alpha = t1 + e1 exactly
+    beta = t1.min(0)  # beta~: the shift is alpha_i + beta~_j, doubles
+    t2, e2 = two_sum(t1, -beta[None, :])  # t1 - beta~ = t2 + e2 exactly, t2 >= 0
+    if not (np.isfinite(t2).all() and np.isfinite(e1).all() and np.isfinite(e2).all()):
+        raise UnsupportedKernel("the shifted cost leaves float64's range")
+    e1 += e2  # e = fl(e1 + e2): C'_ij = t2 + e1 + e2 exactly
+    s = 1 / eps
+    s_f = _normal_scale(s)
+    y_top = t2.max() * s_f
+    if not y_top <= EXP_MAX:
         raise UnsupportedKernel(f"the kernel spans e^-{y_top:.3g}, beyond float64's proven range (e^-{EXP_MAX:g})")
-    K = exp_neg(t, overwrite=True)
-    g3 = gamma(3)
-    cancel = 2 * U * (1 + g3) * exact(s_f) * exact(t1_top) / (1 - U) ** 2
-    E_y = (g3 * exact(y_top) + cancel) / (1 - g3) + TINY
-    E_head = (g3 * min(exact(y_top), fmpq(SUM_Y)) + cancel) / (1 - g3) + TINY
+    K, E_y = _corrected(t2, e1, s)
     rows = C.max(1) - alpha
     cols = C.max(0) - C.min(0)
     spread = min(_two_largest(rows), _two_largest(cols)) / (1 - U)
-    return ShiftedKernel(K, _kernel_factor(E_y), spread / eps, "floats", (alpha, beta), sum_factor=_kernel_factor(E_head))
+    return ShiftedKernel(K, _kernel_factor(E_y), spread / eps, "floats", (alpha, beta))
+
+
+def _corrected(t: np.ndarray, e: np.ndarray | None, s: fmpq) -> tuple[np.ndarray, fmpq]:
+    """K~ = e^-(t + e) s with its exponent's rounding error corrected (:func:`exact.roundoff.shifted_exponent`,
+    :func:`exact.roundoff.corrected_exp_neg`) and E with K'/K~ in [e^-E/(1 + delta), e^E/(1 - delta)]; the exponent's
+    rounding then costs about u whatever its size, where a plain fl(t s~) cost gamma_2 y (1.5e-13 at y = 700)."""
+    try:
+        y, r, R = shifted_exponent(t, e, s)
+        if not y.max() <= EXP_MAX:
+            raise ValueError(f"the kernel spans e^-{y.max():.3g}")
+        return corrected_exp_neg(y, r, R)
+    except ValueError as err:
+        raise UnsupportedKernel(f"{err}: beyond float64's proven range") from None
 
 
 def enclosed_kernel(C: Any, eps: fmpq, prec: int = BOUND_BITS) -> ShiftedKernel:

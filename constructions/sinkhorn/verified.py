@@ -11,20 +11,19 @@ in float64, vectorised, with every rounding bounded a priori (Higham, *Accuracy 
 Numerical Algorithms*, 2nd ed., 2002, ch. 2-4; Rump, "Verification methods: rigorous results using
 floating-point arithmetic", Acta Numerica 19 (2010) 287-449), and only the final scalars in arb:
 
-1. K' in K~ * phi entrywise (phi a ball, :mod:`~constructions.sinkhorn.shifted`), and K' in K~ * phi_head for the
-   entries with ỹ <= SUM_Y = 43 (the exponent's error grows with y: phi_head is far tighter at small eps); every
-   other entry has K~ < 2^-62. K~ = F + E with F its first two base-2^32 digits and 0 <= E < 2^-63
-   (:class:`exact.slices.MatrixDigits`). With the tail L = min(K~, 2^-62) (>= E, and = K~ past SUM_Y):
+1. K' in K~ * phi entrywise (phi a ball, :mod:`~constructions.sinkhorn.shifted`: the exponent's rounding
+   corrected, so phi is about 1 +- 1.5e-15 whatever ỹ). K~ = F + E with F its first two base-2^32 digits and
+   0 <= E < 2^-63 (:class:`exact.slices.MatrixDigits`). With the tail L = min(K~, 2^-62) (>= E):
 
-       phi_head_lo (F^T x - L^T x)  <=  K'^T x  <=  phi_head_hi F^T x + phi_hi L^T x     (x >= 0),
+       phi_lo (F^T x - L^T x)  <=  K'^T x  <=  phi_hi (F^T x + L^T x)     (x >= 0),
 
-   so (K'^T x)_j lies in (F^T x)_j phi_head [1 - tau, 1 + tau phi_hi / phi_head_hi], tau >= max_j (L^T x)_j / (F^T x)_j
+   so (K'^T x)_j lies in (F^T x)_j phi [1 - tau, 1 + tau], tau >= max_j (L^T x)_j / (F^T x)_j
    (the tail is a BLAS product of non-negative terms, within gamma_n in any order; one division).
 2. u^ (the witness: the float iterate, exact doubles, normalised to max 1) and F^T u^ exactly by BLAS
    (:mod:`exact.slices`), rounded once to the doubles s~ with |s~ / F^T u^ - 1| <= gamma_{q-1}. Hence
-   (K'^T u^)_j in s~_j * phi_head * (1 +- gamma)^-1 * [1 - tau_c, 1 + tau_c phi_hi / phi_head_hi].
+   (K'^T u^)_j in s~_j * phi * (1 +- gamma)^-1 * [1 - tau_c, 1 + tau_c].
 3. v~ = fl(fl(b) / s~): v^_j = v~_j / ((1 + e_b)(1 + e_d) c_j), |e| <= u, c_j the factor of step 2.
-4. F v~ exactly, rounded to t~; (K' v^)_i in t~_i * phi_head * V * (1 +- gamma)^-1 * [1 - tau_r, 1 + tau_r ...].
+4. F v~ exactly, rounded to t~; (K' v^)_i in t~_i * phi * V * (1 +- gamma)^-1 * [1 - tau_r, 1 + tau_r].
 5. q~ = fl(fl(u^ t~) / fl(a)); q_i = r_i / a_i lies in q~_i * Q, Q the product of the factors above and
    (1 +- u)^3, so d_H(r, a) <= log(max q~ Q_hi / (min q~ Q_lo)).
 
@@ -142,7 +141,7 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     q = u * t
     q /= af
     _normal(q, "the row sums over a")
-    tail = np.minimum(K.K, TAIL) if K.tail is None else K.tail  # >= K~ - F (digits past 2^-63) and >= every entry past SUM_Y
+    tail = np.minimum(K.K, TAIL) if K.tail is None else K.tail  # >= K~ - F (digits past 2^-63)
     with np.errstate(all="ignore"):
         tail_c = float(np.max((tail.T @ u) / s))  # fl(fl(tail^T u) / s~): the column tails over the digit sums
         tail_r = float(np.max((tail @ v) / t))
@@ -150,9 +149,9 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
         raise UnsupportedKernel("the kernel's tails leave float64's range")
     with ctx.workprec(BOUND_BITS):
         rounding = Factor.within(U)
-        col_factor = K.head_factor * Factor.within(g1).inverse() * _tail(K, tail_c, g1, n)  # (K'^T u^)_j / s~_j
+        col_factor = K.factor * Factor.within(g1).inverse() * _tail(tail_c, g1, n)  # (K'^T u^)_j / s~_j
         v_factor = (rounding**2 * col_factor).inverse()  # v^_j / v~_j
-        row_factor = K.head_factor * v_factor * Factor.within(g2).inverse() * _tail(K, tail_r, g2, m)  # (K' v^)_i / t~_i
+        row_factor = K.factor * v_factor * Factor.within(g2).inverse() * _tail(tail_r, g2, m)  # (K' v^)_i / t~_i
         Q = row_factor * rounding**3
         q_lo, q_hi = arb(exact(q.min())) * Q.lo, arb(exact(q.max())) * Q.hi
         d_h = (q_hi / q_lo).log().upper()
@@ -160,14 +159,14 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     return FloatBound(u, v, v_factor, t, row_factor, d_h, round_up(beta), (q_lo, q_hi))
 
 
-def _tail(K: ShiftedKernel, ratio: float, g: fmpq, terms: int) -> Factor:
-    """The factor [1 - tau, 1 + tau phi_hi / head_hi] a sum's tail contributes (module docstring, step 2), tau an upper
-    bound on max_j (tail^T x)_j / (F^T x)_j from the float ratio: one division, a BLAS sum of ``terms`` non-negative
-    terms (gamma_terms, any order) and the digit sum's own rounding g."""
+def _tail(ratio: float, g: fmpq, terms: int) -> Factor:
+    """The factor [1 - tau, 1 + tau] a sum's tail contributes (module docstring, step 1), tau an upper bound on
+    max_j (tail^T x)_j / (F^T x)_j from the float ratio: one division, a BLAS sum of ``terms`` non-negative terms
+    (gamma_terms, any order) and the digit sum's own rounding g."""
     tau = arb(exact(ratio)) * (1 + arb(g)) / ((1 - arb(U)) * (1 - arb(gamma(terms))))
     if not tau < 1:
         raise UnsupportedKernel("the kernel's tail outweighs the sums (entries below 2^-62 carry them)")
-    return Factor.between(1 - tau, 1 + tau * K.factor.hi / K.head_factor.hi)
+    return Factor.between(1 - tau, 1 + tau)
 
 
 def plan_error(G: np.ndarray, psi: Factor, v_max: float) -> fmpq:

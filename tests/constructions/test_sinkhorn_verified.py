@@ -109,6 +109,30 @@ def test_the_shifted_kernel_encloses_exp_of_the_shifted_cost():
     assert (K.index.min(1) == 0).all() and (K.index.min(0) == 0).all()  # a zero in every row and column
 
 
+@pytest.mark.parametrize("recipe", ["floats", "integers"])
+def test_the_corrected_kernel_encloses_large_exponents_within_about_u(recipe):
+    """Exponents up to about 690 (eps 1/100 on costs up to 6.9): every K'_ij / K~_ij, K'_ij = e^{-C'_ij / eps} computed
+    at 60 digits from the recorded shifts, lies in the kernel's factor, and that factor is within 2e-15 of 1: the
+    exponent's rounding is corrected, where the rounded exponent alone cost gamma_2 y (1.5e-13 at y = 690)."""
+    rng = np.random.default_rng(11)
+    eps = fmpq(1, 100)
+    if recipe == "floats":
+        M = rng.random((6, 7)) * 6.9
+        K = shifted_kernel(array_cost(M), eps)
+        alpha, beta = K.shifts
+        cost = lambda i, j: mpmath.mpf(float(M[i, j])) - mpmath.mpf(float(alpha[i])) - mpmath.mpf(float(beta[j]))  # noqa: E731
+    else:
+        Z = rng.integers(0, 6900, (6, 7))
+        K = shifted_kernel(array_cost(Z), eps * 1000)  # C = Z at eps 10: the same exponents Z / 10, up to 690
+        cost = lambda i, j: mpmath.mpf(int(K.index[i, j])) / 1000  # noqa: E731
+    assert K.mode == recipe
+    with mpmath.workdps(60):
+        ratios = [mpmath.exp(-cost(i, j) / _mp(eps)) / mpmath.mpf(float(K.K[i, j])) for i, j in product(range(6), range(7))]
+        assert min(-cost(i, j) / _mp(eps) for i, j in product(range(6), range(7))) < -500  # exponents past 500 are here
+        assert all(as_mp(K.factor.lo.fmpq()) <= r <= as_mp(K.factor.hi.fmpq()) for r in ratios)
+    assert float(K.factor.hi.fmpq()) - 1 < 2e-15 and 1 - float(K.factor.lo.fmpq()) < 2e-15
+
+
 def test_the_cheap_delta_bounds_the_exact_one():
     from attncert.constructions.sinkhorn.hilbert import projective_diameter
 

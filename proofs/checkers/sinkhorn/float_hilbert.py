@@ -18,20 +18,20 @@ integers, Z' < 2^53) or ``floats`` (every C_ij a binary64 value).
 The evaluation, every float operation an IEEE operation on normal numbers (u = 2^-53,
 gamma_k = k u / (1 - k u); Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002):
 
-* the exponent y = C'/eps: ``integers``: ỹ = fl(Z' fl(1/(D eps))), |ỹ - y| <= gamma_2 y;
-  ``floats``: ỹ = fl(fl(fl(C - alpha) - min_i fl(C - alpha)) fl(1/eps)),
-  |ỹ - y| <= [gamma_3 max ỹ + 2u (1 + gamma_3) fl(1/eps) max fl(C - alpha) / (1 - u)^2] / (1 - gamma_3);
-  plus 2^-1074 for a product that underflows. K~ = :func:`exact.roundoff.exp_neg` (ỹ) within
-  (1 +- delta_exp) of e^-ỹ. So K'/K~ lies in phi = [e^-E / (1 + delta_exp), e^E / (1 - delta_exp)].
-* the entries with ỹ <= 43 have the (tighter) head factor phi_head, from E_head = E with ỹ capped at 43; every
-  other entry has K~ < 2^-62;
+* the exponent y = C'/eps, with its rounding corrected: ``integers``: t = Z' (C' = Z'/D), s = 1/(D eps);
+  ``floats``: t1 + e1 = C - alpha and t + e2 = t1 - beta~ exactly (Knuth's TwoSum; beta~_j = min_i t1_ij, the
+  shift alpha_i + beta~_j), e = fl(e1 + e2), s = 1/eps. Then ỹ = fl(t fl(s)), its rounding error r computed
+  (Dekker's product) with |y - ỹ - r| <= R, and K~ = fl(exp_neg(ỹ) fl(1 - r)), so that K'/K~ lies in
+  phi = [e^-E / (1 + delta_exp), e^E / (1 - delta_exp)], E = R + 2 max r^2 + 2u/(1 - u)
+  (:func:`exact.roundoff.shifted_exponent`, :func:`exact.roundoff.corrected_exp_neg`): about u whatever the
+  exponent's size;
 * K~ = F + E with F its first two base-2^32 digits, 0 <= E < 2^-63; F^T u^ and F v~ are exact BLAS
   products (:mod:`exact.slices`) rounded once to doubles with relative error gamma_{q-1}; with the tail
-  L = min(K~, 2^-62), phi_head_lo (F^T x - L^T x) <= K'^T x <= phi_head_hi F^T x + phi_hi L^T x for x >= 0, and
+  L = min(K~, 2^-62) >= E, phi_lo (F^T x - L^T x) <= K'^T x <= phi_hi (F^T x + L^T x) for x >= 0, and
   tau >= max_j (L^T x)_j / (F^T x)_j from the float ratio (a BLAS sum of non-negative terms, gamma_n in any order);
 * v~ = fl(fl(b) / s~), s~ the rounded F^T u^; q~ = fl(fl(u^ t~) / fl(a)), t~ the rounded F v~;
-* hence q_i = r_i / a_i lies in q~_i times a ball Q formed in arb from phi_head (twice), the two gammas,
-  the tails [1 - tau, 1 + tau phi_hi / phi_head_hi] and five roundings, and
+* hence q_i = r_i / a_i lies in q~_i times a ball Q formed in arb from phi (twice), the two gammas,
+  the tails [1 - tau, 1 + tau] and five roundings, and
   d_H(r, a) <= log(max q~ Q_hi / (min q~ Q_lo)).
 
 The recipe is the prover's, operation for operation, so the doubles are the same and so is beta; the
@@ -46,17 +46,14 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.exact.numberfiles import is_double
-from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, exact, exp_error, exp_neg, float_of, gamma
+from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, corrected_exp_neg, exact, exp_error, float_of, gamma, shifted_exponent, two_sum
 from attncert.exact.slices import MatrixDigits, float_value, vector_digits
 from attncert.proofs.checkers.sinkhorn.problem import BallCost, HypothesisError, PlanEnclosure, Problem, shifted_integers
 
 BITS = 192
 RECIPES = ("integers", "floats")
-#: Entries with ỹ <= HEAD_Y = 43 have the head factor; every other one is below 2^-62 (e^-43 (1 + 1.4e-15) < 2^-62).
-HEAD_Y = 43
-#: A sum's tail: min(K~, TAIL), which is >= the digits' truncation (< 2^-63) and = K~ past HEAD_Y.
+#: A sum's tail: min(K~, TAIL), which is >= the digits' truncation (< 2^-63).
 TAIL = 2.0**-62
-UNDERFLOW = fmpq(1, 2**1074)
 
 
 def _normal(x: np.ndarray, what: str) -> None:
@@ -64,8 +61,8 @@ def _normal(x: np.ndarray, what: str) -> None:
         raise HypothesisError(f"{what} leaves float64's normal range: the float-verified bound does not apply")
 
 
-def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq, fmpq]:
-    """K~, the bound E on |ỹ - y|, the same for the entries with ỹ <= HEAD_Y, and Dbar, by the recipe."""
+def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
+    """K~, the bound E of its factor phi (module docstring) and Dbar, by the recipe."""
     if isinstance(p.C, BallCost):
         raise HypothesisError("the float-verified method needs a rational cost")
     if recipe == "integers":
@@ -73,14 +70,7 @@ def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq, fmpq]:
         if int(Z.max()) >= 2**53:
             raise HypothesisError("the shifted cost's numerators reach 2^53 (recipe 'integers')")
         s = fmpq(1) / (fmpq(int(den)) * p.eps)
-        s_f = float_of(s)
-        if not s_f >= SMALLEST_NORMAL:
-            raise HypothesisError("1/(D eps) is below float64's normal range")
-        y = Z * s_f
-        g2 = gamma(2)
-        y_top = y.max()
-        E = g2 * exact(y_top) / (1 - g2) + UNDERFLOW
-        E_head = g2 * min(exact(y_top), fmpq(HEAD_Y)) / (1 - g2) + UNDERFLOW
+        t, e = Z.astype(np.float64), None
         spread = min(_top_two(Z.max(1)), _top_two(Z.max(0))) * s
     elif recipe == "floats":
         bad = next((x for row in p.C for x in row if not is_double(x)), None)
@@ -88,22 +78,25 @@ def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq, fmpq]:
             raise HypothesisError(f"the cost entry {bad} is not a binary64 value (recipe 'floats')")
         C = np.array([[float(x) for x in row] for row in p.C], dtype=np.float64)
         alpha = C.min(1)
-        t1 = C - alpha[:, None]
-        s_f = float_of(1 / p.eps)
-        if not s_f >= SMALLEST_NORMAL:
-            raise HypothesisError("1/eps is below float64's normal range")
-        y = (t1 - t1.min(0)[None, :]) * s_f
-        g3 = gamma(3)
-        y_top = y.max()
-        cancel = 2 * U * (1 + g3) * exact(s_f) * exact(t1.max()) / (1 - U) ** 2
-        E = (g3 * exact(y_top) + cancel) / (1 - g3) + UNDERFLOW
-        E_head = (g3 * min(exact(y_top), fmpq(HEAD_Y)) + cancel) / (1 - g3) + UNDERFLOW
+        t1, e1 = two_sum(C, -alpha[:, None])
+        t, e2 = two_sum(t1, -t1.min(0)[None, :])
+        if not (np.isfinite(t).all() and np.isfinite(e1).all() and np.isfinite(e2).all()):
+            raise HypothesisError("the shifted cost leaves float64's range")
+        e = e1 + e2
+        s = 1 / p.eps
         spread = min(_top_two(C.max(1) - alpha), _top_two(C.max(0) - C.min(0))) / (1 - U) / p.eps
     else:
         raise HypothesisError(f"unknown float-verified recipe {recipe!r:.20}")
-    if not y_top <= EXP_MAX:
-        raise HypothesisError(f"the kernel reaches e^-{float(y_top):.4g}, outside float64's proven range")
-    return exp_neg(y), E, E_head, spread
+    if not float_of(s) >= SMALLEST_NORMAL:
+        raise HypothesisError("the exponent's scale 1/eps (or 1/(D eps)) is below float64's normal range")
+    try:
+        y, r, R = shifted_exponent(t, e, s)
+        if not y.max() <= EXP_MAX:
+            raise ValueError(f"the kernel reaches e^-{float(y.max()):.4g}")
+        K, E = corrected_exp_neg(y, r, R)
+    except ValueError as err:
+        raise HypothesisError(f"{err}: outside float64's proven range") from None
+    return K, E, spread
 
 
 def _top_two(x: np.ndarray) -> fmpq:
@@ -113,13 +106,13 @@ def _top_two(x: np.ndarray) -> fmpq:
     return exact(top[0]) + exact(top[1])
 
 
-def _tail(phi: Factor, head: Factor, ratio: float, g: fmpq, terms: int) -> Factor:
-    """[1 - tau, 1 + tau phi_hi / head_hi] for a sum whose tail (entries min(K~, 2^-62)) over its digit sum is at most
-    tau, bounded from the float ratio (one division, a BLAS sum of ``terms`` non-negative terms, the digit sum's g)."""
+def _tail(ratio: float, g: fmpq, terms: int) -> Factor:
+    """[1 - tau, 1 + tau] for a sum whose tail (entries min(K~, 2^-62)) over its digit sum is at most tau, bounded
+    from the float ratio (one division, a BLAS sum of ``terms`` non-negative terms, the digit sum's g)."""
     tau = arb(exact(ratio)) * (1 + arb(g)) / ((1 - arb(U)) * (1 - arb(gamma(terms))))
     if not tau < 1:
         raise HypothesisError("the kernel's tail outweighs the sums: the float-verified bound does not apply")
-    return Factor.between(1 - tau, 1 + tau * phi.hi / head.hi)
+    return Factor.between(1 - tau, 1 + tau)
 
 
 @dataclass(frozen=True)
@@ -162,11 +155,11 @@ class FloatEvaluation:
 def float_evaluation(p: Problem, u: list[fmpq], recipe: str) -> FloatEvaluation:
     """The evaluation from the witness u^ by the recorded recipe (module docstring); HypothesisError where it does not apply."""
     u_f = _witness(u, p.n, "u")
-    K, E, E_head, spread = _kernel(p, recipe)
+    K, E, spread = _kernel(p, recipe)
     with ctx.workprec(BITS):
         d = arb(exp_error())
-        phi, head = (Factor((-arb(x)).exp() / (1 + d), arb(x).exp() / (1 - d)) for x in (E, E_head))
-    return _evaluate(p, K, phi, head, np.minimum(K, TAIL), u_f, spread)
+        phi = Factor((-arb(E)).exp() / (1 + d), arb(E).exp() / (1 - d))
+    return _evaluate(p, K, phi, np.minimum(K, TAIL), u_f, spread)
 
 
 def balanced_evaluation(p: Problem, x: list[fmpq], y: list[fmpq], recipe: str) -> FloatEvaluation:
@@ -175,7 +168,7 @@ def balanced_evaluation(p: Problem, x: list[fmpq], y: list[fmpq], recipe: str) -
     entry 2^-1020 y_j (above K2_ij / phi_hi); every column needs a product above 2^-900. P^ = diag(1) K2 diag(b / K2^T 1)
     is the plan of the witness x on K'."""
     x_f, y_f = _witness(x, p.n, "u"), _witness(y, p.m, "v")
-    K, E, _, spread = _kernel(p, recipe)
+    K, E, spread = _kernel(p, recipe)
     t = x_f[:, None] * K
     if not (t.max(axis=0) >= 2.0**-900).all():
         raise HypothesisError("a column of the balanced kernel is all below 2^-900: the balanced evaluation does not apply")
@@ -189,7 +182,7 @@ def balanced_evaluation(p: Problem, x: list[fmpq], y: list[fmpq], recipe: str) -
     with ctx.workprec(BITS):
         d = arb(exp_error())
         phi = Factor((-arb(E)).exp() / (1 + d), arb(E).exp() / (1 - d)) / Factor.within(gamma(2))
-    return replace(_evaluate(p, t, phi, phi, tail, np.ones(p.n), spread), scale=y_f)
+    return replace(_evaluate(p, t, phi, tail, np.ones(p.n), spread), scale=y_f)
 
 
 def _witness(u: list[fmpq], size: int, name: str) -> np.ndarray:
@@ -200,9 +193,9 @@ def _witness(u: list[fmpq], size: int, name: str) -> np.ndarray:
     return np.array([float(x) for x in u])
 
 
-def _evaluate(p: Problem, K: np.ndarray, phi: Factor, head: Factor, tail: np.ndarray, u_f: np.ndarray, spread: fmpq) -> FloatEvaluation:
-    """Steps 2-5 (module docstring) on the kernel doubles K with K'/K in phi entrywise, in head for the entries the sums
-    keep, the rest bounded by tail phi_hi."""
+def _evaluate(p: Problem, K: np.ndarray, phi: Factor, tail: np.ndarray, u_f: np.ndarray, spread: fmpq) -> FloatEvaluation:
+    """Steps 2-5 (module docstring) on the kernel doubles K with K'/K in phi entrywise, the digits' truncation (and an
+    underflowed entry of a balanced kernel) bounded by tail."""
     a_f = np.array([float_of(x) for x in p.a])
     b_f = np.array([float_of(x) for x in p.b])
     for x, what in ((u_f, "u"), (a_f, "a"), (b_f, "b")):
@@ -228,9 +221,9 @@ def _evaluate(p: Problem, K: np.ndarray, phi: Factor, head: Factor, tail: np.nda
         raise HypothesisError("the kernel's tails leave float64's range")
     with ctx.workprec(BITS):
         r = Factor.within(U)  # one rounding
-        col = head / Factor.within(g1) * _tail(phi, head, tail_c, g1, p.n)
+        col = phi / Factor.within(g1) * _tail(tail_c, g1, p.n)
         v_ball = (r * r * col).inverse()
-        row = head * v_ball / Factor.within(g2) * _tail(phi, head, tail_r, g2, p.m)
+        row = phi * v_ball / Factor.within(g2) * _tail(tail_r, g2, p.m)
         Q = row * r * r * r
         q_lo, q_hi = arb(exact(q.min())) * Q.lo, arb(exact(q.max())) * Q.hi
     return FloatEvaluation(K, u_f, v, a_f, b_f, phi, v_ball, q_lo, q_hi, spread)

@@ -97,7 +97,8 @@ def shrink_ball(doc: dict) -> None:
         (scaled("sigma", Fraction(2)), "the verified Cholesky does not prove the Hessian's gap sigma"),
         # sigma halved: the Cholesky proves it, so mu halves and the bound kappa eta e^{2t} / mu doubles
         (scaled("sigma", Fraction(1, 2)), "the recorded bound is below what the convexity theorem proves"),
-        (scaled("sigma", Fraction(1, 3)), "sigma is not a positive binary64 value"),
+        # sigma times (1 + 2^-60): 53 significant bits times 61 is no double, whatever sigma is
+        (scaled("sigma", 1 + Fraction(1, 2**60)), "sigma is not a positive binary64 value"),
         (set_witness("sigma", "0"), "sigma is not a positive binary64 value"),
         (set_witness("sigma", "-1"), "sigma is not a positive binary64 value"),
         (set_witness("sigma", str(2**2000)), "sigma is not a positive binary64 value"),
