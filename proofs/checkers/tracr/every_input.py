@@ -109,7 +109,7 @@ from flint import arb, arb_mat, ctx, fmpq
 
 from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
-from attncert.proofs.checkers.compiled.every_input import NONE, Program, Unsupported, Value, _means, number
+from attncert.proofs.checkers.compiled.every_input import NONE, Program, Unsupported, Value, _eq_key, _means, number
 from attncert.proofs.checkers.tracr.bounds import Row, as_q, ball, dev, dot, down, ends, hi, lo, project, project_ball, relu_box, share, top, up, value_out
 from attncert.proofs.checkers.tracr.model import Model, _Double, _spells, value
 
@@ -254,7 +254,10 @@ def _printed(v: Value) -> str:
 
 
 def rows_of(model: Model, t: Any) -> int:
-    return next(r for u, r in model.row_of if _same(u, t))
+    row = next((r for u, r in model.row_of if _same(u, t)), None)
+    if row is None:
+        raise ParseError(f"the token {t!r:.20} (BOS) has no embedding row")
+    return row
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -543,6 +546,12 @@ class Induction:
         gap_bos, gap_unsel, spread, leak = None, None, fmpq(0), fmpq(0)
 
         scored = set(self.read(k_read, where)[0]) | self.dyn(K)[0]
+        if V and node["encoding"] == "categorical" and len(self._set_of(V)) > 1 and not self._one_value(sel, K, V):
+            # the bound is per value of W (a defined input's selected keys hold one): keys holding two values
+            # selected together are RASP's mean of numbers, which no one-hot column holds, or undefined
+            if len({v for v in self._set_of(V) if v[0] == "q"}) > 1:
+                raise Unsupported(f"{where}: its selected keys may hold different numbers, which RASP averages and a one-hot move cannot")
+            self.undefined.add(f"Aggregate {A!r} may select keys holding different values, whose mean RASP's evaluation does not define")
 
         def note(v: Value, r: list[fmpq], qc: Config, weakest: int | None, rival: int | None) -> None:
             old = rad.setdefault(v, {})
@@ -773,6 +782,60 @@ class Induction:
     def _distinct(self, K: str) -> bool:
         """Whether K takes distinct values at distinct positions of any input (:meth:`_unique`, or a rank)."""
         return self._unique(K) or self._is_rank(K)
+
+    def _one_value(self, sel: str, K: str, V: str) -> bool:
+        """Whether the keys a query selects within one input hold one value of V (the compiled checker's rules):
+        Select(K, Q, EQ), no two of K's values equal as EQ compares them, and K distinct at distinct positions
+        (one key at most) or K determining V; or a static selection selecting one key at most at every query."""
+        if self.prog.nodes[sel]["predicate"] == "EQ":
+            ks = self._set_of(K)
+            if len({_eq_key(x) for x in ks}) == len(ks) and (self._distinct(K) or self._determines(K, V)):
+                return True
+        return self._one_key(sel)
+
+    def _determines(self, a: str, v: str) -> bool:
+        """Whether, within any one input, positions where a holds equal values hold equal values of v: v is a;
+        v a map of SOps a determines; a a map whose table separates an argument that determines v; or a a rank
+        SelectorWidth(Select(X, X, LT or GT)) without a causal mask, X totally ordered, X determining v."""
+        if a == v:
+            return True
+        nv, na = self.prog.nodes[v], self.prog.nodes[a]
+        if nv["op"] in ("map", "sequence_map") and all(w not in self.prog.static and self._determines(a, w) for w in nv["args"]):
+            return True
+        if na["op"] in ("map", "sequence_map") and a not in self.prog.static:
+            if any(self._separates(a, k) and self._determines(w, v) for k, w in enumerate(na["args"])):
+                return True
+        if na["op"] == "selector_width" and not self.m.causal:
+            inner = self.prog.nodes[na["args"][0]]
+            X = inner["args"][0]
+            kinds = {x[0] for x in self._set_of(X)}
+            if inner["args"][1] == X and inner["predicate"] in ("LT", "GT") and kinds in ({"q"}, {"s"}):
+                return self._determines(X, v)
+        return False
+
+    def _separates(self, a: str, k: int) -> bool:
+        """Whether map a's table, on the product of its arguments' value sets, gives equal values only for equal
+        k-th arguments (at most MAX_JOINT tuples: past it, not shown)."""
+        sets = [self._set_of(w) for w in self.prog.nodes[a]["args"]]
+        if math.prod(map(len, sets)) > MAX_JOINT:
+            return False
+        seen: dict[Value, Value] = {}
+        try:
+            return all(seen.setdefault(self.prog.apply(a, combo), combo[k]) == combo[k] for combo in itertools.product(*sets))
+        except Unsupported:
+            return False
+
+    def _one_key(self, sel: str) -> bool:
+        """Whether a static selection selects one key at most for every query position 1..n (keys k <= q under
+        a causal mask): a static value is the same at every length."""
+        if sel not in self.prog.static:
+            return False
+        K, Q = self.prog.nodes[sel]["args"]
+        n = self.n
+        return all(
+            sum(1 for k in range(1, (q if self.m.causal else n) + 1) if self.prog.selects(sel, self.prog.at(K, k), self.prog.at(Q, q)) is True) <= 1
+            for q in range(1, n + 1)
+        )
 
     def _set_of(self, X: str) -> list[Value]:
         if X in self.prog.static:

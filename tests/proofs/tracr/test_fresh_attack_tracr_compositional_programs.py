@@ -14,7 +14,11 @@ holds the position's embedding row only when the step reads the position, and a 
 token column, so an embedding entry in any other column (a position writing ``tokens:a``; a token writing the
 SelectorWidth's attention column) was missing from every centre, and the induction proved models wrong at
 length 1 or 3. One resource hole was fixed too (``proofs/checkers/tracr/compositional.py``): thousands of copies
-of a listed counterexample each cost a ball forward pass before the refusal (30,000 copies: 51 s).
+of a listed counterexample each cost a ball forward pass before the refusal (30,000 copies: 51 s). And a
+categorical Aggregate whose query may select keys holding different tokens (RASP's mean undefined there) was
+"proven on every input" with ``may_be_undefined`` empty, OK, where the exhaustive method finds 8 of 14 inputs
+undefined (:func:`mixed_categorical`, slow: tracr compiles it); the BOS row left out of the model's token map
+was a StopIteration traceback.
 """
 
 from __future__ import annotations
@@ -119,6 +123,14 @@ def hist(tokens: list[str]) -> list[int]:
 
 def wrong_inputs(model: dict[str, Any]) -> list[tuple[str, ...]]:
     return [xs for n in range(1, N + 1) for xs in itertools.product(VOCAB, repeat=n) if decode(model, list(xs)) != hist(list(xs))]
+
+
+def mixed_categorical() -> Any:
+    """A categorical Aggregate of the tokens over Select(indices, indices, LEQ): position 2 of 'ab' selects an a and
+    a b, whose mean RASP's evaluation does not define (--program MODULE:FUNCTION of the slow test below)."""
+    from tracr.rasp import rasp
+
+    return rasp.categorical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.tokens))
 
 
 def test_the_certificate_and_the_decoder(cert: dict[str, Any], tmp_path: Path) -> None:
@@ -242,3 +254,35 @@ def test_thousands_of_listed_counterexamples_refused_before_any_pass(cert: dict[
     r = verify(doc, tmp_path)
     assert r.returncode == 3, r.stdout + r.stderr
     assert ("more counterexamples are listed than params.listed = 10" if listed == 10 else "a counterexample is listed twice") in r.stdout
+
+
+def test_bos_row_left_out_of_the_token_map(cert: dict[str, Any], tmp_path: Path) -> None:
+    """The model's token -> row map without BOS's entry: one line, BAD (was a StopIteration traceback)."""
+    doc = copy.deepcopy(cert)
+    tokens = doc["construction"]["model"]["tokens"]
+    tokens[:] = [t for t in tokens if t[0] != {"s": "BOS"}]
+    rehash(doc)
+    r = verify(doc, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "has no embedding row" in r.stdout
+
+
+@pytest.mark.slow
+def test_categorical_mean_of_different_tokens_is_undefined(tmp_path: Path) -> None:
+    """Hole (fixed): RASP's evaluation is undefined at position 2 of 'ab' (a mean of a and b), yet the compositional
+    method proved every input with may_be_undefined empty, verify OK. Now the head records where the selected keys
+    may hold two values (the compiled checker's rules: Select(K, Q, EQ) with K distinct or determining the value, or
+    a static selection of one key), so the claim of every input does not hold, as the exhaustive method finds."""
+    out = tmp_path / "mixed.json"
+    program = f"{__name__}:mixed_categorical"
+    r = subprocess.run([ATTNCERT, "prove", "tracr_model", "--method", "compositional", "--program", program, "--vocab", "a,b",
+                        "--max-seq-len", "3", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    doc = json.loads(out.read_text())
+    assert doc["result"]["holds"] is False, r.stdout + r.stderr
+    assert any("may select keys holding different values" in u for u in doc["result"]["may_be_undefined"])
+    assert subprocess.run([ATTNCERT, "verify", str(out)], capture_output=True, timeout=300).returncode == 1
+    doc["result"].update(holds=True, may_be_undefined=[])
+    for run in (doc["outputs"]["proof"]["proven"],):
+        run["may_be_undefined"] = []
+    v = verify(doc, tmp_path)
+    assert v.returncode == 3, v.stdout + v.stderr
