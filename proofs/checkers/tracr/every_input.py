@@ -484,16 +484,15 @@ class Induction:
             reads_v = {i for (i, j) in layer["value"][2] if j in block}
             if not writes or not reads_v and not any(j in block for j in layer["value"][3]):
                 continue
-            out = self.head(l, h, layer, list(block), writes)
-            for c, x in zip(writes, out):
+            for c, x in self.head(l, h, layer, list(block), writes):
                 new_bos[c] = new_bos[c] + x
         for j, x in wo[3].items():
             new_bos[j] = new_bos[j] + arb(x)
             self.problems.append(f"layer {l} attention: a nonzero output bias (column {self.m.labels[j]!r:.30}), which the invariant does not carry")
         self.bos = new_bos
 
-    def head(self, l: int, h: int, layer: dict[str, Any], block: list[int], writes: list[int]) -> list[arb]:
-        """One head's step (module docstring); returns its output at the BOS query."""
+    def head(self, l: int, h: int, layer: dict[str, Any], block: list[int], writes: list[int]) -> list[tuple[int, arb]]:
+        """One head's step (module docstring); returns its output at the BOS query, column by column."""
         families = {self.lay.owner.get(c) for c in writes}
         if len(families) != 1 or None in families:
             raise Unsupported(f"layer {l} head {h} writes columns of {sorted(map(str, families))!r:.60}, not of one SOp")
@@ -504,6 +503,8 @@ class Induction:
             raise Unsupported(f"layer {l} head {h} writes {A!r:.40}, which is no Aggregate or SelectorWidth computed here")
         if width != (writes == [self.lay.aux.get(A)]):
             raise Unsupported(f"layer {l} head {h}: a SelectorWidth's head writes its attention column alone")
+        if not width:  # every column of A's encoding is measured, those W_O leaves at 0 included (a value's column
+            writes = sorted(set(writes) | set(self.lay.columns.get(A, [])))  # the head never writes: radius 1 there)
         where = f"layer {l} head {h} ({A})"
         sel = node["args"][0]
         K, Q = self.prog.nodes[sel]["args"]
@@ -701,7 +702,7 @@ class Induction:
             "spread": rational_to_json(spread), "leak": rational_to_json(leak),
             "radius": _radius_json(rad),
         })
-        return self._bos_output(queries and keys, qb, kb, krows, vo, vb, scale, mask)
+        return list(zip(writes, self._bos_output(queries and keys, qb, kb, krows, vo, vb, scale, mask)))
 
     def mid_of(self, x: arb) -> fmpq:
         return fmpq(*as_q(x.mid()))
@@ -917,7 +918,9 @@ class Induction:
             owners, positions = sorted(set(owners) | d), positions or p
         else:
             raise Unsupported(f"{where} writes {o!r:.40}, a {node['op']}")
-        cols = sorted({c for (u, c) in w2[2] if u in uset})
+        # every column of o's encoding is measured, those no unit writes included (they stay 0: a value whose
+        # column the block leaves out is 1 away from it there, not unmeasured)
+        cols = sorted({c for (u, c) in w2[2] if u in uset} | set(self.lay.columns.get(o, [])))
         W1 = {u: {} for u in units}
         for (i, u), x in w1[2].items():
             if u in uset:

@@ -18,7 +18,9 @@ of a listed counterexample each cost a ball forward pass before the refusal (30,
 categorical Aggregate whose query may select keys holding different tokens (RASP's mean undefined there) was
 "proven on every input" with ``may_be_undefined`` empty, OK, where the exhaustive method finds 8 of 14 inputs
 undefined (:func:`mixed_categorical`, slow: tracr compiles it); the BOS row left out of the model's token map
-was a StopIteration traceback.
+was a StopIteration traceback. And a sublayer's radius was measured only on the columns its weights write: an
+MLP with every unit writing hist:2 removed, or a head whose W_O leaves out make_reverse's reverse:c, verified OK
+while the value whose column is never written decodes as another.
 """
 
 from __future__ import annotations
@@ -286,3 +288,42 @@ def test_categorical_mean_of_different_tokens_is_undefined(tmp_path: Path) -> No
         run["may_be_undefined"] = []
     v = verify(doc, tmp_path)
     assert v.returncode == 3, v.stdout + v.stderr
+
+
+def test_mlp_never_writing_a_value_s_column(cert: dict[str, Any], tmp_path: Path) -> None:
+    """Hole (fixed): every weight of the SelectorWidth's MLP writing hist:2 removed (the model can never decode 2:
+    'aa' decodes 0, 0). The MLP step measured the radius on the columns its units write only, so width 2's column,
+    1 in the centre and 0 in the model, was never compared, and the induction (runs recomputed) proved every
+    length: verify said OK. Now every column of the SOp's encoding is measured."""
+    doc = copy.deepcopy(cert)
+    m = doc["construction"]["model"]
+    (layer,) = m["layers"]
+    col = m["residual"].index("hist:2")
+    layer["linear_2"]["w"] = [e for e in layer["linear_2"]["w"] if e[1] != col]
+    rehash(doc)
+    assert decode(m, ["a", "a"]) == [0, 0]
+    assert rerun(doc) == 1  # length 1 alone: every count there is 1
+    doc["result"]["proven_up_to"] = N
+    r = verify(doc, tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "the induction does not prove every length up to the recorded N* = 5" in r.stdout
+
+
+@pytest.mark.slow
+def test_head_never_writing_a_value_s_column(tmp_path: Path) -> None:
+    """Hole (fixed): make_reverse over a,b,c to length 4 with the W_O weight writing reverse:c removed (the input
+    'c' decodes a). The head's radius was measured on the columns W_O writes only, so the induction proved every
+    length: verify said OK. Now every column of the Aggregate's encoding is measured."""
+    out = tmp_path / "reverse.json"
+    r = subprocess.run([ATTNCERT, "prove", "tracr_model", "--method", "compositional", "--program", "tracr.compiler.lib:make_reverse(tokens)",
+                        "--vocab", "a,b,c", "--max-seq-len", "4", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(out.read_text())
+    m = doc["construction"]["model"]
+    col = m["residual"].index("reverse:c")
+    (layer,) = [x for x in m["layers"] if any(e[1] == col for e in x["linear"]["w"])]
+    layer["linear"]["w"] = [e for e in layer["linear"]["w"] if e[1] != col]
+    rehash(doc)
+    v = verify(doc, tmp_path)
+    assert v.returncode == 3, v.stdout + v.stderr
+    assert "the induction does not prove every length up to the recorded N* = 4" in v.stdout
