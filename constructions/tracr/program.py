@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -154,11 +155,28 @@ def from_tracr(program: Any) -> Program:
         elif op == "select" and type(x.predicate).__name__ == "Comparison":
             node.consts["predicate"] = x.predicate.name
         if op in ("map", "sequence_map") or (op == "select" and "predicate" not in node.consts):
-            node.fn = x.f if op != "select" else x.predicate
+            f = x.f if op != "select" else x.predicate
+            node.fn = _as_python(f) if type(x).__module__.startswith("tracr") else f
         seen[label] = node
         order.append(node)
         names[label] = (str(x.name), str(x.name) != _DEFAULT_NAMES.get(type(x).__name__, str(x.name)) or op in ("tokens", "indices"))
     return _renamed(Program(order, str(program.label)), names)
+
+
+def _as_python(f: Callable[..., Any]) -> Callable[..., Any]:
+    """A tracr callable as attncert's exact evaluator calls it: numbers reach it as Python Fractions, not FLINT's fmpq,
+    and its numbers come back as fmpq. tracr calls its lambdas on Python numbers, and fmpq has neither ``%`` with an
+    int nor comparisons with a float (``lambda x: x % 2`` and ``lambda x: x > 0.5`` raised TypeError); a Fraction has
+    both, and its quotients stay exact (an int would make ``x / 4`` a float)."""
+
+    @functools.wraps(f)
+    def call(*args: Any) -> Any:
+        v = f(*(Fraction(int(a.p), int(a.q)) if type(a) is fmpq else a for a in args))
+        if isinstance(v, Fraction) or (isinstance(v, int) and not isinstance(v, bool)):
+            return QQ.convert(v)
+        return v
+
+    return call
 
 
 def _renamed(prog: Program, names: dict[str, tuple[str, bool]]) -> Program:
@@ -355,10 +373,10 @@ def tabulate_sets(prog: Program, vocab: Sequence[Any], max_seq_len: int, limit: 
             out = (vals + [default]) if n.encoding == "categorical" else _means_of(vals, max_seq_len, default, limit, n.label)
         elif n.op in ("map", "sequence_map"):
             args = [sets[a] for a in n.args]
-            out = [None if any(v is None for v in combo) else n.fn(*combo) for combo in itertools.product(*args)]
+            out = [None if any(v is None for v in combo) else _called(n, combo) for combo in itertools.product(*args)]
         elif n.op == "select" and n.fn is not None:
             for k, q in itertools.product(sets[n.args[0]], sets[n.args[1]]):
-                n.fn(k, q)
+                _called(n, (k, q))
             continue
         else:
             continue
@@ -371,6 +389,16 @@ def tabulate_sets(prog: Program, vocab: Sequence[Any], max_seq_len: int, limit: 
         if len(uniq) > limit:
             raise ProgramError(f"{n.label!r} takes over {limit:,} values on the inputs up to length {max_seq_len}")
         sets[n.label] = list(uniq.values())
+
+
+def _called(n: Node, args: tuple[Any, ...]) -> Any:
+    """The node's callable on a combination of its arguments' value sets, or ProgramError in one line where it raises
+    (the value sets may hold combinations no input presents, so an error there is not RASP's undefined)."""
+    try:
+        return n.fn(*args)
+    except Exception as e:  # a user's function, any error
+        shown = ", ".join(f"{a!r:.20}" for a in args)
+        raise ProgramError(f"{n.label!r}'s function raised {type(e).__name__} on ({shown}) from its arguments' value sets: {e!s:.80} (--method exhaustive runs it on the inputs only)") from None
 
 
 def _means_of(vals: list[Any], N: int, default: Any, limit: int, label: str) -> list[Any]:

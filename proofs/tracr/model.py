@@ -101,7 +101,9 @@ def prove(
     rasp_program = tracr_sop(call_program(program), program)
     try:
         model = compiling.compile_rasp_to_model(rasp_program, vocab=set(tokens), max_seq_len=max_seq_len, causal=bool(causal), compiler_bos=bos)
-    except (NotImplementedError, ValueError, KeyError, TypeError, AttributeError, AssertionError) as e:
+    except MemoryError:
+        raise
+    except Exception as e:  # tracr's refusals, and whatever the user's functions raise on tracr's value sets
         raise ParseError(f"tracr does not compile {program}: {whole_reason(e)}") from None
     return certify_tracr(rasp_program, model, tokens, max_seq_len, tolerance, precision, max_inputs, listed, source=program, method=method)
 

@@ -162,3 +162,22 @@ def unsupported() -> Any:
     """A numerical Aggregate whose output is categorical: tracr refuses it, with its reason on a second line."""
     rasp = _rasp()
     return rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ), rasp.tokens, default=0))
+
+
+def parity_of_tokens() -> Any:
+    """x % 2 on integer tokens, as a tracr user writes it for tracr's Python ints."""
+    rasp = _rasp()
+    return rasp.categorical(rasp.Map(lambda x: x % 2, rasp.tokens)).named("parity")
+
+
+def above_half() -> Any:
+    """x / 4 > 0.5: a quotient that stays exact, then a comparison with a float."""
+    rasp = _rasp()
+    quarter = rasp.numerical(rasp.Map(lambda x: x / 4, rasp.tokens))
+    return rasp.categorical(rasp.Map(lambda x: x > 0.5, quarter)).named("above_half")
+
+
+def raising_on_a_value_set() -> Any:
+    """1 / (x - 2): it raises on the token 2, which every input containing 2 presents."""
+    rasp = _rasp()
+    return rasp.numerical(rasp.Map(lambda x: 1 / (x - 2), rasp.tokens)).named("inverse")

@@ -121,3 +121,37 @@ def test_a_named_sop_keeps_its_name_in_every_report(reports):
     tracr = files["tracr"]["construction"]
     assert tracr["program"]["output"] == tracr["model"]["output"]["label"] == "my_length"
     assert "my_length:2" in tracr["model"]["residual"] and "my_length_selector_width_attn_output" in tracr["model"]["residual"]
+
+
+@pytest.mark.parametrize("method", ["exhaustive", "compositional"])
+@pytest.mark.parametrize("function, outputs", [("parity_of_tokens", "parity"), ("above_half", "above_half")])
+def test_lambdas_written_for_tracrs_python_numbers_run(capsys, tmp_path, method, function, outputs):
+    """tracr calls a Map's lambda on Python numbers; attncert's exact evaluator held FLINT rationals, which have no
+    ``%`` with an int and no comparison with a float: x % 2 made every input 'undefined' (exhaustive) or a
+    traceback (compositional). Numbers now reach a tracr lambda as Fractions (x / 4 stays exact)."""
+    out = tmp_path / "c.json"
+    code, stdout, err = run(capsys, "prove", "tracr_model", "--method", method, "--program", f"{PROGRAMS}:{function}", "--vocab", "1,2,3", "--max-seq-len", "3", "--out", str(out))
+    assert code == 0, err
+    assert "Traceback" not in err and f"model of {outputs}" in stdout and "undefined" not in stdout
+    assert run(capsys, "verify", str(out))[0] == 0
+
+
+def test_a_lambda_raising_on_a_value_set_is_one_line_in_the_compositional_method(capsys, tmp_path):
+    code, _, err = run(capsys, "prove", "tracr_model", "--method", "compositional", "--program", f"{PROGRAMS}:raising_on_a_value_set", "--vocab", "1,2,3", "--max-seq-len", "2", "--out", str(tmp_path / "c.json"))
+    assert code == 2 and err.strip().count("\n") == 0 and "ZeroDivisionError" in err and "Traceback" not in err
+
+
+def test_a_lambda_raising_on_a_value_set_attncert_adds_is_one_line():
+    """attncert's value sets hold means tracr's inference misses (2/3 from two of three keys): a lambda raising on
+    such a value is refused in one line by the tabulation the compositional method reads, naming the node."""
+    from fractions import Fraction
+
+    from tracr.rasp import rasp
+
+    from attncert.constructions.tracr.program import ProgramError, from_tracr, tabulate_sets
+
+    share = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), rasp.numerical(rasp.Map(lambda t: 1 if t == "a" else 0, rasp.tokens)), default=0))
+    program = rasp.numerical(rasp.Map(lambda x: 1 / (x - Fraction(2, 3)), share)).named("spike")
+    with pytest.raises(ProgramError, match="'spike''s function raised ZeroDivisionError") as e:
+        tabulate_sets(from_tracr(program), ["a", "b"], 3)
+    assert "\n" not in str(e.value)
