@@ -6,7 +6,7 @@ Each case of ``tracr.compiler.test_cases.TEST_CASES`` (tracr's file, read from t
 package) is converted to attncert's RASP by :mod:`constructions.tracr.program` (lambdas kept as
 callables, tabulated by the compiler on the value sets it infers), compiled by
 :func:`constructions.compiler.compile_graph` for the test input's length with categorical tokens
-over the case's vocabulary, run by the independent forward pass of ``proofs/checkers/compiled/forward.py``
+over the case's vocabulary, run by the independent forward pass of ``proofs/checkers/forward.py``
 (which never imports the compiler) on the model's JSON, and compared with tracr's
 ``expected_output``: symbols, booleans and None with ``==`` (as tracr's tests compare; True == 1),
 numbers as the nearest double of our exact rational against tracr's float.
@@ -34,7 +34,7 @@ from attncert.constructions.compiler.model import Model, model_to_json
 from attncert.constructions.rasp.values import decode_value, encode_value
 from attncert.constructions.tracr.program import from_tracr, to_rasp
 from attncert.exact import QQ
-from attncert.proofs.checkers.compiled.forward import forward
+from attncert.proofs.checkers.forward import forward
 
 
 def cases(kind: str = "TEST_CASES") -> list[dict[str, Any]]:

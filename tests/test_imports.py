@@ -73,6 +73,16 @@ def test_dependencies_point_one_way():
     assert not upward, f"imports against proofs -> constructions -> exact: {upward[:5]}"
 
 
+def test_no_checker_family_imports_another():
+    """docs/design.md: machinery two checker families need lives at the top of proofs/checkers/ (reading, result,
+    references, forward, programs, values, marginals), never in one family's package imported by another."""
+    g = _import_graph()
+    prefix = "attncert.proofs.checkers."
+    family = lambda m: m[len(prefix):].split(".")[0] if m.startswith(prefix) and m[len(prefix):].count(".") >= 1 else None  # noqa: E731
+    crossing = [(a, b) for a, b in g.edges if family(a) and family(b) and family(a) != family(b)]
+    assert not crossing, f"a checker family imports another's package: {crossing[:5]}"
+
+
 def test_every_folder_of_modules_is_a_package_that_a_wheel_installs():
     """setup.py installs what find_packages finds: a folder of modules without __init__.py works in a
     checkout (a namespace package) and is missing from `pip install .` (proofs/identity once was)."""

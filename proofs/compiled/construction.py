@@ -6,7 +6,7 @@ claim's random inputs the compiled model's exact forward pass must equal the
 independent reference and the RASP evaluation, and, SOp by SOp, the residual
 stream decoded after the SOp's sublayer must equal the RASP value of that SOp.
 The certificate records the weights; ``attncert verify`` runs them through a
-separate minimal forward pass (:mod:`proofs.checkers.compiled.forward`), then recompiles
+separate minimal forward pass (:mod:`proofs.checkers.forward`), then recompiles
 and compares the whole document.
 """
 

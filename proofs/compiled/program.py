@@ -275,7 +275,8 @@ def _compositional(src: Source, model: Any, tokens: list[Any], n: int, lengths: 
     program, read as tables (a tracr program's record, or :func:`_tables` of the others); one line for a
     program or model outside the class it covers."""
     from attncert.constructions.compiler.model import model_to_json
-    from attncert.proofs.checkers.compiled.every_input import Unsupported, result_of
+    from attncert.proofs.checkers.compiled.every_input import result_of
+    from attncert.proofs.checkers.programs import Unsupported
 
     record = src.record()
     tables = record["program"] if record.get("kind") == "tables" else None
@@ -304,7 +305,7 @@ def _tables(graph: Any, tokens: list[Any], n: int, lengths: str, causal: bool) -
     from attncert.constructions.compiler import NotCompilable, compile_graph
     from attncert.constructions.tracr.certify import recorded
     from attncert.constructions.tracr.program import ProgramError, from_graph, program_to_json, record_calls, to_rasp
-    from attncert.proofs.checkers.compiled.every_input import Unsupported
+    from attncert.proofs.checkers.programs import Unsupported
 
     try:
         prog = record_calls(from_graph(graph))

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from attncert.exact import ParseError
 from attncert.proofs.core.progress import bar
-from attncert.proofs.checkers.compiled.every_input import Unsupported
+from attncert.proofs.checkers.programs import Unsupported
 
 #: Inputs built at the first failing length (when not every input of it is run), and at each length after it.
 FIRST = 400

@@ -1,6 +1,6 @@
 """attncert compile --file F.rasp --expr NAME and --program MODULE:FUNCTION (issue 25, item 5).
 
-Each written model is run by the independent forward pass of proofs/checkers/compiled/forward.py (which
+Each written model is run by the independent forward pass of proofs/checkers/forward.py (which
 never imports the compiler), and its output is compared with values worked out by hand."""
 
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from attncert.exact import QQ
-from attncert.proofs.checkers.compiled.forward import forward
+from attncert.proofs.checkers.forward import forward
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = str(ROOT / "examples" / "prog.rasp")

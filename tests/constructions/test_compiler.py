@@ -23,7 +23,7 @@ from attncert.constructions.linalg import gather, index_map, inverse3, matmul, t
 from attncert.constructions.simulator import encoder_layer, multihead, universal
 from attncert.exact import EE, QQ, Ball, Float, ParseError
 from attncert.exact.testing import rationals
-from attncert.proofs.checkers.compiled.forward import forward as independent_forward
+from attncert.proofs.checkers.forward import forward as independent_forward
 from attncert.proofs.core.inputs import random_matrix
 
 CONSTRUCTIONS = {

@@ -16,7 +16,7 @@ from attncert.constructions.compiler.model import model_from_json, model_to_json
 from attncert.constructions.rasp.evaluate import evaluate, evaluate_graph
 from attncert.constructions.rasp.values import decode_value, encode_value
 from attncert.exact import QQ, ParseError
-from attncert.proofs.checkers.compiled.forward import forward as independent_forward
+from attncert.proofs.checkers.forward import forward as independent_forward
 
 tracr_cases = pytest.importorskip("tracr.compiler.test_cases")
 from attncert.constructions.tracr.program import from_tracr, to_rasp  # noqa: E402
@@ -45,7 +45,7 @@ def same(got: list, expected: list) -> bool:
 
 
 def decoded(model_json: dict, xs: list) -> list:
-    """The output of the independent forward pass (proofs/checkers/compiled/forward.py), decoded as the JSON format says."""
+    """The output of the independent forward pass (proofs/checkers/forward.py), decoded as the JSON format says."""
     res = independent_forward(model_json, [encode_value(x) for x in xs], QQ)
     cols, values = model_json["outputs"]["output"], model_json["output_values"]["output"]
     if values is None:

@@ -2,7 +2,7 @@
 
 Every case of ``tracr.compiler.test_cases.TEST_CASES`` is read from the installed tracr package,
 converted by constructions/tracr/program.py, compiled by ``compile_graph`` for its test input's
-length, and its output is computed by the independent forward pass of proofs/checkers/compiled/forward.py
+length, and its output is computed by the independent forward pass of proofs/checkers/forward.py
 (which never imports the compiler) from the model's JSON; the expected output is tracr's
 ``expected_output``. The residual width is compared with tracr's compiler at the case's vocab and
 max_seq_len (bench/tracr_cases.py, which also writes the table of docs/compiler.md).

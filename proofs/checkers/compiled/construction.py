@@ -1,5 +1,5 @@
 """Independent check of a ``compiled`` certificate: the recorded weights, run by the minimal forward
-pass of :mod:`proofs.checkers.compiled.forward`, map the encoded inputs to the reference, exactly.
+pass of :mod:`proofs.checkers.forward`, map the encoded inputs to the reference, exactly.
 
 The tokens are re-encoded from the recorded matrices by the layout rule (the
 matrices row-major, one after the other, then zeros up to the sequence length),
@@ -18,7 +18,7 @@ from attncert.exact import QQ, Ball, EENumber, ParseError, domain_from_name
 from attncert.exact.canonical import canonical_json
 from attncert.exact.limits import current as current_limits
 from attncert.exact.matrices import matrix_from_json
-from attncert.proofs.checkers.compiled.forward import check_model_size, forward
+from attncert.proofs.checkers.forward import check_model_size, forward
 from attncert.proofs.checkers.reading import integer, items, obj
 from attncert.proofs.checkers.result import conclude
 from attncert.proofs.core.params import positive_rational, rational_list

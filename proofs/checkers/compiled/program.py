@@ -7,7 +7,7 @@ It never imports the compiler or the RASP evaluator. From the certificate alone:
    max_seq_len tokens, or every length 1..max_seq_len) and the recorded causality; the output it
    decodes is the one recorded.
 2. **Every input.** Each sequence over the vocabulary of each length checked (in the order of
-   :func:`inputs`) is run through :func:`proofs.checkers.compiled.forward.forward`, exactly (QQ, or EE when an
+   :func:`inputs`) is run through :func:`proofs.checkers.forward.forward`, exactly (QQ, or EE when an
    MLP has exp units). At positions 1..n the output's columns must decode to the recorded exact RASP
    output: a categorical output is the value whose column holds exactly 1 while every other holds
    exactly 0, or None where every column holds exactly 0 (the indicator of no value, as the compiler's
@@ -32,9 +32,9 @@ from attncert.exact import EE, QQ, ParseError
 from attncert.exact.canonical import json_equal
 from attncert.proofs.checkers.compiled.construction import model_sha256
 from attncert.proofs.checkers.compiled.every_input import check_compositional
-from attncert.proofs.checkers.compiled.forward import forward, model_mode
+from attncert.proofs.checkers.forward import forward, model_mode
 from attncert.proofs.checkers.reading import integer, obj
-from attncert.proofs.checkers.tracr.model import same, value
+from attncert.proofs.checkers.values import same, value
 
 
 def inputs(vocab: Sequence[Any], n: int, every: bool) -> Iterator[tuple[int, Iterator[tuple[Any, ...]]]]:

@@ -13,7 +13,7 @@ each query attends to, are the same for every input. This module derives, from t
 alone, per head (layer by layer) the columns its scores read, requires each such column to be
 positional and unwritten, and requires the recorded ``static_heads`` to be that list.
 
-The forward pass is then the minimal one of :mod:`proofs.checkers.compiled.forward`, run over the identity
+The forward pass is then the minimal one of :mod:`proofs.checkers.forward`, run over the identity
 checker's field (:class:`FieldDomain`: its arithmetic, ReLU with the region oracle or uninterpreted,
 reciprocals recorded as divisors); with static heads its attention takes the rational path, the
 argmax decided exactly on positions. Each output entry and the rest are compared by
@@ -29,7 +29,7 @@ from typing import Any, Callable
 from attncert.exact import Domain
 from attncert.exact.canonical import json_equal
 from attncert.exact.errors import ParseError
-from attncert.proofs.checkers.compiled.forward import check_model_size, forward
+from attncert.proofs.checkers.forward import check_model_size, forward
 from attncert.proofs.checkers.identity.check import Runner, decide, expected_result, guarded, layout_case, result_problems
 from attncert.proofs.checkers.identity.field import Field, IdentityFailure, Number, as_number
 from attncert.proofs.checkers.identity.graph import SignOracle

@@ -22,7 +22,8 @@ from attncert.exact.numberfiles import FORMATS, is_double
 from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.sinkhorn.duality import w1_value
 from attncert.proofs.checkers.sinkhorn.fixed_point import is_sinkhorn_plan
-from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, Problem, scaled_marginal, sinkhorn_problem
+from attncert.proofs.checkers.marginals import scaled_marginal
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, Problem, sinkhorn_problem
 from attncert.proofs.checkers.result import conclude
 from attncert.proofs.checkers.reading import flag, integer, items, obj, qmatrix, qvector, rational, shape_is
 from attncert.proofs.checkers.sinkhorn.runs import EXTRA_BITS, check_run, read_plan, run_precision

@@ -14,7 +14,7 @@ from typing import Any
 
 from flint import arb, arb_mat, fmpq
 
-from attncert.proofs.checkers.compiled.every_input import Unsupported
+from attncert.proofs.checkers.programs import Unsupported
 from attncert.proofs.checkers.tracr.model import GRID
 
 #: Significant bits a recorded radius or margin keeps (rounded outward).

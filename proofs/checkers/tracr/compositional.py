@@ -26,10 +26,11 @@ from flint import ctx
 from attncert.exact import ParseError
 from attncert.exact.canonical import canonical_json
 from attncert.exact.rationals import parse_rational
-from attncert.proofs.checkers.compiled.every_input import Unsupported
+from attncert.proofs.checkers.programs import Unsupported
 from attncert.proofs.checkers.reading import integer, obj
 from attncert.proofs.checkers.tracr.every_input import by_length, prove_every_input
-from attncert.proofs.checkers.tracr.model import METHODS, Model, position_status, run, same, value
+from attncert.proofs.checkers.tracr.model import METHODS, Model, position_status, run
+from attncert.proofs.checkers.values import same, value
 
 
 def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:

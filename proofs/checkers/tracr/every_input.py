@@ -109,9 +109,10 @@ from flint import arb, arb_mat, ctx, fmpq
 
 from attncert.exact import ParseError
 from attncert.exact.rationals import rational_to_json
-from attncert.proofs.checkers.compiled.every_input import NONE, Program, Unsupported, Value, _eq_key, _means, number
+from attncert.proofs.checkers.programs import NONE, Program, Unsupported, Value, eq_key, means, number
 from attncert.proofs.checkers.tracr.bounds import Row, as_q, ball, dev, dot, down, ends, hi, lo, project, project_ball, relu_box, share, top, up, value_out
-from attncert.proofs.checkers.tracr.model import Model, _Double, _spells, value
+from attncert.proofs.checkers.tracr.model import Model, _Double, _spells
+from attncert.proofs.checkers.values import value
 
 #: Working precision of the balls (bits).
 PRECISION = 128
@@ -711,11 +712,11 @@ class Induction:
         return self.prog.nodes[A]["encoding"] == "categorical"
 
     def _means(self, V: str, js: list[int], wvals: list[Value]) -> list[Value]:
-        """Every mean of 1..n of the values at the keys js (:func:`_means` of the compiled checker), once per
+        """Every mean of 1..n of the values at the keys js (:func:`~proofs.checkers.programs.means`), once per
         set of values, within MAX_SUMS additions in the whole induction."""
         vals = tuple(sorted({wvals[j] for j in js}, key=repr))
         if vals not in self._mean_sets:
-            out = _means(list(vals), self.n, NONE, self._afford)
+            out = means(list(vals), self.n, NONE, self._afford)
             if out is None:
                 raise Unsupported(f"the means of {V!r:.40} are too many to enumerate")
             self._mean_sets[vals] = out
@@ -790,7 +791,7 @@ class Induction:
         (one key at most) or K determining V; or a static selection selecting one key at most at every query."""
         if self.prog.nodes[sel]["predicate"] == "EQ":
             ks = self._set_of(K)
-            if len({_eq_key(x) for x in ks}) == len(ks) and (self._distinct(K) or self._determines(K, V)):
+            if len({eq_key(x) for x in ks}) == len(ks) and (self._distinct(K) or self._determines(K, V)):
                 return True
         return self._one_key(sel)
 

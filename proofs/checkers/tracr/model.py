@@ -47,33 +47,10 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.rationals import parse_rational, rational_from_json
 from attncert.exact.limits import current as current_limits
 from attncert.proofs.checkers.reading import integer, obj, whole
+from attncert.proofs.checkers.values import same, value
 from attncert.proofs.core.cost import check, every_input, tracr_balls, tracr_chunk, tracr_model
 
 _PARTS = ("query", "key", "value", "linear", "linear_1", "linear_2")
-
-
-def value(j: Any) -> Any:
-    """A tagged RASP value: null, {"b": bool}, {"s": str}, {"q": "p/q"}."""
-    if j is None:
-        return None
-    if isinstance(j, dict) and len(j) == 1:
-        ((tag, body),) = j.items()
-        if tag == "b" and isinstance(body, bool) or tag == "s" and isinstance(body, str):
-            return body
-        if tag == "q":
-            return rational_from_json(body)
-        if tag == "t" and isinstance(body, list):
-            return tuple(value(x) for x in body)
-    raise ParseError(f"malformed RASP value {str(j)[:60]}")
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equality of RASP values that keeps kinds apart (True is not 1, "1" is not 1)."""
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, (bool, str)) or isinstance(b, (bool, str)) or a is None or b is None:
-        return type(a) is type(b) and a == b
-    return a == b
 
 
 def float32(q: fmpq) -> bool:

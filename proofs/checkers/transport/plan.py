@@ -24,7 +24,7 @@ from attncert.exact import ParseError
 from attncert.exact.numberfiles import FORMATS, is_double
 from attncert.proofs.checkers.reading import flag, integer, obj, qmatrix, qvector, rational, shape_is, whole
 from attncert.proofs.checkers.result import conclude
-from attncert.proofs.checkers.sinkhorn.problem import scaled_marginal
+from attncert.proofs.checkers.marginals import scaled_marginal
 
 #: The most rows or columns of a recorded problem.
 MAX_SIZE = 1 << 12

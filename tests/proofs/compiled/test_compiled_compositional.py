@@ -18,7 +18,7 @@ from attncert.exact.certificate import seal
 from attncert.proofs.compiled import program as P
 from attncert.proofs.checkers.compiled.construction import model_sha256
 from attncert.proofs.checkers.compiled.every_input import result_of
-from attncert.proofs.checkers.compiled.forward import forward
+from attncert.proofs.checkers.forward import forward
 from attncert.proofs.core.registry import load_claim
 from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 

@@ -266,7 +266,7 @@ def test_a_positional_entry_in_a_token_column_is_added_to_the_token(tmp_path, ca
     as x + 5) was proven to compute the transpose. Both now add, and the file is found wrong."""
     from attncert.constructions.compiler.model import model_from_json
     from attncert.exact import QQ
-    from attncert.proofs.checkers.compiled.forward import forward
+    from attncert.proofs.checkers.forward import forward
 
     path = compile_to(tmp_path, "transpose", "r=2,c=3")
     model = json.loads(path.read_text())

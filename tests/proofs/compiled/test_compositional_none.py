@@ -25,7 +25,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.exact.errors import AttncertError
 from attncert.proofs.compiled import program as P
-from attncert.proofs.checkers.compiled.forward import forward
+from attncert.proofs.checkers.forward import forward
 from attncert.proofs.core.registry import load_claim
 from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 

@@ -18,7 +18,7 @@ import pytest
 from attncert.constructions.rasp.values import encode_value
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
-from attncert.proofs.checkers.compiled.every_input import Program, value
+from attncert.proofs.checkers.programs import Program, value
 from attncert.proofs.compiled import program as P
 from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 

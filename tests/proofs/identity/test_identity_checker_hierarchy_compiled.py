@@ -18,7 +18,7 @@ from flint import fmpq
 
 from attncert.exact import QQ
 from attncert.proofs.checkers import references
-from attncert.proofs.checkers.compiled.forward import forward
+from attncert.proofs.checkers.forward import forward
 from attncert.proofs.checkers.identity.compiled import check_compiled_identity
 from attncert.proofs.checkers.identity.hierarchy import check_hierarchy_identity
 from attncert.proofs.core.verify import OK

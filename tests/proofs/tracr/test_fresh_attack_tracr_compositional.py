@@ -283,7 +283,7 @@ def test_perturbed_weights_induction_never_proves_a_wrong_model(cert: dict[str, 
 
     from flint import fmpq
 
-    from attncert.proofs.checkers.compiled.every_input import Unsupported
+    from attncert.proofs.checkers.programs import Unsupported
     from attncert.exact import ParseError
     from attncert.proofs.checkers.tracr.every_input import by_length, prove_every_input
     from attncert.proofs.checkers.tracr.model import Model, _Hypothesis

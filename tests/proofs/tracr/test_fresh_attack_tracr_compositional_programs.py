@@ -179,7 +179,7 @@ def test_stray_embeddings_are_outside_the_class(cert: dict[str, Any], entry: tup
     token one not of ``tokens`` beyond the shared columns, before any run: so does the prover."""
     from flint import fmpq
 
-    from attncert.proofs.checkers.compiled.every_input import Unsupported
+    from attncert.proofs.checkers.programs import Unsupported
     from attncert.proofs.checkers.tracr.every_input import prove_every_input
 
     m = copy.deepcopy(cert["construction"]["model"])

@@ -201,7 +201,7 @@ def test_pair_balance_at_tracr_s_size_by_means_taken_together():
     from tracr.compiler import lib
     from tracr.rasp import rasp
 
-    from attncert.proofs.checkers.compiled.every_input import Program
+    from attncert.proofs.checkers.programs import Program
     from attncert.proofs.checkers.tracr.every_input import Induction
     from attncert.proofs.checkers.tracr.model import Model, value
     from attncert.proofs.tracr.model import certify_tracr

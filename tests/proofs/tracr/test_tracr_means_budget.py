@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from attncert.proofs.checkers.compiled.every_input import Unsupported
+from attncert.proofs.checkers.programs import Unsupported
 from attncert.proofs.checkers.tracr.every_input import Induction
 
 
