@@ -29,7 +29,9 @@ COST = [["137/1000", "291/500", "867/1000"], ["821/1000", "391/500", "8/125"], [
 A, B = ["1/11", "2/11", "2/11", "6/11"], ["1/4", "9/16", "3/16"]
 
 
-def q(x: Fraction) -> str:
+def q(x: Fraction | int) -> str:
+    """A number as a certificate's canonical rational text."""
+    x = Fraction(x)
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 

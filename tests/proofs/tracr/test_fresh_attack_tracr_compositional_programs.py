@@ -30,16 +30,15 @@ import itertools
 import json
 import subprocess
 import sys
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from attncert.exact.canonical import canonical_json
 from attncert.exact.certificate import seal
 from attncert.proofs.checkers.tracr.model import model_sha256
+from tests.proofs.tracr.test_fresh_attack_tracr_compositional import decode
 
 ATTNCERT = str(Path(sys.executable).with_name("attncert"))
 VOCAB = ["a", "b", "c"]
@@ -85,38 +84,6 @@ def rerun(doc: dict[str, Any]) -> int:
     doc["outputs"]["proof"]["failing"] = run(good + 1) if good < N else None
     doc["result"]["proven_up_to"] = good
     return good
-
-
-def _dense(m: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    rows, cols = m["shape"]
-    w = np.zeros((rows, cols))
-    for i, j, v in m["w"]:
-        w[i, j] = float(Fraction(v))
-    b = np.zeros(cols)
-    for j, v in (m["b"] or []):
-        b[j] = float(Fraction(v))
-    return w, b
-
-
-def decode(model: dict[str, Any], tokens: list[str]) -> list[int]:
-    """The recorded model's decoded outputs at positions 1..n (float64; one head a layer, not causal)."""
-    assert model["heads"] == 1 and not model["causal"]
-    row = {t["s"]: r for t, r in model["tokens"]}
-    tok, _ = _dense(model["token_embed"])
-    pos, _ = _dense(model["pos_embed"])
-    seq = [model["bos"]["s"]] + tokens
-    x = np.array([tok[row[t]] + pos[i] for i, t in enumerate(seq)])
-    scale = float(Fraction(model["scale"]))
-    for layer in model["layers"]:
-        (wq, bq), (wk, bk), (wv, bv), (wo, bo) = (_dense(layer[k]) for k in ("query", "key", "value", "linear"))
-        s = (x @ wq + bq) @ (x @ wk + bk).T / scale
-        a = np.exp(s - s.max(axis=1, keepdims=True))
-        a /= a.sum(axis=1, keepdims=True)
-        x = x + (a @ (x @ wv + bv)) @ wo + bo
-        (w1, b1), (w2, b2) = _dense(layer["linear_1"]), _dense(layer["linear_2"])
-        x = x + np.maximum(x @ w1 + b1, 0) @ w2 + b2
-    classes = model["output"]["classes"]
-    return [int(Fraction(classes[int(np.argmax([x[p, c] for _, c in classes]))][0]["q"])) for p in range(1, len(seq))]
 
 
 def hist(tokens: list[str]) -> list[int]:

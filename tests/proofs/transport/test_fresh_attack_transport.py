@@ -16,10 +16,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from attncert.exact.canonical import canonical_json
-from attncert.exact.certificate import seal
 from attncert.proofs.core.registry import load_claim
-from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
+from attncert.proofs.core.verify import BAD, OK, REJECTED
+from tests.proofs.sinkhorn.test_fresh_attack_convexity import q, verdict
 
 #: The problem: C = [[1, 2, 3], [2, 1, 5], [4, 3, 1], [2, 2, 2]] / 4, a uniform on 4 rows, b uniform on 3 columns.
 #: Its optimum, by hand: rows 0, 1, 2 go to columns 0, 1, 2 at cost 1/4 each (3/16 in all), row 3 splits 1/12 to
@@ -27,17 +26,6 @@ from attncert.proofs.core.verify import BAD, OK, REJECTED, verify_bytes
 #: cost >= 0, zero on the plan).
 COST = [[1, 2, 3], [2, 1, 5], [4, 3, 1], [2, 2, 2]]
 OPTIMUM = Fraction(5, 16)
-
-
-def q(x: Fraction | int) -> str:
-    x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-
-
-def verdict(doc: dict) -> tuple[str, str]:
-    body = {k: v for k, v in copy.deepcopy(doc).items() if k != "sha256"}
-    out = verify_bytes(canonical_json(seal(body)))
-    return out.status, out.reason
 
 
 @pytest.fixture(scope="module")
