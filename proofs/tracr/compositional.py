@@ -39,7 +39,7 @@ def search(model_json: dict[str, Any], program_json: dict[str, Any], vocab_json:
     ``Induction.weak`` of the run at it, run again for a length the search did not visit). A program counting
     every key (:func:`every_input.by_length`) is proven length by length, up to the first failure; any other by
     bisection on the bound n (a run at n covers every length up to n)."""
-    from attncert.proofs.checkers.tracr.every_input import by_length, prove_every_input
+    from attncert.proofs.checkers.tracr.every_input import by_length, charge, prove_every_input
     from attncert.proofs.checkers.tracr.model import Model
 
     weak: dict[int, dict[Any, Any]] = {}
@@ -49,9 +49,13 @@ def search(model_json: dict[str, Any], program_json: dict[str, Any], vocab_json:
     except Unsupported as e:
         raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
 
+    spent = [0]
+
     def at(n: int) -> dict[str, Any]:
         try:
-            return prove_every_input(model, program_json, vocab_json, n, tol, weak.setdefault(n, {}), exact)
+            run = prove_every_input(model, program_json, vocab_json, n, tol, weak.setdefault(n, {}), exact)
+            spent[0] = charge(spent[0], run)
+            return run
         except Unsupported as e:
             raise ParseError(f"the compositional proof does not apply: {e} (use --method exhaustive)") from None
 

@@ -28,7 +28,7 @@ from attncert.exact.canonical import canonical_json
 from attncert.exact.rationals import parse_rational
 from attncert.proofs.checkers.programs import Unsupported
 from attncert.proofs.checkers.reading import integer, obj
-from attncert.proofs.checkers.tracr.every_input import by_length, prove_every_input
+from attncert.proofs.checkers.tracr.every_input import by_length, charge, prove_every_input
 from attncert.proofs.checkers.tracr.model import METHODS, Model, position_status, run
 from attncert.proofs.checkers.values import same, value
 
@@ -52,9 +52,13 @@ def check_compositional(doc: dict[str, Any], model: Model) -> list[str]:
     except Unsupported as e:
         return [f"the compositional proof does not apply: {e}"]
 
+    spent = [0]
+
     def again(n: int) -> dict[str, Any] | None:
         try:
-            return prove_every_input(model, program, vocab, n, tol, exact=exact)
+            run = prove_every_input(model, program, vocab, n, tol, exact=exact)
+            spent[0] = charge(spent[0], run)
+            return run
         except Unsupported as e:
             problems.append(f"the compositional proof does not apply at length {n}: {e}")
             return None

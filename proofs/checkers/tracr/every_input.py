@@ -124,6 +124,10 @@ MAX_JOINT = 1 << 14
 HUGE = 64
 #: Query-key configuration pairs of one head, at most.
 MAX_PAIRS = 1 << 22
+#: Query-key configuration pairs of all the inductions one proof or check runs (:func:`charge`), at most: a length-
+#: by-length proof runs one induction a length, each bounded by MAX_PAIRS a head, so a model of many positions
+#: could otherwise hold a check for hours (about 8 us a pair). tracr's library needs a few thousand a run.
+MAX_TOTAL_PAIRS = 1 << 24
 #: Additions the enumeration of numerical means may take in one induction, at most (a hostile value set of
 #: thousands of numbers at a long length would otherwise cost |values| x MAX_VALUES x n per query).
 MAX_SUMS = 1 << 20
@@ -1060,6 +1064,15 @@ def by_length(program: Any, causal: bool) -> bool:
     ``length - indices`` and ``Select(indices, length - 1, EQ)`` are read at their one value per position."""
     prog = Program(program, causal)
     return not causal and any(n["op"] == "selector_width" and prog.nodes[n["args"][0]]["predicate"] == "TRUE" for n in prog.nodes.values())
+
+
+def charge(spent: int, run: dict[str, Any]) -> int:
+    """The query-key pairs spent so far with this run's added (its heads' query times key configurations), or
+    Unsupported in one line past MAX_TOTAL_PAIRS: the prover's search and the check charge the runs they make."""
+    spent += sum(s["query_configurations"] * s["key_configurations"] for s in run["steps"] if "query_configurations" in s)
+    if spent > MAX_TOTAL_PAIRS:
+        raise Unsupported(f"the inductions of this proof hold {spent:,} query-key configurations in all, over {MAX_TOTAL_PAIRS:,}")
+    return spent
 
 
 def prove_every_input(model: dict[str, Any] | Model, program: Any, vocab: list[Any], n: int, tol: fmpq, weak: dict[Any, Any] | None = None, exact: bool = False) -> dict[str, Any]:

@@ -38,3 +38,17 @@ def test_the_means_of_zero_and_one_to_length_three_and_their_reuse():
     assert got == [("q", 0, 1), ("q", 1, 3), ("q", 1, 2), ("q", 2, 3), ("q", 1, 1)]
     spent = ind._summed
     assert ind._means("v", [1, 0], values) == got and ind._summed == spent  # the same set: no new additions
+
+
+def test_the_inductions_of_one_proof_share_a_budget_of_pairs():
+    """A length-by-length proof runs one induction a length; their query-key pairs are charged together, and past
+    MAX_TOTAL_PAIRS the proof (and the check, which charges the runs it makes again) stops in one line."""
+    from attncert.proofs.checkers.tracr.every_input import MAX_TOTAL_PAIRS, charge
+
+    run = {"steps": [{"sublayer": "layer 0 head 0", "query_configurations": 3000, "key_configurations": 2000}, {"sublayer": "mlp 0", "configurations": 10**9}]}
+    spent = charge(0, run)
+    assert spent == 6_000_000  # the MLP's configurations are not pairs
+    spent = charge(spent, run)
+    with pytest.raises(Unsupported, match="query-key configurations in all"):
+        charge(spent, run)
+    assert 2 * 6_000_000 <= MAX_TOTAL_PAIRS < 3 * 6_000_000
