@@ -204,10 +204,13 @@ def shifted_exponent(t: np.ndarray, e: np.ndarray | None, s: fmpq) -> tuple[np.n
 
     the last term for underflow (:data:`UNDERFLOW_CORRECTION`). The maxima are exact values of doubles (a maximum
     rounds nothing); R is that bound, exactly. ValueError where a product could overflow the split."""
-    s_f = float_of(s)
+    s_f = float_of(s) if 0 < s <= LARGEST else 0.0  # float_of raises OverflowError above the doubles
     if not (0 < s_f <= SPLIT_MAX and t.size and 0 <= t.min() and t.max() <= SPLIT_MAX):
         raise ValueError("the exponents' factors are beyond Dekker's product")
-    y, p = two_product(t, s_f)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y, p = two_product(t, s_f)
+    if not (np.isfinite(y).all() and np.isfinite(p).all()):
+        raise ValueError("the exponents overflow float64")
     ds = s - exact(s_f)
     d_f = float_of(ds)
     r = t * d_f

@@ -161,6 +161,8 @@ def _kernel_factor(E_y: fmpq) -> Factor:
 
 
 def _from_integers(Z: np.ndarray, den: int, eps: fmpq) -> ShiftedKernel:
+    if int(Z.max()) - int(Z.min()) >= 2**63:  # Z - A, B and Z' lie in [-range, range]: no int64 wrap-around below this
+        raise UnsupportedKernel("the cost's numerators span 2^63 or more: their differences do not fit int64")
     A = Z.min(1)
     Zs = Z - A[:, None]
     B = Zs.min(0)
@@ -196,8 +198,9 @@ def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
         raise UnsupportedKernel(f"the kernel spans e^-{y_top:.3g}, beyond float64's proven range (e^-{EXP_MAX:g})")
     K, E_y = _corrected(t2, e1, s)
     rows = C.max(1) - alpha
-    cols = C.max(0) - C.min(0)
-    spread = min(_two_largest(rows), _two_largest(cols)) / (1 - U)
+    with np.errstate(over="ignore"):
+        cols = C.max(0) - C.min(0)  # may overflow where the rows' ranges do not: then the rows' bound alone
+    spread = (min(_two_largest(rows), _two_largest(cols)) if np.isfinite(cols).all() else _two_largest(rows)) / (1 - U)
     return ShiftedKernel(K, _kernel_factor(E_y), spread / eps, "floats", (alpha, beta))
 
 

@@ -46,7 +46,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.exact.numberfiles import is_double
-from attncert.exact.roundoff import EXP_MAX, SMALLEST_NORMAL, U, Factor, corrected_exp_neg, exact, exp_error, float_of, gamma, shifted_exponent, two_sum
+from attncert.exact.roundoff import EXP_MAX, LARGEST, SMALLEST_NORMAL, U, Factor, corrected_exp_neg, exact, exp_error, float_of, gamma, shifted_exponent, two_sum
 from attncert.exact.slices import MatrixDigits, float_value, vector_digits
 from attncert.proofs.checkers.sinkhorn.problem import BallCost, HypothesisError, PlanEnclosure, Problem, shifted_integers
 
@@ -84,11 +84,14 @@ def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
             raise HypothesisError("the shifted cost leaves float64's range")
         e = e1 + e2
         s = 1 / p.eps
-        spread = min(_top_two(C.max(1) - alpha), _top_two(C.max(0) - C.min(0))) / (1 - U) / p.eps
+        with np.errstate(over="ignore"):
+            cols = C.max(0) - C.min(0)  # may overflow where the rows' ranges do not: then the rows' bound alone
+        rows = _top_two(C.max(1) - alpha)
+        spread = (min(rows, _top_two(cols)) if np.isfinite(cols).all() else rows) / (1 - U) / p.eps
     else:
         raise HypothesisError(f"unknown float-verified recipe {recipe!r:.20}")
-    if not float_of(s) >= SMALLEST_NORMAL:
-        raise HypothesisError("the exponent's scale 1/eps (or 1/(D eps)) is below float64's normal range")
+    if s > LARGEST or not float_of(s) >= SMALLEST_NORMAL:
+        raise HypothesisError("the exponent's scale 1/eps (or 1/(D eps)) is outside float64's normal range")
     try:
         y, r, R = shifted_exponent(t, e, s)
         if not y.max() <= EXP_MAX:

@@ -118,6 +118,8 @@ def shifted_integers(p: Problem, method: str) -> tuple[np.ndarray, int]:
         Z = np.array([int(x) for x in num.entries()], dtype=np.int64).reshape(p.n, p.m)
     except OverflowError:
         raise HypothesisError(f"the cost's numerators do not fit int64 ({method})") from None
+    if int(Z.max()) - int(Z.min()) >= 2**63:  # Z - A, B and Z' lie in [-range, range]: no int64 wrap-around below this
+        raise HypothesisError(f"the cost's numerators span 2^63 or more: their differences do not fit int64 ({method})")
     Z = Z - Z.min(1)[:, None]
     return Z - Z.min(0)[None, :], int(den)
 
