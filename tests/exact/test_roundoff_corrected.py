@@ -159,3 +159,46 @@ def test_shifted_exponent_refuses_overflow_and_huge_scale():
         shifted_exponent(t, None, fmpq(2**29))
     with pytest.raises(ValueError, match="Dekker"):
         shifted_exponent(t, None, fmpq(10**400))
+
+
+def test_shifted_exponent_bound_holds_exactly_on_random_float_costs():
+    """|y - ỹ - r| <= R in exact rationals, y from the cost itself (C - alpha - beta~) s: the float recipe's rounded
+    e = fl(e1 + e2) is inside R's slack; costs across the exponent range, cancelling, subnormal."""
+    from attncert.exact.roundoff import two_sum
+
+    rng = np.random.default_rng(12)
+    checked = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(150):
+            base = 2.0 ** rng.uniform(-1000, 900)
+            C = (rng.standard_normal((3, 4)) * 2.0 ** rng.uniform(-60, 0, (3, 4)) + rng.choice([0, 1, -1])) * base
+            C[rng.random((3, 4)) < 0.2] *= 2.0 ** rng.integers(-200, 60)
+            alpha = C.min(1)
+            t1, e1 = two_sum(C, -alpha[:, None])
+            beta = t1.min(0)
+            t2, e2 = two_sum(t1, -beta[None, :])
+            if not (np.isfinite(t2).all() and np.isfinite(e1).all() and np.isfinite(e2).all()) or t2.max() == 0:
+                continue
+            sv = rng.uniform(1, 700) / t2.max()
+            if not 0 < sv < 1e308:
+                continue
+            s = _q(sv) * fmpq(int(rng.integers(1, 1000)), int(rng.integers(1, 1000)))
+            try:
+                y, r, R = shifted_exponent(t2, e1 + e2, s)
+            except ValueError:
+                continue
+            for (i, j), yij in np.ndenumerate(y):
+                exact_y = (exact(C[i, j]) - exact(alpha[i]) - exact(beta[j])) * s
+                assert abs(exact_y - exact(yij) - exact(r[i, j])) <= R
+            checked += 1
+    assert checked >= 100
+
+
+def test_negative_shifted_cost_gives_a_kernel_entry_above_one_inside_the_factor():
+    """fl(C - alpha) rounded up at a column's minimum: C'_ij = e1 < 0, K'_ij = e^{|e1|/eps} > 1 and K~ = fl(1 - r) > 1."""
+    al = -(2.0**-53 + 2.0**-60)
+    C = np.array([[al, 1.0, 0.5], [0.0, 1.0 + 2**-50, 0.25], [0.0, 1.0 + 2**-49, 0.3]])
+    assert shifted_kernel(ExactCost(C, None), fmpq(1, 700)).K.max() > 1
+    _, bad = _ratios_inside(C, fmpq(1, 700))
+    assert bad == []
