@@ -1,4 +1,5 @@
-"""exact/roundoff.py: gamma_k by hand, the proven error of exp_neg against 50-digit mpmath, Factor intervals."""
+"""exact/roundoff.py: gamma_k by hand, the proven error of exp_neg against 50-digit mpmath, Factor intervals, the error-free
+sum and product, and the corrected exponential against 80-digit values."""
 
 from fractions import Fraction
 
@@ -9,7 +10,7 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attncert.exact.roundoff import EXP_MAX, Factor, U, exact, exp_error, exp_neg, float_of, gamma
+from attncert.exact.roundoff import EXP_MAX, Factor, U, corrected_exp_neg, exact, exp_error, exp_neg, float_of, gamma, shifted_exponent, two_product, two_sum
 
 
 def test_gamma_by_hand():
@@ -74,3 +75,36 @@ def test_factor_arithmetic_contains_every_product_and_quotient():
         assert (f * g).ball().contains(arb(fmpq(1, 2) * fmpq(9, 10)))
     with pytest.raises(ValueError):
         Factor.between(0, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False), st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False))
+def test_two_sum_is_exact(a, b):
+    s, e = two_sum(np.array([a]), np.array([b]))
+    assert exact(s[0]) + exact(e[0]) == exact(a) + exact(b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(1e-150, 2.0**500, allow_nan=False), st.floats(1e-150, 2.0**490, allow_nan=False))
+def test_two_product_is_exact_away_from_underflow_and_the_split_s_overflow(a, b):
+    x, e = two_product(np.array([a]), b)
+    if abs(x[0]) < 2.0**-960:
+        return  # near underflow the error term may not be representable (bounded apart: UNDERFLOW_CORRECTION)
+    assert exact(x[0]) + exact(e[0]) == exact(a) * exact(b)
+
+
+def test_the_corrected_exponential_is_within_its_factor_against_mpmath():
+    """e^-(t s) for t up to 2,000 and s = 1/3 (so y up to about 667, s not a double): the corrected doubles lie
+    within [e^-E/(1 + delta), e^E/(1 - delta)] of the 80-digit value, and E is about u, not gamma_2 y."""
+    t = np.linspace(0.0, 2000.0, 997)
+    s = fmpq(1, 3)
+    y, r, R = shifted_exponent(t, None, s)
+    K, E = corrected_exp_neg(y, r, R)
+    d = exp_error()
+    with mpmath.workdps(80):
+        lo = mpmath.exp(-mpmath.mpf(int(E.p)) / int(E.q)) / (1 + mpmath.mpf(int(d.p)) / int(d.q))
+        hi = mpmath.exp(mpmath.mpf(int(E.p)) / int(E.q)) / (1 - mpmath.mpf(int(d.p)) / int(d.q))
+        for ti, ki in zip(t.tolist(), K.tolist()):
+            ratio = mpmath.exp(-mpmath.mpf(ti) / 3) / mpmath.mpf(ki)
+            assert lo <= ratio <= hi
+    assert float(E) < 3e-16
