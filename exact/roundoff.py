@@ -234,7 +234,7 @@ def corrected_exp_neg(y: np.ndarray, r: np.ndarray, R: fmpq) -> tuple[np.ndarray
     [1, 1 + 2 r^2] for |r| <= 1/2 (1 - r <= e^-r <= 1 - r + r^2 there); the two roundings give a factor in
     [(1 + u)^-2, (1 - u)^-2], inside [e^-2u, e^{2u/(1 - u)}]. ValueError for |r| > 2^-20 (not a rounding error)."""
     if not (np.abs(r).max() <= 2.0**-20):
-        raise ValueError("the exponent correction is not small")
+        raise ValueError(f"the exponent's rounding error, up to {float(np.abs(r).max()):.3g}, is too large to correct (over 2^-20: costs over eps of 2^33 or more)")
     K = exp_neg(y)
     K *= 1.0 - r
     r_top = exact(np.abs(r).max())

@@ -214,7 +214,7 @@ def _corrected(t: np.ndarray, e: np.ndarray | None, s: fmpq) -> tuple[np.ndarray
             raise ValueError(f"the kernel spans e^-{y.max():.3g}")
         return corrected_exp_neg(y, r, R)
     except ValueError as err:
-        raise UnsupportedKernel(f"{err}: beyond float64's proven range") from None
+        raise UnsupportedKernel(f"{err}: not certified in float64") from None
 
 
 def enclosed_kernel(C: Any, eps: fmpq, prec: int = BOUND_BITS) -> ShiftedKernel:

@@ -98,7 +98,7 @@ def _kernel(p: Problem, recipe: str) -> tuple[np.ndarray, fmpq, fmpq]:
             raise ValueError(f"the kernel reaches e^-{float(y.max()):.4g}")
         K, E = corrected_exp_neg(y, r, R)
     except ValueError as err:
-        raise HypothesisError(f"{err}: outside float64's proven range") from None
+        raise HypothesisError(f"{err}: not certified in float64") from None
     return K, E, spread
 
 
