@@ -40,10 +40,11 @@ def cert(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-def verify(doc: dict[str, Any], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def verify(doc: dict[str, Any], tmp_path: Path, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+    """``attncert verify`` of the document resealed as a forger would, in a fresh process."""
     path = tmp_path / "forged.json"
     path.write_bytes(canonical_json(seal(doc)))
-    return subprocess.run([ATTNCERT, "verify", str(path)], capture_output=True, text=True, timeout=120)
+    return subprocess.run([ATTNCERT, "verify", str(path)], capture_output=True, text=True, timeout=timeout)
 
 
 def rehash(doc: dict[str, Any]) -> None:

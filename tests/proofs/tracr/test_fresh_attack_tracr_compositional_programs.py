@@ -35,10 +35,8 @@ from typing import Any
 
 import pytest
 
-from attncert.exact.canonical import canonical_json
-from attncert.exact.certificate import seal
-from attncert.proofs.checkers.tracr.model import model_sha256
-from tests.proofs.tracr.test_fresh_attack_tracr_compositional import decode
+from tests.proofs.tracr.test_fresh_attack_tracr_compositional import decode, rehash
+from tests.proofs.tracr.test_fresh_attack_tracr_compositional import verify as verify_doc
 
 ATTNCERT = str(Path(sys.executable).with_name("attncert"))
 VOCAB = ["a", "b", "c"]
@@ -58,13 +56,7 @@ def cert(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def verify(doc: dict[str, Any], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "forged.json"
-    path.write_bytes(canonical_json(seal(doc)))
-    return subprocess.run([ATTNCERT, "verify", str(path)], capture_output=True, text=True, timeout=300)
-
-
-def rehash(doc: dict[str, Any]) -> None:
-    doc["construction"]["model_sha256"] = model_sha256(doc["construction"]["model"])
+    return verify_doc(doc, tmp_path, timeout=300)
 
 
 def rerun(doc: dict[str, Any]) -> int:
