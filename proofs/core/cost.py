@@ -440,21 +440,23 @@ def parsed(claim: Any, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def refuse_over_limits(claim: Any, raw: dict[str, Any], lim: Limits, writes: bool = True) -> Cost:
+def refuse_over_limits(claim: Any, raw: dict[str, Any], lim: Limits, writes: bool = True, doc: dict[str, Any] | None = None) -> Cost:
     """The cost at these parameters, or LimitExceeded before anything is built. The cost model runs with the
     limits in force, so that one that builds something to estimate (a schedule, a dry run) stops first where
     a size it computes is over them (:func:`over_limits`). ``writes``: the run writes a certificate, whose
-    estimated size is checked too (not for verify, which reads one, nor for graph)."""
+    estimated size is checked too (not for verify, which reads one, nor for graph). ``doc``: the certificate
+    whose recorded parameters ``raw`` are, for what its cost model reads from the recorded inputs."""
     params = parsed(claim, raw)
-    cost = estimate(claim, params, lim)
+    cost = estimate(claim, params, lim, doc)
     check(claim.name, params, cost, lim, writes)
     return cost
 
 
-def estimate(claim: Any, params: dict[str, Any], lim: Limits) -> Cost:
-    """The claim's cost model at these (parsed) parameters, run with ``lim`` in force."""
+def estimate(claim: Any, params: dict[str, Any], lim: Limits, doc: dict[str, Any] | None = None) -> Cost:
+    """The claim's cost model at these (parsed) parameters, of the certificate ``doc`` when given, run with
+    ``lim`` in force."""
     with limits(lim):
-        return claim.estimate(params)
+        return claim.estimate(params, doc)
 
 
 def over_limits(cost: Cost) -> bool:

@@ -82,8 +82,8 @@ INDEX: dict[str, Entry] = {
             ("universal", "U(n, d, d_v) computes softmax(X A X^T) X V"),
             ("universal_tagged", "U on tagged tokens attends over the rows tagged 1"),
             ("hierarchy", "U(N, D, D_v) computes every smaller attention layer"),
-            ("multihead", "multihead computes multi-head attention (h fixed)"),
-            ("encoder_layer", "encoder_layer computes an encoder layer (h fixed)"),
+            ("multihead", "multihead computes multi-head attention, h heads"),
+            ("encoder_layer", "encoder_layer computes an encoder layer, h heads"),
         )
     },
     "tracr_model": Entry(_P + "tracr.model", "a model tracr compiled decodes to its RASP program's output on every input, in certified balls", graph=False, needs="tracr"),
@@ -137,6 +137,10 @@ class Claim:
     check: Callable[[dict[str, Any]], list[str]] | None = None
     #: ``cost(**params)``: what a run will compute, from the parameters alone (proofs/core/cost.py).
     cost: Callable[..., Any] | None = None
+    #: ``recorded(doc)``: the cost model's arguments a certificate gives beyond its parameters, read from its recorded
+    #: inputs, for a claim whose parameters do not determine the cost (sinkhorn_convergence on files: a parameter names
+    #: the cost file's format, and the recorded cost's range sets the precision); None where the parameters do.
+    recorded: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     build: Callable[..., Any] | None = None
     #: ``rebuild(doc)``: prove again from the recorded parameters, reusing a witness that ``check``
     #: has already re-checked (a search result), so that verifying costs less than proving;
@@ -151,11 +155,15 @@ class Claim:
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
-    def estimate(self, params: dict[str, Any]) -> Any:
-        """The cost model at these parameters (defaults for the rest); a claim without one costs nothing."""
+    def estimate(self, params: dict[str, Any], doc: dict[str, Any] | None = None) -> Any:
+        """The cost model at these parameters (defaults for the rest), and of the certificate ``doc`` when given
+        (:attr:`recorded`); a claim without one costs nothing."""
         from attncert.proofs.core.cost import Cost
 
-        return self.cost(**{**self.defaults(), **params}) if self.cost else Cost()
+        if not self.cost:
+            return Cost()
+        given = self.recorded(doc) if doc is not None and self.recorded is not None else {}
+        return self.cost(**{**self.defaults(), **params, **given})
 
 
 _CLAIMS: dict[str, Claim] = {}

@@ -96,8 +96,9 @@ def verify_document(doc: dict[str, Any]) -> tuple[str, str]:
     if odd is not None:
         raise ParseError(f"parameter {odd!r:.40} must be an integer or a string, the certificate records {type(params[odd]).__name__}")
     # The recorded parameters must be within the limits in force before anything is rebuilt from them (the
-    # document's own size was checked when it was read: the estimate of it is not).
-    refuse_over_limits(claim, params, current_limits(), writes=False)
+    # document's own size was checked when it was read: the estimate of it is not). The cost model reads what
+    # the parameters do not say from the recorded inputs (a recorded cost's range: Claim.recorded).
+    refuse_over_limits(claim, params, current_limits(), writes=False, doc=doc)
     undecided: list[str] = []
     if claim.check is not None:
         found = claim.check(doc)

@@ -29,6 +29,7 @@ from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
 from attncert.exact.roundoff import LARGEST
 from attncert.proofs.core import figures
+from attncert.proofs.checkers.reading import qmatrix, qvector
 from attncert.proofs.checkers.sinkhorn.claims import RECORDED_PLAN_ENTRIES
 from attncert.proofs.core.cost import CAP, DOCUMENT_BASE, Cost, ball_bytes, krawczyk_bits, sinkhorn_cost
 from attncert.proofs.core.params import int_list, positive_int, positive_rational, rational_list
@@ -87,6 +88,7 @@ def convergence_cost(
     reg: str | None = None,
     ref_iter: int = 2000,
     default_eps: str = "",
+    recorded: tuple[Rows, list[fmpq]] | None = None,
     **_: Any,
 ) -> Cost:
     """One run per eps (or reg, POT's name for it), the hardest sets the precision, which grows with the cost's
@@ -94,28 +96,47 @@ def convergence_cost(
 
     Random costs lie in [0, 1]. A cost file (``cost`` a path) is read for its shape and range, and the three files
     for the bytes the certificate records of them; the estimate names that shape (``Cost.problem``). In a
-    certificate ``cost`` is the recorded file's format, not a path: the recorded n x m stands for its shape and the
-    range of a random cost for its range (the checker bounds each run's recorded precision).
+    certificate ``cost`` is the recorded file's format, not a path: verify gives the recorded cost and masses as
+    ``recorded`` (:func:`recorded_problem`), read as the files were (a random cost's range, 1, put a cost of 5e-324
+    and 1e-320 at eps 1e-300 at 10^300 bits, and refused its genuine certificate).
     """
     eps = pot_eps(eps, reg, default_eps or eps)
     eps_list = [positive_rational(e) for e in rational_list(eps)]
     n = 8 if n is None else n  # the random problem's default size (convergence.RANDOM_N)
     cols, spread = n if m is None else m, fmpq(1)
     inputs = RANDOM_VALUE * (n * cols + n + cols)
-    if cost is not None and cost not in FORMATS:
-        C, _ = read_matrix(cost)
+    from_files = cost is not None and cost not in FORMATS
+    if from_files:
+        recorded = read_matrix(cost)[0], [x for path in (a, b) if path is not None for x in read_vector(path)[0]]
+    if recorded is not None:
+        C, masses = recorded
         n, cols = len(C), len(C[0])
         spread = max(map(max, C)) - min(map(min, C))
-        masses = [x for path in (a, b) if path is not None for x in read_vector(path)[0]]
         inputs = sum(len(QQ.to_json(x)) + 3 for x in [*(x for row in C for x in row), *masses])
     bits = [krawczyk_bits(spread, e, prec) for e in eps_list]
     document = convergence_document(n, cols, [(spread / e, b) for e, b in zip(eps_list, bits)], prec, inputs)
-    origin = f"the file {os.path.basename(cost)}'s" if cost is not None and cost not in FORMATS else "random"
+    origin = f"the file {os.path.basename(cost)}'s" if from_files else "the recorded" if recorded is not None else "random"
     problem = f"{n} x {cols} cost ({origin}), eps {', '.join(map(str, eps_list))}"
     reference_budget(ref_iter, n, cols)
     runs = _convergence_runs(n, cols, eps_list, bits, prec)
     reference = len(eps_list) * ref_iter * n * cols * REFERENCE_SECONDS_PER_ENTRY if n * cols <= REFERENCE_ENTRIES else 0.0
     return replace(runs, seconds=runs.seconds + reference, document=document, problem=problem)
+
+
+def recorded_problem(doc: dict[str, Any]) -> dict[str, Any]:
+    """A sinkhorn_convergence certificate's cost and masses as recorded, for :func:`convergence_cost` (``recorded``)
+    where they were read from files; nothing for a random problem, which the parameters (n, m, seed) determine.
+
+    A certificate names each file by its format, never by a path: any other value is refused here, before the cost
+    model could open a file a certificate names."""
+    params, inputs = doc.get("params"), doc.get("inputs")
+    if not isinstance(params, dict) or all(params.get(k) is None for k in ("cost", "a", "b")):
+        return {}
+    if any(params.get(k) not in FORMATS for k in ("cost", "a", "b")):
+        raise ParseError(f"a problem read from files records the formats of cost, a and b, among {', '.join(FORMATS)}")
+    if not isinstance(inputs, dict):
+        raise ParseError('certificate field "inputs" must be an object')
+    return {"recorded": (qmatrix(inputs.get("C")), [x for key in ("a", "b") for x in qvector(inputs.get(key))])}
 
 
 def _convergence_runs(n: int, cols: int, eps_list: list[fmpq], bits: list[int], prec: int) -> Cost:

@@ -25,6 +25,7 @@ from attncert.proofs.sinkhorn.common import (
     REFERENCE_WORK,
     convergence_cost,
     pot_eps,
+    recorded_problem,
     reference_budget,
     PREC,
     TOL,
@@ -252,6 +253,7 @@ CLAIM = register(
         ),
         check=check_convergence,
         cost=functools.partial(convergence_cost, default_eps=EPS_SCHEDULE),
+        recorded=recorded_problem,
         summary=summary,
         rebuild=rebuild,
     )

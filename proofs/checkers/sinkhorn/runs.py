@@ -3,7 +3,8 @@ r"""One recorded Ball run of certified Sinkhorn, checked against the theorem its
 A run records ``method`` (hilbert or krawczyk in arb; float-verified, the Hilbert
 bound evaluated in float64 with proven rounding errors; convexity, the strong-convexity
 bound on the same evaluation with a verified Cholesky, its witness naming sigma; high-precision, the Hilbert
-bound for the shifted kernel with exact integer products), a ``witness``, the
+bound for the shifted kernel with exact integer products; precise-convexity, the strong-convexity bound on that
+evaluation, the gap from the Cholesky of a float witness (x, y, sigma)), a ``witness``, the
 precision it worked at, the plan enclosure it claims (or none, for a large plan: then
 the conclusion is the bound for the witness's plan), its ``bound`` on
 max |log P^ - log P*|, its ``tol`` and whether it is ``certified``. :func:`check_run`
@@ -12,7 +13,8 @@ concludes that the recorded enclosure contains P* only if
 * the problem's hypotheses hold (:mod:`proofs.checkers.sinkhorn.problem`),
 * the method's theorem holds on the witness (:mod:`~proofs.checkers.sinkhorn.hilbert`,
   :mod:`~proofs.checkers.sinkhorn.krawczyk`, :mod:`~proofs.checkers.sinkhorn.float_hilbert`,
-  :mod:`~proofs.checkers.sinkhorn.convexity`, :mod:`~proofs.checkers.sinkhorn.precise_hilbert`), recomputed at 64 bits more than the prover
+  :mod:`~proofs.checkers.sinkhorn.convexity`, :mod:`~proofs.checkers.sinkhorn.precise_hilbert`,
+  :mod:`~proofs.checkers.sinkhorn.precise_convexity`), recomputed at 64 bits more than the prover
   used (float-verified: by the prover's float64 recipe, named in ``details.kernel``; for a
   cost known as balls, recipe ``balls``, in arb for the kernel shifted as the witness records),
 * the recorded bound is at least the bound the theorem proves,
@@ -27,21 +29,32 @@ from typing import Any
 from flint import arb
 
 from attncert.exact import Ball, ParseError
+from attncert.exact.errors import LimitExceeded
+from attncert.exact.limits import CEILINGS, current as current_limits
 from attncert.exact.matrices import matrix_from_json
 from attncert.proofs.checkers.sinkhorn.convexity import convexity_enclosure
 from attncert.proofs.checkers.sinkhorn.float_hilbert import float_hilbert_enclosure
 from attncert.proofs.checkers.sinkhorn.hilbert import hilbert_enclosure
 from attncert.proofs.checkers.sinkhorn.krawczyk import krawczyk_enclosure
+from attncert.proofs.checkers.sinkhorn.precise_convexity import precise_convexity_enclosure
 from attncert.proofs.checkers.sinkhorn.precise_hilbert import precise_hilbert_enclosure
 from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, Problem
 from attncert.proofs.checkers.reading import flag, integer, obj, qvector, rational
 
 EXTRA_BITS = 64
-MAX_PREC = 1 << 16
 
 
 def run_precision(run: dict[str, Any]) -> int:
-    return integer(obj(run, "details"), "prec", 2, MAX_PREC)
+    """A run's recorded working precision, within the precision limit in force (max_precision, docs/limits.md), as
+    verify's estimate of the claim is: the theorems are re-checked at it plus EXTRA_BITS, so a certificate cannot
+    make verify work at more bits than the limit by recording them (a limit raised to prove is raised to verify)."""
+    prec = integer(obj(run, "details"), "prec", 2, CEILINGS["max_precision"])
+    if prec > current_limits().max_precision:
+        raise LimitExceeded(
+            f"a Sinkhorn run records a working precision of {prec:,} bits, over the limit of {current_limits().max_precision:,} "
+            "(raise it with --max-precision if you mean it)"
+        )
+    return prec
 
 
 def read_plan(plan_json: Any, prec: int) -> list[list[arb]]:
@@ -77,6 +90,9 @@ def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> li
             enclosure = convexity_enclosure(p, u, v, sigma, recipe if isinstance(recipe, str) else "", plan_json is not None)
         elif method == "high-precision":
             enclosure = precise_hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS, plan_json is not None)
+        elif method == "precise-convexity":
+            u, x, y = (qvector(witness.get(k)) for k in ("u", "x", "y"))
+            enclosure = precise_convexity_enclosure(p, u, x, y, rational(witness.get("sigma")), prec + EXTRA_BITS, plan_json is not None)
         else:
             raise ParseError(f"unknown Sinkhorn method {method!r:.30}")
     except HypothesisError as e:
