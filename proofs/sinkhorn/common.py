@@ -88,7 +88,7 @@ def convergence_cost(
     reg: str | None = None,
     ref_iter: int = 2000,
     default_eps: str = "",
-    recorded: tuple[Rows, list[fmpq]] | None = None,
+    recorded: tuple[Rows, int] | None = None,
     **_: Any,
 ) -> Cost:
     """One run per eps (or reg, POT's name for it), the hardest sets the precision, which grows with the cost's
@@ -96,9 +96,9 @@ def convergence_cost(
 
     Random costs lie in [0, 1]. A cost file (``cost`` a path) is read for its shape and range, and the three files
     for the bytes the certificate records of them; the estimate names that shape (``Cost.problem``). In a
-    certificate ``cost`` is the recorded file's format, not a path: verify gives the recorded cost and masses as
-    ``recorded`` (:func:`recorded_problem`), read as the files were (a random cost's range, 1, put a cost of 5e-324
-    and 1e-320 at eps 1e-300 at 10^300 bits, and refused its genuine certificate).
+    certificate ``cost`` is the recorded file's format, not a path: verify gives the recorded cost and the bytes of
+    the recorded problem as ``recorded`` (:func:`recorded_problem`), as the files give them (a random cost's range, 1,
+    put a cost of 5e-324 and 1e-320 at eps 1e-300 at 10^300 bits, and refused its genuine certificate).
     """
     eps = pot_eps(eps, reg, default_eps or eps)
     eps_list = [positive_rational(e) for e in rational_list(eps)]
@@ -107,12 +107,13 @@ def convergence_cost(
     inputs = RANDOM_VALUE * (n * cols + n + cols)
     from_files = cost is not None and cost not in FORMATS
     if from_files:
-        recorded = read_matrix(cost)[0], [x for path in (a, b) if path is not None for x in read_vector(path)[0]]
+        C = read_matrix(cost)[0]
+        masses = [x for path in (a, b) if path is not None for x in read_vector(path)[0]]
+        recorded = C, sum(len(QQ.to_json(x)) + 3 for x in [*(x for row in C for x in row), *masses])
     if recorded is not None:
-        C, masses = recorded
+        C, inputs = recorded
         n, cols = len(C), len(C[0])
         spread = max(map(max, C)) - min(map(min, C))
-        inputs = sum(len(QQ.to_json(x)) + 3 for x in [*(x for row in C for x in row), *masses])
     bits = [krawczyk_bits(spread, e, prec) for e in eps_list]
     document = convergence_document(n, cols, [(spread / e, b) for e, b in zip(eps_list, bits)], prec, inputs)
     origin = f"the file {os.path.basename(cost)}'s" if from_files else "the recorded" if recorded is not None else "random"
@@ -136,7 +137,11 @@ def recorded_problem(doc: dict[str, Any]) -> dict[str, Any]:
         raise ParseError(f"a problem read from files records the formats of cost, a and b, among {', '.join(FORMATS)}")
     if not isinstance(inputs, dict):
         raise ParseError('certificate field "inputs" must be an object')
-    return {"recorded": (qmatrix(inputs.get("C")), [x for key in ("a", "b") for x in qvector(inputs.get(key))])}
+    C, masses = qmatrix(inputs.get("C")), [inputs.get("a"), inputs.get("b")]
+    for v in masses:
+        qvector(v)
+    # the bytes as recorded (each number quoted, comma included), not spelled again from the rationals
+    return {"recorded": (C, sum(len(str(x)) + 3 for rows in (inputs["C"], masses) for row in rows for x in row))}
 
 
 def _convergence_runs(n: int, cols: int, eps_list: list[fmpq], bits: list[int], prec: int) -> Cost:
