@@ -15,9 +15,13 @@
   iterations, the bound evaluated in float64 with proven rounding errors; bounds
   down to about 1e-13 / (1 - lambda)) and ``"high-precision"``
   (:mod:`constructions.sinkhorn.precise`: exact integer products in BLAS, arb on
-  vectors; any tol). ``"auto"`` picks by the tolerance: float-verified when tol is
-  above its floor, then high-precision when Delta <= :data:`HILBERT_MAX_DELTA` and
-  the plan has more than :data:`PLAIN_ENTRIES` entries, else Hilbert (arb) when
+  vectors; any tol). ``"convexity"`` and ``"precise-convexity"`` replace Hilbert's bound by
+  the strong-convexity bound (:mod:`constructions.sinkhorn.convexity`, on the float evaluation;
+  :mod:`constructions.sinkhorn.precise_convexity`, on the high-precision one: no precision
+  growing with Delta). ``"auto"`` picks by the tolerance: float-verified when tol is
+  above its floor, then convexity when tol >= 1e-14, then, for a plan of more than
+  :data:`PLAIN_ENTRIES` entries and an integer cost, high-precision when Delta <=
+  :data:`HILBERT_MAX_DELTA` and precise-convexity beyond, else Hilbert (arb) when
   Delta(K) <= :data:`HILBERT_MAX_DELTA`, else Krawczyk.
 * **Float** -- log-domain float iterations (:mod:`constructions.sinkhorn.logdomain`),
   for agreement with POT and speed baselines; never certified.
@@ -59,6 +63,7 @@ from attncert.constructions.sinkhorn.convexity import convexity_run, reachable
 from attncert.constructions.sinkhorn.krawczyk import certify_dual
 from attncert.constructions.sinkhorn.logdomain import LogSinkhorn, log_sinkhorn, row_correction, scaled_sinkhorn
 from attncert.constructions.sinkhorn.precise import PreciseRun, precise
+from attncert.constructions.sinkhorn.precise_convexity import precise_convexity
 from attncert.constructions.sinkhorn.problem import Problem, SinkhornInputError, check_float_masses, check_float_scale, figure, read_problem
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
 from attncert.constructions.sinkhorn.shifted import ArrayRows, ExactCost, ShiftedKernel, UnsupportedKernel, enclosed_kernel, exact_cost, shifted_kernel
@@ -85,7 +90,9 @@ FLOAT_FLOOR = fmpq(1, 10**13)
 #: "auto" keeps the arb paths (a ball per entry) up to this many plan entries n m, where they are as fast.
 PLAIN_ENTRIES = 4096
 #: The methods of Ball(prec).
-BALL_METHODS = ("auto", "hilbert", "krawczyk", "float-verified", "convexity", "high-precision")
+BALL_METHODS = ("auto", "hilbert", "krawczyk", "float-verified", "convexity", "high-precision", "precise-convexity")
+#: The methods that need an integer form of the cost (the high-precision evaluation's fixed-point kernel).
+INTEGER_METHODS = ("high-precision", "precise-convexity")
 #: Ball iterations without a smaller bound before declaring the precision floor reached.
 STALL = 25
 #: Residual checks (every 10 float iterations) without halving the residual that end a warm start.
@@ -171,7 +178,7 @@ def sinkhorn(
         if method not in BALL_METHODS:
             raise SinkhornInputError(f"unknown method {method!r}: expected {', '.join(BALL_METHODS)}")
         check_float_masses(p.a, p.b)
-        if method in ("auto", "float-verified", "convexity", "high-precision"):
+        if method in ("auto", "float-verified", "convexity", *INTEGER_METHODS):
             r = _shifted(p, method, domain.prec, _tol(tol, "Ball", dyadic_floats=True), max_iter or MAX_ITER["Ball"])
             if r is not None:
                 return r
@@ -282,14 +289,14 @@ def _shifted(
         return None  # below the float floor, and no high-precision run at this size: the arb paths
     cost = exact_array(p) if cost is None else cost
     try:
-        if not p.rational and method != "high-precision":
+        if not p.rational and method not in INTEGER_METHODS:
             K = enclosed_kernel(p.C, p.eps)
         elif cost is None:
             raise UnsupportedKernel("a rational cost whose integers fit int64, or binary floats, is needed")
         else:
             K = shifted_kernel(cost, p.eps)
-        if method == "high-precision" and K.mode != "integers":
-            raise UnsupportedKernel("the high-precision path needs an integer form of the cost (numerators in int64)")
+        if method in INTEGER_METHODS and K.mode != "integers":
+            raise UnsupportedKernel(f"the {method} path needs an integer form of the cost (numerators in int64)")
     except UnsupportedKernel as e:
         if method == "auto":
             return None
@@ -307,9 +314,20 @@ def _shifted(
         result = _float_result(p, run, tol, "convexity")
         if result.certified or method == "convexity":
             return result
-    if method == "high-precision" or (method == "auto" and K.mode == "integers" and K.delta <= HILBERT_MAX_DELTA and p.n * p.m > PLAIN_ENTRIES):
+    large = K.mode == "integers" and p.n * p.m > PLAIN_ENTRIES
+    if method == "high-precision" or (method == "auto" and large and K.delta <= HILBERT_MAX_DELTA):
         start = run.iterations if run is not None else float_start(K, p.a, p.b, max_iter, u0)
         return _precise_result(p, K, precise(K, p.a, p.b, tol, start.u, hilbert_precision(prec, K.delta, tol, p.n + p.m)), tol)
+    if method == "precise-convexity" or (method == "auto" and large):
+        pc = precise_convexity(K, p.a, p.b, tol, prec, u0 if run is None else run.iterations.u, max_iter)
+        if pc.precise is None:
+            if method == "auto":
+                return None
+            status = f"NOT certified: {pc.reason} (precise-convexity: the Hessian's gap is needed first)"
+            return SinkhornResult(p, Ball(prec), "precise-convexity", 0, [], [], [arb(0)] * p.m, K.delta, contraction(K.delta, 64), tol, None, None, status)
+        result = _precise_result(p, K, pc.precise, tol, "precise-convexity", pc.witness, pc.convexity.convexity.mu)
+        if result.certified or method == "precise-convexity":
+            return result
     return None
 
 
@@ -382,21 +400,30 @@ def _float_result(p: Problem, run: FloatRun, tol: fmpq, method: str = "float-ver
     return SinkhornResult(p, Ball(64), method, its, run.iterate(), rows, zeros, K.delta, lam, tol, bound, run.widened(), status, details, witness, run)
 
 
-def _precise_result(p: Problem, K: ShiftedKernel, run: PreciseRun, tol: fmpq) -> SinkhornResult:
+def _precise_result(
+    p: Problem, K: ShiftedKernel, run: PreciseRun, tol: fmpq, method: str = "high-precision", witness: dict[str, Any] | None = None, mu: arb | None = None
+) -> SinkhornResult:
+    """The result of a high-precision run: Hilbert's bound, or (``method`` precise-convexity, with its ``witness`` and
+    the float run's gap ``mu``) the strong-convexity bound on the same evaluation."""
     ev, prec = run.evaluation, run.prec
     rows = LazyList(lambda: _minus(ev.row_balls(prec), p.a, prec), p.n)
     cols = [arb(0)] * p.m  # P^ = diag(u^) K' diag(b / K'^T u^) has column sums b exactly
+    if not ev.bound.is_finite():  # the convexity hypothesis t < 0.34 failed at the last evaluation: no bound
+        status = f"NOT certified ({method}): the residual is too large for the Hessian's gap (t >= 0.34) after {run.evaluations} evaluations"
+        return SinkhornResult(p, Ball(prec), method, run.evaluations, run.plan(), rows, cols, K.delta, contraction(K.delta, prec), tol, None, None, status)
     verdict = "certified" if ev.bound <= arb(tol) else f"NOT certified to tol {tol}"
     status = (
-        f"{verdict} (high-precision): bound {ev.bound.str(5, radius=False)} after {run.evaluations} evaluations "
+        f"{verdict} ({method}): bound {ev.bound.str(5, radius=False)} after {run.evaluations} evaluations "
         f"({run.newton} Newton-corrected) at {prec} bits, Delta <= {float(K.delta):.4g}"
     )
+    if mu is not None:
+        status += f", Hessian gap mu >= {mu.str(3, radius=False)} (float witness)"
     details = {"prec": prec, "evaluations": run.evaluations, "newton_corrections": run.newton, "kernel_digits": len(run.kernel.digits.digits)}
     with ctx.workprec(prec):
         widen = arb(0, ev.bound).exp()
     return SinkhornResult(
-        p, Ball(prec), "high-precision", run.evaluations, run.plan(), rows, cols, K.delta, contraction(K.delta, prec), tol, ev.bound,
-        run.plan(widen), status, details, {"u": run.witness}, run,
+        p, Ball(prec), method, run.evaluations, run.plan(), rows, cols, K.delta, contraction(K.delta, prec), tol, ev.bound,
+        run.plan(widen), status, details, witness or {"u": run.witness}, run,
     )
 
 

@@ -33,8 +33,8 @@ The step only chooses the next point; the bound is a posteriori.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -112,6 +112,13 @@ def _exact_products(F: MatrixDigits, ints: np.ndarray, transpose: bool) -> tuple
     return np.array(v, dtype=object), g + F.exponent + width * count
 
 
+def _floor_shift(x: float, L: int) -> int:
+    """floor(x 2^L) for a double x >= 0, exactly (an entry far below the largest keeps its own bits: ldexp(x, 53)
+    first made every entry below 2^-53 one unit at that scale)."""
+    p, q = x.as_integer_ratio()  # q a power of two
+    return p << L >> (q.bit_length() - 1) if L >= 0 else p >> (q.bit_length() - 1 - L)
+
+
 def _ceil_shift(x: int, g: int) -> int:
     """ceil(x 2^g) for integers x >= 0, g (any sign)."""
     return x << g if g >= 0 else -((-x) >> -g)
@@ -147,7 +154,8 @@ class Evaluation:
     t_err: int
     t_scale: fmpq
     residual: np.ndarray  # s = r / a - 1 at the point values, float64 (for the next Newton step)
-    bound: arb
+    bound: arb  # the Hilbert bound, or the bound a run's ``bound_of`` put in its place
+    d_h: arb  # an upper bound on d_H(r, a) = log(max_i q_i / min_i q_i), q = r / a
 
     def v_balls(self, prec: int) -> list[arb]:
         """Balls containing v^."""
@@ -189,7 +197,7 @@ def evaluate(FK: FixedKernel, U: np.ndarray, L: int, a: Marginal, b: Marginal, d
     top, bottom = (num * a.D << shift, a.N * b.D) if shift >= 0 else (num * a.D, a.N * b.D << -shift)
     residual = np.array([d / t for d, t in zip((top - bottom).tolist(), bottom.tolist())])  # int / int: correctly rounded
     v_scale = fmpq(2) ** (L - gs - kv) / b.D
-    return Evaluation(U, L, V, v_scale, ratio, T, dT, fmpq(2) ** gt * v_scale, residual, bound)
+    return Evaluation(U, L, V, v_scale, ratio, T, dT, fmpq(2) ** gt * v_scale, residual, bound, d_h)
 
 
 def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -305,19 +313,32 @@ class PreciseRun:
         return LazyPlan(self, widen)
 
 
-def precise(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], tol: fmpq, u0: np.ndarray, prec: int) -> PreciseRun:
-    """Evaluations at ``prec`` bits from the float point u0 (> 0), with Newton steps, until the bound is <= tol."""
+def precise(
+    K: ShiftedKernel,
+    a: Sequence[fmpq],
+    b: Sequence[fmpq],
+    tol: fmpq,
+    u0: np.ndarray,
+    prec: int,
+    bound_of: Callable[[Evaluation], arb] | None = None,
+    kernel_bits: int | None = None,
+) -> PreciseRun:
+    """Evaluations at ``prec`` bits from the float point u0 (> 0), with Newton steps, until the bound is <= tol.
+
+    ``bound_of``: the bound of an evaluation in place of Hilbert's (another theorem on the same evaluation);
+    ``kernel_bits``: the kernel's fixed-point bits (default prec - 8, enough when prec counts Delta's bits too)."""
     n, m = K.shape
     spread = math.log2(float(u0.max() / u0.min())) if n > 1 else 0.0
     bits = prec + int(spread) + 8  # u^'s fixed point: prec bits below its smallest entry
-    FK = fixed_kernel(K, -(-(prec - 8) // KERNEL_BITS))  # E <= 2^(2 - 24 S): its share of d_H stays ~2^-(prec - 12)
+    FK = fixed_kernel(K, -(-(kernel_bits or prec - 8) // KERNEL_BITS))  # E <= 2^(2 - 24 S): its share of d_H ~2^-(prec - 12)
     L = bits - int(np.frexp(u0.max())[1])
-    U = np.array([max(1, int(x)) for x in np.ldexp(u0, 53).tolist()], dtype=object)
-    U = U * (1 << (L - 53)) if L >= 53 else np.maximum(U // (1 << (53 - L)), 1)
+    U = np.array([max(1, _floor_shift(x, L)) for x in u0.tolist()], dtype=object)
     am, bm = Marginal.of(a), Marginal.of(b)
     tol_b, newton = arb(tol), 0
     for count in range(1, MAX_EVALUATIONS + 1):
         ev = evaluate(FK, U, L, am, bm, K.delta, prec)
+        if bound_of is not None:
+            ev = replace(ev, bound=bound_of(ev))
         if ev.bound <= tol_b or count == MAX_EVALUATIONS:
             break
         uf = np.ldexp(np.array([float(x) for x in U.tolist()]), -L)

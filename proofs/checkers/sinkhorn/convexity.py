@@ -84,26 +84,40 @@ def positive_definite(T: np.ndarray) -> bool:
     return bool((diagonal > 0).all() and np.isfinite(diagonal).all())
 
 
-def convexity_enclosure(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe: str, plan: bool = True) -> PlanEnclosure:
-    """The bound from the witness (u^, v, sigma) by the theorem above (on the kernel diag(u^) K' diag(v), balanced by the
-    witness: :func:`~proofs.checkers.sinkhorn.float_hilbert.balanced_evaluation`), and, with ``plan``, balls containing P*."""
+def certified_gap(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe: str) -> FloatEvaluation:
+    """The balanced evaluation for the witness (u^, v) whose matrix T (module docstring) the verified Cholesky proves
+    positive definite for ``sigma``: then H(W') >= sigma D on S for its doubles W' = K^ diag(v~); HypothesisError else."""
     if not (sigma > 0 and is_double(sigma)):
         raise HypothesisError("the convexity witness's sigma is not a positive binary64 value")
     ev = balanced_evaluation(p, u, v, recipe)
-    total = sum(p.a, fmpq(0))
-    k = int(round(-np.log2(2 * float(total)) / 2))
+    k = int(round(-np.log2(2 * float(sum(p.a, fmpq(0)))) / 2))
     T = _gap_matrix(ev, float(sigma), k)
     if T is None or not positive_definite(T):
         raise HypothesisError("the verified Cholesky does not prove the Hessian's gap sigma: the convexity bound does not apply")
+    return ev
+
+
+def kappa(p: Problem) -> arb:
+    """kappa = (1/min a + 1/min b)^{1/2}, rounded up: |log P_ij| moves by at most kappa ||d|| when z moves by d."""
+    return (1 / arb(min(p.a)) + 1 / arb(min(p.b))).sqrt().upper()
+
+
+def convexity_bound(eta: arb, k: arb, mu: arb) -> arb:
+    """kappa eta e^{2t} / mu, t = 2 eta kappa / mu, rounded up; HypothesisError unless mu > 0 and t < 0.34."""
+    ratio = 2 * eta * k / mu
+    if not (mu > 0 and ratio.upper() < arb(T_MAX)):
+        raise HypothesisError(f"t = 2 eta kappa / mu = {ratio.str(3, radius=False)} is not below 0.34: the convexity bound does not apply")
+    return (k * eta * (2 * ratio).exp() / mu).upper()
+
+
+def convexity_enclosure(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe: str, plan: bool = True) -> PlanEnclosure:
+    """The bound from the witness (u^, v, sigma) by the theorem above (on the kernel diag(u^) K' diag(v), balanced by the
+    witness: :func:`~proofs.checkers.sinkhorn.float_hilbert.balanced_evaluation`), and, with ``plan``, balls containing P*."""
+    ev = certified_gap(p, u, v, sigma, recipe)
     with ctx.workprec(BITS):
         dev = max((ev.q_hi - 1).upper(), (1 - ev.q_lo).upper(), key=lambda v: v.mid())
-        eta = (arb(total).sqrt() * max(dev, arb(0))).upper()
-        kappa = (1 / arb(min(p.a)) + 1 / arb(min(p.b))).sqrt().upper()
-        mu = (ev.phi.lo * ev.v_ball.lo).lower() * arb(sigma)
-        mu = mu.lower()
-        ratio = 2 * eta * kappa / mu
-        if not ratio.upper() < arb(T_MAX):
-            raise HypothesisError(f"t = 2 eta kappa / mu = {ratio.str(3, radius=False)} is not below 0.34: the convexity bound does not apply")
-        bound = (kappa * eta * (2 * ratio).exp() / mu).upper()
+        eta = (arb(sum(p.a, fmpq(0))).sqrt() * max(dev, arb(0))).upper()
+        mu = ((ev.phi.lo * ev.v_ball.lo).lower() * arb(sigma)).lower()
+        bound = convexity_bound(eta, kappa(p), mu)
         balls = ev.balls(bound) if plan else []
     return PlanEnclosure(balls, bound.fmpq())

@@ -19,6 +19,7 @@ u^ [F v~, F v~ + E sum v~] (v^/v~); then d_H and the bound, in arb.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import reduce
 
 import numpy as np
@@ -43,8 +44,31 @@ def _products(F: MatrixDigits, ints: list[int], transpose: bool) -> tuple[list[i
     return values, g + F.exponent + width * count
 
 
-def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool = True) -> PlanEnclosure:
-    """beta from the witness u^ at ``prec`` bits (module docstring), and with ``plan`` balls containing P*."""
+@dataclass(frozen=True)
+class PreciseEvaluation:
+    """The evaluation at u^ = U 2^-L (module docstring): v^ in the balls v, every q_i = r_i / a_i in [q_lo, q_hi], and
+    the kernel's fixed-point table (K'_ij in [F, F + 2] 2^-Q, F = fixed[where_ij])."""
+
+    U: list[int]
+    L: int
+    v: list[arb]
+    q_lo: arb
+    q_hi: arb
+    fixed: list[int]
+    where: np.ndarray
+    Q: int
+    spread: fmpq  # Dbar >= Delta
+
+    def balls(self, log_error: arb) -> list[list[arb]]:
+        """Balls containing P* when max |log P^ - log P*| <= log_error: u^ K' v^ e^[-, +]."""
+        kb = [arb((2 * f + 2, -self.Q - 1)) + arb(0, arb((1, -self.Q))) for f in self.fixed]  # [F_z, F_z + 2] 2^-Q
+        widen = arb.union((-log_error).exp(), log_error.exp())
+        return [[arb((ui, -self.L)) * widen * kb[k] * vj for k, vj in zip(row, self.v)] for ui, row in zip(self.U, self.where.tolist())]
+
+
+def precise_evaluation(p: Problem, u: list[fmpq], prec: int, kernel_bits: int | None = None) -> PreciseEvaluation:
+    """The evaluation from the witness u^ at ``prec`` bits (module docstring), the kernel's fixed point at ``kernel_bits``
+    (default prec + 16); HypothesisError where it does not apply."""
     if len(u) != p.n:
         raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
     if not all(x > 0 and int(x.q) & (int(x.q) - 1) == 0 for x in u):
@@ -53,9 +77,9 @@ def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool =
     s = fmpq(1) / (fmpq(den) * p.eps)
     spread = min(_top_two(Zs.max(1)), _top_two(Zs.max(0))) * s
     values, where = np.unique(Zs, return_inverse=True)
-    S = -(-(prec + 16) // DIGIT_BITS)
+    S = -(-(kernel_bits or prec + 16) // DIGIT_BITS)
     Q = DIGIT_BITS * S - 1
-    with ctx.workprec(prec + 64):
+    with ctx.workprec(Q + 64):
         w = (-arb(s)).exp()
         fixed = []
         for z in values.tolist():
@@ -64,7 +88,8 @@ def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool =
             if not t.upper() < f + 2:
                 raise HypothesisError("the kernel's fixed-point values are not resolved at this precision")
             fixed.append(f)
-    F = MatrixDigits.of_table(table_digits(fixed, S, DIGIT_BITS), where.reshape(p.n, p.m), 1, DIGIT_BITS)
+    where = where.reshape(p.n, p.m)
+    F = MatrixDigits.of_table(table_digits(fixed, S, DIGIT_BITS), where, 1, DIGIT_BITS)
     E = fmpq(2) ** (1 - Q)
     L = max(int(x.q).bit_length() - 1 for x in u)
     U = [int(x.p) << (L - (int(x.q).bit_length() - 1)) for x in u]
@@ -86,11 +111,13 @@ def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool =
         lo = min((t.lower() for t in q), key=lambda t: t.mid())
         if not lo > 0:
             raise HypothesisError("the row sums are not provably positive at this precision")
-        beta = ((hi / lo).log() * ((arb(spread) / 2).exp() + 1) / 2).upper()
-        balls: list[list[arb]] = []
-        if plan:
-            kb = [arb((2 * f + 2, -Q - 1)) + arb(0, arb((1, -Q))) for f in fixed]  # [F_z, F_z + 2] 2^-Q
-            widen = arb.union((-beta).exp(), beta.exp())
-            ww = where.reshape(p.n, p.m).tolist()
-            balls = [[arb((ui, -L)) * widen * kb[k] * vj for k, vj in zip(row, v)] for ui, row in zip(U, ww)]
+    return PreciseEvaluation(U, L, v, lo, hi, fixed, where, Q, spread)
+
+
+def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool = True) -> PlanEnclosure:
+    """beta from the witness u^ at ``prec`` bits (module docstring), and with ``plan`` balls containing P*."""
+    ev = precise_evaluation(p, u, prec)
+    with ctx.workprec(prec):
+        beta = ((ev.q_hi / ev.q_lo).log() * ((arb(ev.spread) / 2).exp() + 1) / 2).upper()
+        balls = ev.balls(beta) if plan else []
     return PlanEnclosure(balls, beta.fmpq())
