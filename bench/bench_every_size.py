@@ -22,9 +22,9 @@ CASES = [
     ("universal", "n", {"d": 4, "dv": 3}),
     ("universal_tagged", "n,d,dv", {}),
     ("hierarchy", "N,D,Dv,n,d,dv", {}),
-    ("multihead", "n,d,dv,do", {"h": 1}),
+    ("multihead", "n,d,dv,h,do", {}),
     ("multihead", "n,d,dv,do", {"h": 2}),
-    ("encoder_layer", "n,d,dv,f", {"h": 1}),
+    ("encoder_layer", "n,d,dv,h,f", {}),
     ("encoder_layer", "n,d,dv,f", {"h": 2}),
 ]
 TARGET = "<= 10 s and <= 500 MB (whole process); the checker <= 2x the prover"

@@ -141,7 +141,7 @@ def multihead(n: SizeLike, d: SizeLike, dv: SizeLike, h: int, do: SizeLike) -> C
     """
     _check_sizes(n=n, d=d, dv=dv, h=h, do=do)
     inputs = _multihead_inputs(n, d, dv, h, do)
-    oA, oV, oW = _offsets(inputs, "A1", "V1", "WO")
+    oA, oV, oW = _offsets(inputs, *_first_heads(inputs), "WO")
     value, tag = _tokens()
     heads = _attention_heads(value, tag, n, d, dv, h, oA, oV)
     mha = rasp.numerical(rasp.Map(rasp.fn("mul_const", c=h * dv), _times_matrix(heads, value, n, h * dv, do, oW))).named("MHA")
@@ -196,7 +196,7 @@ def _encoder_inputs(n: int, d: int, dv: int, h: int, f: int) -> tuple[tuple[str,
 
 def _encoder_z(inputs: tuple[tuple[str, int, int], ...], n: int, d: int, dv: int, h: int, f: int) -> tuple[rasp.SOp, rasp.SOp]:
     """Z = Y + ReLU(Y W_1 + b_1) W_2 + b_2 at positions 0 .. n d - 1 (zeros after), and the token values."""
-    oA, oV, oW, oW1, ob1, oW2, ob2 = _offsets(inputs, "A1", "V1", "WO", "W1", "b1", "W2", "b2")
+    oA, oV, oW, oW1, ob1, oW2, ob2 = _offsets(inputs, *_first_heads(inputs), "WO", "W1", "b1", "W2", "b2")
     value, tag = _tokens()
     heads = _attention_heads(value, tag, n, d, dv, h, oA, oV)
     mha_over = _times_matrix(heads, value, n, h * dv, d, oW)
@@ -210,13 +210,20 @@ def _encoder_z(inputs: tuple[tuple[str, int, int], ...], n: int, d: int, dv: int
     return z, value
 
 
-def _multihead_inputs(n: int, d: int, dv: int, h: int, do: int) -> tuple[tuple[str, int, int], ...]:
-    return (
-        (("X", n, d),)
-        + tuple((f"A{m + 1}", d, d) for m in range(h))
-        + tuple((f"V{m + 1}", d, dv) for m in range(h))
-        + (("WO", h * dv, do),)
-    )
+def _multihead_inputs(n: SizeLike, d: SizeLike, dv: SizeLike, h: SizeLike, do: SizeLike) -> tuple[tuple[str, SizeLike, SizeLike], ...]:
+    """X, the heads' A_1 .. A_h and V_1 .. V_h, W_O. A symbolic number of heads (a template for every h) cannot name
+    its blocks one by one: they are the stacked A = [A_1; ...; A_h] (h d x d) and V = [V_1; ...; V_h] (h d x d_v),
+    which occupy exactly the positions of A_1 .. A_h and V_1 .. V_h (row-major, A_m's rows m d .. m d + d - 1)."""
+    if isinstance(h, int):
+        heads = tuple((f"A{m + 1}", d, d) for m in range(h)) + tuple((f"V{m + 1}", d, dv) for m in range(h))
+    else:
+        heads = (("A", h * d, d), ("V", h * d, dv))
+    return (("X", n, d),) + heads + (("WO", h * dv, do),)
+
+
+def _first_heads(inputs: tuple[tuple[str, SizeLike, SizeLike], ...]) -> tuple[str, str]:
+    """The blocks where A_1 and V_1 begin: A1 and V1, or the stacked A and V."""
+    return ("A1", "V1") if any(name == "A1" for name, _, _ in inputs) else ("A", "V")
 
 
 def _total(inputs: tuple[tuple[str, int, int], ...]) -> int:

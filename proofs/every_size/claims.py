@@ -50,11 +50,11 @@ STATEMENTS: dict[str, tuple[str, str]] = {
         "N x D_v output block",
     ),
     "multihead": (
-        "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d_o)",
+        "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d_o) (for a symbolic h, the A_m and V_m stacked as A (h d x d) and V (h d x d_v))",
         "multihead(n, d, d_v, h, d_o) maps its input to vec([T_1(X), ..., T_h(X)] W_O), and the rest of its sequence to 0",
     ),
     "encoder_layer": (
-        "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d), W_1 (d x f), b_1 (1 x f), W_2 (f x d), b_2 (1 x d)",
+        "X (n x d), A_m (d x d), V_m (d x d_v), W_O (h d_v x d), W_1 (d x f), b_1 (1 x f), W_2 (f x d), b_2 (1 x d) (for a symbolic h, the A_m and V_m stacked as A (h d x d) and V (h d x d_v))",
         "encoder_layer(n, d, d_v, h, f) maps its input to vec(Y + ReLU(Y W_1 + b_1) W_2 + b_2) with Y = X + MHA(X), and the rest of its sequence to 0",
     ),
 }
@@ -75,8 +75,6 @@ MEASURED_SECONDS = {
     "hierarchy": 4.0, "multihead": 1.2, "encoder_layer": 2.5,
 }
 
-#: Sizes that are fixed by default (a symbolic number of heads is not covered yet: the layout names A_1 .. A_h).
-FIXED_BY_DEFAULT = ("h",)
 
 
 def every_list(s: str) -> tuple[str, ...]:
@@ -121,7 +119,7 @@ class EverySizeClaim:
         )
 
     def params(self) -> tuple[Param, ...]:
-        default = ",".join(s for s in self.spec.symbols if s not in FIXED_BY_DEFAULT)
+        default = ",".join(self.spec.symbols)
         return (Param("every", every_list, default, "the sizes quantified (each >= 1); the others are fixed by their options"),) + tuple(self.sizes)
 
     def prove(self, every: Any = None, **sizes: Any) -> dict[str, Any]:
@@ -129,9 +127,6 @@ class EverySizeClaim:
         unknown = [s for s in every if s not in self.spec.symbols]
         if unknown:
             raise ParseError(f"{self.base} has the sizes {', '.join(self.spec.symbols)}; --every names {unknown[0]!r}")
-        held = [s for s in FIXED_BY_DEFAULT if s in every and s in self.spec.symbols]
-        if held:  # the builder would use the symbol as an integer (range(h)): TypeError deep inside it
-            raise ParseError(f"{self.base}: {held[0]} cannot be quantified (a symbolic number of heads is not covered, docs/every-size.md); fix it with --{held[0]}")
         fixed = {s: int(sizes.get(s, next(p.default for p in self.sizes if p.name == s))) for s in self.spec.symbols if s not in every}
         wrong = next(((a, b) for a, b in self.spec.at_most if a in fixed and b in fixed and fixed[a] > fixed[b]), None)
         if wrong is not None:  # the statement assumes a <= b: with both fixed otherwise it would be vacuous
@@ -184,11 +179,13 @@ class EverySizeClaim:
             raise ParseError("params must give every fixed size and no quantified one")
         return self.prove(every, **{k: v for k, v in kw.items() if k not in every})
 
-    def cost(self, **params: Any) -> Cost:
-        """The proof is about symbols: no quantified size makes it grow. Its time is the one measured with the
-        default sizes quantified (bench/bench_every_size.py, CPU seconds of the prover, rounded up), per head where
-        the heads are fixed; a size fixed to a larger integer writes longer constant sums out and costs more."""
-        heads = int(params.get("h") or 1)
+    def cost(self, every: Any = None, **params: Any) -> Cost:
+        """The proof is about symbols: no quantified size makes it grow. Its time is the one measured with every
+        size quantified (bench/bench_every_size.py, CPU seconds of the prover, rounded up), times the heads where
+        their number is fixed (each head's sums are written out); a size fixed to a larger integer writes longer
+        constant sums out and costs more."""
+        quantified = every_list(",".join(every) if isinstance(every, tuple) else every or self.params()[0].default)
+        heads = 1 if "h" in quantified or not params.get("h") else int(params["h"])
         return Cost(seconds=MEASURED_SECONDS[self.base] * heads, memory=200 << 20)
 
     def claim(self) -> Claim:

@@ -20,7 +20,8 @@ proven fact, and recorded (:class:`Step`) so that an independent checker can ret
   K(s) = s // R for s < B (else o): if q != o or B >= N, the keys are {q R + l : 0 <= l < R} when
   q >= 0 and q R + R - 1 < min(B, N), none when q < 0 or q R >= min(B, N) (proven): membership and
   completeness follow from the uniqueness of s = (s // R) R + s mod R. The mean is
-  (1/R) Σ_{l<R} v(q R + l), v evaluated with the digit l in [0, R);
+  (1/R) Σ_{l<R} v(q R + l), v evaluated with the digit l in [0, R); values whose denominators depend on l are
+  summed as Σ_l a_l inv(b_l), each b_l shown nonzero (:func:`.forms.reciprocal`);
 * a size case (``size_case``): its condition, proven true or false.
 
 Where neither a relation nor its negation is proven, evaluation stops with :class:`Split`, and the
@@ -38,7 +39,7 @@ from flint import fmpq
 from attncert.constructions.sizes.expr import SizeExpr, parse
 from attncert.exact.errors import AttncertError, ParseError
 from attncert.proofs.every_size.facts import Context, Prover, Rel
-from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Sizes, extremum, fresh, positive, positive_coeff, read
+from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Sizes, extremum, fresh, positive, positive_coeff, read, reciprocal
 
 ZERO, ONE = SizeExpr.const(0), SizeExpr.const(1)
 #: A sum over at most this many values of a binder is written out term by term.
@@ -324,8 +325,11 @@ class Evaluator:
             self._require(v, pos, ctx, "range cut", [Rel("<=", ZERO, e), Rel("<=", e, count)])
             first = self._sum(v, vals, base, radices, ctx, pos, at, lo, e)
             return _add(first, self._sum(v, vals, base, radices, ctx, pos, at, lo + e, count - e))
-        if l in x.den.free():
-            raise Unsupported(f"node {v}: a mean of quotients whose denominator depends on the offset")
+        if l in x.den.free():  # Σ_l a_l / b_l = Σ_l a_l inv(b_l), each b_l shown nonzero (the heads' softmax denominators)
+            try:
+                x = Real(x.num * reciprocal(x.den, self.data_rows), _one(self.sizes))
+            except FormError as e:
+                raise Unsupported(f"node {v}: a mean of quotients whose denominator depends on the offset: {e}") from None
         return Real(x.num.summed(l, count), x.den)
 
     def _as_real(self, v: int, x: Int | Real) -> Real:

@@ -6,15 +6,18 @@ A value is a quotient of two *forms*; a form is a finite sum of coefficient time
 
 the B_i size expressions (the same whatever the other binders), the F_j *factors*: an array read
 ``M[e_1][e_2]`` (e_1, e_2 integer polynomials in the sizes, the region's digits and the binders), or
-exp, relu, max, min of a form. Coefficients lie in Q(sizes), the field of rational functions of the
-size symbols (:class:`Coeff`, FLINT's ``fmpq_mpoly``), so the 1/d of a mean cancels the d of a later
+exp, relu, max, min of a form, or inv(F) = 1 / F of a form F shown nonzero (:func:`reciprocal`): a sum
+of quotients whose denominators depend on the summation binder (the heads of multi-head attention
+over a symbolic number of heads, Σ_{m<h} a_m / b_m) is Σ_m a_m inv(b_m). Coefficients lie in Q(sizes), the
+field of rational functions of the size symbols (:class:`Coeff`, FLINT's ``fmpq_mpoly``), so the 1/d of a mean cancels the d of a later
 product exactly.
 
 **The normal form.** Sums and products are expanded (linearity; a product of sums is one sum over
 the binders of both, renamed apart); a binder no factor reads is summed out (Σ_{b<B} F = B F), a sum over a constant
 range is written out (Σ_{b<k} F(b) = F(0) + ... + F(k - 1), so that a size fixed to an integer gives one form); the
 exp factors of a term are one, exp of the sum of their arguments (e^a e^b = e^{a+b}); ReLU(c a) = c ReLU(a) takes
-out a coefficient positive at every size (the first term of the argument gets 1); a term's key is
+out a coefficient positive at every size (the first term of the argument gets 1), and inv(c F) = c^{-1} inv(F)
+a coefficient nonzero at every size (the same first term gets 1); a term's key is
 its binders' bounds and its sorted factors with the binders renamed canonically (α-renaming), taking
 the least key over every order of the binders (Fubini: the bounds do not depend on the binders, so
 the order of the sums is free). Terms with the same key are added.
@@ -148,7 +151,7 @@ class Sizes:
 
 @dataclass(frozen=True)
 class Factor:
-    """``read`` (block, row, col: SizeExpr), or ``exp`` / ``relu`` (a form) / ``max`` / ``min`` (two forms)."""
+    """``read`` (block, row, col: SizeExpr), or ``exp`` / ``relu`` / ``inv`` (a form) / ``max`` / ``min`` (two forms)."""
 
     kind: str
     args: tuple[Any, ...]
@@ -340,7 +343,7 @@ class Form:
     def to_json(self) -> list[dict[str, Any]]:
         """The form's terms in the order of their keys, each canonical: its coefficient (:meth:`Coeff.to_json`),
         its sums [[binder, bound], ...] and its factors (``{"read": [block, row, col]}``, ``{"exp": [form]}``,
-        ``{"relu": [form]}``, ``{"max": [form, form]}``, ``{"min": [form, form]}``)."""
+        ``{"relu": [form]}``, ``{"inv": [form]}``, ``{"max": [form, form]}``, ``{"min": [form, form]}``)."""
         return [
             {"coeff": c.to_json(self.sizes.symbols), "sums": [[b, B.text()] for b, B in t.binders], "factors": [f.to_json() for f in t.factors]}
             for _, (c, t) in sorted(self.terms.items())
@@ -374,6 +377,12 @@ def _normal(sizes: Sizes, c: Coeff, t: Term) -> tuple[Coeff, Term]:
             if positive_coeff(first) and first != sizes.const(1):
                 f = Factor("relu", (f.args[0].scale(first.inverse()),))
                 c = c * first
+        if f.kind == "inv" and not f.args[0].is_zero():
+            # 1 / (c a) = c^{-1} (1 / a) for c nonzero at every size: the argument's first term gets the coefficient 1
+            first = f.args[0].terms[min(f.args[0].terms)][0]
+            if first != sizes.const(1) and (positive_coeff(first) or positive_coeff(-first)):
+                f = Factor("inv", (f.args[0].scale(first.inverse()),))
+                c = c * first.inverse()
         if f.kind != "exp":
             others.append(f)
     if len(exps) > 1:
@@ -513,11 +522,29 @@ def _factor_value(g: Factor, env: Mapping[str, int], mats: Mapping[str, Any], do
         return domain.exp(args[0])
     if g.kind == "relu":
         return domain.relu(args[0])
+    if g.kind == "inv":
+        return domain.convert(1) / args[0]
     return domain.max(*args) if g.kind == "max" else domain.min(*args)
 
 
 def read(sizes: Sizes, block: str, row: SizeExpr, col: SizeExpr) -> Form:
     return Form.factor(sizes, Factor("read", (block, row, col)))
+
+
+def reciprocal(f: Form, data_rows: tuple[str, SizeExpr] | None = None) -> Form:
+    """1 / f as the factor inv(f), for f shown positive or negative at every size and input (:func:`positive`, with
+    the tags' hypothesis ``data_rows``); a form of one term c e^E (c positive at every size) is c^{-1} e^{-E} instead,
+    as :func:`~proofs.every_size.evaluate.quotient` divides it out, so that both give one form."""
+    if not (positive(f, data_rows) or positive(-f, data_rows)):
+        raise FormError(f"1 / ({f.key()[:120]}), not shown nonzero at every size and input")
+    if len(f.terms) == 1:
+        c, t = next(iter(f.terms.values()))
+        if not t.binders and all(x.kind == "exp" for x in t.factors) and positive_coeff(c):
+            out = Form.coeff(f.sizes, c.inverse())
+            for x in t.factors:
+                out = out * Form.factor(f.sizes, Factor("exp", (-x.args[0],)))
+            return out
+    return Form.factor(f.sizes, Factor("inv", (f,)))
 
 
 def extremum(sizes: Sizes, kind: str, a: Form, b: Form) -> Form:
@@ -530,4 +557,4 @@ def extremum(sizes: Sizes, kind: str, a: Form, b: Form) -> Form:
     return Form.factor(sizes, Factor(kind, tuple(sorted((a, b), key=Form.key))))
 
 
-__all__ = ["Coeff", "Factor", "Form", "FormError", "Sizes", "Term", "canonical", "extremum", "fresh", "parse", "positive", "read"]
+__all__ = ["Coeff", "Factor", "Form", "FormError", "Sizes", "Term", "canonical", "extremum", "fresh", "parse", "positive", "read", "reciprocal"]

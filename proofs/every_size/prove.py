@@ -489,7 +489,9 @@ def counterexample(spec: Spec, models: list[dict[str, int]], fixed: dict[str, in
 
     free = [s for s in spec.symbols if s not in fixed]
     candidates = [{**fixed, **{k: m.get(k, 1) for k in free}} for m in models]
-    for combo in itertools.islice(itertools.product(range(1, SMALL + 1), repeat=len(free)), MAX_SMALL):
+    # the MAX_SMALL smallest by their sum, so that every size varies (the first ones of the product order would hold
+    # the first sizes at 1: a multi-head mutant wrong only with n >= 2 and h >= 3 was never tried)
+    for combo in sorted(itertools.product(range(1, SMALL + 1), repeat=len(free)), key=sum)[:MAX_SMALL]:
         candidates.append({**fixed, **dict(zip(free, combo))})
     seen = set()
     candidates.sort(key=lambda c: (sum(c.values()), sorted(c.items())))  # the smallest counterexample first

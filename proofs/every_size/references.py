@@ -15,9 +15,10 @@ from attncert.constructions.sizes.expr import SizeExpr
 from attncert.proofs.every_size.evaluate import Real, _add, _mul, quotient
 from attncert.proofs.every_size.evaluate import relu as relu_of
 from attncert.proofs.every_size.facts import Rel
-from attncert.proofs.every_size.forms import Factor, Form, Sizes, extremum, fresh, read
+from attncert.proofs.every_size.forms import Factor, Form, Sizes, extremum, fresh, read, reciprocal
 
 Decide = Callable[[Rel], bool]
+ZERO = SizeExpr.const(0)
 Reference = Callable[[Sizes, Mapping[str, SizeExpr], SizeExpr, SizeExpr, Decide], Real]
 
 
@@ -55,20 +56,21 @@ def relu(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, j: SizeExpr, decide:
     return Real(Form.factor(sz, Factor("relu", (read(sz, "x", i, j),))), _one(sz))
 
 
-def _scores(sz: Sizes, s: Mapping[str, SizeExpr], A: str, i: SizeExpr, k: SizeExpr) -> Form:
-    """S[i][k] = (X A X^T)[i][k] = Σ_{j<d} Σ_{l<d} X[i][l] A[l][j] X[k][j]."""
-    return _sum(lambda j: _sum(lambda l: read(sz, "X", i, l) * read(sz, A, l, j) * read(sz, "X", k, j), s["d"]), s["d"])
+def _scores(sz: Sizes, s: Mapping[str, SizeExpr], A: str, i: SizeExpr, k: SizeExpr, top: SizeExpr = ZERO) -> Form:
+    """S[i][k] = (X A X^T)[i][k] = Σ_{j<d} Σ_{l<d} X[i][l] A[l][j] X[k][j], A the rows top .. top + d - 1 of the block."""
+    return _sum(lambda j: _sum(lambda l: read(sz, "X", i, l) * read(sz, A, top + l, j) * read(sz, "X", k, j), s["d"]), s["d"])
 
 
-def _xv(sz: Sizes, s: Mapping[str, SizeExpr], V: str, k: SizeExpr, v: SizeExpr) -> Form:
-    """(X V)[k][v] = Σ_{l<d} X[k][l] V[l][v]."""
-    return _sum(lambda l: read(sz, "X", k, l) * read(sz, V, l, v), s["d"])
+def _xv(sz: Sizes, s: Mapping[str, SizeExpr], V: str, k: SizeExpr, v: SizeExpr, top: SizeExpr = ZERO) -> Form:
+    """(X V)[k][v] = Σ_{l<d} X[k][l] V[l][v], V the rows top .. top + d - 1 of the block."""
+    return _sum(lambda l: read(sz, "X", k, l) * read(sz, V, top + l, v), s["d"])
 
 
-def attention(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, A: str = "A", V: str = "V") -> Real:
-    """T(X)[i][v] = Σ_{k<n} e^{S[i][k]} (XV)[k][v] / Σ_{k<n} e^{S[i][k]}, S = X A X^T (no 1/sqrt(d))."""
-    num = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k)) * _xv(sz, s, V, k, v), s["n"])
-    den = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k)), s["n"])
+def attention(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeExpr, A: str = "A", V: str = "V", top: SizeExpr = ZERO) -> Real:
+    """T(X)[i][v] = Σ_{k<n} e^{S[i][k]} (XV)[k][v] / Σ_{k<n} e^{S[i][k]}, S = X A X^T (no 1/sqrt(d)); A and V the
+    d rows from ``top`` of their blocks."""
+    num = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k, top)) * _xv(sz, s, V, k, v, top), s["n"])
+    den = _sum(lambda k: _exp(sz, _scores(sz, s, A, i, k, top)), s["n"])
     return quotient(num, den)
 
 
@@ -85,17 +87,20 @@ def universal_tagged(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, v: SizeE
     return quotient(num, den)
 
 
-def _heads(s: Mapping[str, SizeExpr]) -> int:
+def _mha(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, o: SizeExpr) -> Real:
+    """MHA(X)[i][o] = Σ_{m<h} Σ_{v<dv} T_m(X)[i][v] W_O[m dv + v][o], T_m with A_{m+1}, V_{m+1}: a sum of h quotients
+    for a fixed h; for a symbolic h, with A_{m+1}, V_{m+1} the rows m d .. m d + d - 1 of the stacked A and V,
+    Σ_{m<h} Σ_{v<dv} num_m[i][v] W_O[m dv + v][o] inv(den_m[i]) (T_m = num_m / den_m, den_m > 0)."""
     h = s["h"].constant()
     if h is None:
-        raise ValueError("the number of heads is fixed in these references")
-    return h
-
-
-def _mha(sz: Sizes, s: Mapping[str, SizeExpr], i: SizeExpr, o: SizeExpr) -> Real:
-    """MHA(X)[i][o] = Σ_{m<h} Σ_{v<dv} T_m(X)[i][v] W_O[m dv + v][o], T_m with A_{m+1}, V_{m+1}."""
+        m = SizeExpr.symbol(fresh())
+        t = attention(sz, s, i, SizeExpr.symbol("v"), "A", "V", s["d"] * m)
+        v = fresh()
+        w = read(sz, "WO", s["dv"] * m + SizeExpr.symbol("v"), o)
+        num = (t.num * w * reciprocal(t.den)).rename({"v": SizeExpr.symbol(v)}).summed(v, s["dv"])
+        return Real(num.summed(m.text(), s["h"]), _one(sz))
     out = None
-    for m in range(_heads(s)):
+    for m in range(h):
         t = attention(sz, s, i, SizeExpr.symbol("v"), f"A{m + 1}", f"V{m + 1}")  # v is summed just below
         w = read(sz, "WO", s["dv"] * m + SizeExpr.symbol("v"), o)
         v = fresh()

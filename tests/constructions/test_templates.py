@@ -29,6 +29,8 @@ BUILDERS = {
     "universal": (simulator.universal, ("n", "d", "dv")),
     "multihead_h2": (lambda n, d, dv, do: simulator.multihead(n, d, dv, 2, do), ("n", "d", "dv", "do")),
     "encoder_layer_h1": (lambda n, d, dv, f: simulator.encoder_layer(n, d, dv, 1, f), ("n", "d", "dv", "f")),
+    "multihead": (simulator.multihead, ("n", "d", "dv", "h", "do")),  # the heads stacked: the same positions
+    "encoder_layer": (simulator.encoder_layer, ("n", "d", "dv", "h", "f")),
 }
 
 

@@ -280,8 +280,11 @@ class Evaluator:
             self.steps.binders.add(name)
             self.steps.mark(step)
             x = at_digit(Poly.symbol(name), ctx.with_digit(name, count))
-            if name in x.den.free:
-                raise Refusal(f"node {v}: a mean of quotients whose denominator depends on the offset")
+            if name in x.den.free:  # Σ_l a_l / b_l = Σ_l a_l inv(b_l), each b_l shown nonzero
+                try:
+                    x = Real(x.num * forms.reciprocal(x.den, self.data_rows), _one(self))
+                except FormError as e:
+                    raise Refusal(f"node {v}: a mean of quotients whose denominator depends on the offset: {e}") from None
             return Real(x.num.summed(name, count), x.den)
         for step in self.steps.choices(v, pos, ctx, "range split"):
             whole, _, split = step.decision.partition(" = ")

@@ -6,7 +6,8 @@ A value is a quotient of two *forms*. A form is a finite sum of coefficient time
 
 each bound B_i a polynomial in the sizes (no bound depends on a binder), each factor F_j an array
 read ``M[e_1][e_2]`` (e_1, e_2 integer polynomials in sizes, digits and binders) or exp, relu
-(of one form), max or min (of two forms); the coefficients lie in Q(sizes), here sympy's field of
+(of one form), inv(F) = 1 / F (of one form the checker has shown nonzero where it made the factor,
+:func:`reciprocal`), max or min (of two forms); the coefficients lie in Q(sizes), here sympy's field of
 rational functions (:class:`Coefficients`).
 
 **Normal form** (:meth:`Form.add_term`), each rule an identity of real functions of the sizes and
@@ -17,8 +18,9 @@ the arrays' entries:
 * max(a, a) = min(a, a) = a; a sum over a constant range k is written out, F(0) + ... + F(k - 1)
   (none for k <= 0); a sum whose binder no factor reads is B times its term (B >= 1 wherever this form is built: group sizes proven >= 1, the
   sizes themselves, and the quotients of a range split);
-* e^a e^b = e^{a + b} and e^0 = 1; ReLU(c a) = c ReLU(a) for c > 0 (:func:`positive_coefficient`):
-  the argument's first term (in key order) gets the coefficient 1;
+* e^a e^b = e^{a + b} and e^0 = 1; ReLU(c a) = c ReLU(a) for c > 0 (:func:`positive_coefficient`),
+  and inv(c a) = c^{-1} inv(a) for c of one sign at every size: the argument's first term (in key
+  order) gets the coefficient 1;
 * a term's *key*: the least, over the orders of its binders (Fubini: the bounds do not depend on
   the binders), of its bounds and sorted factor keys, the binders renamed ``_L_k`` in that order
   (α-renaming). L is one more than the level of any such name free in the term, so a binder's
@@ -103,7 +105,7 @@ def positive_coefficient(c: Any) -> bool:
 
 
 class Factor:
-    """``read`` (block, row, col), or ``exp`` / ``relu`` (one form), ``max`` / ``min`` (two, in key order)."""
+    """``read`` (block, row, col), or ``exp`` / ``relu`` / ``inv`` (one form), ``max`` / ``min`` (two, in key order)."""
 
     __slots__ = ("kind", "args", "_key", "_free")
 
@@ -276,6 +278,11 @@ class Form:
                 if first != self.K.one and positive_coefficient(first):  # ReLU(c a) = c ReLU(a), c > 0
                     f = Factor("relu", (f.args[0].scale(1 / first),))
                     c = c * first
+            if f.kind == "inv" and f.args[0].terms:
+                first = f.args[0].terms[min(f.args[0].terms)][0]
+                if first != self.K.one and (positive_coefficient(first) or positive_coefficient(-first)):  # 1 / (c a) = c^{-1} / a
+                    f = Factor("inv", (f.args[0].scale(1 / first),))
+                    c = c / first
             others.append(f)
         if len(exps) > 1:  # e^a e^b = e^{a + b}
             arg = exps[0].args[0]
@@ -427,6 +434,22 @@ def relu(K: Coefficients, a: Form) -> Form:
     return Form.factor(K, Factor("relu", (a,)))
 
 
+def reciprocal(a: Form, data_rows: tuple[str, Poly] | None = None) -> Form:
+    """1 / a as the factor inv(a), for a shown positive or negative at every size and input (:func:`positive`, the
+    tags' hypothesis ``data_rows`` included); one term c e^E (c positive at every size) is c^{-1} e^{-E} instead, as
+    a quotient's denominator of that shape is divided out. FormError if a is not shown nonzero."""
+    if not (positive(a, data_rows) or positive(-a, data_rows)):
+        raise FormError("the reciprocal of a form not shown nonzero at every size and input")
+    if len(a.terms) == 1:
+        c, t = next(iter(a.terms.values()))
+        if not t.binders and all(f.kind == "exp" for f in t.factors) and positive_coefficient(c):
+            out = Form.coeff(a.K, 1 / c)
+            for f in t.factors:
+                out = out * exp(a.K, -f.args[0])
+            return out
+    return Form.factor(a.K, Factor("inv", (a,)))
+
+
 def extremum(K: Coefficients, kind: str, a: Form, b: Form) -> Form:
     """max(a, b) or min(a, b); a itself when both are the same form."""
     if a.key == b.key:
@@ -473,7 +496,7 @@ def positive(f: Form, data_rows: tuple[str, Poly] | None = None) -> bool:
 
 # -- the recorded forms ------------------------------------------------------------------------------
 
-FACTOR_KINDS = {"read": 3, "exp": 1, "relu": 1, "max": 2, "min": 2}
+FACTOR_KINDS = {"read": 3, "exp": 1, "relu": 1, "inv": 1, "max": 2, "min": 2}
 
 
 def read_form(K: Coefficients, obj: Any, blocks: frozenset[str], depth: int = 0) -> Form:
@@ -511,7 +534,7 @@ def read_form(K: Coefficients, obj: Any, blocks: frozenset[str], depth: int = 0)
 
 def _read_factor(K: Coefficients, obj: Any, blocks: frozenset[str], depth: int) -> Factor:
     if not isinstance(obj, dict) or len(obj) != 1:
-        raise ParseError("a recorded factor is one of read, exp, relu, max, min")
+        raise ParseError("a recorded factor is one of read, exp, relu, inv, max, min")
     ((kind, args),) = obj.items()
     if kind not in FACTOR_KINDS or not isinstance(args, list) or len(args) != FACTOR_KINDS[kind]:
         raise ParseError(f"a recorded factor {str(kind)[:20]!r} with {FACTOR_KINDS.get(kind, '?')} arguments")

@@ -15,7 +15,8 @@ digits, the sizes polynomials too (symbols, or integers where fixed):
   tagged 1); the size hierarchy: T(X) of the small layer (sizes n, d, dv) in the entries i < n,
   v < dv of U(N, D, Dv)'s output, its inputs zero-padded into U's blocks;
 * multihead: MHA(X)[i][o] = Σ_{m<h} Σ_{v<dv} T_m(X)[i][v] W_O[m dv + v][o] (T_m with A_{m+1},
-  V_{m+1}), the heads added as quotients (a / b + c / e = (a e + c b) / (b e));
+  V_{m+1}), the heads added as quotients (a / b + c / e = (a e + c b) / (b e)) for a fixed h, and for a
+  symbolic h (A, V stacked) Σ_m of num_m inv(den_m);
 * encoder layer: Z[i][j] = Y[i][j] + Σ_{u<f} ReLU(Σ_{c<d} Y[i][c] W1[c][u] + b1[0][u]) W2[u][j]
   + b2[0][j], Y = X + MHA(X).
 
@@ -88,12 +89,14 @@ def _entry(K: Coefficients, block: str, row: Poly, col: Poly) -> Real:
     return Real(forms.read(K, block, row, col), _one(K))
 
 
-def _attention(K: Coefficients, s: Sizes, i: Poly, v: Poly, A: str, V: str) -> Real:
+def _attention(K: Coefficients, s: Sizes, i: Poly, v: Poly, A: str, V: str, top: Poly = ZERO) -> Real:
+    """T(X)[i][v] with A and V the d rows from ``top`` of their blocks."""
+
     def score(k: Poly) -> Form:
-        return _sigma(K, lambda j: _sigma(K, lambda l: forms.read(K, "X", i, l) * forms.read(K, A, l, j) * forms.read(K, "X", k, j), s["d"]), s["d"])
+        return _sigma(K, lambda j: _sigma(K, lambda l: forms.read(K, "X", i, l) * forms.read(K, A, top + l, j) * forms.read(K, "X", k, j), s["d"]), s["d"])
 
     def xv(k: Poly) -> Form:
-        return _sigma(K, lambda l: forms.read(K, "X", k, l) * forms.read(K, V, l, v), s["d"])
+        return _sigma(K, lambda l: forms.read(K, "X", k, l) * forms.read(K, V, top + l, v), s["d"])
 
     num = _sigma(K, lambda k: forms.exp(K, score(k)) * xv(k), s["n"])
     den = _sigma(K, lambda k: forms.exp(K, score(k)), s["n"])
@@ -113,16 +116,30 @@ def _tagged_attention(K: Coefficients, s: Sizes, i: Poly, v: Poly) -> Real:
     return quotient(_sigma(K, lambda k: weight(k) * xv(k), s["n"]), _sigma(K, weight, s["n"]))
 
 
-def _heads(s: Sizes) -> int:
+def _heads(s: Sizes) -> int | None:
+    """The number of heads, or None where it is a symbol."""
     h = s["h"].constant()
-    if h is None or h < 1:
-        raise Refusal("the number of heads is a fixed positive integer in these references")
+    if h is not None and h < 1:
+        raise Refusal("the number of heads is at least 1")
     return h
 
 
 def _mha(K: Coefficients, s: Sizes, i: Poly, o: Poly) -> Real:
+    """MHA(X)[i][o] = Σ_{m<h} Σ_{v<dv} T_m(X)[i][v] W_O[m dv + v][o]: h quotients added for a fixed h; for a symbolic h,
+    T_m = num_m / den_m with A_{m+1}, V_{m+1} the rows m d .. m d + d - 1 of the stacked A, V, and the sum
+    Σ_m Σ_v num_m[i][v] W_O[m dv + v][o] inv(den_m[i]), each den_m shown positive."""
+    h = _heads(s)
+    if h is None:
+        m = forms.fresh()
+        M = Poly.symbol(m)
+
+        def head(v: Poly) -> Form:
+            t = _attention(K, s, i, v, "A", "V", s["d"] * M)
+            return t.num * forms.read(K, "WO", s["dv"] * M + v, o) * forms.reciprocal(t.den)
+
+        return Real(_sigma(K, head, s["dv"]).summed(m, s["h"]), _one(K))
     out = None
-    for m in range(_heads(s)):
+    for m in range(h):
         head = _summed(lambda v: mul(_attention(K, s, i, v, f"A{m + 1}", f"V{m + 1}"), _entry(K, "WO", s["dv"] * m + v, o)), s["dv"])
         out = head if out is None else add(out, head)
     assert out is not None
@@ -156,13 +173,13 @@ def _encoder(K: Coefficients, s: Sizes, i: Poly, j: Poly, decide: Decide) -> Rea
 
 
 def _heads_inputs(s: Sizes, out: Poly) -> list[tuple[str, Poly, Poly]]:
+    """X, A_1 .. A_h, V_1 .. V_h, W_O; for a symbolic h, A and V stacked (h d x d, h d x d_v)."""
     h = _heads(s)
-    return (
-        [("X", s["n"], s["d"])]
-        + [(f"A{m + 1}", s["d"], s["d"]) for m in range(h)]
-        + [(f"V{m + 1}", s["d"], s["dv"]) for m in range(h)]
-        + [("WO", s["dv"] * h, out)]
-    )
+    if h is None:
+        heads = [("A", s["h"] * s["d"], s["d"]), ("V", s["h"] * s["d"], s["dv"])]
+    else:
+        heads = [(f"A{m + 1}", s["d"], s["d"]) for m in range(h)] + [(f"V{m + 1}", s["d"], s["dv"]) for m in range(h)]
+    return [("X", s["n"], s["d"])] + heads + [("WO", s["dv"] * s["h"], out)]
 
 
 ONE = Poly.const(1)

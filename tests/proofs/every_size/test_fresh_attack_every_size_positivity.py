@@ -17,7 +17,7 @@ divide by a value shown nonzero where it is made (the prover then finds the fail
 every ``div_const`` of the template is examined, not only those the output reads (the program computes every node at
 every position). A certificate with
 the heads h quantified made the checker raise a bare Refusal (a traceback from ``attncert verify``), and
-``prove multihead_every_size --every h,...`` a TypeError: both are one line now.
+``prove multihead_every_size --every h,...`` a TypeError: every h is proven now, and a relabelled record is one line.
 
 Left open (xfail, strict): a ``div`` at positions the output never reads (values of a head no query selects) is not
 evaluated by the checker, but the RASP program computes it at every position.
@@ -312,23 +312,23 @@ def test_heads_relabelled_are_refused(certificates):
     refused(check_every_size(seal(doc)), "the layout's inputs")
 
 
-def test_heads_quantified_are_one_line(certificates, tmp_path, capsys):
-    """Fixed here: the checker raised a bare Refusal (verify printed a traceback, exit 1); the prover a TypeError."""
+def test_heads_relabelled_as_quantified_are_one_line(certificates, tmp_path, capsys):
+    """A certificate of h = 1 relabelled as proven for every h: refused, one line (the checker once raised a bare
+    Refusal here, a traceback from ``attncert verify``). Every h is now proven for real (test_every_size_heads.py), with
+    the heads stacked, which is not this record's layout."""
     doc = copy.deepcopy(certificates["multihead"])
     doc["params"] = {"every": "d,do,dv,h,n"}
     doc["construction"]["sizes"] = {"fixed": {}, "quantified": ["d", "do", "dv", "h", "n"]}
     for c in doc["outputs"]["cases"]:
         c["fixed"] = {}
-    with pytest.raises(ParseError, match="quantified"):
-        check_every_size(seal(doc))
+    problems = check_every_size(seal(doc))
+    assert problems
     path = tmp_path / "h.json"
     path.write_bytes(canonical_json(seal(doc)))
     capsys.readouterr()
-    assert main(["verify", str(path)]) == 2
+    assert main(["verify", str(path)]) in (2, 3)  # BAD or REJECTED
     out = capsys.readouterr()
-    assert out.out.startswith("BAD") and "quantified" in out.out and len(out.out.strip().splitlines()) == 1, out
-    with pytest.raises(ParseError, match="h cannot be quantified"):
-        EverySizeClaim("multihead").prove("d,do,dv,h,n")
+    assert out.out.startswith(("BAD", "REJECTED")) and len(out.out.strip().splitlines()) == 1 and not out.err.strip(), out
 
 
 def test_a_case_dropped_is_refused(certificates):
