@@ -91,8 +91,9 @@ FLOAT_FLOOR = fmpq(1, 10**13)
 PLAIN_ENTRIES = 4096
 #: The methods of Ball(prec).
 BALL_METHODS = ("auto", "hilbert", "krawczyk", "float-verified", "convexity", "high-precision", "precise-convexity")
-#: The methods that need an integer form of the cost (the high-precision evaluation's fixed-point kernel).
-INTEGER_METHODS = ("high-precision", "precise-convexity")
+#: The methods on the high-precision evaluation (a fixed-point kernel: an integer cost's, or for precise-convexity a
+#: float64 cost's too).
+PRECISE_METHODS = ("high-precision", "precise-convexity")
 #: Ball iterations without a smaller bound before declaring the precision floor reached.
 STALL = 25
 #: Residual checks (every 10 float iterations) without halving the residual that end a warm start.
@@ -178,7 +179,7 @@ def sinkhorn(
         if method not in BALL_METHODS:
             raise SinkhornInputError(f"unknown method {method!r}: expected {', '.join(BALL_METHODS)}")
         check_float_masses(p.a, p.b)
-        if method in ("auto", "float-verified", "convexity", *INTEGER_METHODS):
+        if method in ("auto", "float-verified", "convexity", *PRECISE_METHODS):
             r = _shifted(p, method, domain.prec, _tol(tol, "Ball", dyadic_floats=True), max_iter or MAX_ITER["Ball"])
             if r is not None:
                 return r
@@ -289,14 +290,16 @@ def _shifted(
         return None  # below the float floor, and no high-precision run at this size: the arb paths
     cost = exact_array(p) if cost is None else cost
     try:
-        if not p.rational and method not in INTEGER_METHODS:
+        if not p.rational and method not in PRECISE_METHODS:
             K = enclosed_kernel(p.C, p.eps)
         elif cost is None:
             raise UnsupportedKernel("a rational cost whose integers fit int64, or binary floats, is needed")
         else:
             K = shifted_kernel(cost, p.eps)
-        if method in INTEGER_METHODS and K.mode != "integers":
-            raise UnsupportedKernel(f"the {method} path needs an integer form of the cost (numerators in int64)")
+        if method == "high-precision" and K.mode != "integers":
+            raise UnsupportedKernel("the high-precision path needs an integer form of the cost (numerators in int64)")
+        if method == "precise-convexity" and K.mode not in ("integers", "floats"):
+            raise UnsupportedKernel("the precise-convexity path needs an integer form of the cost, or binary floats")
     except UnsupportedKernel as e:
         if method == "auto":
             return None
@@ -314,12 +317,12 @@ def _shifted(
         result = _float_result(p, run, tol, "convexity")
         if result.certified or method == "convexity":
             return result
-    large = K.mode == "integers" and p.n * p.m > PLAIN_ENTRIES
-    if method == "high-precision" or (method == "auto" and large and K.delta <= HILBERT_MAX_DELTA):
+    large = K.mode != "balls" and p.n * p.m > PLAIN_ENTRIES
+    if method == "high-precision" or (method == "auto" and large and K.mode == "integers" and K.delta <= HILBERT_MAX_DELTA):
         start = run.iterations if run is not None else float_start(K, p.a, p.b, max_iter, u0)
         return _precise_result(p, K, precise(K, p.a, p.b, tol, start.u, hilbert_precision(prec, K.delta, tol, p.n + p.m)), tol)
     if method == "precise-convexity" or (method == "auto" and large):
-        pc = precise_convexity(K, p.a, p.b, tol, prec, u0 if run is None else run.iterations.u, max_iter)
+        pc = precise_convexity(K, cost, p.eps, p.a, p.b, tol, prec, u0 if run is None else run.iterations.u, max_iter)
         if pc.precise is None:
             if method == "auto":
                 return None
@@ -419,6 +422,8 @@ def _precise_result(
     if mu is not None:
         status += f", Hessian gap mu >= {mu.str(3, radius=False)} (float witness)"
     details = {"prec": prec, "evaluations": run.evaluations, "newton_corrections": run.newton, "kernel_digits": len(run.kernel.digits.digits)}
+    if witness is not None:  # precise-convexity: the float recipe of its gap's evaluation (and of its kernel)
+        details["kernel"] = K.mode
     with ctx.workprec(prec):
         widen = arb(0, ev.bound).exp()
     return SinkhornResult(

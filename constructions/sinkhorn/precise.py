@@ -18,6 +18,11 @@ With Q = 24 S - 1 + G and 3 (number of values) <= 2^G, F_z = floor(N_z / 2^G) sa
 
 so K' = F + E with 0 <= E < 2^{2 - 24 S}, F held as S base-2^24 digits (:class:`exact.slices.MatrixDigits`).
 
+**A float64 cost** (:func:`float_fixed_kernel`, for the strong-convexity bound of
+:mod:`constructions.sinkhorn.precise_convexity`): K' entry by entry in fixed point by
+:func:`exact.fixed_exp.fixed_exp_neg` (24-bit digits in float64 arrays, a proven absolute error), lowered by that
+error so that again K' = F + E with 0 <= E < error; no table (its distinct values are about n m).
+
 **An iteration** (:func:`evaluate`), in exact integers: u^ = U 2^-L; F^T U and F V are exact products in
 BLAS (:mod:`exact.slices`), read as Python integers, so (K'^T u^)_j lies in [S_j, S_j + dS] (in units,
 dS the truncation E's share); v~ = V 2^-kv... with V_j = floor(B_j 2^kv / S_j) differs from
@@ -43,9 +48,10 @@ from flint import arb, ctx, fmpq, fmpz
 from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound
 from attncert.constructions.sinkhorn.kernel import ball_array
 from attncert.constructions.sinkhorn.scaled import ScaledKernel
-from attncert.constructions.sinkhorn.shifted import ShiftedKernel
+from attncert.constructions.sinkhorn.shifted import ShiftedKernel, UnsupportedKernel
 from attncert.constructions.sinkhorn.verified import plan_error
-from attncert.exact.roundoff import U as UNIT, Factor, gamma
+from attncert.exact.fixed_exp import fixed_exp_neg, normalise
+from attncert.exact.roundoff import U as UNIT, Factor, gamma, two_sum
 from attncert.exact.slices import MatrixDigits, integer_digits, integer_value, table_digits
 
 #: Bits per digit of the kernel: with 24, vectors take 16-bit digits up to 2^13 rows (24 + 16 + 13 = 53), so
@@ -61,13 +67,14 @@ MAX_EVALUATIONS = 8
 
 @dataclass(frozen=True)
 class FixedKernel:
-    """K' = F + E, 0 <= E < error, F = 2 sum_s digits[s] 2^(-24 (s+1)) (module docstring), and the table behind it."""
+    """K' = F + E, 0 <= E < error, F = 2^exponent sum_s digits[s] 2^(-24 (s+1)) (module docstring), and the table
+    behind it (an integer cost; None for a float cost's kernel, :func:`float_fixed_kernel`)."""
 
     digits: MatrixDigits
     error: fmpq
-    values: np.ndarray  # the distinct z, increasing
-    fixed: list[int]  # F_z (value F_z 2^(1 - 24 S)) for each of them
-    where: np.ndarray  # Z' as positions in ``values``
+    values: np.ndarray | None  # the distinct z, increasing
+    fixed: list[int] | None  # F_z (value F_z 2^(1 - 24 S)) for each of them
+    where: np.ndarray | None  # Z' as positions in ``values``
 
 
 def fixed_kernel(K: ShiftedKernel, count: int) -> FixedKernel:
@@ -101,6 +108,28 @@ def fixed_kernel(K: ShiftedKernel, count: int) -> FixedKernel:
         append(N >> guard)
     table = table_digits(chain, count, KERNEL_BITS)
     return FixedKernel(MatrixDigits.of_table(table, where.reshape(K.shape), 1, KERNEL_BITS), fmpq(2) ** (2 - KERNEL_BITS * count), values, chain, where)
+
+
+def float_fixed_kernel(C: np.ndarray, eps: fmpq, bits: int) -> FixedKernel:
+    """F for a float64 cost C (the doubles' exact values) to about ``bits`` bits: the shift of
+    :mod:`constructions.sinkhorn.shifted` (alpha, beta~; C' = t + e1 + e2 exactly by TwoSum), K' in fixed point by
+    :func:`exact.fixed_exp.fixed_exp_neg` (|K - K'| <= eps_K), lowered by e' = eps_K rounded up to its last digit:
+    F = max(K - e', 0) <= K' <= F + 2 e'. Digits of 24 bits with the integer part first (exponent 24)."""
+    alpha = C.min(1)
+    t1, e1 = two_sum(C, -alpha[:, None])
+    t, e2 = two_sum(t1, -t1.min(0)[None, :])
+    S = -(-(bits + 16) // KERNEL_BITS) + 1
+    try:
+        fx = fixed_exp_neg(t, e1, e2, 1 / eps, S)
+    except ValueError as e:
+        raise UnsupportedKernel(f"the kernel in fixed point: {e}") from None
+    units = int((fx.error / fx.ulp).ceil())  # e' in ulps, an integer
+    D = fx.digits
+    D[-1] -= float(units)
+    normalise(D)
+    if (D[0] < 0).any():
+        D[:, D[0] < 0] = 0.0
+    return FixedKernel(MatrixDigits(list(D), KERNEL_BITS, KERNEL_BITS), 2 * units * fx.ulp, None, None, None)
 
 
 def _exact_products(F: MatrixDigits, ints: np.ndarray, transpose: bool) -> tuple[np.ndarray, int]:
@@ -275,8 +304,15 @@ class PreciseRun:
         return [fmpq(x, den) for x in self.evaluation.U.tolist()]
 
     def _kernel_balls(self) -> np.ndarray:
-        """Balls containing K'_ij, [F_z, F_z + 2] 2^(1 - 24 S), by one gather from the table."""
+        """Balls containing K'_ij, [F_z, F_z + 2] 2^(1 - 24 S), by one gather from the table; for a float cost's kernel
+        [F, F + error] from the digits, entry by entry (formed only when the plan is read)."""
         S = len(self.kernel.digits.digits)
+        if self.kernel.where is None:
+            d, err = self.kernel.digits.digits, self.kernel.error
+            with ctx.workprec(self.prec):
+                half = arb(err) / 2
+                values = sum(arb((1, -KERNEL_BITS * k)) * np.array([[arb(x) for x in row] for row in dk.tolist()], dtype=object) for k, dk in enumerate(d))
+                return values + half + arb(0, half)
         with ctx.workprec(self.prec):
             table = ball_array([arb((2 * f + 2, -KERNEL_BITS * S)) + arb(0, arb((1, 1 - KERNEL_BITS * S))) for f in self.kernel.fixed])
         return table[self.kernel.where.reshape(self.shifted.shape)]
@@ -288,11 +324,18 @@ class PreciseRun:
         K' within [F_z, F_z + 2] 2^(1 - 24 S) of K_f's point, and P* within [e^-beta, e^beta] of P^ = u^ K' v^.
         """
         e, S = self.evaluation, len(self.kernel.digits.digits)
-        table = np.ldexp(np.array([float(f) for f in self.kernel.fixed]), 1 - KERNEL_BITS * S)
         u = np.ldexp(np.array([float(x) for x in e.U.tolist()]), -e.L)
         vb = e.v_balls(self.prec)
         v = np.array([float(x.mid()) for x in vb])
-        G = np.take(table, self.kernel.where.reshape(self.shifted.shape))
+        if self.kernel.where is None:  # a float cost: K_f = K~, the float kernel, within its proven factor
+            G = self.shifted.K.copy()
+            with ctx.workprec(self.prec):
+                k_factor = self.shifted.factor
+        else:
+            table = np.ldexp(np.array([float(f) for f in self.kernel.fixed]), 1 - KERNEL_BITS * S)
+            G = np.take(table, self.kernel.where.reshape(self.shifted.shape))
+            with ctx.workprec(self.prec):
+                k_factor = Factor.within(UNIT).inverse() * Factor.between(1, 1 + arb(2) / min(self.kernel.fixed))
         G *= u[:, None]
         G *= v[None, :]
         with ctx.workprec(self.prec):
@@ -302,7 +345,7 @@ class PreciseRun:
             psi = (
                 Factor((-beta).exp(), beta.exp())
                 * one  # u^ / u_f
-                * one * Factor.between(1, 1 + arb(2) / min(self.kernel.fixed))  # K' / K_f
+                * k_factor  # K' / K_f
                 * Factor.within(eps_v)  # v^ / v_f
                 / Factor.within(gamma(2))  # the two products
             )
@@ -321,16 +364,17 @@ def precise(
     u0: np.ndarray,
     prec: int,
     bound_of: Callable[[Evaluation], arb] | None = None,
-    kernel_bits: int | None = None,
+    kernel: FixedKernel | None = None,
 ) -> PreciseRun:
     """Evaluations at ``prec`` bits from the float point u0 (> 0), with Newton steps, until the bound is <= tol.
 
     ``bound_of``: the bound of an evaluation in place of Hilbert's (another theorem on the same evaluation);
-    ``kernel_bits``: the kernel's fixed-point bits (default prec - 8, enough when prec counts Delta's bits too)."""
+    ``kernel``: the kernel in fixed point (default: an integer cost's at prec - 8 bits, enough when prec counts
+    Delta's bits too)."""
     n, m = K.shape
     spread = math.log2(float(u0.max() / u0.min())) if n > 1 else 0.0
     bits = prec + int(spread) + 8  # u^'s fixed point: prec bits below its smallest entry
-    FK = fixed_kernel(K, -(-(kernel_bits or prec - 8) // KERNEL_BITS))  # E <= 2^(2 - 24 S): its share of d_H ~2^-(prec - 12)
+    FK = kernel or fixed_kernel(K, -(-(prec - 8) // KERNEL_BITS))  # E <= 2^(2 - 24 S): its share of d_H ~2^-(prec - 12)
     L = bits - int(np.frexp(u0.max())[1])
     U = np.array([max(1, _floor_shift(x, L)) for x in u0.tolist()], dtype=object)
     am, bm = Marginal.of(a), Marginal.of(b)

@@ -39,8 +39,8 @@ import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
 from attncert.constructions.sinkhorn.convexity import T_MAX, convexity_run
-from attncert.constructions.sinkhorn.precise import Evaluation, PreciseRun, precise
-from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ShiftedKernel
+from attncert.constructions.sinkhorn.precise import KERNEL_BITS, Evaluation, PreciseRun, fixed_kernel, float_fixed_kernel, precise
+from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ExactCost, ShiftedKernel, UnsupportedKernel
 from attncert.constructions.sinkhorn.verified import FloatRun, round_up
 from attncert.exact.roundoff import exact
 
@@ -108,12 +108,23 @@ def precision(run: FloatRun, tol: fmpq, prec: int) -> tuple[int, int]:
     return bits, bits + math.ceil(spread) + max(n, m).bit_length()
 
 
-def precise_convexity(K: ShiftedKernel, a: Sequence[fmpq], b: Sequence[fmpq], tol: fmpq, prec: int, u0: np.ndarray | None, max_iter: int) -> PreciseConvexityRun:
+def precise_convexity(
+    K: ShiftedKernel, cost: ExactCost, eps: fmpq, a: Sequence[fmpq], b: Sequence[fmpq], tol: fmpq, prec: int, u0: np.ndarray | None, max_iter: int
+) -> PreciseConvexityRun:
     """The convexity run on the float kernel (its Hessian's gap), then high-precision evaluations from its witness x,
-    with Newton steps, until the convexity bound is <= tol. K must be an integer cost's (``K.mode == "integers"``)."""
+    with Newton steps, until the convexity bound is <= tol. K is the shifted kernel of ``cost`` at ``eps``: an integer
+    cost's fixed-point kernel is a table (:func:`~constructions.sinkhorn.precise.fixed_kernel`), a float cost's
+    is computed entry by entry in numpy (:func:`~constructions.sinkhorn.precise.float_fixed_kernel`)."""
     run = convexity_run(K, a, b, u0, max_iter)
     if run.convexity is None:
         return PreciseConvexityRun(run, None, run.reason)
     bits, kernel_bits = precision(run, tol, prec)
+    if K.mode == "floats":
+        try:
+            FK = float_fixed_kernel(cost.values, eps, kernel_bits)
+        except UnsupportedKernel as e:
+            return PreciseConvexityRun(run, None, str(e))
+    else:
+        FK = fixed_kernel(K, -(-kernel_bits // KERNEL_BITS))
     x = run.balance[0]
-    return PreciseConvexityRun(run, precise(K, a, b, tol, x, bits, convexity_bound_of(run, a, bits), kernel_bits), "")
+    return PreciseConvexityRun(run, precise(K, a, b, tol, x, bits, convexity_bound_of(run, a, bits), FK), "")

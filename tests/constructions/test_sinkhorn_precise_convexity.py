@@ -8,15 +8,17 @@ the independent checker's bound within the recorded one."""
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import pytest
-from flint import fmpq
+from flint import arb, ctx, fmpq
 
 from attncert.constructions.sinkhorn import sinkhorn
 from attncert.exact import Ball
 from attncert.proofs.checkers.sinkhorn.precise_convexity import precise_convexity_enclosure
 from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, sinkhorn_problem
-from tests.constructions.test_sinkhorn_convexity import _mp, true_distance
+from tests.constructions.test_sinkhorn_convexity import _mp, newton_plan, true_distance
+from tests.constructions.test_sinkhorn_convexity import problem as float_problem
 
 
 def problem(n, m, eps, kind, seed):
@@ -61,8 +63,41 @@ def test_the_bound_holds_against_mpmath_and_the_checker_agrees(n, m, eps, kind, 
     bound = r.bound.fmpq()
     assert true_distance(C, a, b, eps, r.witness["u"]) <= _mp(bound)
     w = r.witness
-    e = precise_convexity_enclosure(sinkhorn_problem(C, a, b, eps), w["u"], w["x"], w["y"], w["sigma"], r.details["prec"] + 64, plan=False)
+    e = precise_convexity_enclosure(sinkhorn_problem(C, a, b, eps), w["u"], w["x"], w["y"], w["sigma"], r.details["prec"] + 64, r.details["kernel"], plan=False)
     assert e.log_error <= bound
+
+
+FLOAT_CASES = [  # float64 costs (squared distances of uniform points, exact doubles): the kernel computed entry by entry
+    (6, 6, 0.05, "uniform", 2),
+    (8, 8, 0.02, "uniform", 3),  # Delta about 100
+    (8, 8, 0.02, "random masses", 4),
+    (8, 8, 0.01, "uniform", 8),
+    (8, 8, 0.05, "duplicated", 5),
+    (7, 5, 0.05, "tiny mass", 6),
+    (5, 8, 1.0, "range 200", 9),  # Delta in the hundreds
+]
+
+
+@pytest.mark.parametrize("n, m, reg, kind, seed", FLOAT_CASES)
+def test_on_float_costs_the_bound_holds_against_mpmath_and_the_checker_agrees(n, m, reg, kind, seed):
+    C, a, b, eps = float_problem(n, m, reg, kind, seed)
+    r = sinkhorn(C, a, b, eps, Ball(128), tol="1e-30", method="precise-convexity")
+    assert r.method == "precise-convexity" and r.certified and r.details["kernel"] == "floats", r.status
+    bound = r.bound.fmpq()
+    assert true_distance(C, a, b, eps, r.witness["u"]) <= _mp(bound)
+    w = r.witness
+    e = precise_convexity_enclosure(sinkhorn_problem(C, a, b, eps), w["u"], w["x"], w["y"], w["sigma"], r.details["prec"] + 64, "floats")
+    assert e.log_error <= bound
+    plan = r.plan  # the prover's enclosure of P*, and the checker's: both contain the 80-digit P*
+    ref = newton_plan(C, a, b, eps)
+    for i, j in ((0, 0), (n - 1, m - 1), (1, 2)):
+        assert _mp_in(plan[i][j], ref[i][j]) and _mp_in(e.plan[i][j], ref[i][j])
+
+
+def _mp_in(ball, x) -> bool:
+    """Whether the arb ball contains the mpmath number x (read at 300 bits from its 80-digit decimal string)."""
+    with ctx.workprec(300):
+        return bool(ball.contains(arb(mpmath.nstr(x, 80, min_fixed=-1000, max_fixed=1000)).mid()))
 
 
 def test_a_plan_near_a_vertex_is_not_certified():
@@ -76,12 +111,12 @@ def test_the_checker_refuses_a_sigma_the_hessian_does_not_have_and_a_moved_witne
     r = sinkhorn(C, a, b, eps, Ball(128), tol="1e-30", method="precise-convexity")
     p, w, prec = sinkhorn_problem(C, a, b, eps), r.witness, r.details["prec"] + 64
     with pytest.raises(HypothesisError, match="Cholesky"):
-        precise_convexity_enclosure(p, w["u"], w["x"], w["y"], w["sigma"] * 4, prec, plan=False)
+        precise_convexity_enclosure(p, w["u"], w["x"], w["y"], w["sigma"] * 4, prec, "integers", plan=False)
     moved = [w["u"][0] * 2, *w["u"][1:]]  # a row's mass doubles: eta is far past the gap
     with pytest.raises(HypothesisError, match="does not apply"):
-        precise_convexity_enclosure(p, moved, w["x"], w["y"], w["sigma"], prec, plan=False)
+        precise_convexity_enclosure(p, moved, w["x"], w["y"], w["sigma"], prec, "integers", plan=False)
     nudged = [w["u"][0] * (1 + fmpq(1, 2**60)), *w["u"][1:]]  # still certified, but not to the recorded bound
-    assert precise_convexity_enclosure(p, nudged, w["x"], w["y"], w["sigma"], prec, plan=False).log_error > r.bound.fmpq()
+    assert precise_convexity_enclosure(p, nudged, w["x"], w["y"], w["sigma"], prec, "integers", plan=False).log_error > r.bound.fmpq()
 
 
 def test_auto_takes_it_on_a_large_plan_beyond_hilbert():

@@ -4,12 +4,12 @@ r"""The strong-convexity bound on the high-precision evaluation, re-derived from
 eta >= (sum_i (r_i - a_i)^2 / a_i)^{1/2} (r = P^ 1), H(P^) >= mu D on S with mu > 0, kappa = (1/min a + 1/min b)^{1/2}
 and t = 2 eta kappa / mu < 0.34: max_ij |log P*_ij - log P^_ij| <= kappa eta e^{2t} / mu.
 
-**eta.** The high-precision evaluation (:func:`~proofs.checkers.sinkhorn.precise_hilbert.precise_evaluation`, an
-integer cost) encloses every q_i = r_i / a_i in [q_lo, q_hi]; so |q_i - 1| <= max(q_hi - 1, 1 - q_lo) and
+**eta.** The high-precision evaluation (:func:`~proofs.checkers.sinkhorn.precise_hilbert.precise_evaluation`: an
+integer cost's kernel from a table, a float64 cost's by :func:`exact.fixed_exp.fixed_exp_neg`) encloses every q_i = r_i / a_i in [q_lo, q_hi]; so |q_i - 1| <= max(q_hi - 1, 1 - q_lo) and
 eta <= sum(a)^{1/2} max(q_hi - 1, 1 - q_lo).
 
 **mu.** The verified Cholesky of :func:`~proofs.checkers.sinkhorn.convexity.certified_gap`, for the recorded doubles x, y
-and sigma on the balanced kernel K2 = diag(x) K' diag(y) (recipe ``integers``), proves H(W') >= sigma D on S for
+and sigma on the balanced kernel K2 = diag(x) K' diag(y) (the recorded recipe, ``integers`` or ``floats``), proves H(W') >= sigma D on S for
 W' = K^ diag(v~), with K2 >= phi_lo K^ entrywise. Since K'_ij = K2_ij / (x_i y_j),
 P^_ij = (u^_i / x_i) K2_ij (v^_j / y_j) >= omega W'_ij with omega = phi_lo min_i (u^_i / x_i) min_j (v^_j / (y_j v~_j)),
 and H is monotone in P: mu = omega sigma. min_i u^_i / x_i is exact (rationals); v^_j are the evaluation's balls.
@@ -31,14 +31,17 @@ from attncert.proofs.checkers.sinkhorn.precise_hilbert import precise_evaluation
 from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclosure, Problem
 
 
-def precise_convexity_enclosure(p: Problem, u: list[fmpq], x: list[fmpq], y: list[fmpq], sigma: fmpq, prec: int, plan: bool = True) -> PlanEnclosure:
-    """The bound from the witness (module docstring) at ``prec`` bits, and with ``plan`` balls containing P*."""
-    gap = certified_gap(p, x, y, sigma, "integers")
+def precise_convexity_enclosure(
+    p: Problem, u: list[fmpq], x: list[fmpq], y: list[fmpq], sigma: fmpq, prec: int, recipe: str, plan: bool = True
+) -> PlanEnclosure:
+    """The bound from the witness (module docstring) at ``prec`` bits, the float evaluation and the kernel by
+    ``recipe`` (``integers`` or ``floats``), and with ``plan`` balls containing P*."""
+    gap = certified_gap(p, x, y, sigma, recipe)
     yv = gap.scale * gap.v
     spread = math.log2(float(max(x) / min(x))) + math.log2(float(yv.max() / yv.min()))
     if not math.isfinite(spread):
         raise HypothesisError("the witness's scalings span beyond float64's range")
-    ev = precise_evaluation(p, u, prec, prec + 16 + math.ceil(spread) + max(p.n, p.m).bit_length())
+    ev = precise_evaluation(p, u, prec, prec + 16 + math.ceil(spread) + max(p.n, p.m).bit_length(), recipe)
     with ctx.workprec(prec):
         ru = min(ui / xi for ui, xi in zip(u, x))  # exact
         rv = min(((vj / (arb(exact(yj)) * arb(exact(wj)))).lower() for vj, yj, wj in zip(ev.v, gap.scale.tolist(), gap.v.tolist())), key=lambda t: t.mid())

@@ -25,8 +25,11 @@ from functools import reduce
 import numpy as np
 from flint import arb, ctx, fmpq
 
+from attncert.exact.fixed_exp import fixed_exp_neg, normalise
+from attncert.exact.numberfiles import is_double
+from attncert.exact.roundoff import two_sum
 from attncert.exact.slices import MatrixDigits, integer_digits, integer_value, table_digits
-from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclosure, Problem, shifted_integers
+from attncert.proofs.checkers.sinkhorn.problem import BallCost, HypothesisError, PlanEnclosure, Problem, shifted_integers
 
 #: Bits per digit of the kernel's fixed-point values (any whole number of bytes up to 32 keeps the products exact).
 DIGIT_BITS = 24
@@ -47,37 +50,36 @@ def _products(F: MatrixDigits, ints: list[int], transpose: bool) -> tuple[list[i
 @dataclass(frozen=True)
 class PreciseEvaluation:
     """The evaluation at u^ = U 2^-L (module docstring): v^ in the balls v, every q_i = r_i / a_i in [q_lo, q_hi], and
-    the kernel's fixed-point table (K'_ij in [F, F + 2] 2^-Q, F = fixed[where_ij])."""
+    the kernel in fixed point (K' in [F, F + E] entrywise)."""
 
     U: list[int]
     L: int
     v: list[arb]
     q_lo: arb
     q_hi: arb
-    fixed: list[int]
-    where: np.ndarray
-    Q: int
-    spread: fmpq  # Dbar >= Delta
+    F: MatrixDigits
+    E: fmpq
+    spread: fmpq | None  # Dbar >= Delta (an integer cost's; None for a float cost's kernel)
 
     def balls(self, log_error: arb) -> list[list[arb]]:
-        """Balls containing P* when max |log P^ - log P*| <= log_error: u^ K' v^ e^[-, +]."""
-        kb = [arb((2 * f + 2, -self.Q - 1)) + arb(0, arb((1, -self.Q))) for f in self.fixed]  # [F_z, F_z + 2] 2^-Q
+        """Balls containing P* when max |log P^ - log P*| <= log_error: u^ K' v^ e^[-, +], K' in [F, F + E] from the
+        digits entry by entry (a recorded plan has at most 4096 entries)."""
+        F, w = self.F, self.F.width
+        scale = [arb((1, F.exponent - w * (k + 1))) for k in range(len(F.digits))]
+        n, m = F.digits[0].shape
+        rows = [[sum((arb(int(d[i, j])) * sc for d, sc in zip(F.digits, scale)), arb(0)) for j in range(m)] for i in range(n)]
+        half = arb(self.E) / 2
         widen = arb.union((-log_error).exp(), log_error.exp())
-        return [[arb((ui, -self.L)) * widen * kb[k] * vj for k, vj in zip(row, self.v)] for ui, row in zip(self.U, self.where.tolist())]
+        return [[arb((ui, -self.L)) * widen * (k + half + arb(0, half)) * vj for k, vj in zip(row, self.v)] for ui, row in zip(self.U, rows)]
 
 
-def precise_evaluation(p: Problem, u: list[fmpq], prec: int, kernel_bits: int | None = None) -> PreciseEvaluation:
-    """The evaluation from the witness u^ at ``prec`` bits (module docstring), the kernel's fixed point at ``kernel_bits``
-    (default prec + 16); HypothesisError where it does not apply."""
-    if len(u) != p.n:
-        raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
-    if not all(x > 0 and int(x.q) & (int(x.q) - 1) == 0 for x in u):
-        raise HypothesisError("the high-precision witness u is not positive dyadic rationals")
+def _integer_kernel(p: Problem, kernel_bits: int) -> tuple[MatrixDigits, fmpq, fmpq]:
+    """An integer cost's K' as F + [0, E] from a table over the distinct z of Z' (module docstring), and Dbar."""
     Zs, den = shifted_integers(p, "high-precision")
     s = fmpq(1) / (fmpq(den) * p.eps)
     spread = min(_top_two(Zs.max(1)), _top_two(Zs.max(0))) * s
     values, where = np.unique(Zs, return_inverse=True)
-    S = -(-(kernel_bits or prec + 16) // DIGIT_BITS)
+    S = -(-kernel_bits // DIGIT_BITS)
     Q = DIGIT_BITS * S - 1
     with ctx.workprec(Q + 64):
         w = (-arb(s)).exp()
@@ -88,15 +90,54 @@ def precise_evaluation(p: Problem, u: list[fmpq], prec: int, kernel_bits: int | 
             if not t.upper() < f + 2:
                 raise HypothesisError("the kernel's fixed-point values are not resolved at this precision")
             fixed.append(f)
-    where = where.reshape(p.n, p.m)
-    F = MatrixDigits.of_table(table_digits(fixed, S, DIGIT_BITS), where, 1, DIGIT_BITS)
-    E = fmpq(2) ** (1 - Q)
+    F = MatrixDigits.of_table(table_digits(fixed, S, DIGIT_BITS), where.reshape(p.n, p.m), 1, DIGIT_BITS)
+    return F, fmpq(2) ** (1 - Q), spread
+
+
+def _float_kernel(p: Problem, kernel_bits: int) -> tuple[MatrixDigits, fmpq]:
+    """A float64 cost's K' as F + [0, E]: the shift of the ``floats`` recipe (C' = t + e1 + e2 exactly, TwoSum), K
+    within eps_K of K' by :func:`exact.fixed_exp.fixed_exp_neg`, F = max(K - e', 0) with e' = eps_K rounded up to
+    K's last digit, so F <= K' <= F + 2 e'."""
+    if isinstance(p.C, BallCost) or not all(is_double(x) for row in p.C for x in row):
+        raise HypothesisError("the float kernel in fixed point needs a cost of binary64 values")
+    C = np.array([[float(x) for x in row] for row in p.C], dtype=np.float64)
+    t1, e1 = two_sum(C, -C.min(1)[:, None])
+    t, e2 = two_sum(t1, -t1.min(0)[None, :])
+    try:
+        fx = fixed_exp_neg(t, e1, e2, 1 / p.eps, -(-kernel_bits // DIGIT_BITS) + 1)
+    except (ValueError, ArithmeticError) as e:
+        raise HypothesisError(f"the kernel in fixed point does not apply: {e}") from None
+    units = int((fx.error / fx.ulp).ceil())
+    D = fx.digits
+    D[-1] -= float(units)
+    normalise(D)
+    D[:, D[0] < 0] = 0.0
+    return MatrixDigits(list(D), DIGIT_BITS, DIGIT_BITS), 2 * units * fx.ulp
+
+
+def precise_evaluation(p: Problem, u: list[fmpq], prec: int, kernel_bits: int | None = None, recipe: str = "integers") -> PreciseEvaluation:
+    """The evaluation from the witness u^ at ``prec`` bits (module docstring), the kernel's fixed point at ``kernel_bits``
+    (default prec + 16) by ``recipe`` (``integers``: a table; ``floats``: a float64 cost, entry by entry in numpy);
+    HypothesisError where it does not apply."""
+    if len(u) != p.n:
+        raise HypothesisError(f"the witness has {len(u)} entries, not n = {p.n}")
+    if not all(x > 0 and int(x.q) & (int(x.q) - 1) == 0 for x in u):
+        raise HypothesisError("the high-precision witness u is not positive dyadic rationals")
+    bits = kernel_bits or prec + 16
+    if recipe == "integers":
+        F, E, spread = _integer_kernel(p, bits)
+    elif recipe == "floats":
+        (F, E), spread = _float_kernel(p, bits), None
+    else:
+        raise HypothesisError(f"unknown kernel recipe {recipe!r:.20}")
     L = max(int(x.q).bit_length() - 1 for x in u)
     U = [int(x.p) << (L - (int(x.q).bit_length() - 1)) for x in u]
     with ctx.workprec(prec):
         cs, gc = _products(F, U, True)
         sum_u = arb((sum(U), -L))
         cols = [arb((x, gc - L)) + arb(E) * sum_u * arb.union(arb(0), arb(1)) for x in cs]
+        if not all(c > 0 for c in cols):
+            raise HypothesisError("the column sums are not provably positive at this precision")
         v = [arb(bj) / c for bj, c in zip(p.b, cols)]
         e = max(int(np.frexp(float(x.mid()))[1]) for x in v) - prec
         V = [int((x.mid() * arb(2) ** -e).floor().unique_fmpz()) for x in v]
@@ -111,7 +152,7 @@ def precise_evaluation(p: Problem, u: list[fmpq], prec: int, kernel_bits: int | 
         lo = min((t.lower() for t in q), key=lambda t: t.mid())
         if not lo > 0:
             raise HypothesisError("the row sums are not provably positive at this precision")
-    return PreciseEvaluation(U, L, v, lo, hi, fixed, where, Q, spread)
+    return PreciseEvaluation(U, L, v, lo, hi, F, E, spread)
 
 
 def precise_hilbert_enclosure(p: Problem, u: list[fmpq], prec: int, plan: bool = True) -> PlanEnclosure:

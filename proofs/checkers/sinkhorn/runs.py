@@ -92,7 +92,9 @@ def check_run(p: Problem, run: dict[str, Any], plan_json: Any, label: str) -> li
             enclosure = precise_hilbert_enclosure(p, qvector(witness.get("u")), prec + EXTRA_BITS, plan_json is not None)
         elif method == "precise-convexity":
             u, x, y = (qvector(witness.get(k)) for k in ("u", "x", "y"))
-            enclosure = precise_convexity_enclosure(p, u, x, y, rational(witness.get("sigma")), prec + EXTRA_BITS, plan_json is not None)
+            recipe = obj(run, "details").get("kernel")
+            sigma = rational(witness.get("sigma"))
+            enclosure = precise_convexity_enclosure(p, u, x, y, sigma, prec + EXTRA_BITS, recipe if isinstance(recipe, str) else "", plan_json is not None)
         else:
             raise ParseError(f"unknown Sinkhorn method {method!r:.30}")
     except HypothesisError as e:

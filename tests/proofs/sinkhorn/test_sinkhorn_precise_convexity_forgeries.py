@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 from flint import fmpq
 
@@ -21,22 +22,34 @@ from attncert.proofs.core.verify import OK, REJECTED, verify_bytes
 CLAIM = load_claim("sinkhorn_convergence")
 
 
-@pytest.fixture(scope="module")
-def doc():
-    # 4160 entries (past the arb paths' size: plan in factored form), costs in [0, 1] at eps 1/100: Delta about 200
-    doc = CLAIM.prove(**{**CLAIM.defaults(), "n": 65, "m": 64, "eps": "1/100", "tol": "1e-30", "ref_iter": 10, "pot_iter": 10})
+@pytest.fixture(scope="module", params=["integers", "floats"])
+def doc(request, tmp_path_factory):
+    # 4160 entries (past the arb paths' size: plan in factored form); integers: the random cost k/1000 at eps 1/100,
+    # Delta about 200; floats: squared distances of uniform points as float64 (ot.dist's), eps 1/50, Delta about 150
+    params = {**CLAIM.defaults(), "n": 65, "m": 64, "eps": "1/100", "tol": "1e-30", "ref_iter": 10, "pot_iter": 10}
+    if request.param == "floats":
+        d = tmp_path_factory.mktemp("floats")
+        rng = np.random.default_rng(5)
+        x, y = rng.random((65, 2)), rng.random((64, 2))
+        np.save(d / "C.npy", ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1))
+        np.save(d / "a.npy", np.full(65, 1 / 65))
+        np.save(d / "b.npy", np.full(64, 1 / 64))
+        params.update(n=None, m=None, eps="1/50", cost=str(d / "C.npy"), a=str(d / "a.npy"), b=str(d / "b.npy"))
+    doc = CLAIM.prove(**params)
     run = doc["outputs"]["runs"][0]
     assert run["method"] == "precise-convexity" and run["certified"] and doc["result"]["holds"], run["status"]
-    assert QQ.from_json(run["delta"]) > 40  # Hilbert's factor e^{Delta/2} would need 150 bits more
+    assert run["details"]["kernel"] == request.param
+    assert QQ.from_json(run["delta"]) > 40  # Hilbert's factor e^{Delta/2} would need 100 bits more
     return doc
 
 
-def refused(doc: dict, match: str) -> None:
+def refused(doc: dict, match: str | tuple[str, ...]) -> None:
+    """The independent check names one of the ``match`` reasons, and verify says REJECTED."""
     try:
         problems = check_convergence(doc)
     except ParseError as e:
         problems = [str(e)]
-    assert any(match in p for p in problems), problems
+    assert any(m in p for p in problems for m in ((match,) if isinstance(match, str) else match)), problems
     assert verify_bytes(canonical_json(seal(doc))).status == REJECTED
 
 
@@ -80,7 +93,11 @@ def test_a_list_with_an_element_deleted(doc, key):
     refused(forged(doc, lambda run: run["witness"][key].pop()), "entries")
 
 
-@pytest.mark.parametrize("key, match", [("u", "does not apply"), ("x", "Cholesky")])
+#: What a changed x breaks: the Hessian's gap, or the balanced kernel's range.
+X_BROKEN = ("Cholesky", "the balanced kernel leaves [0, 2)")
+
+
+@pytest.mark.parametrize("key, match", [("u", "does not apply"), ("x", X_BROKEN)])
 def test_a_list_with_an_element_duplicated_in_place_of_another(doc, key, match):
     def edit(run):
         w = run["witness"][key]
@@ -89,11 +106,12 @@ def test_a_list_with_an_element_duplicated_in_place_of_another(doc, key, match):
     refused(forged(doc, edit), match)
 
 
-@pytest.mark.parametrize("key, match", [("u", "does not apply"), ("x", "the balanced kernel leaves [0, 2)")])
+@pytest.mark.parametrize("key, match", [("u", "does not apply"), ("x", X_BROKEN)])
 def test_a_list_with_two_elements_swapped(doc, key, match):
-    def edit(run):
+    def edit(run):  # the largest and the smallest entry (two close ones may leave a claim that still holds)
         w = run["witness"][key]
-        w[0], w[7] = w[7], w[0]
+        i, j = max(range(len(w)), key=lambda k: QQ.from_json(w[k])), min(range(len(w)), key=lambda k: QQ.from_json(w[k]))
+        w[i], w[j] = w[j], w[i]
 
     refused(forged(doc, edit), match)
 
@@ -102,9 +120,11 @@ def test_the_column_scaling_y_is_a_choice_not_part_of_the_claim(doc):
     # Not a forgery: the balanced kernel diag(x) K' diag(y) has the same plan for every positive y (a diagonal
     # scaling), so W' and the products y_j v~_j of omega barely move, and the recorded bound still follows. The claim
     # (P* within the recorded bound of u^'s plan) is unchanged, so verify must still say OK.
-    def edit(run):
+    def edit(run):  # two entries next to each other in size (far apart ones may leave the balanced kernel's [0, 2))
         w = run["witness"]["y"]
-        w[0], w[7] = w[7], w[0]
+        order = sorted(range(len(w)), key=lambda k: QQ.from_json(w[k]))
+        i, j = order[len(w) // 2], order[len(w) // 2 + 1]
+        w[i], w[j] = w[j], w[i]
 
     assert check_convergence(forged(doc, edit)) == []
 
@@ -114,5 +134,11 @@ def test_a_bound_tighter_than_the_theorem_gives(doc):
 
 
 def test_the_witness_under_another_methods_name(doc):
-    # the same evaluation bounded by Hilbert's theorem: e^{Delta/2} times larger than the recorded bound
-    refused(forged(doc, lambda run: run.update(method="high-precision")), "below what the high-precision theorem proves")
+    # the same evaluation bounded by Hilbert's theorem: e^{Delta/2} times larger than the recorded bound (and the
+    # high-precision method takes integer costs only)
+    refused(forged(doc, lambda run: run.update(method="high-precision")), ("below what the high-precision theorem proves", "do not fit int64"))
+
+
+def test_a_recipe_that_does_not_fit_the_cost(doc):
+    other = "integers" if doc["outputs"]["runs"][0]["details"]["kernel"] == "floats" else "cooked"
+    refused(forged(doc, lambda run: run["details"].update(kernel=other)), "numerators" if other == "integers" else "recipe")
