@@ -6,11 +6,12 @@ sum_k d[k] 2^(-24 k) (d[0] the integer part). :func:`normalise` carries from the
 d[k] -= c 2^24, d[k-1] += c): every step is an operation on integers below 2^53, so exact, and afterwards
 d[1:] lies in [0, 2^24) (d[0] takes the sign). ulp = 2^(-24 (S - 1)).
 
-**Products** (:func:`multiply`): for normalised a, b with |a[0]|, |b[0]| <= 2^24, the sums c[k] = sum_{i+j=k} a[i] b[j]
-for k <= S are sums of at most S + 1 products below 2^48 (exact for S <= 31); the pairs with i + j > S are dropped
-(each term below 2^(48 - 24 (i + j)), at most i + j + 1 of them per i + j: their total is below
-(S + 3) 2^(48 - 24 (S + 1)) = (S + 3) ulp), then c is normalised and its digit S dropped (it is in [0, 2^24):
-below 1 ulp): |fl(a b) - a b| <= (S + 4) ulp = :func:`product_error`.
+**Products** (:func:`multiply`): for loosely normalised a, b (:func:`carry`: digits d[1:] in (-33, 2^24 + 33)) with
+|a[0]|, |b[0]| <= 2^24, the sums c[k] = sum_{i+j=k} a[i] b[j] for k <= S are sums of at most S + 1 products below
+2^48 (1 + 2^-18) (exact for S <= 24); the pairs with i + j > S are dropped (each term below 2^(48 - 24 (i + j))
+(1 + 2^-18), at most i + j + 1 of them per i + j: their total is below (S + 2)(1 + 2^-17) 2^(48 - 24 (S + 1)) =
+(S + 2)(1 + 2^-17) ulp), then c is carried twice and its digit S dropped (below (1 + 2^-19) ulp):
+|fl(a b) - a b| <= (S + 4) ulp = :func:`product_error`.
 
 **The exponential** (:func:`fixed_exp_neg`), for y = z s with z = t + e1 + e2 exactly (doubles: a shifted cost
 and its TwoSum errors) and a rational s > 0:
@@ -24,7 +25,7 @@ and its TwoSum errors) and a rational s > 0:
    Tables T_k[f] = floor(lower / ulp) ulp of an arb ball of e^(-f 2^(-8 k) s') (T_1 also times e^(o s')) narrower
    than one ulp (checked), so T_k <= exact < T_k + 2 ulp, all in [0, e^(o s')]; every constant below likewise.
 3. y_lo = Z_lo s~' with s' - s~' < 2 ulp: |y_lo - Z_lo s'| <= (S + 4) ulp + 2 ulp.
-4. e^(-y_lo) by the Taylor polynomial of degree D (y_lo^(D+1) / (D+1)! <= ulp, y_lo < 2^(-8F) s' + ulp <= 2^-12,
+4. e^(-y_lo) by the Taylor polynomial of degree D (y_lo^(D+1) / (D+1)! <= ulp, y_lo < 2^(-8F) s' + ulp <= 2^-20,
    checked), by Horner: p_D = 1/D!, p_k = 1/k! - y_lo p_{k+1} (coefficients truncated, each < ulp): every p_k in
    [0, 1], so each step adds at most 2 ulp + (S + 4) ulp to the error, which y_lo < 1 does not amplify:
    |p_0 - e^(-y_lo)| <= (D + 1)(S + 6) ulp + ulp (the remainder).
@@ -51,9 +52,9 @@ INV_BASE = 2.0**-WIDTH
 #: Bits per table field (tables of 2^FIELD entries).
 FIELD = 8
 #: y_lo must stay below 2^-LOW_BITS (then the Taylor polynomial has a small degree).
-LOW_BITS = 12
+LOW_BITS = 20
 #: Entries per block (the digit arrays of a block stay in cache).
-CHUNK = 4096
+CHUNK = 16384
 
 
 def normalise(d: np.ndarray) -> np.ndarray:
@@ -65,13 +66,25 @@ def normalise(d: np.ndarray) -> np.ndarray:
     return d
 
 
+def carry(d: np.ndarray) -> np.ndarray:
+    """Two parallel carry passes (every digit's excess moved one place up at once, twice): exact, in place, and
+    afterwards d[1:] lies in (-33, 2^24 + 33) for |d| < 2^53 before ("loosely normalised": products of such digits
+    stay below 2^48 (1 + 2^-18)); returns d."""
+    for _ in range(2):
+        c = np.floor(d[1:] * INV_BASE)
+        d[1:] -= c * BASE
+        d[:-1] += c
+    return d
+
+
 def product_error(S: int) -> fmpq:
     """The error bound of :func:`multiply` in ulps of S digits."""
     return fmpq(S + 4)
 
 
 def multiply(a: np.ndarray, b: np.ndarray, S: int) -> np.ndarray:
-    """a b to S digits (module docstring, "Products"); a and b normalised, b may be one number (shape (S,) + ones)."""
+    """a b to S digits (module docstring, "Products"), loosely normalised (:func:`carry`); a and b (loosely)
+    normalised, b may be one number (shape (S,) + ones)."""
     shape = np.broadcast_shapes(a.shape[1:], b.shape[1:])
     out = np.zeros((S + 1,) + shape)
     tmp = np.empty(shape)
@@ -79,7 +92,7 @@ def multiply(a: np.ndarray, b: np.ndarray, S: int) -> np.ndarray:
         for j in range(min(len(b), S + 1 - i)):
             np.multiply(a[i], b[j], out=tmp)
             out[i + j] += tmp
-    normalise(out)
+    carry(out)
     return out[:S]
 
 
@@ -211,9 +224,8 @@ def _block(t: np.ndarray, e1: np.ndarray, e2: np.ndarray, o_exp: int, F: int, ta
     y_lo = multiply(Z, s_digits[:, None], S)
     p = np.repeat(coeffs[-1][:, None], len(t), axis=1)
     for c in coeffs[-2::-1]:
-        p = c[:, None] - multiply(y_lo, p, S)
-        normalise(p)
+        p = carry(c[:, None] - multiply(y_lo, p, S))
     K = np.take(tables[0], byte[0], axis=1)
     for j in range(1, F):
         K = multiply(K, np.take(tables[j], byte[j], axis=1), S)
-    return multiply(K, p, S)
+    return normalise(multiply(K, p, S))
