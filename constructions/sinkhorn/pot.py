@@ -45,11 +45,11 @@ from flint import arb, ctx, fmpq
 from attncert.constructions.sinkhorn.operator import SinkhornResult, certified_array
 from attncert.constructions.sinkhorn.operator import sinkhorn as certified_sinkhorn
 from attncert.constructions.sinkhorn.shifted import array_cost
-from attncert.constructions.sinkhorn.problem import SinkhornInputError, as_lists, float_rule, holds_floats, read_marginal, uniform_marginal
+from attncert.constructions.sinkhorn.problem import SinkhornInputError, as_lists, float_rule, holds_floats, one_marginal, read_marginal, uniform_marginal
 from attncert.exact.domains.ball import Ball
 from attncert.exact.errors import AttncertError, ParseError
 from attncert.exact.rationals import parse_rational
-from attncert.exact.roundoff import U, exact, gamma
+from attncert.exact.roundoff import U, exact, float_of, gamma
 
 #: POT's options that tune its float iterations; they have no meaning for a certified run.
 POT_TUNING = frozenset({"method", "numItermax", "stopThr", "verbose", "warn", "warmstart"})
@@ -89,23 +89,47 @@ def sinkhorn2(a: Any, b: Any, M: Any, reg: Any, **options: Any) -> tuple[float, 
     """(loss, bound): POT's ``ot.sinkhorn2``, the transport cost <P*, M> of the entropic plan (without the entropy term),
     as the float sum of G * M for the certified plan G of :func:`sinkhorn` (same options), and an exact bound
 
-        bound >= |loss - <P*, M>|,   bound = e sum|M| + gamma_{nm+1} (1 + gamma_{nm+1}) sum(G |M~|) + u sum(G |M~|) [M not float64],
+        bound >= |loss - <P*, M>|,   N = n m, g = gamma_{N+1}, eta = 2^-1075 (half the least subnormal),
+        bound = e (S|M~| + r) + g W + N eta (1 + g) + [M not float64] (u W + eta S G),
 
-    e the bound on max |G - P*|, M~ the doubles of M (M itself for a float64 array); the products and the sum are
-    IEEE operations in any order (Higham, *Accuracy and Stability of Numerical Algorithms*, Lemma 3.1 and section 4.2).
+    e the bound on max |G - P*|, M~ the doubles of M (M itself for a float64 array; else each entry's nearest,
+    within u |M~| + eta of it, and r = u S|M~| + N eta), S|M~| >= sum |M~|, S G >= sum G and W >= sum G |M~| from
+    float sums times (1 + g)^2, which is at least 1 / (1 - gamma_{N-1}) (1 - u). The products and the sums are IEEE operations in any order (Higham,
+    *Accuracy and Stability of Numerical Algorithms*, Lemma 3.1 and section 4.2): a product is within a relative u
+    plus an absolute eta where it underflows (costs of 5e-324 times masses of 1/4), a sum of doubles within its
+    relative gamma (it is exact where it is subnormal). A loss or an entry of M beyond float64's range is a
+    SinkhornInputError: the loss is a double.
     """
     G, e = sinkhorn(a, b, M, reg, **options)[:2]
     exact_floats = isinstance(M, np.ndarray) and M.dtype == np.float64
-    Mf = M if exact_floats else np.array(as_lists(M), dtype=np.float64)
-    loss = float(np.sum(G * Mf))
-    n = G.size
+    Mf = M if exact_floats else _doubles(M)
+    with np.errstate(over="ignore"):  # an overflow is refused below, in one line
+        loss = float(np.sum(G * Mf))
+        products, masses, costs = (float(np.sum(x)) for x in (G * np.abs(Mf), G, np.abs(Mf)))
+    if not all(np.isfinite([loss, products, costs])):
+        raise SinkhornInputError("the loss <G, M> is beyond float64's range: sinkhorn2 returns it as a double (attncert.sinkhorn gives the plan)")
+    N = G.size
     with ctx.workprec(128):
-        g = arb(gamma(n + 1))
-        weighted = arb(exact(float(np.sum(G * np.abs(Mf))))) * (1 + g) ** 2  # an upper bound on sum(G |M~|)
-        total = arb(exact(float(np.sum(np.abs(Mf))))) * (1 + g) ** 2 * (1 if exact_floats else 1 + arb(U))
-        bound = arb(fmpq(e.numerator, e.denominator)) * total + g * weighted + (0 if exact_floats else arb(U) * weighted)
+        g, eta = arb(gamma(N + 1)), arb(fmpq(1, 2**1075))
+        weighted = (arb(exact(products)) + N * eta) * (1 + g) ** 2  # >= sum G |M~|, underflowed products included
+        cost_sum = arb(exact(costs)) * (1 + g) ** 2  # >= sum |M~|: a sum of doubles, no underflow term
+        represented = 0 if exact_floats else arb(U) * cost_sum + N * eta  # >= sum |M - M~|
+        bound = arb(fmpq(e.numerator, e.denominator)) * (cost_sum + represented) + g * weighted + N * eta * (1 + g)
+        if not exact_floats:
+            bound += arb(U) * weighted + eta * arb(exact(masses)) * (1 + g) ** 2
         q = bound.upper().fmpq()
     return loss, Fraction(int(q.p), int(q.q))
+
+
+def _doubles(M: Any) -> np.ndarray:
+    """The double nearest each entry of M (read exactly, as :func:`sinkhorn` read it: floats as their values, "p/q"
+    strings, ints, Fractions); an entry beyond float64's range is a SinkhornInputError."""
+    if isinstance(M, np.ndarray) and M.dtype.kind in "iuf":
+        return M.astype(np.float64)  # round to nearest: an integer or a narrower float is never subnormal-rounded
+    try:
+        return np.array([[float_of(parse_rational(x, dyadic_floats=True)) for x in row] for row in as_lists(M)])
+    except OverflowError:
+        raise SinkhornInputError("an entry of M is beyond float64's range: sinkhorn2 returns the loss as a double") from None
 
 
 def _certified(
@@ -223,14 +247,9 @@ def float_plan(plan: Any, prec: int) -> tuple[np.ndarray, Fraction]:
 
 
 def _marginal(x: Any, size: int, name: str) -> list[fmpq]:
-    """A marginal read exactly (floats as their binary values); None or empty is uniform over ``size`` points; POT's
-    batch of histograms (a 2-D b) is refused in one line."""
-    if isinstance(x, np.ndarray) and x.ndim == 2 and 1 not in x.shape:
-        raise SinkhornInputError(
-            f"{name} is a 2-D array of shape {x.shape} (POT's batch of histograms): attncert.sinkhorn certifies one plan; "
-            "call it once per column"
-        )
-    x = as_lists(x)
+    """A marginal read exactly (floats as their binary values); None or empty is uniform over ``size`` points; one row
+    or one column is the vector, POT's batch of histograms (a 2-D b) is refused in one line (:func:`one_marginal`)."""
+    x = one_marginal(x, name, SinkhornInputError)
     if x is None or (isinstance(x, list) and not x):
         return uniform_marginal(size)
     return read_marginal(x, name, dyadic_floats=True)

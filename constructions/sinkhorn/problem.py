@@ -211,6 +211,23 @@ def as_lists(x: Any) -> Any:
     return x.tolist() if hasattr(x, "tolist") else x
 
 
+def one_marginal(x: Any, name: str, error: type[ParseError]) -> Any:
+    """``x`` as one marginal, by the rule of ``attncert.sinkhorn``, ``attncert.emd`` and the command line's files
+    alike: an array or nested list of one row or one column is that vector; any other matrix is POT's batch of
+    histograms (a 2-D b, one plan a column in POT), refused in one line (``error``): one plan is certified per call.
+    Arrays become lists; anything else is returned as it is, for the caller's reader."""
+    shape = x.shape if isinstance(x, np.ndarray) else None
+    if shape is not None and len(shape) > 2:
+        raise error(f"marginal {name} must be a vector, got an array of shape {shape}")
+    x = as_lists(x)
+    if not isinstance(x, (list, tuple)) or not x or not all(isinstance(r, (list, tuple)) for r in x):
+        return x
+    if len(x) == 1 or all(len(r) == 1 for r in x):
+        return [v for r in x for v in r]
+    what = f"a 2-D array of shape {shape}" if shape is not None else f"a matrix of {len(x)} rows"
+    raise error(f"{name} is {what} (POT's batch of histograms): one plan is certified per call; call once per column")
+
+
 def _rational_rows(C: Any) -> Rows | None:
     """C itself if it is already a non-empty rectangular list of lists of fmpq (a fast path), else None."""
     if isinstance(C, list) and C and all(isinstance(r, list) and len(r) == len(C[0]) for r in C) and C[0]:

@@ -39,7 +39,7 @@ from attncert.exact.errors import ParseError
 from attncert.exact.matrices import Rows, to_fmpq_mat
 from attncert.exact.rationals import parse_rational
 from attncert.exact.roundoff import float_of
-from attncert.constructions.sinkhorn.problem import figure, float_rule, holds_floats
+from attncert.constructions.sinkhorn.problem import figure, float_rule, holds_floats, one_marginal
 
 
 class TransportInputError(ParseError):
@@ -158,21 +158,11 @@ def read_transport(a: Any, b: Any, M: Any, float_masses: bool | None = None) -> 
 
 
 def read_masses(x: Any, size: int, name: str) -> list[fmpq]:
-    """A marginal of ``size`` non-negative masses read exactly; None or empty is uniform, 1/size each."""
-    if isinstance(x, np.ndarray) and x.ndim == 2 and 1 not in x.shape:
-        raise TransportInputError(
-            f"{name} is a 2-D array of shape {x.shape} (POT's batch of histograms): one marginal is taken; "
-            "call once per column"
-        )
-    x = x.tolist() if hasattr(x, "tolist") else x
+    """A marginal of ``size`` non-negative masses read exactly; None or empty is uniform, 1/size each; one row or one
+    column is the vector, POT's batch of histograms (a 2-D b) is refused in one line (:func:`one_marginal`)."""
+    x = one_marginal(x, name, TransportInputError)
     if x is None or (isinstance(x, (list, tuple)) and not x):
         return [fmpq(1, size)] * size
-    if isinstance(x, (list, tuple)) and x and all(isinstance(r, (list, tuple)) for r in x):
-        flat = [v for r in x for v in r]
-        if len(x) == 1 or all(len(r) == 1 for r in x):
-            x = flat
-        else:
-            raise TransportInputError(f"{name} is a matrix (POT's batch of histograms): one marginal is taken; call once per column")
     if not isinstance(x, (list, tuple)):
         raise TransportInputError(f"marginal {name} must be a list or 1-D array of numbers")
     try:

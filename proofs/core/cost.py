@@ -118,7 +118,9 @@ def check(claim: str, params: dict[str, Any], cost: Cost, lim: Limits, writes: b
 def refusals(claim: str, params: dict[str, Any], cost: Cost, lim: Limits, writes: bool = True) -> list[str]:
     """One line for each limit the cost is over (claim, parameters, size, limit, option), in CHECKED's order;
     the certificate's size (max_bytes) only when the run ``writes`` one."""
-    shown = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("seed", "inputs", "jobs", "domain", "scheduler", "chunks"))
+    shown = ", ".join(f"{k}={v}" for k, v in params.items() if v is not None and k not in ("seed", "inputs", "jobs", "domain", "scheduler", "chunks"))
+    # where the cost model names the problem it estimated (a file's shape, the temperatures --reg sets), that says it
+    subject = f"on {cost.problem}" if cost.problem else f"with {shown or 'these parameters'}"
     lines = []
     for limit_field, cost_field, what, option in CHECKED:
         if cost_field == "document" and not writes:
@@ -127,7 +129,7 @@ def refusals(claim: str, params: dict[str, Any], cost: Cost, lim: Limits, writes
         if size > limit:
             amount = what.format(size) if size < CAP else what.replace("{:,}", "more than 10^18").replace("about ", "")
             lines.append(
-                f"{claim} with {shown or 'these parameters'} needs {amount}, over the limit of {limit:,} "
+                f"{claim} {subject} needs {amount}, over the limit of {limit:,} "
                 f"(raise it with {option} if you mean it)"
             )
     return lines

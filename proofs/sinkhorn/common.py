@@ -22,6 +22,7 @@ from flint import arb, ctx, fmpq
 from attncert.constructions.pot import POT_NUMPY_ONLY, import_pot  # noqa: F401 (shared with the tests' conftest)
 from attncert.constructions.sinkhorn import SinkhornResult
 from attncert.constructions.sinkhorn.operator import PLAIN_ENTRIES
+from attncert.constructions.sinkhorn.problem import figure
 from attncert.constructions.sinkhorn.wasserstein import W1Certificate
 from attncert.exact import Ball, Float, QQ
 from attncert.exact.errors import LimitExceeded, ParseError
@@ -116,8 +117,10 @@ def convergence_cost(
         spread = max(map(max, C)) - min(map(min, C))
     bits = [krawczyk_bits(spread, e, prec) for e in eps_list]
     document = convergence_document(n, cols, [(spread / e, b) for e, b in zip(eps_list, bits)], prec, inputs)
-    origin = f"the file {os.path.basename(cost)}'s" if from_files else "the recorded" if recorded is not None else "random"
-    problem = f"{n} x {cols} cost ({origin}), eps {', '.join(map(str, eps_list))}"
+    origin = f"the file {os.path.basename(cost)}'s" if from_files else "recorded" if recorded is not None else "random"
+    # an eps of many digits (1e-300 is 1/10^300) in three, marked as rounded
+    shown = [str(e) if len(str(e)) <= 24 else f"~{figure(e)}" for e in eps_list]
+    problem = f"{n} x {cols} cost ({origin}), eps {', '.join(shown)}"
     reference_budget(ref_iter, n, cols)
     runs = _convergence_runs(n, cols, eps_list, bits, prec)
     reference = len(eps_list) * ref_iter * n * cols * REFERENCE_SECONDS_PER_ENTRY if n * cols <= REFERENCE_ENTRIES else 0.0
