@@ -168,22 +168,29 @@ ARB_SECONDS = 2.6e-5
 
 def _announce(M: np.ndarray, reg: Any, tol: Any) -> None:
     """One line before a slow start (estimated at SLOW_SECONDS or more): the path and a rough estimate of its time,
-    from the cost's range over reg (Krawczyk's precision is about Delta / (2 ln 2) + 128 bits, Delta <= 2 range / reg)."""
+    from the cost's range over reg (Krawczyk's precision is about Delta / (2 ln 2) + 128 bits, Delta <= 2 range / reg).
+    Over the precision limit in force the ladder stops at the limit (constructions/sinkhorn/operator.py): the line says
+    so, and times the run at the limit."""
     import warnings
+
+    from attncert.exact.limits import current as current_limits
 
     spread = float(np.ptp(M)) if np.isfinite(M).all() else float("inf")
     try:
         ratio = 2 * spread / float(parse_rational(reg, dyadic_floats=True))
     except (OverflowError, ZeroDivisionError):  # reg beyond the doubles: the estimate is for the largest ratio
         ratio = float("inf")
-    bits = min(max(128.0, ratio * 0.7214 + 128), 1e30)  # capped: (bits / 128)^1.5 overflowed at reg 1e-300
+    need, top = max(128.0, ratio * 0.7214 + 128), current_limits().max_precision
+    bits = min(need, top)
     seconds = ARB_SECONDS * M.size * (bits / 128) ** 1.5
     if seconds < SLOW_SECONDS:
         return
+    over = f", over the precision limit of {top:,} (max_precision), where its ladder stops: it may end NotCertified" if need > top else ""
     warnings.warn(
         SlowPathWarning(
             f"attncert.sinkhorn: no fast path certifies this {M.shape[0]}x{M.shape[1]} problem at tol {tol} (Delta up to "
-            f"{ratio:.3g}); going on in arb (Hilbert or Krawczyk, about {bits:.0f} bits), roughly {seconds:.3g} s"
+            f"{ratio:.3g}); going on in arb (Hilbert or Krawczyk, {f'about {need:,.0f}' if need < 1e18 else 'more than 10^18'} bits{over}), "
+            f"roughly {seconds:.3g} s"
         ),
         stacklevel=4,
     )

@@ -142,3 +142,15 @@ def test_the_command_line_refuses_in_one_line(files, capsys, cost, b, extra, sai
     err = capsys.readouterr().err.strip()
     assert said in err and len(err.splitlines()) == 1 and err.startswith("attncert: error: "), err
     assert not (files / "out.json").exists()
+
+
+def test_a_range_over_reg_beyond_the_precision_limit_is_announced_then_not_certified(monkeypatch):
+    # The documented exception in Python is NotCertified, with the figure; the line before the run said "about
+    # 14,428,128 bits" and a time at them, where the ladder stops at the limit (65,536): it now says so.
+    from attncert.constructions.sinkhorn import pot
+
+    monkeypatch.setattr(pot, "SLOW_SECONDS", 0.0)  # announce even this 2 x 2 run
+    with pytest.warns(pot.SlowPathWarning, match=r"about 14,42\d,\d{3} bits, over the precision limit of 65,536 \(max_precision\), where its ladder stops") as w:
+        with pytest.raises(pot.NotCertified, match="over the precision limit") as e:
+            attncert.sinkhorn(HALF, HALF, np.array([[0.0, 1e6], [1e6, 0.0]]), 0.1, tol="1e-9")
+    assert "\n" not in str(w[0].message) and "\n" not in str(e.value)
