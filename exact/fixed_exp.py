@@ -21,11 +21,11 @@ and its TwoSum errors) and a rational s > 0:
    with the sign of x: each truncation is below 1 ulp. Adding the offset o = 2^-24 j (an exact digit, o >= twice
    the largest |e1| + |e2| scaled, and >= 8 ulp) gives Z with |Z - (z' + o)| < 4 ulp (3 truncations; a scaling
    2^-c that underflows rounds by at most 2^-1075 more) and Z >= 0.
-2. Fields: the first F bytes of Z's fractional digits, f_1 .. f_F (F = 3 or 6), and the rest Z_lo < 2^(-8 F).
+2. Fields: the first F bytes of Z's fractional digits, f_1 .. f_F (F = 3, 6 or 9: the fewest with y_lo small), and the rest Z_lo < 2^(-8 F).
    Tables T_k[f] = floor(lower / ulp) ulp of an arb ball of e^(-f 2^(-8 k) s') (T_1 also times e^(o s')) narrower
    than one ulp (checked), so T_k <= exact < T_k + 2 ulp, all in [0, e^(o s')]; every constant below likewise.
 3. y_lo = Z_lo s~' with s' - s~' < 2 ulp: |y_lo - Z_lo s'| <= (S + 4) ulp + 2 ulp.
-4. e^(-y_lo) by the Taylor polynomial of degree D (y_lo^(D+1) / (D+1)! <= ulp, y_lo < 2^(-8F) s' + ulp <= 2^-20,
+4. e^(-y_lo) by the Taylor polynomial of degree D (y_lo^(D+1) / (D+1)! <= ulp, y_lo < 2^(-8F) s' + ulp <= 2^-32,
    checked), by Horner: p_D = 1/D!, p_k = 1/k! - y_lo p_{k+1} (coefficients truncated, each < ulp): every p_k in
    [0, 1], so each step adds at most 2 ulp + (S + 4) ulp to the error, which y_lo < 1 does not amplify:
    |p_0 - e^(-y_lo)| <= (D + 1)(S + 6) ulp + ulp (the remainder).
@@ -54,7 +54,7 @@ INV_BASE = 2.0**-WIDTH
 #: Bits per table field (tables of 2^FIELD entries).
 FIELD = 8
 #: y_lo must stay below 2^-LOW_BITS (then the Taylor polynomial has a small degree).
-LOW_BITS = 20
+LOW_BITS = 32
 #: From this many entries on, the byte tables are paired (6 fields: 3 table products an entry instead of 5).
 PAIRED = 1 << 18
 #: Entries per block (the digit arrays of a block stay in cache).
@@ -156,8 +156,8 @@ def _table(k: int, s: arb, extra: arb, S: int) -> np.ndarray:
 def fixed_exp_neg(t: np.ndarray, e1: np.ndarray, e2: np.ndarray, s: fmpq, S: int) -> FixedExp:
     """e^(-(t + e1 + e2) s) to S digits, entrywise, with its error bound (module docstring). t >= 0 and e1, e2 small
     doubles of one shape; ValueError where the method does not apply (y_lo not small: s too large for the fields)."""
-    if not 3 <= S <= 24:
-        raise ValueError(f"{S} digits: the fixed-point exponential takes 3 to 24")
+    if not 5 <= S <= 24:
+        raise ValueError(f"{S} digits: the fixed-point exponential takes 5 to 24")
     top = float(t.max())
     c = int(np.frexp(top)[1]) + 1 if top > 0 else 0  # max t 2^-c < 1/2
     scale = 2.0**-c
@@ -174,7 +174,7 @@ def fixed_exp_neg(t: np.ndarray, e1: np.ndarray, e2: np.ndarray, s: fmpq, S: int
         fields = FIELD * 3
         while arb(2) ** -fields * s_arb + arb(ulp) >= arb(2) ** -LOW_BITS:
             fields += FIELD * 3
-            if fields > WIDTH * 2:
+            if fields > WIDTH * 3:
                 raise ValueError(f"1/eps = {float(s):.3g} is too large for the fixed-point exponential's fields")
         F = fields // FIELD
         tables = [_table(j + 1, s_arb, (o * s_arb).exp() if j == 0 else arb(1), S) for j in range(F)]
