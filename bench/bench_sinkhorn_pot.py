@@ -27,17 +27,23 @@ CASES = [
     # n = 512 at reg 0.005 is convexity's since the exponent's rounding is corrected; at reg 0.001 the kernel spans
     # e^-2000, beyond the float paths, and Krawczyk takes about 52 s (docs/sinkhorn.md): too long for the default run
     (512, 0.005, "1e-9", "dist"),
-    # tol 1e-30 (issue 34's second grid): no fast path certifies it on a float64 cost; measured, not met
-    *((n, 0.05, "1e-30", "dist") for n in (128, 256)),
+    # tol 1e-30 (issue 34's second grid): precise-convexity (the kernel of the float64 cost in fixed point)
+    *((n, reg, "1e-30", "dist") for n in (128, 256, 512, 1024) for reg in (0.1, 0.05, 0.01)),
+    # issue 34's float64 random costs (k/100 as doubles) at reg 1/5, tol 1e-30
+    *((n, 0.2, "1e-30", "random") for n in (256, 1024)),
     (100, 1e-2, "1e-9", "1d"),
     (100, 1e-3, "1e-9", "1d"),
 ]
 
 
 def problem(n: int, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ot.dist of uniform points in the unit square with uniform masses, or POT's 1-D example (two Gaussian histograms
-    on 0..n-1, squared distances over their maximum)."""
+    """ot.dist of uniform points in the unit square with uniform masses, POT's 1-D example (two Gaussian histograms
+    on 0..n-1, squared distances over their maximum), or random costs k/100 as float64 with uniform masses."""
     import ot
+
+    if kind == "random":
+        rng = np.random.default_rng(0)
+        return np.ones(n) / n, np.ones(n) / n, rng.integers(0, 100, (n, n)) / 100.0
 
     if kind == "1d":
         x = np.arange(n, dtype=np.float64)
@@ -86,7 +92,8 @@ def run() -> list[dict[str, Any]]:
     for n, reg, tol, kind in CASES:
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         out = subprocess.run([sys.executable, "-m", "bench.bench_sinkhorn_pot", str(n), str(reg), tol, kind], capture_output=True, text=True, env=env)
-        label = f"{'POT 1-D example' if kind == '1d' else 'ot.dist, uniform'} n = {n}, reg {reg:g}, tol {tol}"
+        name = {"1d": "POT 1-D example", "dist": "ot.dist, uniform", "random": "random k/100 (float64), uniform"}[kind]
+        label = f"{name} n = {n}, reg {reg:g}, tol {tol}"
         if out.returncode != 0:
             rows.append([label, "-", "-", f"failed: {out.stderr.strip().splitlines()[-1][:120] if out.stderr.strip() else out.returncode}", "-"])
             continue
@@ -104,7 +111,8 @@ def run() -> list[dict[str, Any]]:
             "rows": rows,
             "note": "The certified bound is on max |G - P*| for the returned float64 plan G (P* the exact entropic plan of the "
             "inputs' exact binary values). Paths: float-verified (the Hilbert bound), convexity (the strong-convexity bound "
-            "with a verified Cholesky), krawczyk (arb).",
+            "with a verified Cholesky), precise-convexity (that bound on the high-precision evaluation, the float64 cost's "
+            "kernel in fixed point), krawczyk (arb).",
         }
     ]
 
