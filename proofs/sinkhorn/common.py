@@ -21,14 +21,14 @@ from flint import arb, ctx, fmpq
 
 from attncert.constructions.pot import POT_NUMPY_ONLY, import_pot  # noqa: F401 (shared with the tests' conftest)
 from attncert.constructions.sinkhorn import SinkhornResult
-from attncert.constructions.sinkhorn.operator import PLAIN_ENTRIES
+from attncert.constructions.sinkhorn.operator import FLOAT_FLOOR, PLAIN_ENTRIES
 from attncert.constructions.sinkhorn.problem import figure
 from attncert.constructions.sinkhorn.wasserstein import W1Certificate
 from attncert.exact import Ball, Float, QQ
 from attncert.exact.errors import LimitExceeded, ParseError
 from attncert.exact.matrices import Rows, matrix_to_json
 from attncert.exact.numberfiles import FORMATS, read_matrix, read_vector
-from attncert.exact.roundoff import LARGEST
+from attncert.exact.roundoff import EXP_MAX, LARGEST
 from attncert.proofs.core import figures
 from attncert.proofs.checkers.reading import qmatrix, qvector
 from attncert.proofs.checkers.sinkhorn.claims import RECORDED_PLAN_ENTRIES
@@ -38,11 +38,17 @@ from attncert.proofs.core.registry import Param
 
 
 SEED = Param("seed", int, 0, "seed of the random rational data")
-#: Peak bytes per plan entry of a run on the shifted kernel (float-verified or high-precision): the float kernel,
-#: its index, the temporaries and the high-precision path's digit arrays (about 5 at 128 bits), rounded up.
-SHIFTED_BYTES_PER_ENTRY = 128
+#: Peak bytes per plan entry of a run on the shifted kernel (float-verified, high-precision or precise-convexity): the
+#: float kernel, its index, the temporaries and the high-precision paths' digit arrays (a float64 cost's: about 9 at
+#: 140 bits, 173 MiB in all at 1024 x 1024), rounded up.
+SHIFTED_BYTES_PER_ENTRY = 192
 #: Seconds per plan entry of such a run (1024 x 1024 at tol 1e-30: about 0.4 s, one BLAS thread), rounded up.
 SHIFTED_SECONDS_PER_ENTRY = 1e-6
+#: Seconds per plan entry of a precise-convexity run at Delta > 40 (a float64 cost's kernel in fixed point, the
+#: Cholesky, up to six evaluations: 4.2 s at 1024 x 1024, reg 0.01, on a loaded machine), rounded up.
+CONVEXITY_SECONDS_PER_ENTRY = 4e-6
+#: The shifted kernel's exponents are at most the cost's range over eps; float64 holds the kernel up to EXP_MAX.
+KERNEL_RANGE = fmpq(int(EXP_MAX))
 #: The most text pairs a universality family may have.
 MAX_FAMILY = 1024
 #: Seconds per network coupling of sinkhorn_universality beyond its Sinkhorn run (texts of up to 6 points, width
@@ -90,6 +96,7 @@ def convergence_cost(
     ref_iter: int = 2000,
     default_eps: str = "",
     recorded: tuple[Rows, int] | None = None,
+    tol: str = "1e-30",
     **_: Any,
 ) -> Cost:
     """One run per eps (or reg, POT's name for it), the hardest sets the precision, which grows with the cost's
@@ -120,9 +127,10 @@ def convergence_cost(
     origin = f"the file {os.path.basename(cost)}'s" if from_files else "recorded" if recorded is not None else "random"
     # an eps of many digits (1e-300 is 1/10^300) in three, marked as rounded
     shown = [str(e) if len(str(e)) <= 24 else f"~{figure(e)}" for e in eps_list]
-    problem = f"{n} x {cols} cost ({origin}), eps {', '.join(shown)}"
+    ranges = [spread / e for e in eps_list]
+    problem = f"{n} x {cols} cost ({origin}), eps {', '.join(shown)}; path: {run_paths(n * cols, ranges, bits, prec, tol)}"
     reference_budget(ref_iter, n, cols)
-    runs = _convergence_runs(n, cols, eps_list, bits, prec)
+    runs = _convergence_runs(n, cols, ranges, bits, prec)
     reference = len(eps_list) * ref_iter * n * cols * REFERENCE_SECONDS_PER_ENTRY if n * cols <= REFERENCE_ENTRIES else 0.0
     return replace(runs, seconds=runs.seconds + reference, document=document, problem=problem)
 
@@ -147,18 +155,41 @@ def recorded_problem(doc: dict[str, Any]) -> dict[str, Any]:
     return {"recorded": (C, sum(len(str(x)) + 3 for rows in (inputs["C"], masses) for row in rows for x in row))}
 
 
-def _convergence_runs(n: int, cols: int, eps_list: list[fmpq], bits: list[int], prec: int) -> Cost:
-    """The runs' time and memory: balls per entry up to PLAIN_ENTRIES, past it the shifted kernel's paths."""
+def run_paths(entries: int, ranges: list[fmpq], bits: list[int], prec: int, tol: str) -> str:
+    """The paths ``auto`` is expected to take at these runs (the cost's range over each eps, Krawczyk's bits), named in
+    one line: a plan of more than PLAIN_ENTRIES entries whose float kernel exists (range / eps <= EXP_MAX) takes the
+    shifted kernel's paths (float-verified or convexity above their float floor, else high-precision at Delta <= 40
+    on an integer cost, else precise-convexity); the arb paths otherwise. An expectation: a run that a path does not
+    certify goes on to the next."""
+    try:
+        floor = rational_list(tol)[0] >= FLOAT_FLOOR
+    except ParseError:  # the tolerance is read, and refused if bad, by the run itself
+        floor = False
+    names = []
+    for r, b in zip(ranges, bits):
+        if entries > PLAIN_ENTRIES and r <= KERNEL_RANGE:
+            name = "float-verified or convexity" if floor else "high-precision or precise-convexity" if b == prec else "precise-convexity"
+        else:
+            name = "float-verified or convexity, else arb" if floor and r <= KERNEL_RANGE else "arb (Hilbert)" if b == prec else "arb (Krawczyk)"
+        if name not in names:
+            names.append(name)
+    return "; ".join(names)
+
+
+def _convergence_runs(n: int, cols: int, ranges: list[fmpq], bits: list[int], prec: int) -> Cost:
+    """The runs' time and memory: balls per entry up to PLAIN_ENTRIES, past it the shifted kernel's paths where the
+    float kernel exists (range / eps <= EXP_MAX): Delta <= 40 (krawczyk_bits = prec) float-verified or high-precision,
+    beyond precise-convexity (its fixed-point kernel, about 4 us an entry); Krawczyk (balls) for the rest."""
     if n * cols <= PLAIN_ENTRIES:
-        return sinkhorn_cost(n, cols, len(eps_list), max(bits))
-    # Past PLAIN_ENTRIES, a run with Delta <= 40 (krawczyk_bits = prec) takes the shifted kernel's paths: no ball per entry.
-    slow = [b for b in bits if b != prec]
-    fast = sinkhorn_cost(n, cols, len(eps_list), prec)
-    fast = replace(fast, memory=SHIFTED_BYTES_PER_ENTRY * n * cols + (1 << 24), seconds=SHIFTED_SECONDS_PER_ENTRY * n * cols * (len(bits) - len(slow)))
+        return sinkhorn_cost(n, cols, len(bits), max(bits))
+    slow = [b for b, r in zip(bits, ranges) if r > KERNEL_RANGE]
+    fast = [b for b, r in zip(bits, ranges) if r <= KERNEL_RANGE]
+    seconds = n * cols * sum(SHIFTED_SECONDS_PER_ENTRY if b == prec else CONVEXITY_SECONDS_PER_ENTRY for b in fast)
+    shifted = replace(sinkhorn_cost(n, cols, len(bits), prec), memory=SHIFTED_BYTES_PER_ENTRY * n * cols + (1 << 24), seconds=seconds)
     if not slow:
-        return fast
+        return shifted
     krawczyk = sinkhorn_cost(n, cols, len(slow), max(slow))
-    return replace(krawczyk, evaluations=len(bits), memory=max(krawczyk.memory, fast.memory), seconds=krawczyk.seconds + fast.seconds)
+    return replace(krawczyk, evaluations=len(bits), memory=max(krawczyk.memory, shifted.memory), seconds=krawczyk.seconds + shifted.seconds)
 
 
 #: A sinkhorn_convergence run's fields besides its balls and witness (status, details, Delta, lambda), with its

@@ -142,3 +142,13 @@ def test_the_witness_under_another_methods_name(doc):
 def test_a_recipe_that_does_not_fit_the_cost(doc):
     other = "integers" if doc["outputs"]["runs"][0]["details"]["kernel"] == "floats" else "cooked"
     refused(forged(doc, lambda run: run["details"].update(kernel=other)), "numerators" if other == "integers" else "recipe")
+
+
+def test_the_estimate_names_the_path_and_does_not_refuse_a_run_precise_convexity_takes():
+    # before precise-convexity the model priced 1024 x 1024 at eps 1/100 as Krawczyk (balls): 32 GiB, refused
+    cost = CLAIM.cost(**{**CLAIM.defaults(), "n": 1024, "eps": "1/100"})
+    assert cost.problem.endswith("path: precise-convexity") and cost.memory < 2**30 and cost.precision == 128
+    beyond = CLAIM.cost(**{**CLAIM.defaults(), "n": 1024, "eps": "1/2000"})  # the kernel below e^-700: arb
+    assert beyond.problem.endswith("path: arb (Krawczyk)") and beyond.memory > 2**34
+    loose = CLAIM.cost(**{**CLAIM.defaults(), "n": 1024, "eps": "1/100", "tol": "1e-9"})
+    assert loose.problem.endswith("path: float-verified or convexity")
