@@ -182,7 +182,8 @@ def _prove(
         inputs,
         {
             "operator": "S_eps(C; a, b) = diag(u) exp(-C/eps) diag(v); Ball: Hilbert a-posteriori bound (Delta <= 40; in arb, "
-            "float-verified or high-precision for the shifted kernel) or Krawczyk on the dual",
+            "float-verified or high-precision for the shifted kernel), strong convexity of the dual (convexity, precise-convexity) "
+            "or Krawczyk on the dual",
             "size": {"iterations": iters, "n": len(a), "m": len(b)},
         },
         {"runs": runs},
