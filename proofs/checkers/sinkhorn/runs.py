@@ -47,7 +47,7 @@ EXTRA_BITS = 64
 def run_precision(run: dict[str, Any]) -> int:
     """A run's recorded working precision, within the precision limit in force (max_precision, docs/limits.md), as
     verify's estimate of the claim is: the theorems are re-checked at it plus EXTRA_BITS, so a certificate cannot
-    make verify work at more bits than the limit by recording them (a limit raised to prove is raised to verify)."""
+    make verify work at more bits than the limit by recording them (one proven under a raised limit is verified under it)."""
     prec = integer(obj(run, "details"), "prec", 2, CEILINGS["max_precision"])
     if prec > current_limits().max_precision:
         raise LimitExceeded(
