@@ -229,7 +229,7 @@ def evaluate(FK: FixedKernel, U: np.ndarray, L: int, a: Marginal, b: Marginal, d
     return Evaluation(U, L, V, v_scale, ratio, T, dT, fmpq(2) ** gt * v_scale, residual, bound, d_h)
 
 
-def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray) -> np.ndarray:
+def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, dense: int = DENSE_NEWTON) -> np.ndarray:
     """delta with (I - A B^T + 1 w^T) delta = -s, float64 (a Newton step for the row sums; float only).
 
     A, B the row- and column-normalised plan P = diag(u) K diag(v), w = P 1 / sum(P), as in
@@ -238,7 +238,7 @@ def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray) -> n
     Kv, KTu = K @ v, K.T @ u
     r, c = u * Kv, v * KTu
     w = r / r.sum()
-    if len(u) <= DENSE_NEWTON:
+    if len(u) <= dense:
         P = u[:, None] * K * v[None, :]
         J = np.eye(len(u)) - (P / r[:, None]) @ (P / c[None, :]).T + w[None, :]
         return np.linalg.solve(J, -s)
@@ -365,12 +365,13 @@ def precise(
     prec: int,
     bound_of: Callable[[Evaluation], arb] | None = None,
     kernel: FixedKernel | None = None,
+    dense: int = DENSE_NEWTON,
 ) -> PreciseRun:
     """Evaluations at ``prec`` bits from the float point u0 (> 0), with Newton steps, until the bound is <= tol.
 
     ``bound_of``: the bound of an evaluation in place of Hilbert's (another theorem on the same evaluation);
     ``kernel``: the kernel in fixed point (default: an integer cost's at prec - 8 bits, enough when prec counts
-    Delta's bits too)."""
+    Delta's bits too); ``dense``: Newton's system is solved densely up to this n (:func:`newton_step`)."""
     n, m = K.shape
     spread = math.log2(float(u0.max() / u0.min())) if n > 1 else 0.0
     bits = prec + int(spread) + 8  # u^'s fixed point: prec bits below its smallest entry
@@ -388,7 +389,7 @@ def precise(
         uf = np.ldexp(np.array([float(x) for x in U.tolist()]), -L)
         vf = np.array([float(x) for x in ev.V.tolist()])
         try:
-            step = newton_step(K.K, uf / uf.max(), vf / vf.max(), ev.residual)
+            step = newton_step(K.K, uf / uf.max(), vf / vf.max(), ev.residual, dense)
         except np.linalg.LinAlgError:
             step = -np.log1p(ev.residual)
         newton += 1

@@ -46,6 +46,10 @@ from attncert.exact.roundoff import exact
 
 #: Guard bits of the evaluation's precision (the estimate of mu, the evaluation's own roundings).
 GUARD = 24
+#: Newton's system is solved densely up to this n (an O(n^3) solve): at Delta / eps in the hundreds the iterative
+#: solve's fixed point contracts slowly, and its stopping test at 1e-15 left steps that gained about 1e-13 each (six
+#: evaluations at n = 512, reg 0.01, where the dense steps take three).
+DENSE_NEWTON = 1024
 
 
 @dataclass(frozen=True)
@@ -127,4 +131,4 @@ def precise_convexity(
     else:
         FK = fixed_kernel(K, -(-kernel_bits // KERNEL_BITS))
     x = run.balance[0]
-    return PreciseConvexityRun(run, precise(K, a, b, tol, x, bits, convexity_bound_of(run, a, bits), FK), "")
+    return PreciseConvexityRun(run, precise(K, a, b, tol, x, bits, convexity_bound_of(run, a, bits), FK, DENSE_NEWTON), "")
