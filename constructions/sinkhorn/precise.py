@@ -118,7 +118,7 @@ def float_fixed_kernel(C: np.ndarray, eps: fmpq, bits: int) -> FixedKernel:
     alpha = C.min(1)
     t1, e1 = two_sum(C, -alpha[:, None])
     t, e2 = two_sum(t1, -t1.min(0)[None, :])
-    S = -(-(bits + 16) // KERNEL_BITS) + 1
+    S = -(-(bits + 10) // KERNEL_BITS) + 1  # the integer digit, and 10 bits for fixed_exp's few hundred ulps
     try:
         fx = fixed_exp_neg(t, e1, e2, 1 / eps, S)
     except ValueError as e:
