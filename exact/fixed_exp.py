@@ -29,9 +29,7 @@ and its TwoSum errors) and a rational s > 0:
    checked), by Horner: p_D = 1/D!, p_k = 1/k! - y_lo p_{k+1} (coefficients truncated, each < ulp): every p_k in
    [0, 1], so each step adds at most 2 ulp + (S + 4) ulp to the error, which y_lo < 1 does not amplify:
    |p_0 - e^(-y_lo)| <= (D + 1)(S + 6) ulp + ulp (the remainder).
-5. K = T_1 T_2 ... T_F p_0 (F products; for many entries and F = 6, tables of byte pairs T_j T_{j+1}, formed once
-   by one product each, and then 3 products: the same count of table errors and of products, so the same bound).
-   With every factor in [0, g], g = e^(o s') (1 + 2^-20), the error of a
+5. K = T_1 T_2 ... T_F p_0 (F products). With every factor in [0, g], g = e^(o s') (1 + 2^-20), the error of a
    product of two approximations is at most g (sum of their errors) + (S + 4) ulp, so the total is
    g^(F+1) (2 F ulp + F (S + 4) ulp + (D + 1)(S + 6) ulp + ulp + Ylo), Ylo = 4 ulp s' + (S + 6) ulp from steps 1
    and 3 (|e^-a - e^-b| <= e^max(-a, -b, 0) |a - b|, and y_lo >= -4 ulp s': the slack 2^-20 in g covers it).
@@ -55,8 +53,6 @@ INV_BASE = 2.0**-WIDTH
 FIELD = 8
 #: y_lo must stay below 2^-LOW_BITS (then the Taylor polynomial has a small degree).
 LOW_BITS = 32
-#: From this many entries on, the byte tables are paired (6 fields: 3 table products an entry instead of 5).
-PAIRED = 1 << 18
 #: Entries per block (the digit arrays of a block stay in cache).
 CHUNK = 16384
 
@@ -195,8 +191,6 @@ def fixed_exp_neg(t: np.ndarray, e1: np.ndarray, e2: np.ndarray, s: fmpq, S: int
         g = (o * s_arb).exp() * (1 + arb(2) ** -20)
         if not g.upper() < arb(2):
             raise ValueError("the fixed-point exponential's offset is too large")
-    if t.size >= PAIRED and F % 2 == 0:  # tables of byte pairs: T_j[f] T_{j+1}[g] at index 256 f + g, one product each, once
-        tables = [normalise(multiply(np.repeat(a, 1 << FIELD, axis=1), np.tile(b, (1, 1 << FIELD)), S)) for a, b in zip(tables[::2], tables[1::2])]
     out = np.empty((S, t.size))
     flat = [x.reshape(-1) for x in (t, e1, e2)]
     for a in range(0, t.size, CHUNK):  # blocks that stay in cache: the digit arrays are S times the block
@@ -231,9 +225,7 @@ def _block(t: np.ndarray, e1: np.ndarray, e2: np.ndarray, o_exp: int, F: int, ta
     p = np.repeat(coeffs[-1][:, None], len(t), axis=1)
     for c in coeffs[-2::-1]:
         p = carry(c[:, None] - multiply(y_lo, p, S))
-    if len(tables) < F:  # paired tables (F is even then): the index of a pair is 256 f_j + f_{j+1}
-        byte = [(a << FIELD) + b for a, b in zip(byte[::2], byte[1::2])]
     K = np.take(tables[0], byte[0], axis=1)
-    for j in range(1, len(tables)):
+    for j in range(1, F):
         K = multiply(K, np.take(tables[j], byte[j], axis=1), S)
     return normalise(multiply(K, p, S))

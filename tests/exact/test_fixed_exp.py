@@ -11,7 +11,6 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attncert.exact import fixed_exp
 from attncert.exact.fixed_exp import WIDTH, digits_of, fixed_exp_neg, multiply, normalise, product_error
 from attncert.exact.roundoff import exact, two_sum
 
@@ -54,13 +53,11 @@ def uniform_points(n, m, seed, scale=1.0):
         (uniform_points(8, 8, 4, 200.0), 1.0, 8),  # costs up to 400
         (uniform_points(8, 8, 5, 1e-9), 1e-11, 8),  # tiny costs, tiny eps
         (np.array([[0.1, 0.2 + 1e-17, 0.3], [0.3, 0.1, 0.7], [1e-300, 5e-324, 0.5]]), 0.05, 7),  # cancelling, subnormal
-        (uniform_points(6, 7, 7), 8.0, 7),  # 1/eps' below 16: three byte tables (an odd count: never paired)
+        (uniform_points(6, 7, 7), 8.0, 7),  # 1/eps' below 16: three byte tables
         (uniform_points(5, 5, 8), 1e-5, 8),  # 1/eps' above 2^16: nine byte tables (most entries below one ulp)
     ],
 )
-@pytest.mark.parametrize("paired", [False, True])
-def test_every_entry_within_the_error_against_arb(C, reg, S, paired, monkeypatch):
-    monkeypatch.setattr(fixed_exp, "PAIRED", 1 if paired else 1 << 40)  # byte-pair tables (used from 2^18 entries)
+def test_every_entry_within_the_error_against_arb(C, reg, S):
     t, e1, e2 = shifted(C)
     s = 1 / exact(reg)
     r = fixed_exp_neg(t, e1, e2, s, S)
