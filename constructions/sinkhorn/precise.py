@@ -121,7 +121,7 @@ def float_fixed_kernel(C: np.ndarray, eps: fmpq, bits: int) -> FixedKernel:
     S = -(-(bits + 10) // KERNEL_BITS) + 1  # the integer digit, and 10 bits for fixed_exp's few hundred ulps
     try:
         fx = fixed_exp_neg(t, e1, e2, 1 / eps, S)
-    except ValueError as e:
+    except (ValueError, ArithmeticError) as e:  # beyond its fields or digits, or a table entry not resolved
         raise UnsupportedKernel(f"the kernel in fixed point: {e}") from None
     units = int((fx.error / fx.ulp).ceil())  # e' in ulps, an integer
     D = fx.digits

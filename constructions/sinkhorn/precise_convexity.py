@@ -46,6 +46,9 @@ from attncert.exact.roundoff import exact
 
 #: Guard bits of the evaluation's precision (the estimate of mu, the evaluation's own roundings).
 GUARD = 24
+#: The most bits of the kernel in fixed point (23 fractional digits of 24 bits; the witness's scalings spreading over
+#: hundreds of bits would take them beyond): a run needing more is not certified here.
+MAX_KERNEL_BITS = 552
 #: Newton's system is solved densely up to this n (an O(n^3) solve): at Delta / eps in the hundreds the iterative
 #: solve's fixed point contracts slowly, and its stopping test at 1e-15 left steps that gained about 1e-13 each (six
 #: evaluations at n = 512, reg 0.01, where the dense steps take three).
@@ -123,6 +126,8 @@ def precise_convexity(
     if run.convexity is None:
         return PreciseConvexityRun(run, None, run.reason)
     bits, kernel_bits = precision(run, tol, prec)
+    if kernel_bits > MAX_KERNEL_BITS:
+        return PreciseConvexityRun(run, None, f"the kernel would need {kernel_bits} bits in fixed point, over {MAX_KERNEL_BITS}")
     if K.mode == "floats":
         try:
             FK = float_fixed_kernel(cost.values, eps, kernel_bits)

@@ -30,6 +30,9 @@ from attncert.proofs.checkers.sinkhorn.convexity import certified_gap, convexity
 from attncert.proofs.checkers.sinkhorn.precise_hilbert import precise_evaluation
 from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclosure, Problem
 
+#: The most bits of the kernel in fixed point this check computes.
+MAX_KERNEL_BITS = 1024
+
 
 def precise_convexity_enclosure(
     p: Problem, u: list[fmpq], x: list[fmpq], y: list[fmpq], sigma: fmpq, prec: int, recipe: str, plan: bool = True
@@ -41,7 +44,10 @@ def precise_convexity_enclosure(
     spread = math.log2(float(max(x) / min(x))) + math.log2(float(yv.max() / yv.min()))
     if not math.isfinite(spread):
         raise HypothesisError("the witness's scalings span beyond float64's range")
-    ev = precise_evaluation(p, u, prec, prec + 16 + math.ceil(spread) + max(p.n, p.m).bit_length(), recipe)
+    kernel_bits = prec + 16 + math.ceil(spread) + max(p.n, p.m).bit_length()
+    if kernel_bits > MAX_KERNEL_BITS:  # the prover stops at 552 bits, this check asks 80 more: a bound on verify's work
+        raise HypothesisError(f"the witness's scalings would need the kernel to {kernel_bits} bits, over {MAX_KERNEL_BITS}")
+    ev = precise_evaluation(p, u, prec, kernel_bits, recipe)
     with ctx.workprec(prec):
         ru = min(ui / xi for ui, xi in zip(u, x))  # exact
         rv = min(((vj / (arb(exact(yj)) * arb(exact(wj)))).lower() for vj, yj, wj in zip(ev.v, gap.scale.tolist(), gap.v.tolist())), key=lambda t: t.mid())

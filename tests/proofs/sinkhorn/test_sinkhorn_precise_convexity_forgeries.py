@@ -154,3 +154,8 @@ def test_the_estimate_names_the_path_and_does_not_refuse_a_run_precise_convexity
     assert beyond.problem.endswith("path: arb (Krawczyk)") and beyond.memory > 2**34
     loose = CLAIM.cost(**{**CLAIM.defaults(), "n": 1024, "eps": "1/100", "tol": "1e-9"})
     assert loose.problem.endswith("path: float-verified or convexity")
+
+
+def test_a_recorded_precision_that_would_take_the_kernel_past_its_limit_is_refused(doc):
+    # the check works at the recorded precision plus 64 bits: 2,000 would put the kernel's fixed point past 1,024 bits
+    refused(forged(doc, lambda run: run["details"].update(prec=2000)), "over 1024")
