@@ -70,10 +70,11 @@ def carry(d: np.ndarray) -> np.ndarray:
     """Two parallel carry passes (every digit's excess moved one place up at once, twice): exact, in place, and
     afterwards d[1:] lies in (-33, 2^24 + 33) for |d| < 2^53 before ("loosely normalised": products of such digits
     stay below 2^48 (1 + 2^-18)); returns d."""
+    c, t = np.empty_like(d[1:]), np.empty_like(d[1:])  # in place: temporaries of S x N cost more than the arithmetic
     for _ in range(2):
-        c = np.floor(d[1:] * INV_BASE)
-        d[1:] -= c * BASE
-        d[:-1] += c
+        np.floor(np.multiply(d[1:], INV_BASE, out=c), out=c)
+        np.subtract(d[1:], np.multiply(c, BASE, out=t), out=d[1:])
+        np.add(d[:-1], c, out=d[:-1])
     return d
 
 
@@ -84,14 +85,14 @@ def product_error(S: int) -> fmpq:
 
 def multiply(a: np.ndarray, b: np.ndarray, S: int) -> np.ndarray:
     """a b to S digits (module docstring, "Products"), loosely normalised (:func:`carry`); a and b (loosely)
-    normalised, b may be one number (shape (S,) + ones)."""
-    shape = np.broadcast_shapes(a.shape[1:], b.shape[1:])
-    out = np.zeros((S + 1,) + shape)
-    tmp = np.empty(shape)
-    for i in range(min(len(a), S + 1)):
-        for j in range(min(len(b), S + 1 - i)):
-            np.multiply(a[i], b[j], out=tmp)
-            out[i + j] += tmp
+    normalised digits of blocks of entries (shape (S, N)), b also one number (shape (S, 1))."""
+    out = np.empty((S + 1,) + a.shape[1:])
+    for k in range(S + 1):  # c[k] = sum_{i+j=k} a[i] b[j], one call a digit (the sums are exact in any order)
+        lo, hi = max(0, k - len(b) + 1), min(k, len(a) - 1)
+        if b.shape[1:] == a.shape[1:]:
+            np.einsum("in,in->n", a[lo : hi + 1], b[k - hi : k - lo + 1][::-1], out=out[k])
+        else:
+            np.dot(b[k - hi : k - lo + 1, 0][::-1], a[lo : hi + 1], out=out[k])
     carry(out)
     return out[:S]
 
