@@ -6,7 +6,7 @@ sum_k d[k] 2^(-24 k) (d[0] the integer part). :func:`normalise` carries from the
 d[k] -= c 2^24, d[k-1] += c): every step is an operation on integers below 2^53, so exact, and afterwards
 d[1:] lies in [0, 2^24) (d[0] takes the sign). ulp = 2^(-24 (S - 1)).
 
-**Products** (:func:`multiply`): for loosely normalised a, b (:func:`carry`: digits d[1:] in (-33, 2^24 + 33)) with
+**Products** (:func:`multiply`): for loosely normalised a, b (:func:`carry`: digits |d[1:]| < 2^24 + 33) with
 |a[0]|, |b[0]| <= 2^24, the sums c[k] = sum_{i+j=k} a[i] b[j] for k <= S are sums of at most S + 1 products below
 2^48 (1 + 2^-18) (exact for S <= 24); the pairs with i + j > S are dropped (each term below 2^(48 - 24 (i + j))
 (1 + 2^-18), at most i + j + 1 of them per i + j: their total is below (S + 2)(1 + 2^-17) 2^(48 - 24 (S + 1)) =
@@ -68,8 +68,8 @@ def normalise(d: np.ndarray) -> np.ndarray:
 
 def carry(d: np.ndarray) -> np.ndarray:
     """Two parallel carry passes (every digit's excess moved one place up at once, twice): exact, in place, and
-    afterwards d[1:] lies in (-33, 2^24 + 33) for |d| < 2^53 before ("loosely normalised": products of such digits
-    stay below 2^48 (1 + 2^-18)); returns d."""
+    afterwards d[1:] lies in (-33, 2^24 + 33) for |d| < 2^53 before. "Loosely normalised" is |d[1:]| < 2^24 + 33
+    (so is a normalised number minus such a one): products of such digits stay below 2^48 (1 + 2^-18); returns d."""
     c, t = np.empty_like(d[1:]), np.empty_like(d[1:])  # in place: temporaries of S x N cost more than the arithmetic
     for _ in range(2):
         np.floor(np.multiply(d[1:], INV_BASE, out=c), out=c)
@@ -225,7 +225,7 @@ def _block(t: np.ndarray, e1: np.ndarray, e2: np.ndarray, o_exp: int, F: int, ta
     y_lo = multiply(Z, s_digits[:, None], S)
     p = np.repeat(coeffs[-1][:, None], len(t), axis=1)
     for c in coeffs[-2::-1]:
-        p = carry(c[:, None] - multiply(y_lo, p, S))
+        p = c[:, None] - multiply(y_lo, p, S)  # digits within (-2^24 - 33, 2^24 + 33): loosely normalised still
     K = np.take(tables[0], byte[0], axis=1)
     for j in range(1, F):
         K = multiply(K, np.take(tables[j], byte[j], axis=1), S)
