@@ -47,6 +47,9 @@ from attncert.proofs.checkers.reading import flag, integer, items, obj, whole
 SUFFIX = "_every_size"
 #: How many problems a check reports at most.
 SHOWN = 20
+#: The largest value a size is fixed to, by the claim or by a size case (every size is >= 1, so a case fixing one to 0
+#: or less is no case of the claim: the definition of the heads refuses h = 0, and a case h = 10^9 would name 2 10^9 blocks).
+MAX_SIZE = 1 << 20
 
 
 def check_every_size(doc: dict[str, Any]) -> list[str]:
@@ -73,7 +76,7 @@ class _Check:
             raise ParseError("construction.sizes.quantified must be a non-empty list of sizes")
         self.quantified = tuple(symbol_name(s, "a quantified size") for s in quantified)
         fixed = obj(sizes, "fixed")
-        self.fixed = {symbol_name(s, "a fixed size"): integer(fixed, s, 1, 1 << 20) for s in fixed}
+        self.fixed = {symbol_name(s, "a fixed size"): integer(fixed, s, 1, MAX_SIZE) for s in fixed}
         outputs = obj(doc, "outputs")
         raw_facts = outputs.get("facts")
         if not isinstance(raw_facts, list) or len(raw_facts) > MAX_FACTS:
@@ -190,8 +193,8 @@ class _Check:
             steps = []
             for s in path:
                 kind = next((x for x in s if x != "value"), None) if isinstance(s, dict) and len(s) == 2 and "value" in s else None
-                if kind not in ("fix", "differs") or not whole(s["value"]):
-                    raise ParseError(f"case {k}: a path step is {{fix or differs: size, value: integer}}")
+                if kind not in ("fix", "differs") or not whole(s["value"]) or not 1 <= s["value"] <= MAX_SIZE:
+                    raise ParseError(f"case {k}: a path step is {{fix or differs: size, value: an integer in [1, {MAX_SIZE}]}}")
                 steps.append((kind, symbol_name(s[kind], "a size"), s["value"]))
             out.append(tuple(steps))
         return out
