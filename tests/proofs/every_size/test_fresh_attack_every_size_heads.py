@@ -73,3 +73,92 @@ def test_a_case_at_a_size_the_claim_has_is_still_checked(heads):
     it is (the genuine case covers every size already, so the cases are no tree of splits), not as malformed."""
     problems = check_every_size(with_case(heads, "fix", "h", 2))
     assert any("split further" in p for p in problems), problems
+
+
+# -- tried and refused: the stacked layout, the recorded inv factors ----------------------------------------------
+
+
+def _layout(doc: dict[str, Any]) -> list[dict[str, str]]:
+    return doc["construction"]["layout"]["inputs"]
+
+
+LAYOUTS = {
+    "A one row more": lambda inputs: inputs[1].update(rows="h + 1"),
+    "A named A1": lambda inputs: inputs[1].update(name="A1"),
+    "A and V swapped": lambda inputs: inputs.__setitem__(slice(1, 3), [inputs[2], inputs[1]]),
+    "W_O one row more": lambda inputs: inputs[3].update(rows="h + 1"),
+    "the first heads named": lambda inputs: inputs.__setitem__(slice(1, 3), [{"name": "A1", "rows": "1", "cols": "1"}, {"name": "V1", "rows": "1", "cols": "1"}]),
+}
+
+
+@pytest.mark.parametrize("what", sorted(LAYOUTS))
+def test_a_stacked_layout_changed_is_not_the_claims(heads, what):
+    doc = copy.deepcopy(heads)
+    LAYOUTS[what](_layout(doc))
+    problems = check_every_size(seal(doc))
+    assert any("the layout's inputs" in p for p in problems), problems
+
+
+def _invs(obj: Any) -> list[dict[str, Any]]:
+    """Every {"inv": [form]} factor in a recorded value or reference, nested ones included."""
+    if isinstance(obj, dict):
+        return ([obj] if set(obj) == {"inv"} else []) + [x for v in obj.values() for x in _invs(v)]
+    return [x for v in obj for x in _invs(v)] if isinstance(obj, list) else []
+
+
+def _each_inv(edit: Any) -> Any:
+    """The same edit of every inv factor, in the value and the reference alike (so that the two stay equal)."""
+
+    def forge(doc: dict[str, Any]) -> None:
+        found = [f for r in doc["outputs"]["regions"] for what in ("value", "reference") for f in _invs(r.get(what) or {})]
+        assert found
+        for f in found:
+            edit(f)
+
+    return forge
+
+
+def _terms(f: dict[str, Any]) -> list[dict[str, Any]]:
+    return f["inv"][0]
+
+
+INV_EDITS = {
+    "made exp": _each_inv(lambda f: f.__setitem__("exp", f.pop("inv"))),
+    "made relu": _each_inv(lambda f: f.__setitem__("relu", f.pop("inv"))),
+    "of the zero form": _each_inv(lambda f: f.__setitem__("inv", [[]])),
+    "of twice its argument": _each_inv(lambda f: [t.update(coeff=["2", "1"]) for t in _terms(f)]),
+    "of its argument negated": _each_inv(lambda f: [t.update(coeff=["-1", "1"]) for t in _terms(f)]),
+    "of h - 1 times its argument": _each_inv(lambda f: [t.update(coeff=["h - 1", "1"]) for t in _terms(f)]),
+    "over one more key": _each_inv(lambda f: [t.update(sums=[[b, f"{B} + 1"] for b, B in t["sums"]]) for t in _terms(f)]),
+    "reading its own binder for the head's": _each_inv(lambda f: [_rename_reads(t, "z0_0", t["sums"][0][0]) for t in _terms(f)]),
+}
+
+
+def _rename_reads(obj: Any, old: str, new: str) -> None:
+    """Every read index ``old`` (the head's binder, free in the inv's argument) made ``new`` (the argument's own)."""
+    if isinstance(obj, dict):
+        if "read" in obj:
+            obj["read"] = [obj["read"][0]] + [new if x == old else x for x in obj["read"][1:]]
+        for v in obj.values():
+            _rename_reads(v, old, new)
+    elif isinstance(obj, list):
+        for v in obj:
+            _rename_reads(v, old, new)
+
+
+@pytest.mark.parametrize("what", sorted(INV_EDITS))
+def test_a_recorded_inv_factor_edited_in_value_and_reference_alike_is_not_the_checkers(heads, what):
+    doc = copy.deepcopy(heads)
+    INV_EDITS[what](doc)
+    problems = check_every_size(seal(doc))
+    assert any("is not the checker's" in p for p in problems), problems
+
+
+def test_an_inv_factor_dropped_from_value_and_reference_alike_is_not_the_checkers(heads):
+    doc = copy.deepcopy(heads)
+    for r in doc["outputs"]["regions"]:
+        for what in ("value", "reference"):
+            for term in (r.get(what) or {}).get("num", []):
+                term["factors"] = [f for f in term["factors"] if "inv" not in f]
+    problems = check_every_size(seal(doc))
+    assert any("is not the checker's" in p for p in problems), problems
