@@ -340,6 +340,12 @@ class Evaluator:
             raise Unsupported(f"node {v}: an integer of the position used as a real value")
         return self._real(Form.const(self.sizes, c))
 
+    def divisor(self, v: int, y: Real) -> None:
+        """A div's divisor y = a / b, shown nonzero: a positive or negative (:func:`.forms.positive`, with the tags'
+        hypothesis); b is nonzero as every denominator is."""
+        if not (positive(y.num, self.data_rows) or positive(-y.num, self.data_rows)):
+            raise Unsupported(f"node {v} (div): a division by {y.num.key()[:120]}, not shown nonzero at every size and input")
+
     # -- maps -----------------------------------------------------------------------------------------
     def _apply(self, v: int, fn: dict[str, Any], xs: list[Int | Real], pos: SizeExpr, ctx: Context) -> Int | Real:
         name, params = fn["name"], {k: _decode(p) for k, p in fn["params"].items()}
@@ -368,9 +374,7 @@ class Evaluator:
         if name in ("token_value", "token_tag") and isinstance(xs[0], Pair):
             return xs[0].x if name == "token_value" else xs[0].y
         if name == "div":  # the divisor shown nonzero where the division is made: its quotient may be dropped later (token_tag)
-            x, y = (self._as_real(v, z) for z in xs)
-            if not (positive(y.num, self.data_rows) or positive(-y.num, self.data_rows)):
-                raise Unsupported(f"node {v} (div): a division by {y.num.key()[:120]}, not shown nonzero at every size and input")
+            self.divisor(v, self._as_real(v, xs[1]))
         f = _REAL.get(name)
         if f is None:
             raise Unsupported(f"node {v}: the function {name!r} has no every-size semantics here")

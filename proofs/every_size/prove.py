@@ -30,7 +30,7 @@ from attncert.constructions.rasp.graph import graph_to_json
 from attncert.constructions.rasp.template import substitute_json
 from attncert.constructions.sizes.expr import SizeExpr, size
 from attncert.exact.errors import AttncertError
-from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported, divisor_not_nonzero
+from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported, _divide, divisor_not_nonzero
 from attncert.proofs.every_size.facts import Context, FactError, Prover, Rel
 from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive, reset_fresh, value_at
 from attncert.proofs.every_size.references import REFERENCES, Reference
@@ -94,7 +94,7 @@ class Region:
     """Where a value is compared: its kind, context, position and what was found."""
 
     case: str
-    kind: str  # "output" or "rest"
+    kind: str  # "output", "rest", or "div N": the divisor of the div node N at every position, shown nonzero
     context: Context
     position: SizeExpr
     value: Real | None = None
@@ -288,6 +288,7 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     padded = {b: (values[r], values[c], t) for b, (r, c, t) in (spec.padded or {}).items()}
     rows_of = None if spec.data_rows is None else (spec.data_rows[0], values[spec.data_rows[1]])
     ev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None, padded=padded, data_rows=rows_of)
+    dev = Evaluator(graph, blocks, N, sizes, prover, tagged=spec.data_rows is not None, padded=padded, data_rows=rows_of)  # the div regions
     for v, node in sorted(ev.nodes.items()):  # every div_const, evaluated or not
         bad = divisor_not_nonzero(node["params"]["fn"], sizes) if node["op"] in ("map", "sequence_map") and isinstance(node["params"].get("fn"), dict) else None
         if bad is not None:
@@ -314,9 +315,12 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
     todo = [_Todo("output", octx, ival * cols + jval, ival, jval)]
     empty = prover.valid(base, Rel("<=", N, rows * cols))
     case.rest_empty = None if empty is None else prover.index(empty)
+    t = SizeExpr.symbol("t")
     if empty is None and spec.entries is None:  # positions after the output block may exist
-        t = SizeExpr.symbol("t")
         todo.append(_Todo("rest", base.with_digit("t", N).assuming(Rel("<=", rows * cols, t)), t, None, None))
+    # the program computes every node at every position, read or not: each div node's divisor at every t < N, shown
+    # nonzero there (a quotient no query reads still divides)
+    todo += [_Todo(f"div {v}", base.with_digit("t", N), t, None, None) for v in division_nodes(ev.nodes)]
     while todo:
         item = todo.pop(0)
         if len(regions) + len(todo) >= MAX_REGIONS:
@@ -324,6 +328,17 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
         region = Region(case.text(), item.kind, item.ctx, item.pos, entry=None if item.i is None else (item.i, item.j), path=item.path)
         first = len(ev.steps)
         try:
+            if item.kind.startswith("div "):  # the divisor alone, shown nonzero: nothing to compare or record
+                dev._memo.clear()  # its own evaluation: every step it takes is recorded in it (another region's memo would hide them)
+                mark = len(dev.steps)
+                v = int(item.kind.split()[1])
+                if len(dev.args[v]) != 2:
+                    raise Unsupported(f"node {v}: a division that has not two arguments")
+                dev.divisor(v, dev._as_real(v, dev.value(dev.args[v][1], item.pos, item.ctx)))
+                region.steps = [st.to_json() for st in dev.steps[mark:]]
+                region.equal = True
+                regions.append(region)
+                continue
             region.value = ev.value(out, item.pos, item.ctx)
             if item.kind == "output":
                 region.reference = spec.reference(sizes, values, item.i, item.j, _decider(ev, item.ctx, item.pos))
@@ -375,7 +390,7 @@ class _Todo:
         """The region with the digit written R q + r: q a new digit, r one too, or, for a small constant R,
         each residue in its own region."""
         q = f"{digit}q"
-        old = dict(self.ctx.digits)[digit]
+        old = quotient_bound(digit, dict(self.ctx.digits)[digit], R, self.ctx.assumed, self.ctx.sizes)
         k = R.constant()
         if k is not None and k <= SMALL_RADIX:
             parts = [(R * SizeExpr.symbol(q) + e, ((q, old),), e) for e in range(k)]
@@ -388,6 +403,46 @@ class _Todo:
             step = {"refine": digit, "radix": R.text(), "residue": e}
             out.append(_Todo(self.kind, self.ctx.substitute(digit, by, new), self.pos.substitute(m), sub(self.i), sub(self.j), self.path + (step,)))
         return out
+
+
+def division_nodes(nodes: Mapping[int, dict[str, Any]]) -> list[int]:
+    """The nodes whose function is, or may be (a size case's branch, a composition), ``div``: a division by a value."""
+
+    def divides(fn: Any) -> bool:
+        if isinstance(fn, dict):
+            return fn.get("name") == "div" or any(divides(x) for x in fn.values())
+        return isinstance(fn, list) and any(divides(x) for x in fn)
+
+    return [v for v, n in sorted(nodes.items()) if n["op"] in ("map", "sequence_map") and divides(n["params"].get("fn"))]
+
+
+def quotient_bound(digit: str, bound: SizeExpr, R: SizeExpr, assumed: tuple[Rel, ...], sizes: tuple[str, ...]) -> SizeExpr:
+    """The bound of q where digit = R q + r (0 <= r < R, R >= 1): E / R for the first E that R divides exactly, of the
+    digit's bound and then, in their order, the relations assumed a digit < a E (a a monomial in the sizes with a
+    positive coefficient, so a >= 1, and E free of the digit: digit < E), since R q <= digit < R (E / R) gives
+    q < E / R; else the digit's bound (q <= digit). A tight bound keeps later facts linear in q: from t < c r, q < r,
+    where c q + c - 1 < c r from c q + r' < c r is a nonlinear cancellation z3 leaves unknown."""
+    tops = [bound]
+    for rel in assumed:
+        a = _exact(rel.lhs, SizeExpr.symbol(digit)) if rel.op == "<" and digit not in rel.rhs.symbols() else None
+        if a is not None and len(a.terms) == 1 and next(iter(a.terms.values())) >= 1 and a.symbols() <= set(sizes):
+            E = _exact(rel.rhs, a)
+            if E is not None:
+                tops.append(E)
+    for E in tops:
+        top = _exact(E, R)
+        if top is not None and top.terms:
+            return top
+    return bound
+
+
+def _exact(p: SizeExpr, R: SizeExpr) -> SizeExpr | None:
+    """q with p = q R exactly (R a positive monomial), or None."""
+    try:
+        q, rest = _divide(p, R)
+    except Unsupported:
+        return None
+    return None if rest.terms else q
 
 
 def _mod_digit(rel: Rel, ctx: Context) -> tuple[str, SizeExpr] | None:

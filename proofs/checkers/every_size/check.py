@@ -242,6 +242,10 @@ class _Check:
                 roots["rest"] = rest_root(base, rows, cols, N)
         else:  # the entries i < r, j < c of the output block, entry (i, j) at i cols + j; nothing said of the rest
             roots = {"output": output_root(base, symbols[self.d.entries[0]], symbols[self.d.entries[1]], cols)}
+        # the program computes every node at every position, read or not: each div node's divisor at every t < N,
+        # shown nonzero there (Evaluator.divisor), so a quotient no query reads is examined too
+        for v in division_nodes(self.graph.nodes):
+            roots[f"div {v}"] = Place(base.with_digit("t", N), Poly.symbol("t"), None)
         K = Coefficients(sizes)
         for v, node in sorted(self.graph.nodes.items()):  # every div_const, evaluated or not: the program runs each node everywhere
             fn = node["params"].get("fn") if node["op"] in ("map", "sequence_map") else None
@@ -257,8 +261,9 @@ class _Check:
                     raise ParseError(f"region {k}'s path must be a list")
                 paths.append(tuple(read_region_step(s) for s in p))
             self.problems += complete_tree(paths, region_branches(sizes), f"case {c} {kind} region")
+            node = int(kind.split()[1]) if kind.startswith("div ") else None
             for (k, r), p in zip(mine, paths):
-                evaluate.region(k, r, root, p)
+                evaluate.region(k, r, root, p, node)
         strays = [k for k, r in regions if r.get("kind") not in roots]
         if strays:
             self.problems.append(f"regions {strays[:10]} of case {c} are of no kind the case has")
@@ -289,13 +294,15 @@ class _Regions:
         self.data_rows = None if rows is None else (rows[0], symbols[rows[1]])
         self.names = frozenset(b.name for b in blocks) | (frozenset(f"tag({b.name})" for b in blocks) if rows else frozenset())
 
-    def region(self, k: int, r: dict[str, Any], root: Place, path: tuple) -> None:
+    def region(self, k: int, r: dict[str, Any], root: Place, path: tuple, node: int | None) -> None:
+        """Region k followed from its root, evaluated and compared: the output's value, or (``node`` a div node's id)
+        that node's divisor, shown nonzero."""
         try:
-            self._region(k, r, root, path)
+            self._region(k, r, root, path, node)
         except (Refusal, FormError) as e:
             self.c.problems.append(f"region {k}: {str(e)[:300]}")
 
-    def _region(self, k: int, r: dict[str, Any], root: Place, path: tuple) -> None:
+    def _region(self, k: int, r: dict[str, Any], root: Place, path: tuple, node: int | None) -> None:
         place = root
         for step in path:
             place = follow(place, step)
@@ -306,6 +313,15 @@ class _Regions:
             raise Refusal("its digits, relations, position or entry are not what its path gives")
         steps = read_steps(r.get("steps"), self.c.facts, self.c.prove_fact, f"region {k}")
         ev = Evaluator(self.c.graph, self.blocks, self.N, self.sub, self.K, steps, tagged=self.data_rows is not None, data_rows=self.data_rows)
+        if node is not None:  # a div node's region: its divisor (second argument) shown nonzero, nothing compared
+            if r.get("value") is not None or r.get("reference") is not None:
+                raise Refusal("a div node's region records a value or a reference")
+            args = self.c.graph.args[node]
+            if len(args) != 2:
+                raise Refusal(f"the div node {node} has not two arguments")
+            ev.divisor(ev.as_real(node, ev.value(args[1], place.pos, ctx)), node)
+            self.finish(steps)
+            return
         value = ev.value(self.c.graph.output, place.pos, ctx)
         if not isinstance(value, Real):
             raise Refusal("the output is not a real value")
@@ -315,6 +331,10 @@ class _Regions:
             reference = self.c.d.entry(self.K, self.symbols, i, j, lambda rel: steps.decide(-1, place.pos, ctx, "reference", rel))
         value, reference = self.pins(steps, place, value, reference)
         self.compare(r, value, reference)
+        self.finish(steps)
+
+    def finish(self, steps: Steps) -> None:
+        """Every recorded step taken, and the facts cited counted."""
         untaken = steps.untaken()
         if untaken:
             raise Refusal(f"it records steps the checker did not take: {untaken[0]}")
@@ -358,6 +378,17 @@ class _Regions:
         same = value.den.same(reference.den)
         if (value.num - reference.num if same else value.num * reference.den - value.den * reference.num).terms:
             raise Refusal("the value and the reference differ as forms")
+
+
+def division_nodes(nodes: dict[int, dict[str, Any]]) -> list[int]:
+    """The map and sequence-map nodes whose recorded function is, or holds (a size case's branch, a composition), ``div``."""
+
+    def divides(x: Any) -> bool:
+        if isinstance(x, dict):
+            return x.get("name") == "div" or any(divides(y) for y in x.values())
+        return isinstance(x, list) and any(divides(y) for y in x)
+
+    return [v for v, n in sorted(nodes.items()) if n.get("op") in ("map", "sequence_map") and divides(n.get("params"))]
 
 
 def _divisor_not_nonzero(fn: dict[str, Any], sub: dict[str, Poly], K: Coefficients) -> str | None:

@@ -11,10 +11,12 @@ is reached from its kind's whole region by a path of
 
 * ``{"assume": rel}``: the region where rel holds; the tree must branch into rel and its negation;
 * ``{"refine": d, "radix": R, "residue": e}``: the digit d (0 <= d < B) written R dq + e with a new
-  digit dq (0 <= dq < B) for each e = 0, ..., R - 1 (R a constant >= 1), or, with residue null,
-  R dq + dr with new digits dq < B and dr < R (R >= 1 at every size); the relations assumed are
-  rewritten and 0 <= (the new form) < B assumed. Every d in [0, B) is R (d // R) + d mod R with
-  d // R < B, so the branches cover the region.
+  digit dq (0 <= dq < B') for each e = 0, ..., R - 1 (R a constant >= 1), or, with residue null,
+  R dq + dr with new digits dq < B' and dr < R (R >= 1 at every size); the relations assumed are
+  rewritten and 0 <= (the new form) < B assumed. B' is E / R for the first E that R divides exactly, of B
+  and the relations a d < a E assumed (a >= 1 a monomial in the sizes), else B (:func:`quotient_bound`). Every d in [0, B) is
+  R (d // R) + d mod R with d // R <= d < B, and d // R < E / R where d < E = R (E / R), so the
+  branches cover the region.
 
 Following a path from the root gives the region's context (digits and relations, in the record's
 order), its position and its output entry (:func:`follow`); the recorded ones must be these.
@@ -81,13 +83,33 @@ def follow(place: Place, step: tuple) -> Place:
     q, r = f"{d}q", f"{d}r"
     if q in place.ctx.names() or r in place.ctx.names():
         raise Refusal(f"refining {d} names {q} or {r}, already names of the region")
+    top = quotient_bound(d, digits[d], R, place.ctx.assumed, place.ctx.sizes)
     if e is None:
-        by, new = R * Poly.symbol(q) + Poly.symbol(r), ((q, digits[d]), (r, R))
+        by, new = R * Poly.symbol(q) + Poly.symbol(r), ((q, top), (r, R))
     else:
-        by, new = R * Poly.symbol(q) + Poly.const(e), ((q, digits[d]),)
+        by, new = R * Poly.symbol(q) + Poly.const(e), ((q, top),)
     m = {d: by}
     entry = None if place.entry is None else (place.entry[0].substitute(m), place.entry[1].substitute(m))
     return Place(place.ctx.substitute(d, by, new), place.pos.substitute(m), entry)
+
+
+def quotient_bound(d: str, bound: Poly, R: Poly, assumed: tuple[Rel, ...], sizes: tuple[str, ...]) -> Poly:
+    """The bound of the quotient digit of d = R dq + (remainder in [0, R)), R >= 1 (the branches require it): E / R for
+    the first E that R divides exactly, of d's bound and then, in their order, the relations assumed a d < a E with a
+    a monomial in the sizes of coefficient >= 1 (so a >= 1: d < E) and E free of d, since R dq <= d < R (E / R); d's
+    bound itself (dq <= d) where none is."""
+    tops = [bound]
+    for rel in assumed:
+        a = rel.lhs.divided(Poly.symbol(d)) if rel.op == "<" and d not in rel.rhs.symbols() else None
+        if a is not None and len(a.terms) == 1 and next(iter(a.terms.values())) >= 1 and a.symbols() <= set(sizes):
+            E = rel.rhs.divided(a)
+            if E is not None:
+                tops.append(E)
+    for E in tops:
+        top = E.divided(R)
+        if top is not None and top.terms:
+            return top
+    return bound
 
 
 def complete_tree(paths: list[tuple], branches: Callable[[list[Hashable]], str | None], what: str) -> list[str]:

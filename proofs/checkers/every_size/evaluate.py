@@ -380,9 +380,14 @@ class Evaluator:
         every denominator is: a product of divisors each checked here, coefficients and positive forms). Not left to
         the final denominator alone: a quotient's denominator may be dropped on the way (``token_tag`` of a plain
         number is 1, of a pair its tag), and the construction would still have divided by 0."""
+        self.divisor(y, v)
+        return quotient(x.num * y.den, x.den * y.num)
+
+    def divisor(self, y: Real, v: int) -> None:
+        """Refusal unless the divisor y = a / b of node v is shown nonzero: a positive or negative (b is nonzero, as
+        every denominator is)."""
         if not (positive(y.num, self.data_rows) or positive(-y.num, self.data_rows)):
             raise Refusal(f"node {v}: div by a value not shown nonzero at every size and input")
-        return quotient(x.num * y.den, x.den * y.num)
 
     def nonzero(self, c: Any, v: int) -> Any:
         """c, a divisor: nonzero at every size >= 1 (positive or negative there)."""

@@ -19,8 +19,8 @@ every position). A certificate with
 the heads h quantified made the checker raise a bare Refusal (a traceback from ``attncert verify``), and
 ``prove multihead_every_size --every h,...`` a TypeError: every h is proven now, and a relabelled record is one line.
 
-Left open (xfail, strict): a ``div`` at positions the output never reads (values of a head no query selects) is not
-evaluated by the checker, but the RASP program computes it at every position.
+Also fixed: a ``div`` at positions the output never reads (values of a head no query selects) was not evaluated by
+the checker, but the RASP program computes it at every position; each div node now has regions of its own.
 """
 
 from __future__ import annotations
@@ -131,11 +131,14 @@ def relu_plus_unread_quotient(n: Any) -> Construction:
     return Construction("relu", rasp.numerical(rasp.SequenceMap(rasp.fn("add"), x, unread)), Layout((("x", 1, n),), (1, n), n))
 
 
-@pytest.mark.xfail(strict=True, reason="hole left open: the checker evaluates each node only at the positions the output reads, but the RASP program computes every node at every position, so a div whose values no query selects is never required to divide by a nonzero value: x / x at x = 0 makes the run fail, and the certificate checks clean. Closing it needs every div evaluated at a generic position of every case (steps the prover does not record today); a div_const is examined wherever it is, since its divisor is a size")
 def test_a_division_no_query_reads_is_still_made():
+    """Fixed here (the checker said OK, attncert's own prover proved it): every div node is evaluated at every
+    position t < N, in regions of its own ("div N"), its divisor shown nonzero there, read or not."""
     with pytest.raises(Exception, match="division by an exact zero"):
         run(relu_plus_unread_quotient(2), [0, 1])
-    refused(check_every_size(forge("relu", relu_plus_unread_quotient, "n")), "div")  # attncert's own prover proves it
+    with pytest.raises(ParseError, match="div 5 region.*not shown nonzero.*the claim is FALSE"):  # the prover, its counterexample run
+        forge("relu", relu_plus_unread_quotient, "n")
+    refused(check_every_size(forge("relu", relu_plus_unread_quotient, "n", any_divisor=True)), "div by a value not shown nonzero")
 
 
 def relu_plus_unread_div_const(n: Any) -> Construction:
