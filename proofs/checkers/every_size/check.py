@@ -37,6 +37,7 @@ from attncert.proofs.checkers.every_size import smtlib
 from attncert.proofs.checkers.every_size.context import Context
 from attncert.proofs.checkers.every_size.coverage import Place, case_branches, complete_tree, follow, output_root, read_region_step, region_branches, rest_root
 from attncert.proofs.checkers.every_size.evaluate import Block, Evaluator, Real
+from attncert.proofs.checkers.every_size.examined import unexamined
 from attncert.proofs.checkers.every_size.forms import Coefficients, FormError, positive, positive_coefficient, read_form
 from attncert.proofs.checkers.every_size.graph import Graph, decode, function, read_graph
 from attncert.proofs.checkers.every_size.record import MAX_FACTS, MAX_REGIONS, Fact, Refusal, Steps, read_fact, read_steps
@@ -90,6 +91,7 @@ class _Check:
 
     def run(self) -> list[str]:
         self.statement()
+        self.problems += unexamined(self.graph)  # every node is examined: the program computes each at every position
         self.scripts_match = self.read_scripts()
         self.proven: dict[int, bool] = {}
         self.solver_refused = False
