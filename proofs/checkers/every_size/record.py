@@ -121,7 +121,8 @@ class Steps:
         self.taken.add(step.key)
 
     def untaken(self) -> list[str]:
-        return [f"{s.key[3]} at node {s.key[0]}, position {s.key[1]}: {s.decision[:120]}" for ss in self.table.values() for s in ss if s.key not in self.taken]
+        """The recorded steps not taken, each as its kind, node, position and decision."""
+        return [f"{s.where[3]} at node {s.where[0]}, position {s.where[1]}: {s.decision[:120]}" for ss in self.table.values() for s in ss if s.key not in self.taken]
 
 
 def read_steps(raw: Any, facts: list[Fact], proven: Callable[[int], bool], where: str) -> Steps:

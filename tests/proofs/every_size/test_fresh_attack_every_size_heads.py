@@ -272,3 +272,24 @@ def test_forms_with_one_key_have_one_value(a, b, h, n, i, j):
     if a[0].key == b[0].key:
         assert _agree(_value(a[0], env), _value(b[0], env))
     assert (a[0] - a[0]).key == "0" and _agree(_value(a[0] * b[0], env), a[1](env) * b[1](env))
+
+
+# -- found by deleting, duplicating, swapping and reversing the record's lists ----------------------------------------
+
+
+def test_a_recorded_step_the_checker_does_not_take_is_a_problem_not_a_traceback(heads, tmp_path, capsys):
+    """Was an IndexError (Steps.untaken read the kind from the step's key, which has three parts, not four), whenever
+    a region held a step the checker never took: here the first step again with its facts in the other order (a step
+    that is not the one taken), as a list reversed inside the record gave it."""
+    doc = copy.deepcopy(heads)
+    steps = doc["outputs"]["regions"][0]["steps"]
+    step = next(s for s in steps if len(s["facts"]) == 2)
+    steps.append(dict(step, facts=step["facts"][::-1]))
+    problems = check_every_size(seal(doc))
+    assert any("records steps the checker did not take" in p and step["kind"] in p and f"node {step['node']}" in p for p in problems), problems
+    path = tmp_path / "untaken.json"
+    path.write_bytes(canonical_json(seal(doc)))
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 3
+    out = capsys.readouterr()
+    assert out.out.startswith("REJECTED") and len(out.out.strip().splitlines()) == 1 and "Traceback" not in out.err, out
