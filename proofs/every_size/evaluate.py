@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable
 
 from flint import fmpq
 
@@ -145,6 +145,9 @@ class Evaluator:
         self.inputs_end, self.N, self.sizes, self.prover = off, length, sizes, prover
         self.steps: list[Step] = []
         self._memo: dict[tuple[int, str, str], Any] = {}
+        #: the nodes evaluated, and the selects and keys an aggregate read: in each case every node must be (the
+        #: program computes each at every position; a node no region evaluates is never examined)
+        self.examined: set[int] = set()
 
     # -- recording --------------------------------------------------------------------------------
     def decide_step(self, node: int, pos: SizeExpr, ctx: Context, kind: str, rel: Rel) -> bool:
@@ -163,6 +166,7 @@ class Evaluator:
     # -- evaluation -------------------------------------------------------------------------------
     def value(self, node: int, pos: SizeExpr, ctx: Context) -> Int | Real:
         key = (node, pos.text(), ctx.text())
+        self.examined.add(node)
         if key not in self._memo:
             self._memo[key] = self._value(node, pos, ctx)
         return self._memo[key]
@@ -244,6 +248,7 @@ class Evaluator:
         if s["op"] != "select" or s["params"].get("predicate") != "EQ":
             raise Unsupported(f"node {v}: only Select(K, Q, EQ) is covered")
         K, Q = self.args[sel]
+        self.examined |= {sel, K, *self.args[K]}  # the keys are read from their parameters: the positions, or s // R of them
         default = self._real(_const_form(self.sizes, _decode(self.nodes[v]["params"].get("default"))))
         q = self.value(Q, pos, ctx)
         if not isinstance(q, Int):
@@ -472,47 +477,6 @@ def _decode(obj: Any) -> Any:
     if isinstance(obj, dict) and set(obj) == {"fn"}:
         return obj["fn"]
     raise ParseError(f"a template parameter {str(obj)[:60]} has no every-size meaning")
-
-
-#: The ops this evaluator reads (a select only as an aggregate's selector), and the functions it has semantics for
-#: besides :data:`_REAL` (of all of them only div and div_const divide).
-_OPS = frozenset({"tokens", "indices", "map", "sequence_map", "aggregate", "select"})
-_OTHER = frozenset({"radix_affine", "pack", "maxmin_pick", "compose", "size_case1", "size_case2"})
-
-
-def unexamined(nodes: Mapping[int, dict[str, Any]], args: Mapping[int, list[int]], output: int) -> str | None:
-    """Why a node of the template would be examined by no region, or None: the program computes every node at every
-    position, read or not, and the regions evaluate only the output and each div's divisor (every div_const is
-    checked apart). So every node must be read by the output, of an op read here (a select with EQ), and name only
-    functions this evaluator has semantics for (through compose and both branches of a size case): a node computing
-    rdiv_const, mod or mod_const by 0 that no region reaches would divide by zero unseen."""
-    read, stack = {output}, [output]
-    while stack:
-        for u in args[stack.pop()]:
-            if u not in read:
-                read.add(u)
-                stack.append(u)
-    for v, n in sorted(nodes.items()):
-        if v not in read:
-            return f"node {v} ({n['op']}) is not read by the output"
-        if n["op"] not in _OPS or (n["op"] == "select" and n["params"].get("predicate") != "EQ"):
-            return f"node {v}: the op {n['op']} has no every-size semantics here"
-        bad = next((f for f in _function_names(n["params"]) if f not in _REAL and f not in _OTHER), None)
-        if bad is not None:
-            return f"node {v}: the function {bad!r} has no every-size semantics here"
-    return None
-
-
-def _function_names(x: Any) -> Iterator[Any]:
-    """The name of every function in a node's parameters (each value of a key ``fn``, at any depth)."""
-    if isinstance(x, dict):
-        for k, y in x.items():
-            if k == "fn":
-                yield y.get("name") if isinstance(y, dict) else y
-            yield from _function_names(y)
-    elif isinstance(x, list):
-        for y in x:
-            yield from _function_names(y)
 
 
 def divisor_not_nonzero(fn: dict[str, Any], sizes: Sizes) -> str | None:

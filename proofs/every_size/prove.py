@@ -30,7 +30,7 @@ from attncert.constructions.rasp.graph import graph_to_json
 from attncert.constructions.rasp.template import substitute_json
 from attncert.constructions.sizes.expr import SizeExpr, size
 from attncert.exact.errors import AttncertError
-from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported, _divide, divisor_not_nonzero, unexamined
+from attncert.proofs.every_size.evaluate import ONE, Evaluator, Real, Refine, Split, Unsupported, _divide, divisor_not_nonzero
 from attncert.proofs.every_size.facts import Context, FactError, Prover, Rel
 from attncert.proofs.every_size.forms import Form, FormError, Sizes, positive, reset_fresh, value_at
 from attncert.proofs.every_size.references import REFERENCES, Reference
@@ -293,9 +293,6 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
         bad = divisor_not_nonzero(node["params"]["fn"], sizes) if node["op"] in ("map", "sequence_map") and isinstance(node["params"].get("fn"), dict) else None
         if bad is not None:
             raise NoProof(f"{spec.name}: node {v} (div_const, computed at every position, read or not): {bad}")
-    why = unexamined(ev.nodes, ev.args, graph["outputs"]["output"])
-    if why is not None:  # a node no region would examine, while the program computes it at every position
-        raise NoProof(f"{spec.name}: {why}; the program computes it at every position, and no region would examine it")
     at_most = tuple(Rel("<=", values[a], values[b]) for a, b in spec.at_most)
     base = Context(tuple(sorted(symbols)), (), at_most + case.assumed)
     # every position the regions evaluate is in the sequence: the output block and the inputs fit in N
@@ -368,6 +365,9 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
         region.steps = [st.to_json() for st in ev.steps[first:]] + region.steps
         _compare(region, rows_of)
         regions.append(region)
+    missing = sorted(set(ev.nodes) - ev.examined - dev.examined)
+    if missing and all(r.equal and r.problem is None for r in regions):  # the program computes every node at every position, read or not
+        raise NoProof(f"{spec.name}: no region evaluates the nodes {missing[:10]} ({case.text()}), which the program computes at every position")
     return regions
 
 

@@ -91,7 +91,6 @@ class _Check:
 
     def run(self) -> list[str]:
         self.statement()
-        self.problems += unexamined(self.graph)  # every node is examined: the program computes each at every position
         self.scripts_match = self.read_scripts()
         self.proven: dict[int, bool] = {}
         self.solver_refused = False
@@ -266,6 +265,7 @@ class _Check:
             node = int(kind.split()[1]) if kind.startswith("div ") else None
             for (k, r), p in zip(mine, paths):
                 evaluate.region(k, r, root, p, node)
+        self.problems += unexamined(self.graph, evaluate.examined, c)
         strays = [k for k, r in regions if r.get("kind") not in roots]
         if strays:
             self.problems.append(f"regions {strays[:10]} of case {c} are of no kind the case has")
@@ -295,6 +295,8 @@ class _Regions:
         rows = check.d.data_rows
         self.data_rows = None if rows is None else (rows[0], symbols[rows[1]])
         self.names = frozenset(b.name for b in blocks) | (frozenset(f"tag({b.name})" for b in blocks) if rows else frozenset())
+        #: the nodes the case's regions examined (each region's, once it checks)
+        self.examined: set[int] = set()
 
     def region(self, k: int, r: dict[str, Any], root: Place, path: tuple, node: int | None) -> None:
         """Region k followed from its root, evaluated and compared: the output's value, or (``node`` a div node's id)
@@ -323,6 +325,7 @@ class _Regions:
                 raise Refusal(f"the div node {node} has not two arguments")
             ev.divisor(ev.as_real(node, ev.value(args[1], place.pos, ctx)), node)
             self.finish(steps)
+            self.examined |= ev.examined
             return
         value = ev.value(self.c.graph.output, place.pos, ctx)
         if not isinstance(value, Real):
@@ -334,6 +337,7 @@ class _Regions:
         value, reference = self.pins(steps, place, value, reference)
         self.compare(r, value, reference)
         self.finish(steps)
+        self.examined |= ev.examined
 
     def finish(self, steps: Steps) -> None:
         """Every recorded step taken, and the facts cited counted."""

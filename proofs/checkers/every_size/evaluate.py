@@ -94,9 +94,12 @@ class Evaluator:
         self.tagged = tagged or any(b.valid is not None for b in blocks)
         self.end = blocks[-1].offset + blocks[-1].rows * blocks[-1].cols if blocks else ZERO
         self._memo: dict[tuple[int, str, str], Any] = {}
+        #: the nodes evaluated, and the selects and keys an aggregate read (:mod:`.examined`)
+        self.examined: set[int] = set()
 
     def value(self, v: int, pos: Poly, ctx: Context) -> Any:
         key = (v, pos.text(), ctx.text)
+        self.examined.add(v)
         if key not in self._memo:
             self._memo[key] = self._value(v, pos, ctx)
         return self._memo[key]
@@ -194,6 +197,7 @@ class Evaluator:
         if s["op"] != "select" or s["params"].get("predicate") != "EQ" or len(self.g.args[sel]) != 2:
             raise Refusal(f"node {v}: only Select(keys, queries, EQ) is covered")
         keys, queries = self.g.args[sel]
+        self.examined |= {sel, keys}
         default = decode(node["params"].get("default"), self.fixed)
         if default is None:
             raise Refusal(f"node {v}: an aggregate without a default")
@@ -232,6 +236,7 @@ class Evaluator:
         fn = function(k["params"].get("fn")) if k["op"] == "map" else None
         if fn is None or fn["name"] != "radix_affine" or len(kargs) != 1 or self.g.nodes[kargs[0]]["op"] != "indices":
             raise Refusal(f"node {v}: its keys are neither the positions nor a group s // R")
+        self.examined.add(kargs[0])
         p = _params(fn, ("radices", "coeffs", "const", "bound", "other"), self.fixed)
         radices, coeffs = p["radices"], p["coeffs"]
         if not isinstance(radices, tuple) or len(radices) != 2 or coeffs != (ONE, ZERO) or p["const"] != ZERO:

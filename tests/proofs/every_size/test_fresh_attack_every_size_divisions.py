@@ -1,14 +1,14 @@
 """A fresh hostile audit of the every-size checker's division rules (commit a4cb84a): ``div N`` regions, the refined
 digit's ``quotient_bound`` and cvc5's first try from the ``_lean`` hypotheses (docs/every-size.md).
 
-Found and fixed here: the checker examined only the nodes its regions evaluate (the output, each div's divisor) and
-every div_const, while the RASP program computes every node at every position. A node no region reaches dividing by
-zero (``rdiv_const`` 1 / x, ``mod_const`` by 0, ``mod`` by a zero sequence: functions the checker has no semantics
-for, never asked about because never evaluated) left the output right and the claim checked OK, though the program
-raises at every size. Two shapes: a node the output does not read at all, and one the output reads only through a
-gather whose query is -1 everywhere (attncert's own prover proved that template; the checker said OK). Now every
-node must be read by the output and use only ops and functions the evaluator has semantics for
-(``proofs/checkers/every_size/examined.py``; the prover refuses the same, ``proofs/every_size/evaluate.unexamined``).
+Found and fixed here: the checker examined only the nodes its regions evaluate (the output's ancestors at the positions
+read, each div's divisor at every position) and every div_const, while the RASP program computes every node at every
+position. A node no region evaluates left the output right and the claim checked OK though the program raises at
+every size: a node no other reads computing ``rdiv_const`` (1 / x), ``mod_const`` by 0 or ``mod`` by a zero sequence,
+and the values of a gather whose query is -1 everywhere (no key: its default) computing 1 / 0, ``radix_affine`` of a
+real token or ``maxmin_pick`` of a number (attncert's own prover proved those templates; the checker said OK). Now
+in each case every node must be evaluated by some region (a select and its keys where an aggregate reads them):
+``proofs/checkers/every_size/examined.py``, and the prover refuses the same (``proofs/every_size/prove.py``).
 
 Tried and refused without a change (each asserted below): the div region dropped, relabelled (``div 6``, ``rest``,
 ``div 07``), duplicated, recording a value, its refinement dropped with its steps kept, its steps emptied; the div
@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from flint import fmpq
@@ -36,6 +36,7 @@ from attncert.exact.domains.ee import EE
 from attncert.proofs.checkers.every_size import check as checker
 from attncert.proofs.checkers.every_size import check_every_size
 from attncert.proofs.every_size import claims
+from attncert.proofs.every_size import evaluate as prover_evaluate
 from attncert.proofs.every_size import prove as prover
 from attncert.proofs.every_size.claims import EverySizeClaim
 
@@ -56,22 +57,28 @@ def _edge(source: int, target: int, arg: int) -> dict[str, int]:
     return {"arg": arg, "source": source, "target": target}
 
 
-def _zero_over(g: dict[str, Any], k: int, fn: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, int]], int]:
-    """Nodes k (x - x for the template's exp node: 0 everywhere) and k + 1 (fn of it, or of tokens and it): a division
-    by zero at every position; the node k + 1's id last."""
-    exp = next(n["id"] for n in g["nodes"] if n["name"] == "exp")
-    tokens = next(n["id"] for n in g["nodes"] if n["op"] == "tokens")
+def _ids(g: dict[str, Any]) -> tuple[int, int, int, int]:
+    """The template's exp node, tokens, indices, and the first free id."""
+    find = lambda f: next(n["id"] for n in g["nodes"] if f(n))  # noqa: E731
+    return find(lambda n: n["name"] == "exp"), find(lambda n: n["op"] == "tokens"), find(lambda n: n["op"] == "indices"), max(n["id"] for n in g["nodes"]) + 1
+
+
+def _zero_over(g: dict[str, Any], k: int, fn: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, int]]]:
+    """Nodes k (x - x for the template's exp node: 0 everywhere) and k + 1 (fn of it, or of the tokens and it): a
+    division by zero at every position."""
+    exp, tokens, _, _ = _ids(g)
     nodes = [_node(k, "sequence_map", "sub"), _node(k + 1, "sequence_map" if fn == "mod" else "map", fn, **params)]
     edges = [_edge(exp, k, 0), _edge(exp, k, 1)]
     edges += [_edge(tokens, k + 1, 0), _edge(k, k + 1, 1)] if fn == "mod" else [_edge(tokens if fn == "mod_const" else k, k + 1, 0)]
-    return nodes, edges, k + 1
+    return nodes, edges
 
 
-def _run(template: dict[str, Any], r: int = 2, c: int = 3) -> None:
-    """The template at r x c on the tokens 0 .. rc - 1, exactly (EE): the fixed-size machinery runs every node."""
-    evaluate_graph(graph_from_json(instantiate_json(template, {"r": r, "c": c})), [fmpq(k) for k in range(r * c)], domain=EE)
+def _run(template: dict[str, Any], tokens: list[fmpq]) -> None:
+    """The template at r = 2, c = 3 on the tokens, exactly (EE): the fixed-size machinery runs every node."""
+    evaluate_graph(graph_from_json(instantiate_json(template, {"r": 2, "c": 3})), tokens, domain=EE)
 
 
+TOKENS = [fmpq(1, 3)] + [fmpq(k) for k in range(5)]  # 1/3 + 1/3 is no integer
 DIVISIONS = [("rdiv_const", {"c": {"q": "1"}}), ("mod_const", {"k": {"q": "0"}}), ("mod", {})]
 
 
@@ -80,70 +87,112 @@ def test_a_node_no_one_reads_dividing_by_zero_is_refused(softmax, fn, params, mo
     """Was OK: nothing evaluated the two extra nodes, and the output is untouched; the program divides by zero."""
     doc = copy.deepcopy(softmax)
     g = doc["construction"]["template"]
-    nodes, edges, _ = _zero_over(g, 8, fn, params)
+    nodes, edges = _zero_over(g, 8, fn, params)
     g["nodes"] += nodes
     g["edges"] += edges
     with pytest.raises(Exception, match="division by an exact zero"):
-        _run(g)
+        _run(g, TOKENS)
     problems = check_every_size(seal(doc))
-    assert problems == [f"node {v} ({op}) is not read by the output: no region examines it, and the program computes it at every position" for v, op in ((8, "sequence_map"), (9, nodes[1]["op"]))]
-    monkeypatch.setattr(checker, "unexamined", lambda g: [])
+    assert problems == [f"case 0: no region evaluates the nodes 8 (sequence_map), 9 ({nodes[1]['op']}), while the program computes each at every position"]
+    monkeypatch.setattr(checker, "unexamined", lambda *a: [])
     assert check_every_size(seal(doc)) == []  # the hole: every region checks, the program divides by zero
 
 
-def _gathered_never(g: dict[str, Any]) -> dict[str, Any]:
-    """The template with its output plus a gather of 1 / 0 whose query is -1 at every position (no key: the default
-    0), so the output is unchanged and the node 1 / 0 is read by the output, never evaluated by a region."""
+def _one_over_zero(g: dict[str, Any], k: int) -> tuple[list[dict[str, Any]], list[dict[str, int]]]:
+    return _zero_over(g, k, "rdiv_const", {"c": {"q": "1"}})
+
+
+def _integer_of_token(g: dict[str, Any], k: int) -> tuple[list[dict[str, Any]], list[dict[str, int]]]:
+    """radix_affine of the token doubled: the program needs an integer there (2/3 is none)."""
+    _, tokens, _, _ = _ids(g)
+    ra = {"bound": None, "coeffs": {"list": [{"q": "1"}]}, "const": {"q": "0"}, "other": {"q": "0"}, "radices": {"list": [{"q": "0"}]}}
+    return [_node(k, "sequence_map", "add"), _node(k + 1, "map", "radix_affine", **ra)], [_edge(tokens, k, 0), _edge(tokens, k, 1), _edge(k, k + 1, 0)]
+
+
+def _pick_of_numbers(g: dict[str, Any], k: int) -> tuple[list[dict[str, Any]], list[dict[str, int]]]:
+    """maxmin_pick of two numbers: the program needs a pair (x, t) first."""
+    _, tokens, _, _ = _ids(g)
+    return [_node(k, "sequence_map", "add"), _node(k + 1, "sequence_map", "maxmin_pick")], [_edge(tokens, k, 0), _edge(tokens, k, 1), _edge(k, k + 1, 0), _edge(k, k + 1, 1)]
+
+
+def _gathered_never(g: dict[str, Any], hidden: Callable[..., Any]) -> dict[str, Any]:
+    """The template with its output plus a gather whose query is -1 at every position (no key: the default 0) of the
+    node ``hidden`` adds, so the output is unchanged and that node is read by the output, evaluated by no region."""
     g = copy.deepcopy(g)
-    out, k = g["outputs"]["output"], max(n["id"] for n in g["nodes"]) + 1
-    indices = next(n["id"] for n in g["nodes"] if n["op"] == "indices")
-    nodes, edges, inv = _zero_over(g, k, "rdiv_const", {"c": {"q": "1"}})
+    out, (_, _, indices, k) = g["outputs"]["output"], _ids(g)
+    nodes, edges = hidden(g, k)
     q, sel, agg, add = range(k + 2, k + 6)
     minus_one = {"bound": None, "coeffs": {"list": [{"q": "0"}]}, "const": {"q": "-1"}, "other": {"q": "-1"}, "radices": {"list": [{"q": "0"}]}}
     select = {"id": sel, "label": "sel", "name": "sel", "op": "select", "params": {"predicate": "EQ"}}
     g["nodes"] += nodes + [_node(q, "map", "radix_affine", **minus_one), select, _node(agg, "aggregate", default={"q": "0"}), _node(add, "sequence_map", "add")]
-    g["edges"] += edges + [_edge(indices, q, 0), _edge(indices, sel, 0), _edge(q, sel, 1), _edge(sel, agg, 0), _edge(inv, agg, 1), _edge(out, add, 0), _edge(agg, add, 1)]
+    g["edges"] += edges + [_edge(indices, q, 0), _edge(indices, sel, 0), _edge(q, sel, 1), _edge(sel, agg, 0), _edge(k + 1, agg, 1), _edge(out, add, 0), _edge(agg, add, 1)]
     g["outputs"]["output"] = add
     return g
 
 
+@dataclasses.dataclass
 class _Edited:
     """The construction with the template edited (:func:`_gathered_never`), as the prover reads it."""
 
-    def __init__(self, construction: Any):
-        self.construction, self.layout = construction, construction.layout
+    construction: Any
+    hidden: Callable[..., Any]
+
+    @property
+    def layout(self) -> Any:
+        return self.construction.layout
 
     def graph(self) -> Any:
-        return graph_from_json(_gathered_never(graph_to_json(self.construction.graph())))
+        return graph_from_json(_gathered_never(graph_to_json(self.construction.graph()), self.hidden))
 
 
-def _proven_before_the_fix(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """softmax's certificate for the edited template, as attncert's prover wrote it before the fix (its new refusal
-    patched out): the gather's query -1 < 0 proven, its default read, the 1 / 0 under it never evaluated."""
+def _edited_spec(hidden: Callable[..., Any]) -> prover.Spec:
     spec = claims.SPECS["softmax"]
+    return dataclasses.replace(spec, build=lambda *a: _Edited(spec.build(*a), hidden))
+
+
+def _proven_before_the_fix(monkeypatch: pytest.MonkeyPatch, hidden: Callable[..., Any]) -> dict[str, Any]:
+    """softmax's certificate for the edited template, as attncert's prover wrote it before the fix (its new refusal
+    off: every node counted as examined): the gather's query -1 < 0 proven, its default read, the node under it
+    never evaluated."""
+    init = prover_evaluate.Evaluator.__init__
+
+    def every_node_examined(self: Any, *a: Any, **k: Any) -> None:
+        init(self, *a, **k)
+        self.examined.update(self.nodes)
+
     with monkeypatch.context() as m:
-        m.setitem(claims.SPECS, "softmax", dataclasses.replace(spec, build=lambda *a: _Edited(spec.build(*a))))
-        m.setattr(prover, "unexamined", lambda *a: None)
+        m.setitem(claims.SPECS, "softmax", _edited_spec(hidden))
+        m.setattr(prover_evaluate.Evaluator, "__init__", every_node_examined)
         return EverySizeClaim("softmax").prove("r,c")
 
 
-def test_a_node_the_output_reads_but_no_region_evaluates_is_refused(monkeypatch):
-    """Was OK: the checker evaluated the gather and never the 1 / 0 under it, which the program computes at every
-    position. Refused now by the new rule alone (without it the same document checks OK), and by the prover."""
-    doc = _proven_before_the_fix(monkeypatch)
-    inv = next(n["id"] for n in doc["construction"]["template"]["nodes"] if n["params"].get("fn", {}).get("name") == "rdiv_const")
-    with pytest.raises(Exception, match="division by an exact zero"):
-        _run(doc["construction"]["template"])
-    problems = check_every_size(doc)
-    assert problems == [f"node {inv}: the function 'rdiv_const' has no every-size semantics in the checker, and the program computes it at every position"], problems
+HIDDEN = {
+    "1 / 0": (_one_over_zero, [fmpq(k) for k in range(6)], "division by an exact zero"),
+    "radix_affine of a real token": (_integer_of_token, TOKENS, "expected an integer position"),
+    "maxmin_pick of numbers": (_pick_of_numbers, [fmpq(k) for k in range(6)], "maxmin_pick is not defined"),
+}
+
+
+@pytest.mark.parametrize("shape", list(HIDDEN), ids=list(HIDDEN))
+def test_a_node_the_output_reads_but_no_region_evaluates_is_refused(softmax, shape, monkeypatch):
+    """Was OK: the checker evaluated the gather (no key) and never the node under it, which the program computes at
+    every position and fails on. Refused now by the new rule alone (without it the same document checks OK), and by
+    the prover."""
+    hidden, tokens, failure = HIDDEN[shape]
+    doc = _proven_before_the_fix(monkeypatch, hidden)
+    with pytest.raises(Exception, match=failure):
+        _run(doc["construction"]["template"], tokens)
+    g = doc["construction"]["template"]
+    k = _ids(softmax["construction"]["template"])[3]  # the first node added
+    ops = {n["id"]: n["op"] for n in g["nodes"]}
+    assert check_every_size(doc) == [f"case 0: no region evaluates the nodes {k} ({ops[k]}), {k + 1} ({ops[k + 1]}), while the program computes each at every position"]
     with monkeypatch.context() as m:
-        m.setattr(checker, "unexamined", lambda g: [])
-        assert check_every_size(doc) == []  # the hole: every region checks, the program divides by zero
-    spec = claims.SPECS["softmax"]
+        m.setattr(checker, "unexamined", lambda *a: [])
+        assert check_every_size(doc) == []  # the hole: every region checks, the program fails
     monkeypatch.setattr(prover, "counterexample", lambda *a, **k: None)  # the wrapper runs nothing at a fixed size
     monkeypatch.setattr(prover, "_atom_models", lambda *a, **k: [])
-    with pytest.raises(prover.NoProof, match="'rdiv_const' has no every-size semantics here"):
-        prover.prove(dataclasses.replace(spec, build=lambda *a: _Edited(spec.build(*a))), ("c", "r"), {})
+    with pytest.raises(prover.NoProof, match=rf"no region evaluates the nodes \[{k}, {k + 1}\]"):
+        prover.prove(_edited_spec(hidden), ("c", "r"), {})
 
 
 # -- tried and refused: the div regions and the div node forged ------------------------------------------------------

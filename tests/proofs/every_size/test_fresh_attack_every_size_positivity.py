@@ -59,11 +59,17 @@ from attncert.proofs.every_size.claims import EverySizeClaim
 
 @contextlib.contextmanager
 def dishonest(lenient: bool, any_divisor: bool) -> Iterator[None]:
-    """The prover with its comparison (positivity included) always 'equal', and its div_const and div taking any divisor."""
-    saved = prover._compare, prover_evaluate._nonzero, prover_evaluate.positive
+    """The prover with its comparison (positivity included) always 'equal', and its div_const and div taking any divisor
+    (and any node no region evaluates: a quotient no query reads is then written down, for the checker to refuse)."""
+    saved = prover._compare, prover_evaluate._nonzero, prover_evaluate.positive, prover_evaluate.Evaluator.__init__
+    init = saved[3]
 
     def equal(region: Any, data_rows: Any = None) -> None:
         region.equal = True
+
+    def every_node_examined(self: Any, *a: Any, **k: Any) -> None:
+        init(self, *a, **k)
+        self.examined.update(self.nodes)
 
     try:
         if lenient:
@@ -71,9 +77,10 @@ def dishonest(lenient: bool, any_divisor: bool) -> Iterator[None]:
         if any_divisor:
             prover_evaluate._nonzero = lambda c: c
             prover_evaluate.positive = lambda f, data_rows=None: True
+            prover_evaluate.Evaluator.__init__ = every_node_examined
         yield
     finally:
-        prover._compare, prover_evaluate._nonzero, prover_evaluate.positive = saved
+        prover._compare, prover_evaluate._nonzero, prover_evaluate.positive, prover_evaluate.Evaluator.__init__ = saved
 
 
 def forge(base: str, build: Callable[..., Construction], every: str, lenient: bool = False, any_divisor: bool = False, **fixed: int) -> dict[str, Any]:
