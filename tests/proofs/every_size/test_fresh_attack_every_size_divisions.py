@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
+import random
 import re
 from typing import Any, Callable
 
 import pytest
 from flint import fmpq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attncert.constructions.rasp import evaluate_graph
 from attncert.constructions.rasp.graph import graph_from_json, graph_to_json
@@ -34,7 +38,9 @@ from attncert.constructions.rasp.template import instantiate_json
 from attncert.exact.certificate import seal
 from attncert.exact.domains.ee import EE
 from attncert.proofs.checkers.every_size import check as checker
-from attncert.proofs.checkers.every_size import check_every_size
+from attncert.proofs.checkers.every_size import check_every_size, smtlib
+from attncert.proofs.checkers.every_size.coverage import quotient_bound
+from attncert.proofs.checkers.every_size.sizes import parse_rel, parse_size
 from attncert.proofs.every_size import claims
 from attncert.proofs.every_size import evaluate as prover_evaluate
 from attncert.proofs.every_size import prove as prover
@@ -247,3 +253,50 @@ def test_a_forged_div_region_or_node_is_refused(softmax, forge):
     edit(doc)
     problems = check_every_size(seal(doc))
     assert problems and any(re.search(why, p) for p in problems), problems
+
+
+# -- tried by brute force: quotient_bound's bound and _lean's proofs hold at every small point ---------------------
+
+_A = ["1", "2", "s", "2*s", "s*u", "max(s, 1)", "min(s, 0 - 1)", "floor(s, 2)", "t", "x"]
+_E = ["s", "2*s", "s*u", "s - 1", "0 - s", "2*s*u - 4", "6", "s^2", "4*u - 2*s", "max(s, u)*2", "t"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_A), st.sampled_from(_E), st.sampled_from(["<", "<="])), max_size=3),
+       st.sampled_from(["1", "2", "3", "s", "2*s", "s*u"]), st.sampled_from(["s*u", "2*s*u", "6", "s + u"]))
+def test_a_quotient_bound_holds_wherever_its_region_does(rels, radix, bound):
+    """t = R t_q + t_r (0 <= t_r < R) in a region 0 <= t < B where the relations hold: t_q < quotient_bound at every
+    sizes s, u in [1, 4] and every such t (so no region claims a tighter bound than is true: a vacuous context).
+    Multipliers that are not plain size monomials (min(s, -1) < 0, floor(s, 2) = 0 at s = 1) and digits or free
+    names give no bound; E may be negative."""
+    assumed = tuple(parse_rel(f"({a})*t {op} ({a})*({e})") for a, e, op in rels)
+    R, B = parse_size(radix), parse_size(bound)
+    top = quotient_bound("t", B, R, assumed, ("s", "u"))
+    for s, u, x in itertools.product(range(1, 5), range(1, 5), (-2, 3)):
+        sizes = {"s": s, "u": u}
+        for t in range(B.value(sizes)):
+            if all(r.holds({**sizes, "t": t, "x": x}) for r in assumed):
+                assert t // R.value(sizes) < top.value(sizes), (t, [r.text for r in assumed], top.text())
+
+
+_HYPOTHESES = ["1 <= s", "1 <= u", "0 <= t", "t < s*u", "t < max(s, u)", "2*t < s", "s <= u", "t != 3", "t < floor(s*u, 2)", "u < 3"]
+_GOALS = ["t < s*u", "t + 1 <= s*u", "t < s", "2*t < s*u", "t < u", "t*t < s*s*u*u", "t < max(s, u)*u", "t <= 2", "s*t < s*s*u", "t != 3"]
+
+
+def test_a_fact_proven_from_its_lean_hypotheses_holds_at_every_small_point():
+    """Every fact over a pool of hypotheses (the lean ones, 1 <= s, 0 <= t, t < s*u, ..., and others: max, floor,
+    !=) that smtlib.proven accepts (first from the lean ones alone) holds at every s, u in [1, 6], t in [-3, 40];
+    some are proven, some refused (a false one, t < s, among them), so the check is not vacuous."""
+    rng = random.Random(7)
+    verdicts = []
+    for _ in range(60):
+        hyps = [parse_rel(h) for h in rng.sample(_HYPOTHESES, rng.randint(2, 6))]
+        goal = parse_rel(rng.choice(_GOALS))
+        ok = smtlib.proven(hyps, goal, False) is None
+        verdicts.append(ok)
+        if ok:
+            for s, u, t in itertools.product(range(1, 7), range(1, 7), range(-3, 41)):
+                env = {"s": s, "u": u, "t": t}
+                if all(h.holds(env) for h in hyps):
+                    assert goal.holds(env), ([h.text for h in hyps], goal.text, env)
+    assert any(verdicts) and not all(verdicts)
