@@ -12,10 +12,10 @@ in each case every node must be evaluated by some region (a select and its keys 
 
 Tried and refused without a change (each asserted below): the div region dropped, relabelled (``div 6``, ``rest``,
 ``div 07``), duplicated, recording a value, its refinement dropped with its steps kept, its steps emptied; the div
-node's function renamed or its arguments swapped. Tried by reading (no forgery found): quotient_bound's multiplier
-``a`` must be a monomial of plain sizes with a coefficient >= 1 (``Poly.divided`` refuses a max/min/floor/mod atom,
-so ``min(s, -1) t < min(s, -1) E`` gives no bound), R >= 1 on both branch shapes; ``_lean`` asks a subset of the
-renamed hypotheses (a proof from fewer is a proof from all).
+node's function renamed or its arguments swapped. Tried by reading and by brute force at small sizes (no forgery
+found, asserted last): quotient_bound's multiplier ``a`` must be a monomial of plain sizes with a coefficient >= 1
+(``Poly.divided`` refuses a max/min/floor/mod atom, so ``min(s, -1) t < min(s, -1) E`` gives no bound), R >= 1 on
+both branch shapes; ``_lean`` asks a subset of the renamed hypotheses (a proof from fewer is a proof from all).
 """
 
 from __future__ import annotations
