@@ -44,6 +44,8 @@ from attncert.proofs.every_size.forms import Coeff, Factor, Form, FormError, Siz
 ZERO, ONE = SizeExpr.const(0), SizeExpr.const(1)
 #: A sum over at most this many values of a binder is written out term by term.
 SMALL_SPLIT = 4
+#: A region digit of at most this many values whose token lies in no single block is refined into its values.
+FEW = 8
 
 
 class Unsupported(AttncertError):
@@ -144,6 +146,8 @@ class Evaluator:
             off = off + r * c
         self.inputs_end, self.N, self.sizes, self.prover = off, length, sizes, prover
         self.steps: list[Step] = []
+        #: the sums' offsets (digits of the contexts made inside a value, never refined as a region's are)
+        self.binders: set[str] = set()
         self._memo: dict[tuple[int, str, str], Any] = {}
         #: the nodes evaluated, and the selects and keys an aggregate read: in each case every node must be (the
         #: program computes each at every position; a node no region evaluates is never examined)
@@ -203,6 +207,11 @@ class Evaluator:
         if self.decide_step(v, pos, ctx, "padding", Rel("<=", self.inputs_end, pos)):
             zero = self._real(Form.const(self.sizes, 0))
             return Pair(zero, zero) if self.tagged else zero
+        # a region digit of a few values (a fixed number of heads m < 2, whose blocks A1, A2 are named apart): each value
+        # its own region, where the token's block is one
+        few = next((d for d, B in ctx.digits if d in pos.symbols() and d not in self.binders and 2 <= (B.constant() or 0) <= FEW), None)
+        if few is not None:
+            raise Refine(few, dict(ctx.digits)[few])
         raise Unsupported(f"node {v}: the token at {pos.text()} is in no single input block for every size (split the region)")
 
     def _real(self, f: Form) -> Real:
@@ -309,6 +318,7 @@ class Evaluator:
                 out = _add(out, at_digit(SizeExpr.const(e), ctx))
             return out
         l = fresh("l")
+        self.binders.add(l)
         mark = len(self.steps)
         self.steps.append(Step(v, pos.text(), ctx.text(), "binder", f"{l} < {count.text()}"))
         try:

@@ -134,3 +134,11 @@ def test_a_hierarchy_dividing_by_zero_past_the_entries_it_claims_is_refused():
     finally:
         prover.Evaluator.divisor = saved
     assert "div by a value not shown nonzero" in _problems(doc)
+
+
+def test_a_head_digit_of_two_values_is_refined_where_its_blocks_are_named_apart():
+    """Fixed here (a4cb84a refused it): with h = 2 fixed the heads' blocks A1, A2 are named apart, and in a div region
+    the token at (head digit) + 1 lies in A1 or A2 by the digit's value; the region is refined into those values."""
+    doc = EverySizeClaim("encoder_layer").prove("d", n=1, dv=2, h=2, f=1)
+    assert any(step.get("residue") == 1 for r in doc["outputs"]["regions"] if r["kind"].startswith("div ") for step in r["path"])
+    assert check_every_size(doc) == []
