@@ -55,7 +55,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("n, m, eps, kind, seed", CASES)
+def _some_slow(cases: list[tuple]) -> list:
+    """The first three cases in the default run, the rest in the slow one (each is a 60-digit reference)."""
+    return [pytest.param(*c, marks=[pytest.mark.slow] if k >= 3 else []) for k, c in enumerate(cases)]
+
+
+@pytest.mark.parametrize("n, m, eps, kind, seed", _some_slow(CASES))
 def test_the_bound_holds_against_mpmath_and_the_checker_agrees(n, m, eps, kind, seed):
     C, a, b, eps = problem(n, m, eps, kind, seed)
     r = sinkhorn(C, a, b, eps, Ball(128), tol="1e-30", method="precise-convexity")
@@ -78,7 +83,7 @@ FLOAT_CASES = [  # float64 costs (squared distances of uniform points, exact dou
 ]
 
 
-@pytest.mark.parametrize("n, m, reg, kind, seed", FLOAT_CASES)
+@pytest.mark.parametrize("n, m, reg, kind, seed", _some_slow(FLOAT_CASES))
 def test_on_float_costs_the_bound_holds_against_mpmath_and_the_checker_agrees(n, m, reg, kind, seed):
     C, a, b, eps = float_problem(n, m, reg, kind, seed)
     r = sinkhorn(C, a, b, eps, Ball(128), tol="1e-30", method="precise-convexity")

@@ -112,6 +112,7 @@ def _hierarchy_with_denominator_default(default: int):
     return build
 
 
+@pytest.mark.slow  # two hierarchy proofs
 def test_a_hierarchy_dividing_by_zero_past_the_entries_it_claims_is_refused():
     """The denominator's default 0: every entry (i < n, j < d_v) the hierarchy claims is right, but at a position past
     the output block the program divides 0 by 0. Before each division had its regions, the checker said OK (it
@@ -136,6 +137,7 @@ def test_a_hierarchy_dividing_by_zero_past_the_entries_it_claims_is_refused():
     assert "div by a value not shown nonzero" in _problems(doc)
 
 
+@pytest.mark.slow  # an encoder-layer proof (test_every_size_cli's n1-h2 proves it too)
 def test_a_head_digit_of_two_values_is_refined_where_its_blocks_are_named_apart():
     """Fixed here (a4cb84a refused it): with h = 2 fixed the heads' blocks A1, A2 are named apart, and in a div region
     the token at (head digit) + 1 lies in A1 or A2 by the digit's value; the region is refined into those values."""

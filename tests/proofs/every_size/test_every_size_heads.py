@@ -141,6 +141,7 @@ def _right_at(build, sizes: tuple[int, ...]) -> bool:
     return con(mats, EE) == BY_CLAIM["multihead"](mats, EE)
 
 
+@pytest.mark.slow  # a counterexample search: concrete runs at several sizes
 def test_heads_reading_a_wrong_a_from_the_third_head_on_are_refused_with_a_confirmed_counterexample():
     """Right at h = 1 and 2 (so a proof with h fixed to its default 2 would hold), wrong from h = 3."""
     build = _a_shifted_from(3)
@@ -161,6 +162,7 @@ def test_heads_reading_a_wrong_a_from_the_50th_head_on_are_not_proven():
     assert _right_at(build, (2, 1, 1, 49, 1)) and not _right_at(build, (2, 1, 1, 50, 1))
 
 
+@pytest.mark.slow  # a counterexample search: concrete runs at several sizes
 def test_a_reference_whose_heads_all_read_the_first_rows_of_w_o_is_refused_with_a_counterexample_at_two_heads():
     """W_O[v][o] for W_O[m dv + v][o]: the same at h = 1; at h = 2 a real difference, which U does not have."""
 
