@@ -70,7 +70,7 @@ INDEX: dict[str, Entry] = {
     },
     "hierarchy_identity": Entry(_IDENTITY + "hierarchy", "hierarchy: U(N, D, D_v) computes every smaller layer for ALL real inputs, decided exactly"),
     "compiled_identity": Entry(_IDENTITY + "compiled", "compiled: the exact weights compute the construction for ALL real inputs, decided exactly", graph=False),
-    # The last three take about 7 to 9 s of CPU each to prove and verify (docs/every-size.md): prove-all --all proves them.
+    # The last three take about 13, 6 and 8 s of CPU to prove and verify (docs/every-size.md): prove-all --all proves them.
     **{
         f"{base}_every_size": Entry(_P + "every_size.claims", f"{what}, for EVERY size and all real inputs (symbolic proof)", graph=False, in_prove_all=base not in ("hierarchy", "multihead", "encoder_layer"))
         for base, what in (
