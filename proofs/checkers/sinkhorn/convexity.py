@@ -20,7 +20,8 @@ T = S H(W') S - sigma S D S + 4^k z z^T is positive definite by a verified Chole
 the Rump-Jeannerod constants, as in ValidSDP's ``corollary_2_4_with_c_upper_bound``, doubled): its float form T~
 lowered by e = 2 gamma_K (1 + gamma_{N+4}) max_i sum_j G_ij (G the non-negative terms of each entry, K = max(n, m) + 8)
 and then by Rump's c, each rounded down, factors with LAPACK's ``dpotrf``. Since P^ >= omega W' entrywise (omega the
-lower ends of the kernel's factor and of v^ / v~), H(P^) >= omega sigma D on S: mu = omega sigma. eta <=
+lower ends of the kernel's factor and of v^ / v~), H(P^) >= omega sigma' D on S: mu = omega sigma', where sigma'
+(:func:`exact_gap`) moves the gap from the doubles' D~ and z to the exact D = diag(a, b) and its S. eta <=
 sum(a)^{1/2} max(q_hi - 1, 1 - q_lo) from the same evaluation. Everything is this module's own code; it shares
 :mod:`exact` with the prover, and the float evaluation with the float-verified check.
 """
@@ -41,16 +42,39 @@ T_MAX = fmpq(34, 100)
 ETA_MIN = fmpq(1, 2**1074)
 
 
+def _scalings(ev: FloatEvaluation, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The doubles s, t of S = diag(s, t), the diagonal e of sigma's term and the rank-one vector z (module docstring)."""
+    s, t = 1.0 / np.sqrt(ev.a), 1.0 / np.sqrt(ev.b)
+    e = np.concatenate([(s * s) * ev.a, (t * t) * ev.b])
+    z = np.concatenate([s * ev.a, -(t * ev.b)]) * 2.0**k
+    return s, t, e, z
+
+
+def exact_gap(p: Problem, ev: FloatEvaluation, sigma: fmpq, k: int) -> fmpq:
+    r"""sigma' with H(W') >= sigma' D on S for the exact D = diag(a, b) and S = {d : a.d_1 = b.d_2}, from T > 0.
+
+    T > 0 gives, for d = S w, d^T H d >= sigma sum_i e_i d_i^2 / S_i^2 - (zeta.d)^2 with zeta = S^-1 z (exact values of
+    the doubles). e_i / S_i^2 is D~_i (the doubles a~, b~, rounded again), not D_i, and zeta is not c = 2^k (a, -b),
+    whose D-orthogonal complement is S: both differ by about 2^-53 relative (fl(s a~) / s != a; a = 1/3 is no double).
+    On S, c.d = 0, so (zeta.d)^2 = ((zeta - c).d)^2 <= eps^2 d^T D d (Cauchy-Schwarz), eps^2 = sum_i (zeta_i - c_i)^2 / D_i;
+    and sum_i e_i d_i^2 / S_i^2 >= rho d^T D d, rho = min_i e_i / (S_i^2 D_i). So sigma' = sigma rho - eps^2, exact."""
+    s, t, e, z = _scalings(ev, k)
+    scale = [exact(v) for v in s.tolist() + t.tolist()]
+    D = list(p.a) + list(p.b)
+    c = [x * 2**k if k >= 0 else x / 2**-k for x in list(p.a) + [-y for y in p.b]]
+    rho = min(exact(ei) / (si * si * Di) for ei, si, Di in zip(e.tolist(), scale, D))
+    eps2 = sum(((exact(zi) / si - ci) ** 2 / Di for zi, si, ci, Di in zip(z.tolist(), scale, c, D)), fmpq(0))
+    return sigma * rho - eps2
+
+
 def _gap_matrix(ev: FloatEvaluation, sigma: float, k: int) -> np.ndarray | None:
     """T~ lowered by e and by Rump's c (module docstring), ready for dpotrf; None where a diagonal would be negative."""
     n, m = ev.K.shape
     N = n + m
-    s, t = 1.0 / np.sqrt(ev.a), 1.0 / np.sqrt(ev.b)
+    s, t, e, z = _scalings(ev, k)
     x, y = s * ev.u, t * ev.v
     B = (x[:, None] * ev.K) * y[None, :]
     d = np.concatenate([(s * x) * (ev.K @ ev.v), (t * y) * (ev.K.T @ ev.u)])
-    e = np.concatenate([(s * s) * ev.a, (t * t) * ev.b])
-    z = np.concatenate([s * ev.a, -(t * ev.b)]) * 2.0**k
     T = np.zeros((N, N))
     T[:n, n:] = B
     T[n:, :n] = B.T
@@ -84,9 +108,10 @@ def positive_definite(T: np.ndarray) -> bool:
     return bool((diagonal > 0).all() and np.isfinite(diagonal).all())
 
 
-def certified_gap(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe: str) -> FloatEvaluation:
+def certified_gap(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe: str) -> tuple[FloatEvaluation, fmpq]:
     """The balanced evaluation for the witness (u^, v) whose matrix T (module docstring) the verified Cholesky proves
-    positive definite for ``sigma``: then H(W') >= sigma D on S for its doubles W' = K^ diag(v~); HypothesisError else."""
+    positive definite for ``sigma``, and sigma' (:func:`exact_gap`) > 0 with H(W') >= sigma' D on S for its doubles
+    W' = K^ diag(v~); HypothesisError else."""
     if not (sigma > 0 and is_double(sigma)):
         raise HypothesisError("the convexity witness's sigma is not a positive binary64 value")
     ev = balanced_evaluation(p, u, v, recipe)
@@ -94,7 +119,10 @@ def certified_gap(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe:
     T = _gap_matrix(ev, float(sigma), k)
     if T is None or not positive_definite(T):
         raise HypothesisError("the verified Cholesky does not prove the Hessian's gap sigma: the convexity bound does not apply")
-    return ev
+    gap = exact_gap(p, ev, sigma, k)
+    if not gap > 0:
+        raise HypothesisError("the Hessian's gap on the exact masses is not positive: the convexity bound does not apply")
+    return ev, gap
 
 
 def kappa(p: Problem) -> arb:
@@ -113,11 +141,11 @@ def convexity_bound(eta: arb, k: arb, mu: arb) -> arb:
 def convexity_enclosure(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe: str, plan: bool = True) -> PlanEnclosure:
     """The bound from the witness (u^, v, sigma) by the theorem above (on the kernel diag(u^) K' diag(v), balanced by the
     witness: :func:`~proofs.checkers.sinkhorn.float_hilbert.balanced_evaluation`), and, with ``plan``, balls containing P*."""
-    ev = certified_gap(p, u, v, sigma, recipe)
+    ev, gap = certified_gap(p, u, v, sigma, recipe)
     with ctx.workprec(BITS):
         dev = max((ev.q_hi - 1).upper(), (1 - ev.q_lo).upper(), key=lambda v: v.mid())
         eta = (arb(sum(p.a, fmpq(0))).sqrt() * max(dev, arb(0))).upper()
-        mu = ((ev.phi.lo * ev.v_ball.lo).lower() * arb(sigma)).lower()
+        mu = ((ev.phi.lo * ev.v_ball.lo).lower() * arb(gap)).lower()
         bound = convexity_bound(eta, kappa(p), mu)
         balls = ev.balls(bound) if plan else []
     return PlanEnclosure(balls, bound.fmpq())

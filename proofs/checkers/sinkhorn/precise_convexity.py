@@ -12,7 +12,8 @@ eta <= sum(a)^{1/2} max(q_hi - 1, 1 - q_lo).
 and sigma on the balanced kernel K2 = diag(x) K' diag(y) (the recorded recipe, ``integers`` or ``floats``), proves H(W') >= sigma D on S for
 W' = K^ diag(v~), with K2 >= phi_lo K^ entrywise. Since K'_ij = K2_ij / (x_i y_j),
 P^_ij = (u^_i / x_i) K2_ij (v^_j / y_j) >= omega W'_ij with omega = phi_lo min_i (u^_i / x_i) min_j (v^_j / (y_j v~_j)),
-and H is monotone in P: mu = omega sigma. min_i u^_i / x_i is exact (rationals); v^_j are the evaluation's balls.
+and H is monotone in P: mu = omega sigma', sigma' (:func:`~proofs.checkers.sinkhorn.convexity.exact_gap`) the gap
+moved from the doubles a~, b~ the Cholesky saw to the exact masses. min_i u^_i / x_i is exact (rationals); v^_j are the evaluation's balls.
 
 The kernel's fixed point is taken at the evaluation's bits plus the binary spread of x and of y v~ and
 log2 max(n, m): its truncation is absolute, the sums are relative to their least terms. Everything is this package's
@@ -39,7 +40,7 @@ def precise_convexity_enclosure(
 ) -> PlanEnclosure:
     """The bound from the witness (module docstring) at ``prec`` bits, the float evaluation and the kernel by
     ``recipe`` (``integers`` or ``floats``), and with ``plan`` balls containing P*."""
-    gap = certified_gap(p, x, y, sigma, recipe)
+    gap, sigma_exact = certified_gap(p, x, y, sigma, recipe)
     yv = gap.scale * gap.v
     spread = math.log2(float(max(x) / min(x))) + math.log2(float(yv.max() / yv.min()))
     if not math.isfinite(spread):
@@ -51,7 +52,7 @@ def precise_convexity_enclosure(
     with ctx.workprec(prec):
         ru = min(ui / xi for ui, xi in zip(u, x))  # exact
         rv = min(((vj / (arb(exact(yj)) * arb(exact(wj)))).lower() for vj, yj, wj in zip(ev.v, gap.scale.tolist(), gap.v.tolist())), key=lambda t: t.mid())
-        mu = (gap.phi.lo * arb(ru) * rv * arb(sigma)).lower()
+        mu = (gap.phi.lo * arb(ru) * rv * arb(sigma_exact)).lower()
         dev = max((ev.q_hi - 1).upper(), (1 - ev.q_lo).upper(), key=lambda t: t.mid())
         eta = (arb(sum(p.a, fmpq(0))).sqrt() * max(dev, arb(0))).upper()
         bound = convexity_bound(eta, kappa(p), mu)
