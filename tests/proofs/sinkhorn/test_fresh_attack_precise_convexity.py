@@ -57,8 +57,8 @@ def test_nothing_rounded_leaves_sigma_as_is() -> None:
     assert exact_gap(p, ev, fmpq(1, 2), 0) == fmpq(1, 2)
 
 
+@mp.workdps(60)
 def test_moved_gap_holds_on_the_exact_masses_where_sigma_does_not() -> None:
-    mp.mp.dps = 60
     a = [Fraction(1, 3)] * 3  # fl(1/3) < 1/3: sigma D~ is below sigma D
     b = [Fraction(1, 5), Fraction(2, 5), Fraction(2, 5)]
     p, ev = _stub(a, b)
