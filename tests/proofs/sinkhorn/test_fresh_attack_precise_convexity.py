@@ -1,4 +1,4 @@
-"""A fresh hostile audit of the Sinkhorn ``precise-convexity`` checker (2026-12-05): the gap it found.
+"""A fresh hostile audit of the Sinkhorn ``precise-convexity`` checker (2026-12-05): the gap and the crash it found.
 
 The verified Cholesky proves T = S H S - sigma diag(e) + z z^T > 0 for the doubles e = fl(s^2 a~) and
 z = fl(s a~) 2^k (s = fl(1/sqrt(a~)), a~ the double nearest a): that is H >= sigma D~ on the complement of S^-1 z,
@@ -7,6 +7,10 @@ like 1/3 (no double) the two differ by about 2^-53 relative, and both checkers (
 ``precise-convexity``) used sigma as if it were the gap on the exact D. ``exact_gap`` moves it (sigma' = sigma rho -
 eps^2). The tests below check the lemma itself against mpmath at 60 digits on a matrix at the edge of the premise,
 where the old reading (H >= sigma D on S) is false.
+
+The crash: the kernel's bits were sized from float(max x / min x), an exact ratio of two doubles that need not be a
+double (2^128 / 2^-900): a witness the verified Cholesky accepts (a 2 x 2 kernel with e^-699 off the diagonal)
+raised OverflowError, which verify reported as a malformed certificate instead of refusing the witness.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ import numpy as np
 from flint import fmpq
 
 from attncert.exact.roundoff import exact
-from attncert.proofs.checkers.sinkhorn.convexity import _scalings, exact_gap
+from attncert.proofs.checkers.sinkhorn.convexity import _scalings, certified_gap, exact_gap
+from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.runs import check_run
 
 
 def _stub(a: list[Fraction], b: list[Fraction]) -> tuple[SimpleNamespace, SimpleNamespace]:
@@ -79,3 +85,23 @@ def test_moved_gap_holds_on_the_exact_masses_where_sigma_does_not() -> None:
     moved = exact_gap(p, ev, sigma, 0)
     assert true_gap >= mp.mpf(int(moved.p)) / int(moved.q)  # the lemma: H >= sigma' D on S
     assert true_gap < mp.mpf(1) / 2  # and sigma itself is not a gap on the exact masses: the hole was real
+
+
+def test_scalings_wider_than_a_double_are_refused_not_a_crash() -> None:
+    # K' = [[1, e^-699], [e^-699, 1]]; x = (2^128, 2^-900), y = (2^-128, 2^880): the balanced kernel is about
+    # [[1, 2^-0.4], [0 (underflowed), 2^-20]], inside [0, 2) with every column above 2^-900, and its Hessian has a gap
+    p = sinkhorn_problem([[fmpq(0), fmpq(699)], [fmpq(699), fmpq(0)]], [fmpq(1, 4)] * 2, [fmpq(1, 4)] * 2, fmpq(1))
+    x, y, sigma = [fmpq(2) ** 128, fmpq(2) ** -900], [fmpq(2) ** -128, fmpq(2) ** 880], fmpq(1, 2**30)
+    certified_gap(p, x, y, sigma, "integers")  # the Cholesky accepts it: the refusal below is the scalings'
+    text = lambda v: f"{v.p}/{v.q}" if v.q != 1 else str(v.p)  # noqa: E731
+    run = {
+        "certified": True,
+        "method": "precise-convexity",
+        "details": {"prec": 100, "kernel": "integers"},
+        "witness": {"u": ["1", "1"], "x": [text(v) for v in x], "y": [text(v) for v in y], "sigma": text(sigma)},
+        "bound": "1/1000000000000000000000000000000",
+        "tol": "1/1000000000000000000000000000000",
+    }
+    problems = check_run(p, run, None, "eps 1")
+    # x spans 2^1028 alone: the kernel's fixed point would need over 1024 bits
+    assert len(problems) == 1 and "over 1024" in problems[0]
