@@ -87,18 +87,22 @@ def test_moved_gap_holds_on_the_exact_masses_where_sigma_does_not() -> None:
     assert true_gap < mp.mpf(1) / 2  # and sigma itself is not a gap on the exact masses: the hole was real
 
 
+def _text(v: fmpq) -> str:
+    """A rational as a certificate's canonical text."""
+    return str(v.p) if v.q == 1 else f"{v.p}/{v.q}"
+
+
 def test_scalings_wider_than_a_double_are_refused_not_a_crash() -> None:
     # K' = [[1, e^-699], [e^-699, 1]]; x = (2^128, 2^-900), y = (2^-128, 2^880): the balanced kernel is about
     # [[1, 2^-0.4], [0 (underflowed), 2^-20]], inside [0, 2) with every column above 2^-900, and its Hessian has a gap
     p = sinkhorn_problem([[fmpq(0), fmpq(699)], [fmpq(699), fmpq(0)]], [fmpq(1, 4)] * 2, [fmpq(1, 4)] * 2, fmpq(1))
     x, y, sigma = [fmpq(2) ** 128, fmpq(2) ** -900], [fmpq(2) ** -128, fmpq(2) ** 880], fmpq(1, 2**30)
     certified_gap(p, x, y, sigma, "integers")  # the Cholesky accepts it: the refusal below is the scalings'
-    text = lambda v: f"{v.p}/{v.q}" if v.q != 1 else str(v.p)  # noqa: E731
     run = {
         "certified": True,
         "method": "precise-convexity",
         "details": {"prec": 100, "kernel": "integers"},
-        "witness": {"u": ["1", "1"], "x": [text(v) for v in x], "y": [text(v) for v in y], "sigma": text(sigma)},
+        "witness": {"u": ["1", "1"], "x": [_text(v) for v in x], "y": [_text(v) for v in y], "sigma": _text(sigma)},
         "bound": "1/1000000000000000000000000000000",
         "tol": "1/1000000000000000000000000000000",
     }
