@@ -175,6 +175,11 @@ class Evaluator:
             self._memo[key] = self._value(node, pos, ctx)
         return self._memo[key]
 
+    def forget(self) -> None:
+        """Forget the values computed so far (the nodes examined stay), so that the next evaluation takes and records
+        every step again: a region's record must hold all of its own steps, which another region's values would hide."""
+        self._memo.clear()
+
     def _value(self, v: int, pos: SizeExpr, ctx: Context) -> Int | Real:
         n = self.nodes[v]
         op, args = n["op"], self.args[v]

@@ -329,7 +329,7 @@ def _prove_case(spec: Spec, template: Construction, case: Case, prover: Prover) 
         first = len(ev.steps)
         try:
             if item.kind.startswith("div "):  # the divisor alone, shown nonzero: nothing to compare or record
-                dev._memo.clear()  # its own evaluation: every step it takes is recorded in it (another region's memo would hide them)
+                dev.forget()  # its own evaluation: every step it takes is recorded in it
                 mark = len(dev.steps)
                 v = int(item.kind.split()[1])
                 if len(dev.args[v]) != 2:
