@@ -38,7 +38,7 @@ from typing import Callable
 import numpy as np
 from flint import arb, ctx, fmpq, fmpz
 
-from attncert.constructions.sinkhorn.convexity import T_MAX, convexity_run
+from attncert.constructions.sinkhorn.convexity import T_MAX, convexity_run, moved_gap
 from attncert.constructions.sinkhorn.precise import KERNEL_BITS, Evaluation, PreciseRun, fixed_kernel, float_fixed_kernel, precise
 from attncert.constructions.sinkhorn.shifted import BOUND_BITS, ExactCost, ShiftedKernel, UnsupportedKernel
 from attncert.constructions.sinkhorn.verified import FloatRun, round_up
@@ -91,7 +91,7 @@ def convexity_bound_of(run: FloatRun, a: Sequence[fmpq], prec: int) -> Callable[
         rv = min(fmpq(int(V), 1) / wj for V, wj in zip(e.V.tolist(), w))  # min_j v~^_j / (y_j v~_j), v^ = v~^ v_ratio
         with ctx.workprec(prec):
             omega = (phi_lo * arb(ru) * arb(rv * e.v_scale) * e.v_ratio.lo).lower()
-            mu = (omega * arb(exact(cb.sigma))).lower()
+            mu = (omega * arb(moved_gap(cb.sigma))).lower()
             eta = (arb(total).sqrt() * e.d_h.expm1()).upper()
             t = 2 * eta * cb.kappa / mu
             if not (mu > 0 and t < arb(T_MAX)):

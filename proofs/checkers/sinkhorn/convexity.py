@@ -14,115 +14,171 @@ and strong convexity along the segment gives ||z* - z^|| <= eta e^{2t} / mu; fin
 The evaluation runs on the kernel balanced by the witness, K2 = diag(u^) K' diag(v) (the same plans; its witness is 1,
 and its plan P^ is that of u^ on K'), whose sums are dominated by entries near 1.
 
-**mu** is checked here, from the recorded sigma: with s = fl(1/sqrt(a~)), t = fl(1/sqrt(b~)), W' = diag(1) K^ diag(v~)
-(the doubles of :func:`~proofs.checkers.sinkhorn.float_hilbert.balanced_evaluation`) and z = (s a, -t b), the matrix
-T = S H(W') S - sigma S D S + 4^k z z^T is positive definite by a verified Cholesky (Rump, BIT 46 (2006), Cor. 2.4;
-the Rump-Jeannerod constants, as in ValidSDP's ``corollary_2_4_with_c_upper_bound``, doubled): its float form T~
-lowered by e = 2 gamma_K (1 + gamma_{N+4}) max_i sum_j G_ij (G the non-negative terms of each entry, K = max(n, m) + 8)
-and then by Rump's c, each rounded down, factors with LAPACK's ``dpotrf``. Since P^ >= omega W' entrywise (omega the
-lower ends of the kernel's factor and of v^ / v~), H(P^) >= omega sigma' D on S: mu = omega sigma', where sigma'
-(:func:`exact_gap`) moves the gap from the doubles' D~ and z to the exact D = diag(a, b) and its S. eta <=
-sum(a)^{1/2} max(q_hi - 1, 1 - q_lo) from the same evaluation. Everything is this module's own code; it shares
+**mu** is checked here, from the recorded sigma. With s = fl(1/sqrt(a~)), t = fl(1/sqrt(b~)) (S = diag(s, t), exact as
+stored), W' = diag(1) K^ diag(v~) (the doubles of :func:`~proofs.checkers.sinkhorn.float_hilbert.balanced_evaluation`),
+H^ = S H(W') S, E^ = diag(e), e = (fl(fl(s s) a~), fl(fl(t t) b~)) and w^ = S^-1 w (so H^ w^ = 0):
+
+1. If H^ - sigma E^ has at most one eigenvalue <= 0 then y^T H^ y >= sigma y^T E^ y whenever w^T E^ y = 0 (otherwise
+   the plane of w^ and y is negative definite: w^T (H^ - sigma E^) w^ = -sigma w^T E^ w^ < 0, no cross term), i.e.
+   H(W') >= sigma D~ on {d : w^T D~ d = 0}, D~ = E^ S^-2.
+2. :func:`moved_gap`: |D~_i - D_i| <= gamma_3 D_i (a~ = fl(a), every factor normal), and projecting d in S along w
+   onto that subspace (H w = 0; Cauchy-Schwarz in D) gives H(W') >= sigma' D on S, sigma' = sigma (1 - gamma_4).
+3. With the larger block eliminated, H^ - sigma E^ = [[Delta_E, B^], [B^^T, Delta_K]], Delta diagonal. If Delta_E > 0,
+   H^ - sigma E^ has as many eigenvalues <= 0 as Sigma = Delta_K - B^^T Delta_E^-1 B^ (Haynsworth), and
+   Sigma + zeta zeta^T > 0 for any zeta leaves Sigma at most one (Cauchy interlacing); zeta = :func:`lift` of the
+   kept half of z = (s a~, t b~).
+4. :func:`schur_gap`: the float Sigma~ + zeta zeta^T = dsyrk(-1, C, 1, zeta zeta^T + diag(Delta_K~)), C_ij =
+   fl(B_ij fl(1/fl(sqrt(Delta_E~_i)))), B = fl(fl(fl(s u) K^) fl(t v~)), is within err of the exact matrix in the
+   infinity norm: |Delta~ - Delta| <= 2 gamma_{max(n,m)+4} (d + sigma e + |Delta~|) (d the computed diagonals of
+   H^: a BLAS sum and three roundings), hence Delta_E > 0 and 1/Delta_E~ = f / Delta_E with |f - 1| <= g psi;
+   each c_ij c_ik is the exact term B^_ij B^_ik / Delta_E_i within Xi = (1 + gamma_14)(1 + g psi) - 1; dsyrk's
+   sums are within gamma_{n+2} of their absolute terms (Higham, *Accuracy and Stability of Numerical Algorithms*,
+   2nd ed., Lemma 3.1, any order, with or without FMA), and a product it underflows is off by 2^-1074 at most.
+   Products of B and C that underflow are refused by counting their entries below the normal range; every factor of
+   the diagonals is at least 2^-900, so the products a BLAS sum drops are within a relative 2^-100 of it.
+5. Rump's verified Cholesky (BIT 46 (2006), Cor. 2.4; the Rump-Jeannerod constants, as in ValidSDP's
+   ``corollary_2_4_with_c_upper_bound``, doubled): the diagonal lowered by err and then by Rump's c, each rounded
+   down, factors with LAPACK's ``dpotrf`` (the backward error holds for any order of the inner products, so for the
+   blocked ``dpotrf``), which proves Sigma~ + zeta zeta^T - err I > 0, hence the exact Sigma + zeta zeta^T > 0.
+
+Since P^ >= omega W' entrywise (omega the lower ends of the kernel's factor and of v^ / v~), H(P^) >= omega sigma' D on
+S: mu = omega sigma'. eta <= sum(a)^{1/2} max(q_hi - 1, 1 - q_lo) from the same evaluation. Everything is this module's own code; it shares
 :mod:`exact` with the prover, and the float evaluation with the float-verified check.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-import scipy.linalg
 from flint import arb, ctx, fmpq
+from scipy.linalg.blas import dsyrk
+from scipy.linalg.lapack import dpotrf
 
 from attncert.exact.numberfiles import is_double
-from attncert.exact.roundoff import exact, gamma
+from attncert.exact.roundoff import SMALLEST_NORMAL, exact, gamma
 from attncert.proofs.checkers.sinkhorn.float_hilbert import BITS, FloatEvaluation, balanced_evaluation
 from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclosure, Problem
 
 #: The ball argument needs t = 2 eta kappa / mu below this (e^{2t} < 2).
 T_MAX = fmpq(34, 100)
 ETA_MIN = fmpq(1, 2**1074)
+#: Every factor of the Hessian's diagonal and lift at least this: a BLAS sum of products each off by at most 2^-1074
+#: is then within a relative 2^-100 of a sum this large, inside the gamma it is charged.
+FACTOR_FLOOR = 2.0**-900
 
 
-def _scalings(ev: FloatEvaluation, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The doubles s, t of S = diag(s, t), the diagonal e of sigma's term and the rank-one vector z (module docstring)."""
-    s, t = 1.0 / np.sqrt(ev.a), 1.0 / np.sqrt(ev.b)
-    e = np.concatenate([(s * s) * ev.a, (t * t) * ev.b])
-    z = np.concatenate([s * ev.a, -(t * ev.b)]) * 2.0**k
-    return s, t, e, z
+def lift(z: np.ndarray, sigma: float) -> np.ndarray:
+    """zeta = 2^j z with |zeta|^2 >= about 1 + 4 sigma / (1 - sigma): above the Schur complement's one negative
+    eigenvalue (about -2 sigma / (1 - sigma)). Any zeta is sound; this one lets a true gap factor."""
+    zz = float(z @ z)
+    need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
+    return z * 2.0 ** (max(0, math.ceil(math.log2(need / zz) / 2)) if zz > 0 else 0)
 
 
-def exact_gap(p: Problem, ev: FloatEvaluation, sigma: fmpq, k: int) -> fmpq:
-    r"""sigma' with H(W') >= sigma' D on S for the exact D = diag(a, b) and S = {d : a.d_1 = b.d_2}, from T > 0.
-
-    T > 0 gives, for d = S w, d^T H d >= sigma sum_i e_i d_i^2 / S_i^2 - (zeta.d)^2 with zeta = S^-1 z (exact values of
-    the doubles). e_i / S_i^2 is D~_i (the doubles a~, b~, rounded again), not D_i, and zeta is not c = 2^k (a, -b),
-    whose D-orthogonal complement is S: both differ by about 2^-53 relative (fl(s a~) / s != a; a = 1/3 is no double).
-    On S, c.d = 0, so (zeta.d)^2 = ((zeta - c).d)^2 <= eps^2 d^T D d (Cauchy-Schwarz), eps^2 = sum_i (zeta_i - c_i)^2 / D_i;
-    and sum_i e_i d_i^2 / S_i^2 >= rho d^T D d, rho = min_i e_i / (S_i^2 D_i). So sigma' = sigma rho - eps^2, exact."""
-    s, t, e, z = _scalings(ev, k)
-    scale = [exact(v) for v in s.tolist() + t.tolist()]
-    D = list(p.a) + list(p.b)
-    c = [x * 2**k if k >= 0 else x / 2**-k for x in list(p.a) + [-y for y in p.b]]
-    rho = min(exact(ei) / (si * si * Di) for ei, si, Di in zip(e.tolist(), scale, D))
-    eps2 = sum(((exact(zi) / si - ci) ** 2 / Di for zi, si, ci, Di in zip(z.tolist(), scale, c, D)), fmpq(0))
-    return sigma * rho - eps2
+def moved_gap(sigma: fmpq) -> fmpq:
+    """sigma' = sigma (1 - gamma_4): from H(W') >= sigma D~ on {w^T D~ d = 0} to H(W') >= sigma' D on S (module
+    docstring: |D~_i - D_i| <= gamma_3 D_i for e_i = fl(fl(S_i^2) a~_i), a~_i = fl(a_i), all normal)."""
+    return sigma * (1 - gamma(4))
 
 
-def _gap_matrix(ev: FloatEvaluation, sigma: float, k: int) -> np.ndarray | None:
-    """T~ lowered by e and by Rump's c (module docstring), ready for dpotrf; None where a diagonal would be negative."""
+def _counts_zeros(x: np.ndarray, zeros: int) -> bool:
+    """No entry of x below the normal range but ``zeros`` of them (the exact zeros of a product's non-negative factor)."""
+    return int(np.count_nonzero(x < SMALLEST_NORMAL)) == zeros
+
+
+def schur_gap(ev: FloatEvaluation, sigma: float) -> bool:
+    """Whether the verified Cholesky of the Schur complement proves H^ - sigma E^ has at most one eigenvalue <= 0, for
+    H^ = S H(W') S and E^ = diag(fl(s s) a~, fl(t t) b~) (module docstring, "mu")."""
     n, m = ev.K.shape
-    N = n + m
-    s, t, e, z = _scalings(ev, k)
-    x, y = s * ev.u, t * ev.v
-    B = (x[:, None] * ev.K) * y[None, :]
-    d = np.concatenate([(s * x) * (ev.K @ ev.v), (t * y) * (ev.K.T @ ev.u)])
-    T = np.zeros((N, N))
-    T[:n, n:] = B
-    T[n:, :n] = B.T
-    T += np.outer(z, z)
-    i = np.arange(N)
-    with np.errstate(over="ignore", invalid="ignore"):  # a huge recorded sigma: not finite, refused below
-        T[i, i] += d - sigma * e
-    if not np.isfinite(T).all():
-        return None
-    G = np.abs(z) * float(np.abs(z).sum()) + d + sigma * e
-    G[:n] += B.sum(axis=1)
-    G[n:] += B.sum(axis=0)
+    zeros = int(np.count_nonzero(ev.K == 0))
+    s, t = 1.0 / np.sqrt(ev.a), 1.0 / np.sqrt(ev.b)
+    with np.errstate(all="ignore"):
+        x, y = s * ev.u, t * ev.v
+        B = x[:, None] * ev.K
+        if not _counts_zeros(B, zeros):
+            return False
+        B *= y[None, :]
+        if not _counts_zeros(B, zeros):
+            return False
+        Kv, Ku = ev.K @ ev.v, ev.K.T @ ev.u
+        sx, ty, ss, tt = s * x, t * y, s * s, t * t
+        ea, eb = ss * ev.a, tt * ev.b
+        za, zb = s * ev.a, t * ev.b
+        factors = np.concatenate([x, y, sx, ty, ss, tt, ea, eb, za, zb, Kv, Ku])
+        if not (np.isfinite(factors).all() and factors.min() >= FACTOR_FLOOR):
+            return False
+        da, db = sx * Kv, ty * Ku
+    if n >= m:  # eliminate the rows: the Cholesky is of order m
+        return _schur(B, da, db, ea, eb, zb, sigma, max(n, m))
+    return _schur(B.T, db, da, eb, ea, za, sigma, max(n, m))
+
+
+def _schur(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np.ndarray, z: np.ndarray, sigma: float, size: int) -> bool:
+    """The Schur complement's test for the eliminated block (rows of B) and the kept one (module docstring, "mu")."""
+    nE, nK = B.shape
+    with np.errstate(all="ignore"):
+        sE, sK = sigma * eE, sigma * eK
+        lE, lK = dE - sE, dK - sK
+        if not ((lE > 0).all() and np.isfinite(lE).all() and np.isfinite(lK).all()):
+            return False
+        psi = float(np.max((dE + sE + lE) / lE))
+        C = B * (1.0 / np.sqrt(lE))[:, None]
+        zeta = lift(z, sigma)
+        if not (np.isfinite(C).all() and np.isfinite(zeta).all() and np.isfinite(psi)):
+            return False
+    if not _counts_zeros(C, int(np.count_nonzero(B == 0))):
+        return False
     with ctx.workprec(BITS):
-        err = (2 * arb(gamma(max(n, m) + 8)) * (1 + arb(gamma(N + 4))) * arb(exact(G.max()))).upper().fmpq()
-    lowered = np.nextafter(T[i, i] - float(err) * (1 + 2.0**-50), -np.inf)
+        g = 2 * arb(gamma(size + 4))  # |Delta~ - Delta| <= g (d + sigma e + |Delta~|)
+        gpsi = (g * arb(exact(psi)) * (1 + arb(gamma(5)))).upper()
+        if not gpsi < arb(fmpq(1, 2)):
+            return False
+        xi = ((1 + arb(gamma(14))) * (1 + gpsi) - 1).upper()  # each c_ij c_ik against B^_ij B^_ik / Delta_E_i
+        lam = ((arb(gamma(nE + 2)) + xi / (1 - xi)) / (1 - arb(gamma(nE + nK + 2)))).upper()
+        cc = C.T @ C.sum(axis=1)  # the row sums of C^T C
+        za = np.abs(zeta)
+        rest = za * float(za.sum()) + np.abs(lK)
+        beta = np.abs(dK) + sK + np.abs(lK)
+        err = (
+            (lam * arb(exact(cc.max())) + arb(gamma(nE + 4)) * arb(exact(rest.max())) + g * arb(exact(beta.max()))) * (1 + arb(gamma(8)))
+            + 4 * nE * nK * arb(ETA_MIN)
+        ).upper().fmpq()
+    A = np.asfortranarray(np.outer(zeta, zeta))
+    i = np.arange(nK)
+    A[i, i] += lK
+    A = dsyrk(-1.0, C.T, beta=1.0, c=A, trans=0, lower=0, overwrite_c=1)
+    if not np.isfinite(A).all():
+        return False
+    return rump_positive_definite(A, err)
+
+
+def rump_positive_definite(A: np.ndarray, err: fmpq) -> bool:
+    """Whether A - err I > 0 (A symmetric, given by its upper triangle; overwritten): its diagonal lowered by err and by
+    Rump's c, each rounded down, and LAPACK's dpotrf runs to completion with a positive, finite diagonal."""
+    N = A.shape[0]
+    i = np.arange(N)
+    lowered = np.nextafter(A[i, i] - float(err) * (1 + 2.0**-50), -np.inf)
     if not (lowered >= 0).all():
-        return None
+        return False
     trace = sum((exact(v) for v in lowered.tolist()), fmpq(0))
     c = gamma(2 * (N + 1)) * trace + 8 * ETA_MIN * N * (2 * (N + 1) + exact(lowered.max()))
-    T[i, i] = np.nextafter(lowered - float(c) * (1 + 2.0**-50), -np.inf)
-    return T
-
-
-def positive_definite(T: np.ndarray) -> bool:
-    """Whether LAPACK's Cholesky of T runs to completion with a positive, finite diagonal."""
-    try:
-        R = scipy.linalg.cholesky(T, lower=False, overwrite_a=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return False
+    A[i, i] = np.nextafter(lowered - float(c) * (1 + 2.0**-50), -np.inf)
+    R, info = dpotrf(A, lower=0, clean=0, overwrite_a=1)
     diagonal = np.diag(R)
-    return bool((diagonal > 0).all() and np.isfinite(diagonal).all())
+    return bool(info == 0 and (diagonal > 0).all() and np.isfinite(diagonal).all())
 
 
 def certified_gap(p: Problem, u: list[fmpq], v: list[fmpq], sigma: fmpq, recipe: str) -> tuple[FloatEvaluation, fmpq]:
-    """The balanced evaluation for the witness (u^, v) whose matrix T (module docstring) the verified Cholesky proves
-    positive definite for ``sigma``, and sigma' (:func:`exact_gap`) > 0 with H(W') >= sigma' D on S for its doubles
+    """The balanced evaluation for the witness (u^, v) whose Schur complement (module docstring) the verified Cholesky
+    proves for ``sigma``, and sigma' = :func:`moved_gap` (sigma) > 0 with H(W') >= sigma' D on S for its doubles
     W' = K^ diag(v~); HypothesisError else."""
     if not (sigma > 0 and is_double(sigma)):
         raise HypothesisError("the convexity witness's sigma is not a positive binary64 value")
     ev = balanced_evaluation(p, u, v, recipe)
-    k = int(round(-np.log2(2 * float(sum(p.a, fmpq(0)))) / 2))
-    T = _gap_matrix(ev, float(sigma), k)
-    if T is None or not positive_definite(T):
+    if not schur_gap(ev, float(sigma)):
         raise HypothesisError("the verified Cholesky does not prove the Hessian's gap sigma: the convexity bound does not apply")
-    gap = exact_gap(p, ev, sigma, k)
-    if not gap > 0:
-        raise HypothesisError("the Hessian's gap on the exact masses is not positive: the convexity bound does not apply")
-    return ev, gap
+    return ev, moved_gap(sigma)
 
 
 def kappa(p: Problem) -> arb:

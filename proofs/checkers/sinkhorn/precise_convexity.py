@@ -8,11 +8,11 @@ and t = 2 eta kappa / mu < 0.34: max_ij |log P*_ij - log P^_ij| <= kappa eta e^{
 integer cost's kernel from a table, a float64 cost's by :func:`exact.fixed_exp.fixed_exp_neg`) encloses every q_i = r_i / a_i in [q_lo, q_hi]; so |q_i - 1| <= max(q_hi - 1, 1 - q_lo) and
 eta <= sum(a)^{1/2} max(q_hi - 1, 1 - q_lo).
 
-**mu.** The verified Cholesky of :func:`~proofs.checkers.sinkhorn.convexity.certified_gap`, for the recorded doubles x, y
-and sigma on the balanced kernel K2 = diag(x) K' diag(y) (the recorded recipe, ``integers`` or ``floats``), proves H(W') >= sigma D on S for
-W' = K^ diag(v~), with K2 >= phi_lo K^ entrywise. Since K'_ij = K2_ij / (x_i y_j),
+**mu.** The verified Cholesky of a Schur complement, :func:`~proofs.checkers.sinkhorn.convexity.certified_gap`, for the
+recorded doubles x, y and sigma on the balanced kernel K2 = diag(x) K' diag(y) (the recorded recipe, ``integers`` or
+``floats``), proves H(W') >= sigma' D on S for W' = K^ diag(v~), with K2 >= phi_lo K^ entrywise. Since K'_ij = K2_ij / (x_i y_j),
 P^_ij = (u^_i / x_i) K2_ij (v^_j / y_j) >= omega W'_ij with omega = phi_lo min_i (u^_i / x_i) min_j (v^_j / (y_j v~_j)),
-and H is monotone in P: mu = omega sigma', sigma' (:func:`~proofs.checkers.sinkhorn.convexity.exact_gap`) the gap
+and H is monotone in P: mu = omega sigma', sigma' (:func:`~proofs.checkers.sinkhorn.convexity.moved_gap`) the gap
 moved from the doubles a~, b~ the Cholesky saw to the exact masses. min_i u^_i / x_i is exact (rationals); v^_j are the evaluation's balls.
 
 The kernel's fixed point is taken at the evaluation's bits plus the binary spread of x and of y v~ and

@@ -1,12 +1,12 @@
 """A fresh hostile audit of the Sinkhorn ``precise-convexity`` checker (2026-12-05): the gap and the crash it found.
 
-The verified Cholesky proves T = S H S - sigma diag(e) + z z^T > 0 for the doubles e = fl(s^2 a~) and
-z = fl(s a~) 2^k (s = fl(1/sqrt(a~)), a~ the double nearest a): that is H >= sigma D~ on the complement of S^-1 z,
-not H >= sigma D on S = {d : a.d_1 = b.d_2} for the exact masses, which the convexity theorem needs. For a mass
-like 1/3 (no double) the two differ by about 2^-53 relative, and both checkers (``convexity`` and
-``precise-convexity``) used sigma as if it were the gap on the exact D. ``exact_gap`` moves it (sigma' = sigma rho -
-eps^2). The tests below check the lemma itself against mpmath at 60 digits on a matrix at the edge of the premise,
-where the old reading (H >= sigma D on S) is false.
+The verified Cholesky proves H >= sigma D~ on {w^T D~ d = 0} for the doubles' D~ = e / s^2 (e = fl(fl(s s) a~),
+s = fl(1/sqrt(a~)), a~ the double nearest a), not H >= sigma D on S = {d : a.d_1 = b.d_2} for the exact masses,
+which the convexity theorem needs. For a mass like 1/3 (no double) the two differ by about 2^-53 relative, and both
+checkers (``convexity`` and ``precise-convexity``) used sigma as if it were the gap on the exact D. The move to
+sigma' (``exact_gap`` then; ``moved_gap``, sigma (1 - gamma_4), since the Schur-complement Cholesky of 2026-12-05)
+closes it. The tests below check the lemma itself against mpmath at 60 digits on a matrix at the edge of the
+premise, where the old reading (H >= sigma D on S) is false.
 
 The crash: the kernel's bits were sized from float(max x / min x), an exact ratio of two doubles that need not be a
 double (2^128 / 2^-900): a witness the verified Cholesky accepts (a 2 x 2 kernel with e^-699 off the diagonal)
@@ -16,23 +16,15 @@ raised OverflowError, which verify reported as a malformed certificate instead o
 from __future__ import annotations
 
 from fractions import Fraction
-from types import SimpleNamespace
 
 import mpmath as mp
 import numpy as np
 from flint import fmpq
 
 from attncert.exact.roundoff import exact
-from attncert.proofs.checkers.sinkhorn.convexity import _scalings, certified_gap, exact_gap
+from attncert.proofs.checkers.sinkhorn.convexity import certified_gap, moved_gap
 from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
 from attncert.proofs.checkers.sinkhorn.runs import check_run
-
-
-def _stub(a: list[Fraction], b: list[Fraction]) -> tuple[SimpleNamespace, SimpleNamespace]:
-    """The problem (exact masses) and the float evaluation's doubles a~, b~: all exact_gap reads."""
-    p = SimpleNamespace(a=[fmpq(x.numerator, x.denominator) for x in a], b=[fmpq(x.numerator, x.denominator) for x in b])
-    ev = SimpleNamespace(a=np.array([float(x) for x in a]), b=np.array([float(x) for x in b]))
-    return p, ev
 
 
 def _mpf(x: float) -> mp.mpf:
@@ -56,35 +48,44 @@ def _min_on_s(M: mp.matrix, a: list[Fraction], b: list[Fraction]) -> mp.mpf:
     return min(mp.eigsy(Li * (B.T * M * B) * Li.T, eigvals_only=True))
 
 
-def test_nothing_rounded_leaves_sigma_as_is() -> None:
-    # a = b = 1/4: a~ = a, s = 2, e = s^2 a = 1 and z = s a = 1/2 are exact, so S^-1 z = a and D~ = D: no move
-    quarter = [Fraction(1, 4)] * 4
-    p, ev = _stub(quarter, quarter)
-    assert exact_gap(p, ev, fmpq(1, 2), 0) == fmpq(1, 2)
+def _edge(a: list[Fraction], b: list[Fraction], sigma: mp.mpf) -> mp.matrix:
+    """M = sigma P^T D~ P, P the D~-orthogonal projector along w = (1, -1) onto {w^T D~ d = 0}: M w = 0 and
+    M = sigma D~ on that subspace, the premise of the moved gap at its edge. D~ = e / s^2 for the checker's doubles
+    a~ = fl(a), s = fl(1/sqrt(a~)), e = fl(fl(s s) a~) (computed here as the docstring states them)."""
+    masses = np.array([float(x) for x in a + b])
+    s = 1.0 / np.sqrt(masses)
+    e = (s * s) * masses
+    Dt = [_mpf(ei) / _mpf(si) ** 2 for ei, si in zip(e.tolist(), s.tolist())]
+    N = len(Dt)
+    w = mp.matrix([1] * len(a) + [-1] * len(b))
+    Dm = mp.diag(Dt)
+    P = mp.eye(N) - w * (w.T * Dm) / (w.T * Dm * w)[0]
+    return sigma * P.T * Dm * P
 
 
 @mp.workdps(60)
 def test_moved_gap_holds_on_the_exact_masses_where_sigma_does_not() -> None:
     a = [Fraction(1, 3)] * 3  # fl(1/3) < 1/3: sigma D~ is below sigma D
     b = [Fraction(1, 5), Fraction(2, 5), Fraction(2, 5)]
-    p, ev = _stub(a, b)
-    sigma = fmpq(1, 2)
-    s, t, e, z = _scalings(ev, 0)
-    scale = [_mpf(x) for x in s.tolist() + t.tolist()]
-    E = [_mpf(x) for x in e.tolist()]
-    Z = mp.matrix([_mpf(x) for x in z.tolist()])
-    N = len(E)
-    delta = mp.mpf(10) ** -40
-    # the premise at its edge: S M S - sigma diag(e) + z z^T = delta I > 0
-    inner = mp.diag([mp.mpf(1) / 2 * x + delta for x in E]) - Z * Z.T
-    Sinv = mp.diag([1 / x for x in scale])
-    M = Sinv * inner * Sinv
-    T = mp.diag(scale) * M * mp.diag(scale) - mp.diag([mp.mpf(1) / 2 * x for x in E]) + Z * Z.T
-    assert min(mp.eigsy(T, eigvals_only=True)) > 0 and N == 6
+    M = _edge(a, b, mp.mpf(1) / 2)
     true_gap = _min_on_s(M, a, b)
-    moved = exact_gap(p, ev, sigma, 0)
+    moved = moved_gap(fmpq(1, 2))
     assert true_gap >= mp.mpf(int(moved.p)) / int(moved.q)  # the lemma: H >= sigma' D on S
-    assert true_gap < mp.mpf(1) / 2  # and sigma itself is not a gap on the exact masses: the hole was real
+    assert true_gap < mp.mpf(1) / 2  # and sigma itself is not a gap on the exact masses: the move is needed
+
+
+@mp.workdps(60)
+def test_moved_gap_holds_on_masses_that_are_no_doubles() -> None:
+    rng = np.random.default_rng(7)
+    for n, m in ((2, 3), (4, 4), (5, 2)):
+        raw_a = [Fraction(int(k), 997) for k in rng.integers(1, 300, n)]
+        raw_b = [Fraction(int(k), 991) for k in rng.integers(1, 300, m)]
+        scale = sum(raw_a) / sum(raw_b)
+        a, b = raw_a, [x * scale for x in raw_b]  # balanced exactly, no mass a double
+        sigma = fmpq(3, 7)
+        true_gap = _min_on_s(_edge(a, b, mp.mpf(3) / 7), a, b)
+        moved = moved_gap(sigma)
+        assert true_gap >= mp.mpf(int(moved.p)) / int(moved.q)
 
 
 def _text(v: fmpq) -> str:
