@@ -59,9 +59,10 @@ CHUNK = 16384
 
 def normalise(d: np.ndarray) -> np.ndarray:
     """Carry so that d[1:] lies in [0, 2^24) (module docstring): exact, in place; returns d."""
+    c, t = np.empty_like(d[0]), np.empty_like(d[0])  # in place: the whole kernel's digits are normalised at once
     for k in range(len(d) - 1, 0, -1):
-        c = np.floor(d[k] * INV_BASE)
-        d[k] -= c * BASE
+        np.floor(np.multiply(d[k], INV_BASE, out=c), out=c)
+        d[k] -= np.multiply(c, BASE, out=t)
         d[k - 1] += c
     return d
 

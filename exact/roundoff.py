@@ -176,7 +176,11 @@ def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     whose sum does not overflow, underflow included."""
     s = a + b
     bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
+    e = s - bb
+    np.subtract(a, e, out=e)  # a - (s - bb): the same operations in place (arrays of n m entries)
+    np.subtract(b, bb, out=bb)
+    e += bb
+    return s, e
 
 
 def two_product(a: np.ndarray, b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
@@ -184,12 +188,19 @@ def two_product(a: np.ndarray, b: np.ndarray | float) -> tuple[np.ndarray, np.nd
     when |a|, |b| <= SPLIT_MAX and e is not below the normal range; within UNDERFLOW_CORRECTION otherwise."""
     x = a * b
     c = _SPLIT * a
-    ah = c - (c - a)
-    al = a - ah
+    ah = c - a
+    np.subtract(c, ah, out=ah)  # c - (c - a); the same operations as the formula, in place
+    al = np.subtract(a, ah, out=c)
     c = _SPLIT * b
     bh = c - (c - b)
     bl = b - bh
-    return x, al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+    r = ah * bh
+    np.subtract(x, r, out=r)
+    r -= al * bh
+    r -= ah * bl
+    al *= bl
+    al -= r
+    return x, al  # al bl - (((x - ah bh) - al bh) - ah bl)
 
 
 def shifted_exponent(t: np.ndarray, e: np.ndarray | None, s: fmpq) -> tuple[np.ndarray, np.ndarray, fmpq]:

@@ -358,9 +358,8 @@ def balanced(K: ShiftedKernel, x: np.ndarray, bf: np.ndarray, y: np.ndarray | No
         t *= y[None, :]
     if not (np.isfinite(t).all() and t.max() < 2.0):
         raise UnsupportedKernel("the balanced kernel leaves [0, 2)")
-    tail = np.minimum(t, TAIL)
-    if under.any():
-        tail = np.where(under, 2.0**-1020 * y[None, :], tail)
+    # the default tail min(K^, TAIL) (verified.py) unless a product underflowed: no second n x m array held
+    tail = np.where(under, 2.0**-1020 * y[None, :], np.minimum(t, TAIL)) if under.any() else None
     with ctx.workprec(BOUND_BITS):
         factor = K.factor / Factor.within(gamma(2))
     return ShiftedKernel(t, factor, K.delta, K.mode, K.shifts, tail=tail), y

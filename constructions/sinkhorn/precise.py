@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from flint import arb, ctx, fmpq, fmpz
 
 from attncert.constructions.sinkhorn.hilbert import a_posteriori_bound
@@ -118,11 +119,13 @@ def float_fixed_kernel(C: np.ndarray, eps: fmpq, bits: int) -> FixedKernel:
     alpha = C.min(1)
     t1, e1 = two_sum(C, -alpha[:, None])
     t, e2 = two_sum(t1, -t1.min(0)[None, :])
+    del t1  # n m doubles: the fixed-point digits below are S times that
     S = -(-(bits + 10) // KERNEL_BITS) + 1  # the integer digit, and 10 bits for fixed_exp's few hundred ulps
     try:
         fx = fixed_exp_neg(t, e1, e2, 1 / eps, S)
     except (ValueError, ArithmeticError) as e:  # beyond its fields or digits, or a table entry not resolved
         raise UnsupportedKernel(f"the kernel in fixed point: {e}") from None
+    del t, e1, e2
     units = int((fx.error / fx.ulp).ceil())  # e' in ulps, an integer
     D = fx.digits
     D[-1] -= float(units)
@@ -238,10 +241,17 @@ def newton_step(K: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, dens
     Kv, KTu = K @ v, K.T @ u
     r, c = u * Kv, v * KTu
     w = r / r.sum()
-    if len(u) <= dense:
-        P = u[:, None] * K * v[None, :]
-        J = np.eye(len(u)) - (P / r[:, None]) @ (P / c[None, :]).T + w[None, :]
-        return np.linalg.solve(J, -s)
+    if len(u) <= dense:  # in place where it can be: at n = 1024 each n x n temporary is 8 MiB of the run's peak
+        P = u[:, None] * K
+        P *= v[None, :]
+        A = P / r[:, None]
+        P /= c[None, :]
+        J = A @ P.T
+        del A, P
+        J *= -1.0
+        J[np.diag_indices_from(J)] += 1.0
+        J += w[None, :]  # I - A B^T + 1 w^T
+        return scipy.linalg.solve(J, -s, overwrite_a=True, check_finite=False)
     d = -s
     for _ in range(NEWTON_SWEEPS):
         new = u * (K @ (v * (v * (K.T @ (u * d)) / c))) / r - (w @ d) - s

@@ -101,7 +101,7 @@ def array_cost(M: Any) -> ExactCost:
         return ExactCost(M.astype(np.int64), 1)
     if M.dtype.kind != "f":
         raise ValueError(f"the cost has dtype {M.dtype}, not a number type")
-    M = M.astype(np.float64)  # float16/32 values are doubles exactly
+    M = M.astype(np.float64, copy=False)  # float16/32 values are doubles exactly; a float64 array is read, never written
     if not np.isfinite(M).all():
         raise ValueError("the cost has NaN or infinite entries")
     return ExactCost(M, None)
@@ -188,6 +188,7 @@ def _from_floats(C: np.ndarray, eps: fmpq) -> ShiftedKernel:
     t1, e1 = two_sum(C, -alpha[:, None])  # C - alpha = t1 + e1 exactly
     beta = t1.min(0)  # beta~: the shift is alpha_i + beta~_j, doubles
     t2, e2 = two_sum(t1, -beta[None, :])  # t1 - beta~ = t2 + e2 exactly, t2 >= 0
+    del t1
     if not (np.isfinite(t2).all() and np.isfinite(e1).all() and np.isfinite(e2).all()):
         raise UnsupportedKernel("the shifted cost leaves float64's range")
     e1 += e2  # e = fl(e1 + e2): C'_ij = t2 + e1 + e2 exactly
