@@ -109,8 +109,9 @@ def precision(run: FloatRun, tol: fmpq, prec: int) -> tuple[int, int]:
     with ctx.workprec(BOUND_BITS):
         scale = float((cb.kappa / cb.mu).log()) / math.log(2)
     need = math.ceil(math.log2(int(tol.q)) - math.log2(int(tol.p)) + max(scale, 0.0) + math.log2(n + m)) + GUARD
-    yv = y * run.evaluation.v
-    spread = math.log2(float(x.max() / x.min())) + math.log2(float(yv.max() / yv.min()))
+    # logarithms of each double, not of their quotient or product: max x / min x need not be a double (2^128 / 2^-900)
+    lx, lyv = np.log2(x), np.log2(y) + np.log2(run.evaluation.v)
+    spread = float(lx.max() - lx.min() + lyv.max() - lyv.min())
     bits = max(prec, need)
     return bits, bits + math.ceil(spread) + max(n, m).bit_length()
 

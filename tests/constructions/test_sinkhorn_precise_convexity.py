@@ -130,3 +130,20 @@ def test_auto_takes_it_on_a_large_plan_beyond_hilbert():
     a = [fmpq(1, 70)] * 70
     r = sinkhorn(C, a, a, fmpq(1, 100), Ball(128), tol="1e-30")
     assert r.method == "precise-convexity" and r.certified and r.delta > 40, r.status
+
+
+def test_the_kernel_bits_of_a_witness_wider_than_a_double_are_counted_not_an_overflow() -> None:
+    # x = (2^128, 2^-900): max x / min x = 2^1028 is no double (float division gave inf, then OverflowError in ceil);
+    # the binary spread is 1028 bits, so the kernel needs over MAX_KERNEL_BITS and the path refuses the witness
+    from types import SimpleNamespace
+
+    from attncert.constructions.sinkhorn.precise_convexity import MAX_KERNEL_BITS, precision
+
+    run = SimpleNamespace(
+        balance=(np.array([2.0**128, 2.0**-900]), np.array([1.0, 2.0**-1000])),
+        kernel=SimpleNamespace(shape=(2, 2)),
+        convexity=SimpleNamespace(kappa=arb(2), mu=arb(0.5)),
+        evaluation=SimpleNamespace(v=np.array([1.0, 2.0**1000])),
+    )
+    bits, kernel_bits = precision(run, fmpq(1, 10**30), 128)
+    assert bits >= 128 and kernel_bits >= bits + 1028 > MAX_KERNEL_BITS
