@@ -214,8 +214,12 @@ def no_underflow(product: np.ndarray, zeros: int) -> bool:
 def lift_exponent(z: np.ndarray, sigma: float) -> int:
     """j with |2^j z|^2 about 1 + 4 sigma / (1 - sigma) or more: the Schur complement's one negative eigenvalue is
     about -2 sigma / (1 - sigma) (for the normalised Laplacian), and the lift 2^{2j} z z^T must exceed it."""
+    with np.errstate(over="ignore"):
+        zz = float(z @ z)
     need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
-    return max(0, math.ceil(math.log2(need / float(z @ z)) / 2)) if float(z @ z) > 0 else 0
+    if not (0 < zz < need and math.isfinite(need)):  # already long enough (or inf: refused later as not finite)
+        return 0
+    return math.ceil(math.log2(need / zz) / 2)
 
 
 def schur_certified(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np.ndarray, z: np.ndarray, sigma: float, size: int) -> bool:

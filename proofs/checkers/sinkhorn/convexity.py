@@ -71,9 +71,12 @@ FACTOR_FLOOR = 2.0**-900
 def lift(z: np.ndarray, sigma: float) -> np.ndarray:
     """zeta = 2^j z with |zeta|^2 >= about 1 + 4 sigma / (1 - sigma): above the Schur complement's one negative
     eigenvalue (about -2 sigma / (1 - sigma)). Any zeta is sound; this one lets a true gap factor."""
-    zz = float(z @ z)
+    with np.errstate(over="ignore"):
+        zz = float(z @ z)
     need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
-    return z * 2.0 ** (max(0, math.ceil(math.log2(need / zz) / 2)) if zz > 0 else 0)
+    if not (0 < zz < need and math.isfinite(need)):  # already long enough (or inf: refused later as not finite)
+        return z
+    return z * 2.0 ** math.ceil(math.log2(need / zz) / 2)
 
 
 def moved_gap(sigma: fmpq) -> fmpq:
