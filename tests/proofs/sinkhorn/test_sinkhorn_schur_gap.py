@@ -113,3 +113,14 @@ def test_a_product_below_the_normal_range_is_refused_not_trusted(side) -> None:
         x_k = float(((1 / np.sqrt(af[0])) * u[0]) * entry)  # the first product, fl(x K) (x = fl(s u) about 0.5)
         assert (0 < x_k < 2.0**-1022) == (entry == 2.0**-1022)
         assert side(K, u, v, af, bf, 0.1) is proven
+
+
+def test_a_lift_whose_length_overflows_is_kept_not_a_crash() -> None:
+    # masses near 1e308: z = sqrt(b) has |z|^2 beyond the doubles; log2(need / inf) raised ValueError in verify
+    from attncert.constructions.sinkhorn.convexity import lift_exponent
+    from attncert.proofs.checkers.sinkhorn.convexity import lift
+
+    z = np.full(3, 1e154)
+    assert np.array_equal(lift(z, 0.5), z) and lift_exponent(z, 0.5) == 0
+    short = np.array([0.3, 0.4])  # |z|^2 = 1/4 below 1 + 4 sigma / (1 - sigma) = 5: scaled by 2^3 to |zeta|^2 = 16
+    assert np.array_equal(lift(short, 0.5), short * 8) and lift_exponent(short, 0.5) == 3
