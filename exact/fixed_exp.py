@@ -115,15 +115,28 @@ def constant_digits(q: arb, S: int) -> tuple[np.ndarray, bool]:
     """floor(lower(q) / ulp) ulp as S digits (shape (S,)), for an arb q >= 0 below 2^24, and whether it is within
     2 ulp below every point of q (q's ball narrower than one ulp; a value next to a multiple of ulp, as e^(o s') is,
     need not be resolved to one side of it)."""
-    scaled = q * arb(2) ** (WIDTH * (S - 1))
-    lo = int(scaled.lower().floor().unique_fmpz())
-    ok = bool(scaled.upper() < lo + 2)
-    out = np.empty(S)
-    for k in range(S - 1, -1, -1):
-        lo, out[k] = divmod(lo, 1 << WIDTH)
-    if lo:
-        raise ValueError("a fixed-point constant is 2^24 or more")
-    return out, ok
+    digits, ok = _constants([q], S)
+    return digits[:, 0], ok
+
+
+def _constants(qs: list[arb], S: int) -> tuple[np.ndarray, bool]:
+    """:func:`constant_digits` of each of qs, as the columns of one (S, len(qs)) array, and whether all are resolved:
+    the integers floor(lower(q) 2^(24 (S - 1))) cut into base-2^24 digits through their bytes, not a divmod each."""
+    shift = arb(2) ** (WIDTH * (S - 1))
+    ints, ok = [], True
+    for q in qs:
+        scaled = q * shift
+        lo = int(scaled.lower().floor().unique_fmpz())
+        ok = ok and bool(scaled.upper() < lo + 2)
+        ints.append(lo)
+    width = WIDTH // 8
+    try:
+        raw = b"".join(x.to_bytes(width * S, "big") for x in ints)
+    except OverflowError:  # negative, or a value of 2^24 or more
+        raise ValueError("a fixed-point constant is 2^24 or more") from None
+    bytes_ = np.frombuffer(raw, dtype=np.uint8).reshape(len(ints), S, width).astype(np.float64)
+    digits = sum(bytes_[:, :, i] * 256.0 ** (width - 1 - i) for i in range(width))
+    return np.ascontiguousarray(digits.T), ok
 
 
 @dataclass(frozen=True)
@@ -141,13 +154,13 @@ class FixedExp:
 
 def _table(k: int, s: arb, extra: arb, S: int) -> np.ndarray:
     """T_k[f] within 2 ulp below e^(-f 2^(-8 k) s) extra for f < 2^8, as S digits (shape (S, 256))."""
-    out = np.empty((S, 1 << FIELD))
-    step = s * arb(2) ** (-FIELD * k)
-    for f in range(1 << FIELD):
-        d, ok = constant_digits((-(step * f)).exp() * extra, S)
-        if not ok:
-            raise ArithmeticError("a table entry of the fixed-point exponential is not resolved")
-        out[:, f] = d
+    ratio = (-(s * arb(2) ** (-FIELD * k))).exp()
+    values = [extra]
+    for _ in range((1 << FIELD) - 1):  # e^(-f step) extra by products: arb carries their error, and 64 guard bits
+        values.append(values[-1] * ratio)  # hold 255 of them (the check below decides)
+    out, ok = _constants(values, S)
+    if not ok:
+        raise ArithmeticError("a table entry of the fixed-point exponential is not resolved")
     return out
 
 
