@@ -147,7 +147,7 @@ class Hessian:
     d: np.ndarray  # the diagonal of S H(W') S: fl(fl(s x) fl(K~ v~)), fl(fl(t y) fl(K~^T u^))
     e: np.ndarray  # the diagonal of S D S: fl(fl(s s) a~), fl(fl(t t) b~)
     z: np.ndarray  # 2^k fl(s a~), -2^k fl(t b~): the rank-one lift's direction (module docstring)
-    normal: bool  # no product of B below the normal range, the factors of d, e, z at least NORMAL_FLOOR
+    normal: bool  # no product of B below the normal range, the factors of d, e, z at least NORMAL_FLOOR, d normal
 
     @classmethod
     def of(cls, K: np.ndarray, u: np.ndarray, v: np.ndarray, af: np.ndarray, bf: np.ndarray, k: int) -> Hessian:
@@ -165,7 +165,8 @@ class Hessian:
             # every factor of d, e and z normal, and each sum K v, K^T u far above the underflow threshold: the
             # products its BLAS sum drops (2^-1074 each) are then below a relative 2^-100 of it
             factors = np.concatenate([x, y, s * x, t * y, s * s, t * t, e, np.abs(z), Kv, Ku])
-            normal = normal and bool(np.isfinite(factors).all() and factors.min() >= NORMAL_FLOOR and np.isfinite(d).all())
+            # and d itself normal: a subnormal diagonal's rounding is absolute, outside the bound on |Delta~ - Delta|
+            normal = normal and bool(np.isfinite(factors).all() and factors.min() >= NORMAL_FLOOR and np.isfinite(d).all() and (d >= SMALLEST_NORMAL).all())
         return cls(B, d, e, z, normal)
 
     def matvec(self, y: np.ndarray) -> np.ndarray:

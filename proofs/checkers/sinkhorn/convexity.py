@@ -35,7 +35,8 @@ H^ = S H(W') S, E^ = diag(e), e = (fl(fl(s s) a~), fl(fl(t t) b~)) and w^ = S^-1
    sums are within gamma_{n+2} of their absolute terms (Higham, *Accuracy and Stability of Numerical Algorithms*,
    2nd ed., Lemma 3.1, any order, with or without FMA), and a product it underflows is off by 2^-1074 at most.
    Products of B and C that underflow are refused by counting their entries below the normal range; every factor of
-   the diagonals is at least 2^-900, so the products a BLAS sum drops are within a relative 2^-100 of it.
+   the diagonals is at least 2^-900, so the products a BLAS sum drops are within a relative 2^-100 of it, and the
+   diagonals d themselves must be normal (a subnormal one is not within a relative u of its value).
 5. Rump's verified Cholesky (BIT 46 (2006), Cor. 2.4; the Rump-Jeannerod constants, as in ValidSDP's
    ``corollary_2_4_with_c_upper_bound``, doubled): the diagonal lowered by err and then by Rump's c, each rounded
    down, factors with LAPACK's ``dpotrf`` (the backward error holds for any order of the inner products, so for the
@@ -112,6 +113,10 @@ def schur_gap(ev: FloatEvaluation, sigma: float) -> bool:
         if not (np.isfinite(factors).all() and factors.min() >= FACTOR_FLOOR):
             return False
         da, db = sx * Kv, ty * Ku
+        # the diagonals themselves normal: a subnormal d~ is off by up to 2^-1075, not by a relative u, and the
+        # bound on |Delta~ - Delta| (item 4) does not hold (a gap 1.7 times too large was proven with d~ = 2^-1073)
+        if not bool((da >= SMALLEST_NORMAL).all() and (db >= SMALLEST_NORMAL).all()):
+            return False
     if n >= m:  # eliminate the rows: the Cholesky is of order m
         return _schur(B, da, db, ea, eb, zb, sigma, max(n, m))
     return _schur(B.T, db, da, eb, ea, za, sigma, max(n, m))

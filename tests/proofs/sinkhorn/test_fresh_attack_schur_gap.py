@@ -1,0 +1,81 @@
+"""A fresh hostile audit of the Schur-complement test of the Sinkhorn Hessian's gap (``schur_gap`` in the checker,
+``Hessian.certify`` in the prover), 2026-12-05.
+
+The truth is decided exactly: the number of eigenvalues <= 0 of H^ - sigma E^ (H^ = S H(W') S, E^ = diag(fl(fl(s s) a~),
+fl(fl(t t) b~)), built in QQ from the same doubles) is the number of sign changes of the characteristic polynomial of
+its negative (Descartes' rule is exact for a real-rooted polynomial) plus the multiplicity of the root 0. The gap
+sigma is proven iff that number is at most one (the module docstrings' inertia argument), so a code that says True
+where the count is 2 proves a gap the matrix does not have.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from flint import fmpq, fmpq_mat
+
+from attncert.constructions.sinkhorn.convexity import Hessian
+from attncert.exact.roundoff import exact
+from attncert.proofs.checkers.sinkhorn.convexity import schur_gap
+
+EPS = 2.0**-1074  # the smallest positive double
+
+
+def nonpositive_eigenvalues(ev: SimpleNamespace, sigma: float) -> int:
+    """How many eigenvalues of H^ - sigma E^ are <= 0, exactly (module docstring)."""
+    n, m = ev.K.shape
+    s, t = 1.0 / np.sqrt(ev.a), 1.0 / np.sqrt(ev.b)
+    scale = [exact(x) for x in np.concatenate([s, t])]
+    e = [exact(x) for x in np.concatenate([(s * s) * ev.a, (t * t) * ev.b])]
+    M = fmpq_mat(n + m, n + m)
+    for i in range(n):
+        for j in range(m):
+            w = exact(ev.u[i]) * exact(ev.K[i, j]) * exact(ev.v[j])
+            for p, q in ((i, i), (n + j, n + j), (i, n + j), (n + j, i)):
+                M[p, q] += w * scale[p] * scale[q]
+    for k in range(n + m):
+        M[k, k] -= exact(sigma) * e[k]
+    c = (-M).charpoly()  # its positive roots are M's negative eigenvalues
+    coefficients = [c[k] for k in range(n + m + 1)]
+    zero = next(k for k, x in enumerate(coefficients) if x != 0)
+    signs = [x > 0 for x in coefficients if x != 0]
+    return zero + sum(1 for x, y in zip(signs, signs[1:]) if x != y)
+
+
+def subnormal_diagonal(xi: float, row_mass_exponent: int) -> SimpleNamespace:
+    """Two clusters joined by a weak edge of weight xi 2^-974: {row 1 (mass 2^100), column 1 (mass 2^-974)} and
+    {row 2 (mass 2^row_mass_exponent), column 2}. Row 1's diagonal of H^ is exactly 1.5 2^-1074, which rounds to
+    2^-1073; with sigma = 2^-1074 the float Delta_E is 2^-1074, twice the exact one. Every product of B and C, and every
+    factor of the diagonals, is normal: only the diagonal itself is not."""
+    return SimpleNamespace(
+        K=np.array([[1.5, 0.0], [xi, 1.0]]),
+        u=np.array([2.0**-500, 2.0**-500]),
+        v=np.array([2.0**-474, 2.0**520]),
+        a=np.array([2.0**100, 2.0**row_mass_exponent]),
+        b=np.array([2.0**-974, 2.0**20]),
+    )
+
+
+def prover_certifies(ev: SimpleNamespace, sigma: float) -> bool:
+    return Hessian.of(ev.K, ev.u, ev.v, ev.a, ev.b, 0).certify(sigma)
+
+
+def test_a_subnormal_diagonal_proved_a_gap_above_the_true_one():
+    # before the fix both codes said True on all three (the pencil's second eigenvalue, in mpmath at 400 digits,
+    # is 0.83, 0.59 and 0.80 times sigma): the rounding of a subnormal d~ is absolute, not within the gamma charged
+    for xi, exponent in ((0.875, 101), (0.875, 104), (1.5, 104)):
+        ev = subnormal_diagonal(xi, exponent)
+        assert nonpositive_eigenvalues(ev, EPS) == 2  # the gap is below sigma
+        assert not schur_gap(ev, EPS)
+        assert not prover_certifies(ev, EPS)
+
+
+def test_a_normal_instance_still_proves_its_gap():
+    # a 2 x 2 plan (row and column sums 1/2 = a = b): its pencil (H(P), diag(a, b)) has eigenvalues 1 -+ the singular
+    # values of K / 0.5 (1 and 1/2), so the gap is 1/2; the codes must prove half of it and refuse 1.5 times it
+    K = np.array([[0.375, 0.125], [0.125, 0.375]])
+    ev = SimpleNamespace(K=K, u=np.ones(2), v=np.ones(2), a=np.array([0.5, 0.5]), b=np.array([0.5, 0.5]))
+    assert nonpositive_eigenvalues(ev, 0.25) == 1 and nonpositive_eigenvalues(ev, 0.75) == 2
+    assert schur_gap(ev, 0.25) and prover_certifies(ev, 0.25)
+    assert not schur_gap(ev, 0.75) and not prover_certifies(ev, 0.75)
