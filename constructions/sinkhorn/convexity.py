@@ -220,7 +220,8 @@ def lift_exponent(z: np.ndarray, sigma: float) -> int:
     need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
     if not (0 < zz < need and math.isfinite(need)):  # already long enough (or inf: refused later as not finite)
         return 0
-    return math.ceil(math.log2(need / zz) / 2)
+    # the logarithms apart: need / zz overflows for a tiny zz (2^-1021 and sigma 0.99 raised OverflowError)
+    return math.ceil((math.log2(need) - math.log2(zz)) / 2)
 
 
 def schur_certified(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np.ndarray, z: np.ndarray, sigma: float, size: int) -> bool:
@@ -248,7 +249,12 @@ def schur_certified(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarra
         C = B * r[:, None]
         j = lift_exponent(z, sigma)
         zeta = z * 2.0**j
-        if not (np.isfinite(C).all() and np.isfinite(zeta).all() and np.isfinite(psi)):
+        beta = np.abs(dK) + sK + np.abs(lK)
+        rows = C.T @ C.sum(axis=1)
+        za = np.abs(zeta)
+        tail = za * float(za.sum()) + np.abs(lK)
+        # every double the bound reads finite (C^T C 1 overflowed for C near 2^511: OverflowError)
+        if not (all(np.isfinite(x).all() for x in (C, zeta, rows, tail, beta)) and np.isfinite(psi)):
             return False
     if not no_underflow(C, int(np.count_nonzero(B == 0))):
         return False
@@ -259,24 +265,19 @@ def schur_certified(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarra
             return False
         xi = ((1 + arb(gamma(14))) * (1 + gpsi) - 1).upper()
         lam = ((arb(gamma(nE + 2)) + xi / (1 - xi)) / (1 - arb(gamma(nE + nK + 2)))).upper()
-        beta = np.abs(dK) + sK + np.abs(lK)
-        rows = C.T @ C.sum(axis=1)
-        za = np.abs(zeta)
-        tail = za * float(za.sum()) + np.abs(lK)
         # every term non-negative: each row's double is within (1 + gamma_8) of its exact value
         e_lam, e_g, e_beta = float(rows.max()), float(tail.max()), float(beta.max())
         e = (
             (lam * arb(exact(e_lam)) + arb(gamma(nE + 4)) * arb(exact(e_g)) + arb(g) * arb(exact(e_beta))) * (1 + arb(gamma(8)))
             + 4 * nE * nK * arb(ETA_MIN)
-        ).upper()
-        e = float(e.upper().fmpq()) * (1 + 2.0**-50)
+        ).upper().fmpq()
     A = np.asfortranarray(np.outer(zeta, zeta))
     i = np.arange(nK)
     A[i, i] += lK
     A = dsyrk(-1.0, C.T, beta=1.0, c=A, trans=0, lower=0, overwrite_c=1)
-    if not np.isfinite(A).all():
+    if not (np.isfinite(A).all() and e < exact(A[i, i].max())):  # else no proof (and float(e) might overflow)
         return False
-    return verified_cholesky(A, e)
+    return verified_cholesky(A, float(e) * (1 + 2.0**-50))
 
 
 def verified_cholesky(A: np.ndarray, e: float) -> bool:

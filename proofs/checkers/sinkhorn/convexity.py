@@ -77,7 +77,8 @@ def lift(z: np.ndarray, sigma: float) -> np.ndarray:
     need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
     if not (0 < zz < need and math.isfinite(need)):  # already long enough (or inf: refused later as not finite)
         return z
-    return z * 2.0 ** math.ceil(math.log2(need / zz) / 2)
+    # the logarithms apart: need / zz overflows for a tiny zz (2^-1021 and sigma 0.99 raised OverflowError)
+    return z * 2.0 ** math.ceil((math.log2(need) - math.log2(zz)) / 2)
 
 
 def moved_gap(sigma: fmpq) -> fmpq:
@@ -133,7 +134,12 @@ def _schur(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np
         psi = float(np.max((dE + sE + lE) / lE))
         C = B * (1.0 / np.sqrt(lE))[:, None]
         zeta = lift(z, sigma)
-        if not (np.isfinite(C).all() and np.isfinite(zeta).all() and np.isfinite(psi)):
+        cc = C.T @ C.sum(axis=1)  # the row sums of C^T C
+        za = np.abs(zeta)
+        rest = za * float(za.sum()) + np.abs(lK)
+        beta = np.abs(dK) + sK + np.abs(lK)
+        # every double the bound reads finite (C^T C 1 overflowed for C near 2^511: OverflowError in verify)
+        if not (all(np.isfinite(x).all() for x in (C, zeta, cc, rest, beta)) and np.isfinite(psi)):
             return False
     if not _counts_zeros(C, int(np.count_nonzero(B == 0))):
         return False
@@ -144,10 +150,6 @@ def _schur(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np
             return False
         xi = ((1 + arb(gamma(14))) * (1 + gpsi) - 1).upper()  # each c_ij c_ik against B^_ij B^_ik / Delta_E_i
         lam = ((arb(gamma(nE + 2)) + xi / (1 - xi)) / (1 - arb(gamma(nE + nK + 2)))).upper()
-        cc = C.T @ C.sum(axis=1)  # the row sums of C^T C
-        za = np.abs(zeta)
-        rest = za * float(za.sum()) + np.abs(lK)
-        beta = np.abs(dK) + sK + np.abs(lK)
         err = (
             (lam * arb(exact(cc.max())) + arb(gamma(nE + 4)) * arb(exact(rest.max())) + g * arb(exact(beta.max()))) * (1 + arb(gamma(8)))
             + 4 * nE * nK * arb(ETA_MIN)
@@ -166,6 +168,8 @@ def rump_positive_definite(A: np.ndarray, err: fmpq) -> bool:
     Rump's c, each rounded down, and LAPACK's dpotrf runs to completion with a positive, finite diagonal."""
     N = A.shape[0]
     i = np.arange(N)
+    if not err < exact(A[i, i].max()):  # the lowered diagonal would not be positive (and float(err) might overflow)
+        return False
     lowered = np.nextafter(A[i, i] - float(err) * (1 + 2.0**-50), -np.inf)
     if not (lowered >= 0).all():
         return False

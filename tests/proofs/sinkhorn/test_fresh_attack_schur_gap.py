@@ -17,7 +17,7 @@ from flint import fmpq, fmpq_mat
 
 from attncert.constructions.sinkhorn.convexity import Hessian
 from attncert.exact.roundoff import exact
-from attncert.proofs.checkers.sinkhorn.convexity import schur_gap
+from attncert.proofs.checkers.sinkhorn.convexity import lift, rump_positive_definite, schur_gap
 
 EPS = 2.0**-1074  # the smallest positive double
 
@@ -79,3 +79,22 @@ def test_a_normal_instance_still_proves_its_gap():
     assert nonpositive_eigenvalues(ev, 0.25) == 1 and nonpositive_eigenvalues(ev, 0.75) == 2
     assert schur_gap(ev, 0.25) and prover_certifies(ev, 0.25)
     assert not schur_gap(ev, 0.75) and not prover_certifies(ev, 0.75)
+
+
+def test_a_tiny_lift_and_an_overflowing_bound_are_refused_not_raised():
+    # one row of mass 2^-1021 kept (n < m): |z|^2 = 2^-1021 and need / |z|^2 overflowed, so math.log2(inf) raised
+    # OverflowError in both codes; past it, C (about 2^511) made C^T C 1 infinite and exact(inf) raised again
+    ev = SimpleNamespace(
+        K=np.array([[1.0, 1.0]]), u=np.array([2.0**-600]), v=np.array([2.0**600, 2.0**600]), a=np.array([2.0**-1021]), b=np.array([1.0, 1.0])
+    )
+    assert schur_gap(ev, 0.99) is False
+    assert prover_certifies(ev, 0.99) is False
+    zeta = lift(np.array([2.0**-510.5]), 0.99)  # |zeta|^2 must reach 1 + 4 sigma / max(1 - sigma, 2^-6) = 254.44
+    assert np.isfinite(zeta).all() and float(zeta @ zeta) >= 254.44
+
+
+def test_rump_refuses_an_error_above_the_diagonal_instead_of_overflowing():
+    # float(err) of an err beyond float64 raised OverflowError; any err at or above the diagonal proves nothing
+    assert rump_positive_definite(np.eye(2), fmpq(10) ** 400) is False
+    assert rump_positive_definite(np.eye(2), fmpq(1)) is False
+    assert rump_positive_definite(np.eye(2), fmpq(1, 2)) is True
