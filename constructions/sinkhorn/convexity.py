@@ -42,7 +42,8 @@ with w^T E^ y = 0: else the plane of w^ and such a y would be negative definite 
 -sigma w^T E^ w^ < 0, and the cross term vanishes), which takes two negative eigenvalues. With d = S y this is
 H(W') >= sigma D~ on {d : w^T D~ d = 0}, D~ = diag(e) S^-2, and :func:`moved_gap` turns it into H(W') >= sigma' D on
 S, sigma' = sigma (1 - gamma_4). Since P^ >= omega W' entrywise (omega = the lower ends of the kernel's factor and
-of v^ / v~), H(P^) >= omega sigma' D on S: mu = omega sigma'.
+of v^ / v~; W' without the entries of K^ below the normal range, which are not within that factor of K2),
+H(P^) >= omega sigma' D on S: mu = omega sigma'.
 
 *The Schur complement.* Order H^ - sigma E^ as [[Delta_E, B^], [B^^T, Delta_K]], eliminating the larger of the two
 blocks (Delta diagonal, B^ the off-diagonal block S_1 W' S_2). If Delta_E > 0 then, by Haynsworth's inertia
@@ -153,6 +154,9 @@ class Hessian:
     def of(cls, K: np.ndarray, u: np.ndarray, v: np.ndarray, af: np.ndarray, bf: np.ndarray, k: int) -> Hessian:
         s, t = scaling(af, bf)
         x, y = s * u, t * v
+        # W' drops the entries of K^ below the normal range: a subnormal fl(fl(x K~) y) is not within the kernel's
+        # factor of K2 (P^ >= omega W' could fail there), and dropping an entry only lowers H(W')
+        K = np.where(K < SMALLEST_NORMAL, 0.0, K)
         with np.errstate(all="ignore"):
             B = x[:, None] * K
             normal = no_underflow(B, int(np.count_nonzero(K == 0)))

@@ -42,7 +42,8 @@ H^ = S H(W') S, E^ = diag(e), e = (fl(fl(s s) a~), fl(fl(t t) b~)) and w^ = S^-1
    down, factors with LAPACK's ``dpotrf`` (the backward error holds for any order of the inner products, so for the
    blocked ``dpotrf``), which proves Sigma~ + zeta zeta^T - err I > 0, hence the exact Sigma + zeta zeta^T > 0.
 
-Since P^ >= omega W' entrywise (omega the lower ends of the kernel's factor and of v^ / v~), H(P^) >= omega sigma' D on
+Since P^ >= omega W' entrywise (omega the lower ends of the kernel's factor and of v^ / v~; W' drops the entries of K^
+below the normal range, which are not within the factor of K2), H(P^) >= omega sigma' D on
 S: mu = omega sigma'. eta <= sum(a)^{1/2} max(q_hi - 1, 1 - q_lo) from the same evaluation. Everything is this module's own code; it shares
 :mod:`exact` with the prover, and the float evaluation with the float-verified check.
 """
@@ -96,17 +97,20 @@ def schur_gap(ev: FloatEvaluation, sigma: float) -> bool:
     """Whether the verified Cholesky of the Schur complement proves H^ - sigma E^ has at most one eigenvalue <= 0, for
     H^ = S H(W') S and E^ = diag(fl(s s) a~, fl(t t) b~) (module docstring, "mu")."""
     n, m = ev.K.shape
-    zeros = int(np.count_nonzero(ev.K == 0))
+    # W' without the entries of K^ below the normal range: a subnormal K^_ij = fl(fl(x K~) y) is not within phi of
+    # K2_ij, so P^ >= omega W' could fail there; dropping an entry only lowers H(W')
+    K = np.where(ev.K < SMALLEST_NORMAL, 0.0, ev.K)
+    zeros = int(np.count_nonzero(K == 0))
     s, t = 1.0 / np.sqrt(ev.a), 1.0 / np.sqrt(ev.b)
     with np.errstate(all="ignore"):
         x, y = s * ev.u, t * ev.v
-        B = x[:, None] * ev.K
+        B = x[:, None] * K
         if not _counts_zeros(B, zeros):
             return False
         B *= y[None, :]
         if not _counts_zeros(B, zeros):
             return False
-        Kv, Ku = ev.K @ ev.v, ev.K.T @ ev.u
+        Kv, Ku = K @ ev.v, K.T @ ev.u
         sx, ty, ss, tt = s * x, t * y, s * s, t * t
         ea, eb = ss * ev.a, tt * ev.b
         za, zb = s * ev.a, t * ev.b

@@ -98,3 +98,20 @@ def test_rump_refuses_an_error_above_the_diagonal_instead_of_overflowing():
     assert rump_positive_definite(np.eye(2), fmpq(10) ** 400) is False
     assert rump_positive_definite(np.eye(2), fmpq(1)) is False
     assert rump_positive_definite(np.eye(2), fmpq(1, 2)) is True
+
+
+def test_a_subnormal_kernel_entry_does_not_carry_the_gap():
+    # K^_21 = 2^-1060 (a subnormal fl(fl(x K~) y) is not within the kernel's factor of K2, so P^ >= omega W' may fail
+    # there) scaled by u and v into the weight 1 that alone connects W' = [[1, 0], [1, 1]]: with it the pencil's gap
+    # is 1/2 (the exact count is 1 at sigma = 0.2) and both codes proved 0.2; without it W' splits in two
+    ev = SimpleNamespace(
+        K=np.array([[1.0, 0.0], [2.0**-1060, 2.0**-1000]]),
+        u=np.array([2.0**-160, 2.0**900]),
+        v=np.array([2.0**160, 2.0**100]),
+        a=np.array([1.0, 2.0]),
+        b=np.array([2.0, 1.0]),
+    )
+    dropped = SimpleNamespace(**{**vars(ev), "K": np.array([[1.0, 0.0], [0.0, 2.0**-1000]])})
+    assert nonpositive_eigenvalues(ev, 0.2) == 1 and nonpositive_eigenvalues(dropped, 0.2) == 2
+    assert not schur_gap(ev, 0.2)
+    assert not prover_certifies(ev, 0.2)
