@@ -70,13 +70,18 @@ def test_agreement_with_the_exhaustive_method_where_the_model_is_right():
     from tracr.compiler import lib
     from tracr.rasp import rasp
 
-    for program, vocab, n in ((lib.make_length(), ["a", "b", "c"], 5), (lib.make_frac_prevs(rasp.tokens == "a"), ["a", "b"], 4), (lib.make_hist(), ["a", "b", "c"], 4)):
-        comp, exh = both(program, vocab, n)
+    runs = {}
+    for name, program, vocab, n in (
+        ("length", lib.make_length(), ["a", "b", "c"], 5),
+        ("frac_prevs", lib.make_frac_prevs(rasp.tokens == "a"), ["a", "b"], 4),
+        ("hist", lib.make_hist(), ["a", "b", "c"], 4),
+    ):
+        comp, exh = runs[name] = both(program, vocab, n)
         assert comp["result"]["holds"] and exh["result"]["holds"], comp["result"]
         assert comp["result"]["proven_up_to"] == n and CLAIM.check(comp) == []
     # frac_prevs: the radius the induction carries and the largest error bound of the exhaustive method's balls
     # (both upper bounds of the same softmax leak) agree to 1%, far below the tolerance of 10^-6
-    comp, exh = both(lib.make_frac_prevs(rasp.tokens == "a"), ["a", "b"], 4)
+    comp, exh = runs["frac_prevs"]
     from fractions import Fraction
 
     radius = max(Fraction(r) for step in comp["outputs"]["proof"]["proven"]["steps"] if step.get("computes") == "frac_prevs" for _, r in step["radius"])
