@@ -217,15 +217,23 @@ def no_underflow(product: np.ndarray, zeros: int) -> bool:
 
 
 def lift_exponent(z: np.ndarray, sigma: float) -> int:
-    """j with |2^j z|^2 about 1 + 4 sigma / (1 - sigma) or more: the Schur complement's one negative eigenvalue is
-    about -2 sigma / (1 - sigma) (for the normalised Laplacian), and the lift 2^{2j} z z^T must exceed it."""
+    """The least integer j with |2^j z|^2 >= need = 1 + 4 sigma / max(1 - sigma, 2^-6): the Schur complement's one
+    negative eigenvalue is about -2 sigma / (1 - sigma) (for the normalised Laplacian), the lift 2^{2j} z z^T must
+    exceed it, and no more, since the error bound charges gamma |2^j z|^2 (j < 0 where |z|^2 is large). The least j
+    makes 2^j z the checker's vector whatever power of two z carries (2^k here, none there)."""
     with np.errstate(over="ignore"):
         zz = float(z @ z)
     need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
-    if not (0 < zz < need and math.isfinite(need)):  # already long enough (or inf: refused later as not finite)
+    if not (0 < zz < math.inf and 0 < need < math.inf):  # |z|^2 overflowing: kept (refused later if not finite)
         return 0
-    # the logarithms apart: need / zz overflows for a tiny zz (2^-1021 and sigma 0.99 raised OverflowError)
-    return math.ceil((math.log2(need) - math.log2(zz)) / 2)
+    # decided in QQ; the logarithms (apart: need / zz overflows for a tiny zz) only start it
+    j = math.ceil((math.log2(need) - math.log2(zz)) / 2)
+    q, r = exact(zz), exact(need)
+    while q * fmpq(4) ** j < r:
+        j += 1
+    while q * fmpq(4) ** (j - 1) >= r:
+        j -= 1
+    return j
 
 
 def schur_certified(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np.ndarray, z: np.ndarray, sigma: float, size: int) -> bool:

@@ -71,15 +71,29 @@ FACTOR_FLOOR = 2.0**-900
 
 
 def lift(z: np.ndarray, sigma: float) -> np.ndarray:
-    """zeta = 2^j z with |zeta|^2 >= about 1 + 4 sigma / (1 - sigma): above the Schur complement's one negative
-    eigenvalue (about -2 sigma / (1 - sigma)). Any zeta is sound; this one lets a true gap factor."""
+    """zeta = 2^j z, j the least integer with |zeta|^2 >= need = 1 + 4 sigma / max(1 - sigma, 2^-6): above the Schur
+    complement's one negative eigenvalue (about -2 sigma / (1 - sigma)), and no longer, since the error bound charges
+    gamma |zeta|^2 (j < 0 where |z|^2 = sum b is large: kept at masses near 1e14 that charge exceeded the gap and
+    verify refused genuine certificates). The prover's z is 2^k times this one, so its zeta is the same vector. Any
+    zeta is sound; this one lets a true gap factor."""
     with np.errstate(over="ignore"):
         zz = float(z @ z)
     need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
-    if not (0 < zz < need and math.isfinite(need)):  # already long enough (or inf: refused later as not finite)
+    if not (0 < zz < math.inf and 0 < need < math.inf):  # |z|^2 overflowing: kept (refused later if not finite)
         return z
-    # the logarithms apart: need / zz overflows for a tiny zz (2^-1021 and sigma 0.99 raised OverflowError)
-    return z * 2.0 ** math.ceil((math.log2(need) - math.log2(zz)) / 2)
+    return z * 2.0 ** _least_power(zz, need)
+
+
+def _least_power(zz: float, need: float) -> int:
+    """The least integer j with 4^j zz >= need (positive finite doubles), decided in QQ: the logarithms only start it
+    (apart, since need / zz overflows for a tiny zz)."""
+    j = math.ceil((math.log2(need) - math.log2(zz)) / 2)
+    q, r = exact(zz), exact(need)
+    while q * fmpq(4) ** j < r:
+        j += 1
+    while q * fmpq(4) ** (j - 1) >= r:
+        j -= 1
+    return j
 
 
 def moved_gap(sigma: fmpq) -> fmpq:

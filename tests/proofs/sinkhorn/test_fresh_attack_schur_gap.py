@@ -115,3 +115,47 @@ def test_a_subnormal_kernel_entry_does_not_carry_the_gap():
     assert nonpositive_eigenvalues(ev, 0.2) == 1 and nonpositive_eigenvalues(dropped, 0.2) == 2
     assert not schur_gap(ev, 0.2)
     assert not prover_certifies(ev, 0.2)
+
+
+def test_prover_and_checker_lift_the_same_vector_whatever_its_power_of_two():
+    # the prover's z carries 2^k (k about -log4(2 sum a)), the checker's none; both lifts used to keep any z already
+    # longer than need, so at large masses the two zeta differed and the checker's (|zeta|^2 = sum b) was too long
+    from attncert.constructions.sinkhorn.convexity import lift_exponent
+
+    z = np.array([0.3, 7.0, 1e6])
+    for sigma in (1e-3, 0.5, 0.99):
+        need = 1 + 4 * sigma / max(1 - sigma, 2.0**-6)
+        zeta = lift(z, sigma)
+        assert need <= float(zeta @ zeta) < 4 * need  # the least power of two above need
+        for k in (-20, 0, 7):
+            zk = z * 2.0**k
+            assert np.array_equal(zk * 2.0 ** lift_exponent(zk, sigma), zeta)
+
+
+def test_a_genuine_certificate_with_masses_totalling_1e14_verifies(tmp_path):
+    # the 4 x 3 problem of test_fresh_attack_convexity with its masses times 10^14: prove certified it, verify said
+    # "the verified Cholesky does not prove the Hessian's gap sigma" (its zeta of length sum b = 1e14 charged
+    # gamma |zeta|^2, about 1e-2, above the Schur complement's margin)
+    import copy
+    import json
+    from fractions import Fraction
+
+    from attncert.exact.canonical import canonical_json
+    from attncert.exact.certificate import seal
+    from attncert.proofs.core.registry import load_claim
+    from attncert.proofs.core.verify import OK, verify_bytes
+
+    claim = load_claim("sinkhorn_convergence")
+    cost = [["137/1000", "291/500", "867/1000"], ["821/1000", "391/500", "8/125"], ["261/1000", "3/25", "507/1000"], ["779/1000", "23/50", "483/1000"]]
+    a = [str(Fraction(x) * 10**14) for x in ("1/11", "2/11", "2/11", "6/11")]
+    b = [str(Fraction(x) * 10**14) for x in ("1/4", "9/16", "3/16")]
+    paths = {}
+    for name, value in (("cost", cost), ("a", a), ("b", b)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(value))
+        paths[name] = str(tmp_path / f"{name}.json")
+    doc = claim.prove(**{**claim.defaults(), **paths, "eps": "1/20", "tol": "1e-9", "ref_iter": 10, "pot_iter": 10})
+    run = doc["outputs"]["runs"][0]
+    assert run["method"] == "convexity" and run["certified"] and doc["result"]["holds"], run["status"]
+    body = {k: v for k, v in copy.deepcopy(doc).items() if k != "sha256"}
+    out = verify_bytes(canonical_json(seal(body)))
+    assert (out.status, out.reason) == (OK, "")
