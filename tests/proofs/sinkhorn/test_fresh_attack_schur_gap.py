@@ -10,8 +10,10 @@ where the count is 2 proves a gap the matrix does not have.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from types import SimpleNamespace
 
+import mpmath
 import numpy as np
 from flint import fmpq, fmpq_mat
 
@@ -159,3 +161,65 @@ def test_a_genuine_certificate_with_masses_totalling_1e14_verifies(tmp_path):
     body = {k: v for k, v in copy.deepcopy(doc).items() if k != "sha256"}
     out = verify_bytes(canonical_json(seal(body)))
     assert (out.status, out.reason) == (OK, "")
+
+
+COST = [["137/1000", "291/500", "867/1000"], ["821/1000", "391/500", "8/125"], ["261/1000", "3/25", "507/1000"], ["779/1000", "23/50", "483/1000"]]
+MASSES = (["1/11", "2/11", "2/11", "6/11"], ["1/4", "9/16", "3/16"])
+
+
+def plan_mpmath(eps: Fraction, digits: int = 60) -> list:
+    """P* of the 4 x 3 problem by plain Sinkhorn in mpmath, to a relative row residual of 10^-(digits - 10)."""
+    with mpmath.workdps(digits):
+        K = [[mpmath.exp(-mpmath.mpf(Fraction(c).numerator) / Fraction(c).denominator / (mpmath.mpf(eps.numerator) / eps.denominator)) for c in row] for row in COST]
+        a, b = [[mpmath.mpf(Fraction(x).numerator) / Fraction(x).denominator for x in side] for side in MASSES]
+        u = [mpmath.mpf(1)] * len(a)
+        for _ in range(100_000):
+            v = [b[j] / mpmath.fsum(K[i][j] * u[i] for i in range(len(a))) for j in range(len(b))]
+            r = [u[i] * mpmath.fsum(K[i][j] * v[j] for j in range(len(b))) for i in range(len(a))]
+            if max(abs(r[i] / a[i] - 1) for i in range(len(a))) < mpmath.mpf(10) ** (10 - digits):
+                return [[u[i] * K[i][j] * v[j] for j in range(len(b))] for i in range(len(a))]
+            u = [u[i] * a[i] / r[i] for i in range(len(a))]
+    raise AssertionError("the mpmath reference did not converge")
+
+
+def exact_mpf(x) -> mpmath.mpf:
+    """An arb's midpoint (an endpoint: radius 0) as an mpmath number, exactly."""
+    man, exp = x.mid().man_exp()
+    return mpmath.mpf(int(man)) * mpmath.mpf(2) ** int(exp)
+
+
+def test_the_checker_on_forged_witnesses_still_encloses_the_plan(tmp_path):
+    # the checker alone (verify's rebuild would refuse any edited witness as differing from its recomputation): sigma
+    # raised to the largest double the Schur test accepts, and x_0 nudged; every enclosure must contain P* (mpmath,
+    # 60 digits), and the largest sigma must be below the gap of the pencil formed from the same doubles (exact count)
+    import json
+
+    from attncert.proofs.checkers.sinkhorn.convexity import convexity_enclosure
+    from attncert.proofs.checkers.sinkhorn.float_hilbert import balanced_evaluation
+    from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
+    from attncert.proofs.core.registry import load_claim
+
+    claim = load_claim("sinkhorn_convergence")
+    paths = {}
+    for name, value in (("cost", COST), ("a", MASSES[0]), ("b", MASSES[1])):
+        (tmp_path / f"{name}.json").write_text(json.dumps(value))
+        paths[name] = str(tmp_path / f"{name}.json")
+    doc = claim.prove(**{**claim.defaults(), **paths, "eps": "1/20", "tol": "1e-9", "ref_iter": 10, "pot_iter": 10})
+    witness = doc["outputs"]["runs"][0]["witness"]
+    q = lambda text: fmpq(*Fraction(text).as_integer_ratio())  # noqa: E731
+    p = sinkhorn_problem([[q(c) for c in row] for row in COST], [q(x) for x in MASSES[0]], [q(x) for x in MASSES[1]], fmpq(1, 20))
+    x, y, sigma = [q(t) for t in witness["u"]], [q(t) for t in witness["v"]], q(witness["sigma"])
+    ev = balanced_evaluation(p, x, y, "integers")
+    lo, hi = float(sigma), 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if schur_gap(ev, mid) else (lo, mid)
+    assert lo > float(sigma) and nonpositive_eigenvalues(ev, lo) == 1
+    P = plan_mpmath(Fraction(1, 20))
+    nudged = fmpq(*float(x[0] * fmpq(100001, 100000)).as_integer_ratio())
+    for xs, s in ((x, exact(lo)), ([nudged] + x[1:], sigma)):
+        enclosure = convexity_enclosure(p, xs, y, s, "integers")
+        with mpmath.workdps(60):
+            for row, prow in zip(enclosure.plan, P):
+                for (low, high), value in zip(row, prow):
+                    assert exact_mpf(low.lower()) <= value <= exact_mpf(high.upper())
