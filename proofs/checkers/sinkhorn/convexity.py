@@ -73,9 +73,9 @@ FACTOR_FLOOR = 2.0**-900
 def lift(z: np.ndarray, sigma: float) -> np.ndarray:
     """zeta = 2^j z, j the least integer with |zeta|^2 >= need = 1 + 4 sigma / max(1 - sigma, 2^-6): above the Schur
     complement's one negative eigenvalue (about -2 sigma / (1 - sigma)), and no longer, since the error bound charges
-    gamma |zeta|^2 (j < 0 where |z|^2 = sum b is large: kept at masses near 1e14 that charge exceeded the gap and
-    verify refused genuine certificates). The prover's z is 2^k times this one, so its zeta is the same vector. Any
-    zeta is sound; this one lets a true gap factor."""
+    gamma |zeta|^2 (j < 0 where |z|^2 = sum b is large: z kept whole at masses totalling 1e14 made that charge exceed
+    the gap, and verify refused genuine certificates). The prover's z is 2^k times this one, so its zeta is the same
+    vector. Any zeta is sound; this one lets a true gap factor."""
     with np.errstate(over="ignore"):
         zz = float(z @ z)
     need = 1.0 + 4.0 * sigma / max(1.0 - sigma, 2.0**-6)
