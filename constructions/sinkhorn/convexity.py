@@ -359,8 +359,9 @@ def balanced(K: ShiftedKernel, x: np.ndarray, bf: np.ndarray, y: np.ndarray | No
     diag(x) K' diag(b / K'^T x), the plan of the witness x on K'. Its sums are dominated by entries near 1, where the
     evaluation's truncations (2^-63) are negligible: on K' itself a column whose mass sits on entries e^-100 and a
     row scaling of e^100 made them dominate. Where a product fl(x K~) underflows (below 2^-1022) the entry is 0 in K^
-    and its tail entry is 2^-1020 y_j, above K2_ij / phi_hi; UnsupportedKernel where a column has no product above
-    2^-900 (the tail would then carry it)."""
+    and its tail entry is 2^-1020 y_j, above K2_ij / phi_hi; where fl(x K~) is normal but its product with y_j is not,
+    the entry is 0 with the tail 2^-1021; UnsupportedKernel where a column has no product above 2^-900 (the tail
+    would then carry it)."""
     t = x[:, None] * K.K
     if y is None:
         with np.errstate(all="ignore"):
@@ -376,8 +377,15 @@ def balanced(K: ShiftedKernel, x: np.ndarray, bf: np.ndarray, y: np.ndarray | No
         t *= y[None, :]
     if not (np.isfinite(t).all() and t.max() < 2.0):
         raise UnsupportedKernel("the balanced kernel leaves [0, 2)")
+    # a second product below the normal range (fl(x K~) normal, times y) is no longer within a relative u: 0 in K^,
+    # with the tail 2^-1021 >= K2_ij / phi_hi (the exact product is below 2^-1022 + 2^-1075)
+    low = t < 2.0**-1022
+    t[low] = 0.0
     # the default tail min(K^, TAIL) (verified.py) unless a product underflowed: no second n x m array held
-    tail = np.where(under, 2.0**-1020 * y[None, :], np.minimum(t, TAIL)) if under.any() else None
+    if low.any():
+        tail = np.where(under, 2.0**-1020 * y[None, :], np.where(low, 2.0**-1021, np.minimum(t, TAIL)))
+    else:
+        tail = None
     with ctx.workprec(BOUND_BITS):
         factor = K.factor / Factor.within(gamma(2))
     return ShiftedKernel(t, factor, K.delta, K.mode, K.shifts, tail=tail), y

@@ -223,3 +223,32 @@ def test_the_checker_on_forged_witnesses_still_encloses_the_plan(tmp_path):
             for row, prow in zip(enclosure.plan, P):
                 for (low, high), value in zip(row, prow):
                     assert exact_mpf(low.lower()) <= value <= exact_mpf(high.upper())
+
+
+def test_a_second_product_below_the_normal_range_is_carried_by_a_tail() -> None:
+    # cost [[0, 693], [0, 0]] at eps 1 (K' = e^-C, no shift), x = (1, 1), y = (1/2, 2^-30): fl(x K~) is normal
+    # everywhere, but K~_01 y_1 = e^-693 2^-30 (about 2^-1030) is subnormal, so K^_01 is not within a relative u of
+    # K2_01. It is 0 in K^ now, with the tail 2^-1021; before, its own subnormal value was its tail, uncharged by up to
+    # 2^-1075 (about 2^-1045 of its row's sum here, far inside the evaluation's other margins: the formal gap the
+    # Schur-gap audit named). The enclosures must hold the exact values, computed here from the definitions at 3000
+    # bits: v^_j = b_j / (K2^T 1)_j and q_i = (K2 v^)_i / a_i.
+    from flint import arb, ctx, fmpq
+
+    from attncert.proofs.checkers.sinkhorn.float_hilbert import balanced_evaluation
+    from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
+
+    half = fmpq(1, 2)
+    C = [[fmpq(0), fmpq(693)], [fmpq(0), fmpq(0)]]
+    p = sinkhorn_problem(C, [half, half], [half, half], fmpq(1))
+    x, y = [fmpq(1), fmpq(1)], [half, fmpq(1, 2**30)]
+    ev = balanced_evaluation(p, x, y, "integers")
+    assert ev.K[0, 1] == 0.0 and ev.K[1, 1] == 2.0**-30  # the subnormal product is read as 0, the rest as computed
+    with ctx.workprec(3000):
+        K2 = [[arb(xi) * (-arb(c)).exp() * arb(yj) for c, yj in zip(row, y)] for xi, row in zip(x, C)]
+        v = [arb(half) / (K2[0][j] + K2[1][j]) for j in range(2)]
+        for j in range(2):
+            ratio = v[j] / arb(fmpq(*float(ev.v[j]).as_integer_ratio()))
+            assert ev.v_ball.lo <= ratio <= ev.v_ball.hi, (j, ratio, ev.v_ball)
+        for i in range(2):
+            q = (K2[i][0] * v[0] + K2[i][1] * v[1]) / arb(half)
+            assert ev.q_lo <= q <= ev.q_hi, (i, q, ev.q_lo, ev.q_hi)
