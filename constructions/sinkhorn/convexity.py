@@ -102,8 +102,8 @@ SIGMA_SHARE = 0.9
 T_MAX = fmpq(34, 100)
 #: The smallest positive subnormal double.
 ETA_MIN = fmpq(1, 2**1074)
-#: The Hessian's factors must be at least this (:meth:`Hessian.of`): a sum of at most 2^30 products each off by
-#: 2^-1074 is then within a relative 2^-100 of it, inside the gamma it is charged.
+#: The sums K v and K^T u of the Hessian's diagonal must be at least this (:meth:`Hessian.of`): a sum of at most 2^30
+#: products each off by 2^-1074 is then within a relative 2^-100 of it, inside the gamma it is charged.
 NORMAL_FLOOR = 2.0**-900
 #: The float iterations run to this estimated d_H (float64's floor), or until STALL iterations find no lower one: the
 #: bound is about kappa eta / mu, so every digit of the residual counts.
@@ -148,7 +148,7 @@ class Hessian:
     d: np.ndarray  # the diagonal of S H(W') S: fl(fl(s x) fl(K~ v~)), fl(fl(t y) fl(K~^T u^))
     e: np.ndarray  # the diagonal of S D S: fl(fl(s s) a~), fl(fl(t t) b~)
     z: np.ndarray  # 2^k fl(s a~), -2^k fl(t b~): the rank-one lift's direction (module docstring)
-    normal: bool  # no product of B below the normal range, the factors of d, e, z at least NORMAL_FLOOR, d normal
+    normal: bool  # no product of B below the normal range, the factors of d, e, z and d normal, K v and K^T u >= NORMAL_FLOOR
 
     @classmethod
     def of(cls, K: np.ndarray, u: np.ndarray, v: np.ndarray, af: np.ndarray, bf: np.ndarray, k: int) -> Hessian:
@@ -166,11 +166,13 @@ class Hessian:
             d = np.concatenate([(s * x) * Kv, (t * y) * Ku])
             e = np.concatenate([(s * s) * af, (t * t) * bf])
             z = np.concatenate([s * af, -(t * bf)]) * 2.0**k
-            # every factor of d, e and z normal, and each sum K v, K^T u far above the underflow threshold: the
-            # products its BLAS sum drops (2^-1074 each) are then below a relative 2^-100 of it
-            factors = np.concatenate([x, y, s * x, t * y, s * s, t * t, e, np.abs(z), Kv, Ku])
-            # and d itself normal: a subnormal diagonal's rounding is absolute, outside the bound on |Delta~ - Delta|
-            normal = normal and bool(np.isfinite(factors).all() and factors.min() >= NORMAL_FLOOR and np.isfinite(d).all() and (d >= SMALLEST_NORMAL).all())
+            # every factor of d, e and z normal (each product within a relative u; d itself too: a subnormal
+            # diagonal's rounding is absolute, outside the bound on |Delta~ - Delta|), and each sum K v, K^T u far
+            # above the underflow threshold: the products its BLAS sum drops (2^-1074 each) are below 2^-100 of it
+            factors = np.concatenate([x, y, s * x, t * y, s * s, t * t, e, np.abs(z), d])
+            sums = np.concatenate([Kv, Ku])
+            normal = normal and bool(np.isfinite(factors).all() and factors.min() >= SMALLEST_NORMAL)
+            normal = normal and bool(np.isfinite(sums).all() and sums.min() >= NORMAL_FLOOR)
         return cls(B, d, e, z, normal)
 
     def matvec(self, y: np.ndarray) -> np.ndarray:

@@ -34,9 +34,9 @@ H^ = S H(W') S, E^ = diag(e), e = (fl(fl(s s) a~), fl(fl(t t) b~)) and w^ = S^-1
    each c_ij c_ik is the exact term B^_ij B^_ik / Delta_E_i within Xi = (1 + gamma_14)(1 + g psi) - 1; dsyrk's
    sums are within gamma_{n+2} of their absolute terms (Higham, *Accuracy and Stability of Numerical Algorithms*,
    2nd ed., Lemma 3.1, any order, with or without FMA), and a product it underflows is off by 2^-1074 at most.
-   Products of B and C that underflow are refused by counting their entries below the normal range; every factor of
-   the diagonals is at least 2^-900, so the products a BLAS sum drops are within a relative 2^-100 of it, and the
-   diagonals d themselves must be normal (a subnormal one is not within a relative u of its value).
+   Products of B and C that underflow are refused by counting their entries below the normal range; every other
+   factor, and the diagonals d themselves, must be normal (a subnormal one is not within a relative u of its value),
+   and the sums K v~, K^T u at least 2^-900, so the products a BLAS sum drops are within a relative 2^-100 of them.
 5. Rump's verified Cholesky (BIT 46 (2006), Cor. 2.4; the Rump-Jeannerod constants, as in ValidSDP's
    ``corollary_2_4_with_c_upper_bound``, doubled): the diagonal lowered by err and then by Rump's c, each rounded
    down, factors with LAPACK's ``dpotrf`` (the backward error holds for any order of the inner products, so for the
@@ -65,7 +65,7 @@ from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, PlanEnclo
 #: The ball argument needs t = 2 eta kappa / mu below this (e^{2t} < 2).
 T_MAX = fmpq(34, 100)
 ETA_MIN = fmpq(1, 2**1074)
-#: Every factor of the Hessian's diagonal and lift at least this: a BLAS sum of products each off by at most 2^-1074
+#: The sums K v~ and K^T u of the Hessian's diagonal at least this: a BLAS sum of products each off by at most 2^-1074
 #: is then within a relative 2^-100 of a sum this large, inside the gamma it is charged.
 FACTOR_FLOOR = 2.0**-900
 
@@ -128,13 +128,13 @@ def schur_gap(ev: FloatEvaluation, sigma: float) -> bool:
         sx, ty, ss, tt = s * x, t * y, s * s, t * t
         ea, eb = ss * ev.a, tt * ev.b
         za, zb = s * ev.a, t * ev.b
-        factors = np.concatenate([x, y, sx, ty, ss, tt, ea, eb, za, zb, Kv, Ku])
-        if not (np.isfinite(factors).all() and factors.min() >= FACTOR_FLOOR):
-            return False
         da, db = sx * Kv, ty * Ku
-        # the diagonals themselves normal: a subnormal d~ is off by up to 2^-1075, not by a relative u, and the
-        # bound on |Delta~ - Delta| (item 4) does not hold (a gap 1.7 times too large was proven with d~ = 2^-1073)
-        if not bool((da >= SMALLEST_NORMAL).all() and (db >= SMALLEST_NORMAL).all()):
+        # every factor normal, so each product is within a relative u; the diagonals themselves too: a subnormal d~
+        # is off by up to 2^-1075, not by a relative u, and the bound on |Delta~ - Delta| (item 4) does not hold (a gap
+        # 1.7 times too large was proven with d~ = 2^-1073); the sums K v~, K^T u far above underflow
+        factors = np.concatenate([x, y, sx, ty, ss, tt, ea, eb, za, zb, da, db])
+        sums = np.concatenate([Kv, Ku])
+        if not (np.isfinite(factors).all() and factors.min() >= SMALLEST_NORMAL and np.isfinite(sums).all() and sums.min() >= FACTOR_FLOOR):
             return False
     if n >= m:  # eliminate the rows: the Cholesky is of order m
         return _schur(B, da, db, ea, eb, zb, sigma, max(n, m))

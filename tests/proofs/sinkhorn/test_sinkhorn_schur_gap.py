@@ -124,3 +124,23 @@ def test_a_lift_whose_length_overflows_is_kept_not_a_crash() -> None:
     assert np.array_equal(lift(z, 0.5), z) and lift_exponent(z, 0.5) == 0
     short = np.array([0.3, 0.4])  # |z|^2 = 1/4 below 1 + 4 sigma / (1 - sigma) = 5: scaled by 2^3 to |zeta|^2 = 16
     assert np.array_equal(lift(short, 0.5), short * 8) and lift_exponent(short, 0.5) == 3
+
+
+@pytest.mark.parametrize("mass", [1e300, 1e-200])
+def test_masses_far_from_one_are_proven_by_both_sides(mass) -> None:
+    # s = 1/sqrt(a) near 2^-500 (or 2^330): the products' factors are normal, which is all the error model needs (the
+    # floor 2^-900 is for the BLAS sums K v~, K^T u alone); masses of 1e300 had been refused as "too close to a vertex"
+    from flint import fmpq
+
+    from attncert.constructions.sinkhorn.operator import sinkhorn
+    from attncert.exact import Ball
+    from attncert.proofs.checkers.sinkhorn.convexity import convexity_enclosure
+    from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
+
+    C = [[exact(c) for c in row] for row in np.random.default_rng(0).random((4, 4))]
+    a = [exact(mass)] * 4
+    r = sinkhorn(C, a, a, fmpq(1, 10), Ball(128), tol="1e-9", method="convexity")
+    assert r.certified, r.status
+    p = sinkhorn_problem(C, a, a, fmpq(1, 10))
+    enclosure = convexity_enclosure(p, r.witness["u"], r.witness["v"], r.witness["sigma"], r.details["kernel"], plan=False)
+    assert enclosure.log_error <= fmpq(*float(r.bound).as_integer_ratio()) * 2 and enclosure.log_error < fmpq(1, 10**9)
