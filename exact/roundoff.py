@@ -171,30 +171,33 @@ SPLIT_MAX = 2.0**995
 UNDERFLOW_CORRECTION = fmpq(1, 2**1060)
 
 
-def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def two_sum(a: np.ndarray | float, b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """(s, e) with s = fl(a + b) and a + b = s + e exactly (Knuth's TwoSum; Higham, section 4.3), for finite a, b
     whose sum does not overflow, underflow included."""
-    s = a + b
-    bb = s - a
-    e = s - bb
-    np.subtract(a, e, out=e)  # a - (s - bb): the same operations in place (arrays of n m entries)
+    s = np.add(a, b)
+    # the same operations as (a - (s - bb)) + (b - bb), in place in arrays of the sum's shape (n m entries): allocated
+    # for it, since either argument may be the one that broadcasts (or both be scalars, where s is no array)
+    bb = np.subtract(s, a, out=np.empty(np.shape(s)))
+    e = np.subtract(s, bb, out=np.empty(np.shape(s)))
+    np.subtract(a, e, out=e)
     np.subtract(b, bb, out=bb)
     e += bb
     return s, e
 
 
-def two_product(a: np.ndarray, b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+def two_product(a: np.ndarray | float, b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """(x, e) with x = fl(a b) and a b = x + e (Dekker's product with Veltkamp's split; Higham, section 4.3), exactly
     when |a|, |b| <= SPLIT_MAX and e is not below the normal range; within UNDERFLOW_CORRECTION otherwise."""
-    x = a * b
-    c = _SPLIT * a
-    ah = c - a
+    x = np.multiply(a, b)
+    shape = np.shape(x)  # a's parts in arrays of the product's shape: a may be the argument that broadcasts, or a scalar
+    c = np.multiply(_SPLIT, a, out=np.empty(shape))
+    ah = np.subtract(c, a, out=np.empty(shape))
     np.subtract(c, ah, out=ah)  # c - (c - a); the same operations as the formula, in place
     al = np.subtract(a, ah, out=c)
     c = _SPLIT * b
     bh = c - (c - b)
     bl = b - bh
-    r = ah * bh
+    r = np.multiply(ah, bh, out=np.empty(shape))
     np.subtract(x, r, out=r)
     r -= al * bh
     r -= ah * bl

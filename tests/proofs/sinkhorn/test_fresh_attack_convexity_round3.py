@@ -1,0 +1,229 @@
+"""A third hostile audit of the convexity checkers (2026-12-05), after 96e8d61 (the Hessian's factors need only be normal),
+e069d31 (a normal fl(x K~) whose product with y_j underflows is 0 with the tail 2^-1021) and 27122d8 (TwoSum, Dekker's
+product and the digits' carry in place).
+
+Found: the in-place TwoSum and Dekker's product raised where the textbook formulas broadcast (a first argument of
+shape (n, 1) or (m,) against (n, m): "non-broadcastable output operand") or took scalars ("return arrays must be of
+ArrayType"); fixed in exact/roundoff.py (every array of the result's shape). Not reachable from the callers of the day,
+which pass the n x m array first. Held: the Schur test's largest accepted sigma against the pencil's second eigenvalue
+in mpmath, and the plan balls (the 2^-1021 tail's included) against P* from Newton's method in mpmath at 60 digits.
+"""
+
+from __future__ import annotations
+
+import mpmath as mp
+import numpy as np
+import pytest
+from flint import fmpq
+
+from attncert.constructions.sinkhorn import convexity as prover
+from attncert.constructions.sinkhorn.operator import certified_array
+from attncert.constructions.sinkhorn.shifted import array_cost, shifted_kernel
+from attncert.exact.roundoff import SMALLEST_NORMAL, exact, gamma, two_product, two_sum
+from attncert.proofs.checkers.sinkhorn import convexity as checker
+from attncert.proofs.checkers.sinkhorn.float_hilbert import _kernel as checker_kernel
+from attncert.proofs.checkers.sinkhorn.float_hilbert import balanced_evaluation
+from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
+
+SPLIT = 134217729.0  # Veltkamp's 2^27 + 1
+
+
+def textbook_two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def textbook_two_product(a, b):
+    x = a * b
+    c = SPLIT * a
+    ah = c - (c - a)
+    al = a - ah
+    c = SPLIT * b
+    bh = c - (c - b)
+    bl = b - bh
+    return x, al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+
+
+def adversarial(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Doubles of every exponent and sign, a fifth of them special: signed zeros, subnormals, the normal range's ends."""
+    special = np.array([0.0, -0.0, 5e-324, -5e-324, 2.0**-1022, -(2.0**-1022), 2.0**-1022 - 2.0**-1074, 1.7976931348623157e308,
+                        -1.7976931348623157e308, 1.0, -1.0, 2.0**995, -(2.0**995), 1e-300, 1e300, np.nextafter(1.0, 2.0)])
+    x = np.ldexp(rng.random(shape) + 0.5, rng.integers(-1074, 1024, size=shape)) * rng.choice([-1.0, 1.0], size=shape)
+    mask = rng.random(shape) < 0.2
+    x[mask] = rng.choice(special, size=int(mask.sum()))
+    return x
+
+
+def bits(x) -> bytes:
+    return np.asarray(x, dtype=np.float64).tobytes()
+
+
+SHAPES = [((7, 5), (7, 1)), ((7, 5), (1, 5)), ((7, 5), (7, 5)), ((7, 1), (7, 5)), ((5,), (7, 5)), ((7, 5), ()), ((), ()), ((), (4,))]
+
+
+@pytest.mark.parametrize("sa, sb", SHAPES)
+def test_two_sum_and_two_product_are_the_textbook_operations_for_every_shape(sa, sb):
+    """Bit for bit the formulas of Higham section 4.3, whichever argument broadcasts, scalars included, on doubles with
+    subnormals, signed zeros and the range's ends; the arguments are never written."""
+    rng = np.random.default_rng(len(sa) * 10 + len(sb))
+    with np.errstate(all="ignore"):
+        for _ in range(200):
+            a = adversarial(rng, sa) if sa else float(adversarial(rng, (1,))[0])
+            b = adversarial(rng, sb) if sb else float(adversarial(rng, (1,))[0])
+            a0, b0 = bits(a), bits(b)
+            for got, want in ((two_sum(a, b), textbook_two_sum(a, b)), (two_product(a, b), textbook_two_product(a, b))):
+                assert np.shape(got[0]) == np.shape(want[0]) and np.shape(got[1]) == np.shape(want[1])
+                assert bits(got[0]) == bits(want[0]) and bits(got[1]) == bits(want[1])
+            assert bits(a) == a0 and bits(b) == b0
+
+
+def test_two_sum_is_exact_in_qq():
+    """a + b = s + e exactly (decided in QQ) for finite doubles whose sum does not overflow, subnormals included."""
+    rng = np.random.default_rng(3)
+    a, b = adversarial(rng, (40, 30)), adversarial(rng, (40, 1))
+    with np.errstate(all="ignore"):
+        s, e = two_sum(a, b)
+    ok = np.isfinite(s) & np.isfinite(e)
+    assert ok.mean() > 0.5
+    for i, j in zip(*np.nonzero(ok)):
+        assert exact(a[i, j]) + exact(b[i, 0]) == exact(s[i, j]) + exact(e[i, j])
+
+
+@pytest.mark.parametrize("method, tol", [("convexity", fmpq(1, 10**9)), ("precise-convexity", fmpq(1, 10**30))])
+def test_the_users_float64_cost_is_never_written(method, tol):
+    """array_cost reads a float64 array without a copy: a read-only cost (signed zero and a subnormal in it) goes
+    through the convexity and the precise-convexity runs by name (a write would raise) and keeps its bytes."""
+    rng = np.random.default_rng(11)
+    X, Y = rng.random((6, 2)), rng.random((5, 2))
+    M = ((X[:, None] - Y[None]) ** 2).sum(-1)
+    M[0, 0], M[1, 1] = -0.0, 5e-324
+    before = M.tobytes()
+    M.setflags(write=False)
+    cost = array_cost(M)
+    assert cost.values is M  # read, not copied: what the test is about
+    r = certified_array(cost, [fmpq(1, 6)] * 6, [fmpq(1, 5)] * 5, fmpq(1, 100), 128, tol, method=method)
+    assert r is not None and r.certified and r.method == method
+    assert M.tobytes() == before
+
+
+# --- the lemmas against mpmath -------------------------------------------------------------------------------------
+
+
+def mpq(q: fmpq) -> mp.mpf:
+    return mp.mpf(int(q.p)) / int(q.q)
+
+
+def pencil_gap(ev, a: list[fmpq], b: list[fmpq]) -> mp.mpf:
+    """The second eigenvalue of D^-1/2 H(W') D^-1/2, W' = K^ (entries below the normal range dropped) diag(v~), D =
+    diag(a, b) exact: the least of d^T H d / d^T D d over the D-complement of w (H w = 0)."""
+    K = np.where(ev.K < SMALLEST_NORMAL, 0.0, ev.K)
+    n, m = K.shape
+    H = mp.zeros(n + m, n + m)
+    for i in range(n):
+        for j in range(m):
+            w = mp.mpf(float(K[i, j])) * mp.mpf(float(ev.v[j]))
+            for p_, q_ in ((i, i), (n + j, n + j), (i, n + j), (n + j, i)):
+                H[p_, q_] += w
+    r = [1 / mp.sqrt(mpq(x)) for x in list(a) + list(b)]
+    M = mp.matrix(n + m, n + m)
+    for p_ in range(n + m):
+        for q_ in range(n + m):
+            M[p_, q_] = r[p_] * H[p_, q_] * r[q_]
+    return sorted(mp.eigsy(M, eigvals_only=True))[1]
+
+
+def largest_accepted_sigma(ev) -> float:
+    """The largest double sigma the checker's Schur test accepts (bisection on the bit patterns of positive doubles)."""
+    lo, hi = int(np.float64(2.0**-1074).view(np.int64)), int(np.float64(16.0).view(np.int64))
+    assert checker.schur_gap(ev, 2.0**-1074) and not checker.schur_gap(ev, 16.0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if checker.schur_gap(ev, float(np.int64(mid).view(np.float64))):
+            lo = mid
+        else:
+            hi = mid
+    return float(np.int64(lo).view(np.float64))
+
+
+def sinkhorn_plans(C: np.ndarray, a: list[fmpq], b: list[fmpq], eps: fmpq, x: list[float]):
+    """P* by Newton's method on the row potentials in mpmath, and P^ = diag(x) K' diag(b / K'^T x) with K'_ij =
+    exp(-(C_ij - min_k C_ik) / eps) (the checker's row shift; a column shift changes no plan)."""
+    n, m = C.shape
+    A, B, e = [mpq(t) for t in a], [mpq(t) for t in b], mpq(eps)
+    Cq = [[mpq(exact(C[i, j])) for j in range(m)] for i in range(n)]
+    L = [[-(Cq[i][j] - min(Cq[i])) / e for j in range(m)] for i in range(n)]
+    xs = [mpq(exact(t)) for t in x]
+    vh = [B[j] / mp.fsum(xs[i] * mp.exp(L[i][j]) for i in range(n)) for j in range(m)]
+    Ph = [[xs[i] * mp.exp(L[i][j]) * vh[j] for j in range(m)] for i in range(n)]
+    f = [mp.log(t) for t in xs]
+    for _ in range(100):
+        g = [mp.log(B[j]) - mp.log(mp.fsum(mp.exp(f[i] + L[i][j]) for i in range(n))) for j in range(m)]
+        P = [[mp.exp(f[i] + L[i][j] + g[j]) for j in range(m)] for i in range(n)]
+        r = [mp.fsum(row) for row in P]
+        if max(abs(r[i] / A[i] - 1) for i in range(n)) < mp.mpf(10) ** -55:
+            return P, Ph
+        J = mp.matrix(n - 1, n - 1)
+        for i in range(1, n):
+            for k in range(1, n):
+                J[i - 1, k - 1] = (r[i] if i == k else 0) - mp.fsum(P[i][j] * P[k][j] / B[j] for j in range(m))
+        d = mp.lu_solve(J, mp.matrix([A[i] - r[i] for i in range(1, n)]))
+        for i in range(1, n):
+            f[i] += d[i - 1]
+    raise AssertionError("Newton's method did not converge")
+
+
+def witness(C: np.ndarray, a: list[fmpq], b: list[fmpq], eps: fmpq):
+    run = prover.convexity_run(shifted_kernel(array_cost(C), eps), a, b)
+    assert run.convexity is not None, run.reason
+    x, y = run.balance
+    return [float(t) for t in x], [float(t) for t in y]
+
+
+@mp.workdps(60)  # mpmath's precision for this check only, not the process's
+def assert_enclosure_holds(C, a, b, eps, x, y):
+    """At the largest sigma the Schur test accepts: sigma (1 - gamma_4) at most the pencil's gap, the bound at least the
+    true max |log P* - log P^|, and every ball (the underflowed entries' [0, hi] included) containing P*."""
+    p = sinkhorn_problem([[exact(t) for t in row] for row in C], a, b, eps)
+    xq, yq = [exact(t) for t in x], [exact(t) for t in y]
+    ev = balanced_evaluation(p, xq, yq, "floats")
+    sigma = largest_accepted_sigma(ev)
+    assert mp.mpf(sigma) * (1 - mpq(gamma(4))) <= pencil_gap(ev, a, b)
+    enc = checker.convexity_enclosure(p, xq, yq, exact(sigma), "floats")
+    P, Ph = sinkhorn_plans(C, a, b, eps, x)
+    n, m = C.shape
+    assert max(abs(mp.log(P[i][j] / Ph[i][j])) for i in range(n) for j in range(m)) <= mpq(enc.log_error)
+    for i in range(n):
+        for j in range(m):
+            lo, hi = enc.plan[i][j]
+            assert mpq(lo.mid().fmpq()) <= P[i][j] <= mpq(hi.mid().fmpq())
+    return ev
+
+
+def test_a_product_underflowing_against_y_keeps_p_star_in_its_ball():
+    """e069d31's case built on purpose: K~_21 = e^-699 (2^-1008.5), and y_1 taken so that fl(x_2 K~_21) y_1 lies just
+    under 2^-1022 (at the top of what the tail 2^-1021 must cover): K^_21 = 0, its ball [0, hi] contains P*_21 =
+    1.5e-304, and the gap and the bound hold."""
+    C = np.array([[0.0, 0.3, 0.2], [0.1, 0.0, 70.0], [69.9, 0.4, 0.0]])
+    a = b = [fmpq(1, 3)] * 3
+    eps = fmpq(1, 10)
+    x, y = witness(C, a, b, eps)
+    K = checker_kernel(sinkhorn_problem([[exact(t) for t in row] for row in C], a, b, eps), "floats")[0]
+    y[0] = 2.0**-1022 / (x[2] * K[2, 0]) * (1 - 2.0**-50)
+    ev = assert_enclosure_holds(C, a, b, eps, x, y)
+    assert ev.K[2, 0] == 0.0 and x[2] * K[2, 0] >= SMALLEST_NORMAL
+
+
+def test_masses_near_1e300_and_mixed_exponents_hold_against_mpmath():
+    """96e8d61's range (factors normal, not >= 2^-900): masses of 10^300 / 3 (s about 2^-498) and masses whose
+    exponents span 10^-3 to 10^3 in one problem (10^-6 to 10^6 is not certified: t >= 0.34): the gap and the plan hold."""
+    rng = np.random.default_rng(2)
+    X, Y = rng.random((3, 2)), rng.random((4, 2))
+    C = ((X[:, None] - Y[None]) ** 2).sum(-1)
+    for a, b in (
+        ([fmpq(10**300 * k, 3) for k in (1, 5, 7)], [fmpq(10**300 * k, 3) for k in (2, 3, 4, 4)]),
+        ([fmpq(1, 10**3), fmpq(1), fmpq(10**3)], [fmpq(10**3, 2), fmpq(10**3, 2), fmpq(1, 10**3), fmpq(1)]),
+    ):
+        eps = fmpq(1, 4)
+        x, y = witness(C, a, b, eps)
+        assert_enclosure_holds(C, a, b, eps, x, y)
