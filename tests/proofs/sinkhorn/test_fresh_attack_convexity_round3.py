@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 from flint import fmpq
 
+import attncert
 from attncert.constructions.sinkhorn import convexity as prover
 from attncert.constructions.sinkhorn.operator import certified_array
+from attncert.constructions.sinkhorn.problem import SinkhornInputError
 from attncert.constructions.sinkhorn.shifted import array_cost, shifted_kernel
 from attncert.exact.roundoff import SMALLEST_NORMAL, exact, gamma, two_product, two_sum
 from attncert.proofs.checkers.sinkhorn import convexity as checker
@@ -227,3 +229,24 @@ def test_masses_near_1e300_and_mixed_exponents_hold_against_mpmath():
         eps = fmpq(1, 4)
         x, y = witness(C, a, b, eps)
         assert_enclosure_holds(C, a, b, eps, x, y)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # numpy's, on making an np.matrix
+def test_an_ndarray_subclass_cost_is_read_as_its_plain_array():
+    """Found probing 27122d8's "read without a copy": sinkhorn2 of a square np.matrix M returned sum(G @ M) as the loss
+    (1.548 against <P*, M> = 0.189, with a 'certified' bound of 1.3e-13: G * M is np.matrix's matrix product), and
+    sinkhorn raised TypeError at tol 1e-30 (np.ptp of a matrix stays 2-D). Now the same loss, plan and bound as the
+    plain array; a masked array is refused in one error (a masked entry has no cost)."""
+    rng = np.random.default_rng(4)
+    X, Y = rng.random((5, 2)), rng.random((5, 2))
+    M = ((X[:, None] - Y[None]) ** 2).sum(-1)
+    a = np.ones(5) / 5
+    P = np.asarray(attncert.sinkhorn(a, a, M, 0.05, tol="1e-9")[0])
+    assert float(np.sum(P @ M) - np.sum(P * M)) > 1  # what G * M meant for np.matrix: far from the entrywise <G, M>
+    for tol in ("1e-9", "1e-30"):
+        assert attncert.sinkhorn2(a, a, np.matrix(M), 0.05, tol=tol) == attncert.sinkhorn2(a, a, M, 0.05, tol=tol)
+        G, bound = attncert.sinkhorn(a, a, np.matrix(M), 0.05, tol=tol)
+        G0, bound0 = attncert.sinkhorn(a, a, M, 0.05, tol=tol)
+        assert type(G) is np.ndarray and np.array_equal(G, G0) and bound == bound0
+        with pytest.raises(SinkhornInputError, match="masked array"):
+            attncert.sinkhorn2(a, a, np.ma.masked_array(M, mask=np.eye(5, dtype=bool)), 0.05, tol=tol)
