@@ -361,7 +361,7 @@ def balanced(K: ShiftedKernel, x: np.ndarray, bf: np.ndarray, y: np.ndarray | No
     diag(x) K' diag(b / K'^T x), the plan of the witness x on K'. Its sums are dominated by entries near 1, where the
     evaluation's truncations (2^-63) are negligible: on K' itself a column whose mass sits on entries e^-100 and a
     row scaling of e^100 made them dominate. Where a product fl(x K~) underflows (below 2^-1022) the entry is 0 in K^
-    and its tail entry is 2^-1020 y_j, above K2_ij / phi_hi; where fl(x K~) is normal but its product with y_j is not,
+    and its tail entry is 2^-1020 y_j rounded up, above K2_ij / phi_hi; where fl(x K~) is normal but its product with y_j is not,
     the entry is 0 with the tail 2^-1021; UnsupportedKernel where a column has no product above 2^-900 (the tail
     would then carry it)."""
     t = x[:, None] * K.K
@@ -385,7 +385,8 @@ def balanced(K: ShiftedKernel, x: np.ndarray, bf: np.ndarray, y: np.ndarray | No
     t[low] = 0.0
     # the default tail min(K^, TAIL) (verified.py) unless a product underflowed: no second n x m array held
     if low.any():
-        tail = np.where(under, 2.0**-1020 * y[None, :], np.where(low, 2.0**-1021, np.minimum(t, TAIL)))
+        # 2^-1020 y_j rounded up: below the normal range the product rounds, to 0 for y_j < 2^-55 (an uncharged tail)
+        tail = np.where(under, np.nextafter(2.0**-1020 * y[None, :], np.inf), np.where(low, 2.0**-1021, np.minimum(t, TAIL)))
     else:
         tail = None
     with ctx.workprec(BOUND_BITS):

@@ -168,7 +168,7 @@ def float_evaluation(p: Problem, u: list[fmpq], recipe: str) -> FloatEvaluation:
 def balanced_evaluation(p: Problem, x: list[fmpq], y: list[fmpq], recipe: str) -> FloatEvaluation:
     """The evaluation for the witness x on the balanced kernel K2 = diag(x) K' diag(y) (witness 1 there): K^ =
     fl(fl(x K~) y), K2 in K^ phi (1 +- gamma_2)^-1 entrywise, a product fl(x K~) below 2^-1022 taken as 0 with the tail
-    entry 2^-1020 y_j (above K2_ij / phi_hi), a normal fl(x K~) whose product with y_j is below 2^-1022 as 0 with the
+    entry 2^-1020 y_j rounded up (above K2_ij / phi_hi), a normal fl(x K~) whose product with y_j is below 2^-1022 as 0 with the
     tail 2^-1021; every column needs a product above 2^-900. P^ = diag(1) K2 diag(b / K2^T 1)
     is the plan of the witness x on K'."""
     x_f, y_f = _witness(x, p.n, "u"), _witness(y, p.m, "v")
@@ -186,7 +186,8 @@ def balanced_evaluation(p: Problem, x: list[fmpq], y: list[fmpq], recipe: str) -
     # tail 2^-1021 (the exact product is below 2^-1022 + 2^-1075, and K2_ij / phi_hi below that over 1 - u)
     low = t < 2.0**-1022
     t[low] = 0.0
-    tail = np.where(under, 2.0**-1020 * y_f[None, :], np.where(low, 2.0**-1021, np.minimum(t, TAIL)))
+    # 2^-1020 y_j rounded up: below the normal range the product rounds, to 0 for y_j < 2^-55 (an uncharged tail)
+    tail = np.where(under, np.nextafter(2.0**-1020 * y_f[None, :], np.inf), np.where(low, 2.0**-1021, np.minimum(t, TAIL)))
     with ctx.workprec(BITS):
         d = arb(exp_error())
         phi = Factor((-arb(E)).exp() / (1 + d), arb(E).exp() / (1 - d)) / Factor.within(gamma(2))

@@ -23,6 +23,7 @@ from attncert.constructions.sinkhorn.problem import SinkhornInputError
 from attncert.constructions.sinkhorn.shifted import array_cost, shifted_kernel
 from attncert.exact.roundoff import SMALLEST_NORMAL, exact, gamma, two_product, two_sum
 from attncert.proofs.checkers.sinkhorn import convexity as checker
+from attncert.proofs.checkers.sinkhorn import float_hilbert
 from attncert.proofs.checkers.sinkhorn.float_hilbert import _kernel as checker_kernel
 from attncert.proofs.checkers.sinkhorn.float_hilbert import balanced_evaluation
 from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
@@ -250,3 +251,27 @@ def test_an_ndarray_subclass_cost_is_read_as_its_plain_array():
         assert type(G) is np.ndarray and np.array_equal(G, G0) and bound == bound0
         with pytest.raises(SinkhornInputError, match="masked array"):
             attncert.sinkhorn2(a, a, np.ma.masked_array(M, mask=np.eye(5, dtype=bool)), 0.05, tol=tol)
+
+
+def test_an_underflowed_entrys_tail_covers_it_for_a_tiny_column_scaling(monkeypatch):
+    """The tail of an entry whose fl(x K~) underflowed must be >= K2_ij / phi_hi (<= x K~_ij y_j exactly): 2^-1020 y_j
+    was formed as a double, which rounds below the normal range, to 0 for y_j = 2^-60 (K^_22 here, from x_2 = 2^-20 and
+    K~_22 = e^-699): an uncharged entry of the sums. Now rounded up, in the checker and the prover alike; decided in QQ."""
+    C = np.array([[0.0, 0.0], [0.0, 699.0]])
+    a = b = [fmpq(1, 2)] * 2
+    x, y = [1.0, 2.0**-20], [1.0, 2.0**-60]
+    p = sinkhorn_problem([[exact(t) for t in row] for row in C], a, b, fmpq(1))
+    seen = {}
+    real = float_hilbert._evaluate
+
+    def spy(p_, K, phi, tail, u, spread):
+        seen["tail"] = tail.copy()
+        return real(p_, K, phi, tail, u, spread)
+
+    monkeypatch.setattr(float_hilbert, "_evaluate", spy)
+    ev = balanced_evaluation(p, [exact(t) for t in x], [exact(t) for t in y], "floats")
+    K = checker_kernel(p, "floats")[0]
+    assert ev.K[1, 1] == 0.0 and x[1] * K[1, 1] < SMALLEST_NORMAL  # the entry underflowed
+    assert exact(seen["tail"][1, 1]) >= exact(x[1]) * exact(K[1, 1]) * exact(y[1]) > 0
+    K2, _ = prover.balanced(shifted_kernel(array_cost(C), fmpq(1)), np.array(x), np.array([0.5, 0.5]), np.array(y))
+    assert K2.tail.tobytes() == seen["tail"].tobytes()
