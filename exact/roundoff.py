@@ -206,6 +206,19 @@ def two_product(a: np.ndarray | float, b: np.ndarray | float) -> tuple[np.ndarra
     return x, al  # al bl - (((x - ah bh) - al bh) - ah bl)
 
 
+def underflow_charge(ratio: float, tail: np.ndarray, x: np.ndarray, den: np.ndarray) -> fmpq:
+    r"""An absolute term to add to max_j (tail^T x)_j / den_j beyond the relative errors of its float value ``ratio`` =
+    max_j fl(fl(tail^T x)_j / den_j) (tail >= 0; x, den positive doubles): 0 where no product tail_ij x_i can fall below
+    the normal range and ``ratio`` is 0 or normal (every rounding is then relative), else 2^-1074 (1 + len(x) / min den).
+    A product below the normal range is off by up to 2^-1075, not by a relative u (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 2nd ed., section 2.1; sums there are exact), so a sum of len(x) of them by len(x) 2^-1075
+    before the division, and a quotient below the normal range by 2^-1075 more."""
+    lowest = float(np.min(tail, where=tail > 0, initial=np.inf))
+    if lowest == np.inf or (exact(lowest) * exact(x.min()) >= exact(SMALLEST_NORMAL) and (ratio == 0 or ratio >= SMALLEST_NORMAL)):
+        return fmpq(0)
+    return fmpq(1, 2**1074) * (1 + fmpq(len(x)) / exact(den.min()))
+
+
 def shifted_exponent(t: np.ndarray, e: np.ndarray | None, s: fmpq) -> tuple[np.ndarray, np.ndarray, fmpq]:
     r"""(ỹ, r, R) for the exponents y = (t + e) s, t >= 0 and e doubles (e None: 0), s > 0 exact, with
     ỹ = fl(t s~), s~ = fl(s), and |y - ỹ - r| <= R entrywise: r is the rounding error of ỹ, computed.

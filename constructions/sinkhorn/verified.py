@@ -18,7 +18,8 @@ floating-point arithmetic", Acta Numerica 19 (2010) 287-449), and only the final
        phi_lo (F^T x - L^T x)  <=  K'^T x  <=  phi_hi (F^T x + L^T x)     (x >= 0),
 
    so (K'^T x)_j lies in (F^T x)_j phi [1 - tau, 1 + tau], tau >= max_j (L^T x)_j / (F^T x)_j
-   (the tail is a BLAS product of non-negative terms, within gamma_n in any order; one division).
+   (the tail is a BLAS product of non-negative terms, within gamma_n in any order; one division; a product or the
+   quotient below the normal range off by 2^-1075 more: :func:`exact.roundoff.underflow_charge`).
 2. u^ (the witness: the float iterate, exact doubles, normalised to max 1) and F^T u^ exactly by BLAS
    (:mod:`exact.slices`), rounded once to the doubles s~ with |s~ / F^T u^ - 1| <= gamma_{q-1}. Hence
    (K'^T u^)_j in s~_j * phi * (1 +- gamma)^-1 * [1 - tau_c, 1 + tau_c].
@@ -50,7 +51,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.constructions.sinkhorn.shifted import BOUND_BITS, TAIL, ShiftedKernel, UnsupportedKernel
-from attncert.exact.roundoff import LARGEST, SMALLEST_NORMAL, U, Factor, exact, float_of, gamma
+from attncert.exact.roundoff import LARGEST, SMALLEST_NORMAL, U, Factor, exact, float_of, gamma, underflow_charge
 from attncert.exact.slices import MAX_DIGITS, MatrixDigits, float_value, grid_floor, vector_digits
 
 #: The kernel's digits: two of 32 bits (entries of [0, 2) to 2^-63).
@@ -149,9 +150,9 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
         raise UnsupportedKernel("the kernel's tails leave float64's range")
     with ctx.workprec(BOUND_BITS):
         rounding = Factor.within(U)
-        col_factor = K.factor * Factor.within(g1).inverse() * _tail(tail_c, g1, n)  # (K'^T u^)_j / s~_j
+        col_factor = K.factor * Factor.within(g1).inverse() * _tail(tail_c, g1, n, underflow_charge(tail_c, tail, u, s))  # (K'^T u^)_j / s~_j
         v_factor = (rounding**2 * col_factor).inverse()  # v^_j / v~_j
-        row_factor = K.factor * v_factor * Factor.within(g2).inverse() * _tail(tail_r, g2, m)  # (K' v^)_i / t~_i
+        row_factor = K.factor * v_factor * Factor.within(g2).inverse() * _tail(tail_r, g2, m, underflow_charge(tail_r, tail, v, t))  # (K' v^)_i / t~_i
         Q = row_factor * rounding**3
         q_lo, q_hi = arb(exact(q.min())) * Q.lo, arb(exact(q.max())) * Q.hi
         d_h = (q_hi / q_lo).log().upper()
@@ -159,11 +160,14 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     return FloatBound(u, v, v_factor, t, row_factor, d_h, round_up(beta), (q_lo, q_hi))
 
 
-def _tail(ratio: float, g: fmpq, terms: int) -> Factor:
+def _tail(ratio: float, g: fmpq, terms: int, absolute: fmpq) -> Factor:
     """The factor [1 - tau, 1 + tau] a sum's tail contributes (module docstring, step 1), tau an upper bound on
     max_j (tail^T x)_j / (F^T x)_j from the float ratio: one division, a BLAS sum of ``terms`` non-negative terms
-    (gamma_terms, any order) and the digit sum's own rounding g."""
+    (gamma_terms, any order), the digit sum's own rounding g, and the absolute error of products and a quotient below
+    the normal range (:func:`exact.roundoff.underflow_charge`)."""
     tau = arb(exact(ratio)) * (1 + arb(g)) / ((1 - arb(U)) * (1 - arb(gamma(terms))))
+    if absolute:
+        tau += arb(absolute) * (1 + arb(g)) / (1 - arb(gamma(terms)))
     if not tau < 1:
         raise UnsupportedKernel("the kernel's tail outweighs the sums (entries below 2^-62 carry them)")
     return Factor.between(1 - tau, 1 + tau)

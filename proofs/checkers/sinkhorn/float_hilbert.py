@@ -28,7 +28,8 @@ gamma_k = k u / (1 - k u); Higham, *Accuracy and Stability of Numerical Algorith
 * K~ = F + E with F its first two base-2^32 digits, 0 <= E < 2^-63; F^T u^ and F v~ are exact BLAS
   products (:mod:`exact.slices`) rounded once to doubles with relative error gamma_{q-1}; with the tail
   L = min(K~, 2^-62) >= E, phi_lo (F^T x - L^T x) <= K'^T x <= phi_hi (F^T x + L^T x) for x >= 0, and
-  tau >= max_j (L^T x)_j / (F^T x)_j from the float ratio (a BLAS sum of non-negative terms, gamma_n in any order);
+  tau >= max_j (L^T x)_j / (F^T x)_j from the float ratio (a BLAS sum of non-negative terms, gamma_n in any order,
+  plus 2^-1075 for each product, and the quotient, below the normal range: :func:`exact.roundoff.underflow_charge`);
 * v~ = fl(fl(b) / s~), s~ the rounded F^T u^; q~ = fl(fl(u^ t~) / fl(a)), t~ the rounded F v~;
 * hence q_i = r_i / a_i lies in q~_i times a ball Q formed in arb from phi (twice), the two gammas,
   the tails [1 - tau, 1 + tau] and five roundings, and
@@ -46,7 +47,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from attncert.exact.numberfiles import is_double
-from attncert.exact.roundoff import EXP_MAX, LARGEST, SMALLEST_NORMAL, U, Factor, corrected_exp_neg, exact, exp_error, float_of, gamma, shifted_exponent, two_sum
+from attncert.exact.roundoff import EXP_MAX, LARGEST, SMALLEST_NORMAL, U, Factor, corrected_exp_neg, exact, exp_error, float_of, gamma, shifted_exponent, two_sum, underflow_charge
 from attncert.exact.slices import MatrixDigits, float_value, vector_digits
 from attncert.proofs.checkers.sinkhorn.problem import BallCost, HypothesisError, PlanEnclosure, Problem, shifted_integers
 
@@ -109,10 +110,13 @@ def _top_two(x: np.ndarray) -> fmpq:
     return exact(top[0]) + exact(top[1])
 
 
-def _tail(ratio: float, g: fmpq, terms: int) -> Factor:
+def _tail(ratio: float, g: fmpq, terms: int, absolute: fmpq) -> Factor:
     """[1 - tau, 1 + tau] for a sum whose tail (entries min(K~, 2^-62)) over its digit sum is at most tau, bounded
-    from the float ratio (one division, a BLAS sum of ``terms`` non-negative terms, the digit sum's g)."""
+    from the float ratio (one division, a BLAS sum of ``terms`` non-negative terms, the digit sum's g) and the
+    absolute error of its products and quotient below the normal range (:func:`exact.roundoff.underflow_charge`)."""
     tau = arb(exact(ratio)) * (1 + arb(g)) / ((1 - arb(U)) * (1 - arb(gamma(terms))))
+    if absolute:
+        tau += arb(absolute) * (1 + arb(g)) / (1 - arb(gamma(terms)))
     if not tau < 1:
         raise HypothesisError("the kernel's tail outweighs the sums: the float-verified bound does not apply")
     return Factor.between(1 - tau, 1 + tau)
@@ -230,9 +234,9 @@ def _evaluate(p: Problem, K: np.ndarray, phi: Factor, tail: np.ndarray, u_f: np.
         raise HypothesisError("the kernel's tails leave float64's range")
     with ctx.workprec(BITS):
         r = Factor.within(U)  # one rounding
-        col = phi / Factor.within(g1) * _tail(tail_c, g1, p.n)
+        col = phi / Factor.within(g1) * _tail(tail_c, g1, p.n, underflow_charge(tail_c, tail, u_f, s))
         v_ball = (r * r * col).inverse()
-        row = phi * v_ball / Factor.within(g2) * _tail(tail_r, g2, p.m)
+        row = phi * v_ball / Factor.within(g2) * _tail(tail_r, g2, p.m, underflow_charge(tail_r, tail, v, t))
         Q = row * r * r * r
         q_lo, q_hi = arb(exact(q.min())) * Q.lo, arb(exact(q.max())) * Q.hi
     return FloatEvaluation(K, u_f, v, a_f, b_f, phi, v_ball, q_lo, q_hi, spread)

@@ -14,14 +14,14 @@ from __future__ import annotations
 import mpmath as mp
 import numpy as np
 import pytest
-from flint import fmpq
+from flint import arb, fmpq
 
 import attncert
 from attncert.constructions.sinkhorn import convexity as prover
 from attncert.constructions.sinkhorn.operator import certified_array
 from attncert.constructions.sinkhorn.problem import SinkhornInputError
 from attncert.constructions.sinkhorn.shifted import array_cost, shifted_kernel
-from attncert.exact.roundoff import SMALLEST_NORMAL, exact, gamma, two_product, two_sum
+from attncert.exact.roundoff import SMALLEST_NORMAL, exact, gamma, two_product, two_sum, underflow_charge
 from attncert.proofs.checkers.sinkhorn import convexity as checker
 from attncert.proofs.checkers.sinkhorn import float_hilbert
 from attncert.proofs.checkers.sinkhorn.float_hilbert import _kernel as checker_kernel
@@ -275,3 +275,21 @@ def test_an_underflowed_entrys_tail_covers_it_for_a_tiny_column_scaling(monkeypa
     assert exact(seen["tail"][1, 1]) >= exact(x[1]) * exact(K[1, 1]) * exact(y[1]) > 0
     K2, _ = prover.balanced(shifted_kernel(array_cost(C), fmpq(1)), np.array(x), np.array([0.5, 0.5]), np.array(y))
     assert K2.tail.tobytes() == seen["tail"].tobytes()
+
+
+def test_the_tail_ratio_charges_its_products_below_the_normal_range():
+    """tau >= max_j (tail^T x)_j / den_j was read from the float ratio with relative errors only: tails of 2^-1021 (a
+    product that underflowed against y_j) times x_i = 0.49 2^-53 are each 0.49 2^-1074, which rounds to 0, so the float
+    ratio was 0 and tau = 0 over a true ratio of 3 0.49 2^-1074 / 2^-960 = 2.8e-34. Now the absolute term of
+    exact.roundoff.underflow_charge is added (checker and prover alike); decided in QQ."""
+    tail = np.full((3, 1), 2.0**-1021)
+    x = np.full(3, 0.49 * 2.0**-53)
+    den = np.array([2.0**-960])
+    ratio = float(np.max((tail.T @ x) / den))
+    assert ratio == 0.0  # every product rounded to 0
+    true = sum(exact(tail[i, 0]) * exact(x[i]) for i in range(3)) / exact(den[0])
+    charge = underflow_charge(ratio, tail, x, den)
+    tau = float_hilbert._tail(ratio, fmpq(0), 3, charge).hi - 1
+    assert true > 0 and arb(true) < tau
+    # where every product and the ratio are normal there is no absolute term (the bounds are unchanged there)
+    assert underflow_charge(0.25, np.full((3, 1), 2.0**-62), np.full(3, 0.5), np.array([1.0])) == 0
