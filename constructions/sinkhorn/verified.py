@@ -140,6 +140,7 @@ def hilbert_float_bound(K: ShiftedKernel, u: np.ndarray, a: Sequence[fmpq], b: S
     t, g2 = _float_value(F.products(Xv), 1 + fv, km)
     _normal(t, "K v")
     q = u * t
+    _normal(q, "u K v")  # below the normal range fl(u t~) is off by up to 2^-1075, not a relative u (masses near 2^-1022)
     q /= af
     _normal(q, "the row sums over a")
     tail = np.minimum(K.K, TAIL) if K.tail is None else K.tail  # >= K~ - F (digits past 2^-63)

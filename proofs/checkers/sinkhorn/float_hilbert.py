@@ -226,7 +226,9 @@ def _evaluate(p: Problem, K: np.ndarray, phi: Factor, tail: np.ndarray, u_f: np.
     except ValueError as e:  # digits or scales beyond what exact products in float64 hold
         raise HypothesisError(f"the float-verified evaluation does not apply: {e}") from None
     _normal(t, "K v")
-    q = u_f * t / a_f
+    q = u_f * t
+    _normal(q, "u^ K v")  # below the normal range fl(u^ t~) is off by up to 2^-1075, not a relative u (masses near 2^-1022)
+    q /= a_f
     _normal(q, "the row sums over a")
     with np.errstate(all="ignore"):
         tail_c, tail_r = float(np.max((tail.T @ u_f) / s)), float(np.max((tail @ v) / t))

@@ -20,13 +20,14 @@ import attncert
 from attncert.constructions.sinkhorn import convexity as prover
 from attncert.constructions.sinkhorn.operator import certified_array
 from attncert.constructions.sinkhorn.problem import SinkhornInputError
-from attncert.constructions.sinkhorn.shifted import array_cost, shifted_kernel
-from attncert.exact.roundoff import SMALLEST_NORMAL, exact, gamma, two_product, two_sum, underflow_charge
+from attncert.constructions.sinkhorn.shifted import UnsupportedKernel, array_cost, shifted_kernel
+from attncert.constructions.sinkhorn.verified import hilbert_float_bound
+from attncert.exact.roundoff import SMALLEST_NORMAL, exact, float_of, gamma, two_product, two_sum, underflow_charge
 from attncert.proofs.checkers.sinkhorn import convexity as checker
 from attncert.proofs.checkers.sinkhorn import float_hilbert
 from attncert.proofs.checkers.sinkhorn.float_hilbert import _kernel as checker_kernel
-from attncert.proofs.checkers.sinkhorn.float_hilbert import balanced_evaluation
-from attncert.proofs.checkers.sinkhorn.problem import sinkhorn_problem
+from attncert.proofs.checkers.sinkhorn.float_hilbert import balanced_evaluation, float_hilbert_enclosure
+from attncert.proofs.checkers.sinkhorn.problem import HypothesisError, sinkhorn_problem
 
 SPLIT = 134217729.0  # Veltkamp's 2^27 + 1
 
@@ -293,3 +294,31 @@ def test_the_tail_ratio_charges_its_products_below_the_normal_range():
     assert true > 0 and arb(true) < tau
     # where every product and the ratio are normal there is no absolute term (the bounds are unchanged there)
     assert underflow_charge(0.25, np.full((3, 1), 2.0**-62), np.full(3, 0.5), np.array([1.0])) == 0
+
+
+def float_hilbert_case(u1: float):
+    """C = 0 (K' = 1, Delta = 0), a = (2^-1022, 2 beta - 2^-1022), b = (beta, beta), beta = 2^-524 / 3, u^ = (u1, 1): the row
+    sums r_i = u^_i sum(b) / (u1 + 1), P* = a b^T / sum(b), so max |log P^ - log P*| = max_i |log(r_i / a_i)| exactly."""
+    beta, a1 = fmpq(1, 3 * 2**524), fmpq(1, 2**1022)
+    a, b = [a1, 2 * beta - a1], [beta, beta]
+    p = sinkhorn_problem([[fmpq(0)] * 2] * 2, a, b, fmpq(1))
+    u = [exact(u1), fmpq(1)]
+    with mp.workdps(50):
+        true = max(abs(mp.log(mpq(ui * 2 * beta / (u[0] + 1) / ai))) for ui, ai in zip(u, a))
+    return p, u, true
+
+
+def test_a_row_product_below_the_normal_range_is_refused_by_the_float_evaluation():
+    """Found by this audit in the evaluation the convexity bound shares (float-verified Hilbert, pre-existing): q~ = fl(fl(u^ t~) / a~)
+    charged u for fl(u^ t~), which is off by up to 2^-1075 below the normal range. With u1 = 2.257943622398837e-161
+    (u1 t~_1 about 2^-1058) the checker's q_lo was 1.23185905920e-11 over the true r_1 / a_1 = 1.23185524112e-11, and its
+    bound 25.1199115644 below the true max |log P^ - log P*| = 25.1199146638 (a false Hilbert bound). Now refused by the
+    checker and the prover; a witness whose product is normal (u1 = 1.3 2^-480) is proven, with a bound that holds."""
+    p, u, true = float_hilbert_case(2.257943622398837e-161)
+    with pytest.raises(HypothesisError, match="u\\^ K v"):
+        float_hilbert_enclosure(p, u, "floats")
+    K = shifted_kernel(array_cost(np.zeros((2, 2))), fmpq(1))
+    with pytest.raises(UnsupportedKernel, match="u K v"):
+        hilbert_float_bound(K, np.array([float(x) for x in u]), p.a, p.b, np.array([float_of(x) for x in p.a]), np.array([float_of(x) for x in p.b]))
+    p, u, true = float_hilbert_case(1.3 * 2.0**-480)
+    assert mpq(float_hilbert_enclosure(p, u, "floats", plan=False).log_error) >= true
