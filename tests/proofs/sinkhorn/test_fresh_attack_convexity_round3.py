@@ -1,12 +1,14 @@
 """A third hostile audit of the convexity checkers (2026-12-05), after 96e8d61 (the Hessian's factors need only be normal),
 e069d31 (a normal fl(x K~) whose product with y_j underflows is 0 with the tail 2^-1021) and 27122d8 (TwoSum, Dekker's
-product and the digits' carry in place).
+product and the digits' carry in place, the cost read without a copy).
 
-Found: the in-place TwoSum and Dekker's product raised where the textbook formulas broadcast (a first argument of
-shape (n, 1) or (m,) against (n, m): "non-broadcastable output operand") or took scalars ("return arrays must be of
-ArrayType"); fixed in exact/roundoff.py (every array of the result's shape). Not reachable from the callers of the day,
-which pass the n x m array first. Held: the Schur test's largest accepted sigma against the pencil's second eigenvalue
-in mpmath, and the plan balls (the 2^-1021 tail's included) against P* from Newton's method in mpmath at 60 digits.
+Found and fixed (each test below names its figures): the in-place TwoSum and Dekker's product raised where the textbook
+formulas broadcast or took scalars (unreachable from the callers); sinkhorn2 of a square np.matrix returned sum(G @ M)
+as the loss with a 1e-13 bound (np.matrix's * is the matrix product); the tail 2^-1020 y_j of an underflowed entry was a
+double that rounds to 0 for y_j <= 2^-55; the tails' float ratio charged its subnormal products as relative; and, in
+the float evaluation the convexity bound shares, fl(u^ t~) below the normal range gave a false Hilbert bound.
+Held: the Schur test's largest accepted sigma against the pencil's second eigenvalue in mpmath, and the bound and the
+plan balls (the 2^-1021 tail's included) against P* from Newton's method in mpmath at 60 digits.
 """
 
 from __future__ import annotations
