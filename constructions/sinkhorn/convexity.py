@@ -279,10 +279,11 @@ def schur_certified(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarra
             return False
         xi = ((1 + arb(gamma(14))) * (1 + gpsi) - 1).upper()
         lam = ((arb(gamma(nE + 2)) + xi / (1 - xi)) / (1 - arb(gamma(nE + nK + 2)))).upper()
-        # every term non-negative: each row's double is within (1 + gamma_8) of its exact value
+        # every term non-negative: each row's double is within (1 + gamma_{nK+8}) of its exact value (the sum of |zeta|
+        # has nK terms; the rows' own sums are charged in lam)
         e_lam, e_g, e_beta = float(rows.max()), float(tail.max()), float(beta.max())
         e = (
-            (lam * arb(exact(e_lam)) + arb(gamma(nE + 4)) * arb(exact(e_g)) + arb(g) * arb(exact(e_beta))) * (1 + arb(gamma(8)))
+            (lam * arb(exact(e_lam)) + arb(gamma(nE + 4)) * arb(exact(e_g)) + arb(g) * arb(exact(e_beta))) * (1 + arb(gamma(nK + 8)))
             + 4 * nE * nK * arb(ETA_MIN)
         ).upper().fmpq()
     A = np.asfortranarray(np.outer(zeta, zeta))

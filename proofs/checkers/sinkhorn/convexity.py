@@ -152,7 +152,7 @@ def _schur(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np
         psi = float(np.max((dE + sE + lE) / lE))
         C = B * (1.0 / np.sqrt(lE))[:, None]
         zeta = lift(z, sigma)
-        cc = C.T @ C.sum(axis=1)  # the row sums of C^T C
+        cc = C.T @ C.sum(axis=1)  # the row sums of C^T C (their rounding is in lam; the rest's, nK + 8 roundings, below)
         za = np.abs(zeta)
         rest = za * float(za.sum()) + np.abs(lK)
         beta = np.abs(dK) + sK + np.abs(lK)
@@ -169,7 +169,7 @@ def _schur(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np
         xi = ((1 + arb(gamma(14))) * (1 + gpsi) - 1).upper()  # each c_ij c_ik against B^_ij B^_ik / Delta_E_i
         lam = ((arb(gamma(nE + 2)) + xi / (1 - xi)) / (1 - arb(gamma(nE + nK + 2)))).upper()
         err = (
-            (lam * arb(exact(cc.max())) + arb(gamma(nE + 4)) * arb(exact(rest.max())) + g * arb(exact(beta.max()))) * (1 + arb(gamma(8)))
+            (lam * arb(exact(cc.max())) + arb(gamma(nE + 4)) * arb(exact(rest.max())) + g * arb(exact(beta.max()))) * (1 + arb(gamma(nK + 8)))
             + 4 * nE * nK * arb(ETA_MIN)
         ).upper().fmpq()
     A = np.asfortranarray(np.outer(zeta, zeta))
