@@ -156,12 +156,15 @@ class Hessian:
         x, y = s * u, t * v
         # W' drops the entries of K^ below the normal range: a subnormal fl(fl(x K~) y) is not within the kernel's
         # factor of K2 (P^ >= omega W' could fail there), and dropping an entry only lowers H(W')
-        K = np.where(K < SMALLEST_NORMAL, 0.0, K)
+        tiny = K < SMALLEST_NORMAL
+        zeros = int(np.count_nonzero(tiny))
+        if zeros and (K[tiny] > 0).any():  # a copy only where there is a subnormal entry to drop
+            K = np.where(tiny, 0.0, K)
         with np.errstate(all="ignore"):
             B = x[:, None] * K
-            normal = no_underflow(B, int(np.count_nonzero(K == 0)))
+            normal = no_underflow(B, zeros)
             B *= y[None, :]
-            normal = normal and no_underflow(B, int(np.count_nonzero(K == 0)))
+            normal = normal and no_underflow(B, zeros)
             Kv, Ku = K @ v, K.T @ u
             d = np.concatenate([(s * x) * Kv, (t * y) * Ku])
             e = np.concatenate([(s * s) * af, (t * t) * bf])
@@ -286,7 +289,7 @@ def schur_certified(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarra
             (lam * arb(exact(e_lam)) + arb(gamma(nE + 4)) * arb(exact(e_g)) + arb(g) * arb(exact(e_beta))) * (1 + arb(gamma(nK + 8)))
             + 4 * nE * nK * arb(ETA_MIN)
         ).upper().fmpq()
-    A = np.asfortranarray(np.outer(zeta, zeta))
+    A = np.multiply.outer(zeta, zeta, out=np.empty((nK, nK), order="F"))  # dsyrk overwrites a Fortran-order array
     i = np.arange(nK)
     A[i, i] += lK
     A = dsyrk(-1.0, C.T, beta=1.0, c=A, trans=0, lower=0, overwrite_c=1)

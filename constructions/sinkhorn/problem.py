@@ -30,7 +30,6 @@ entries, shared by the proof scripts, the tests and the benchmark.
 from __future__ import annotations
 
 import math
-
 import random
 from itertools import chain
 from dataclasses import dataclass

@@ -113,8 +113,9 @@ def schur_gap(ev: FloatEvaluation, sigma: float) -> bool:
     n, m = ev.K.shape
     # W' without the entries of K^ below the normal range: a subnormal K^_ij = fl(fl(x K~) y) is not within phi of
     # K2_ij, so P^ >= omega W' could fail there; dropping an entry only lowers H(W')
-    K = np.where(ev.K < SMALLEST_NORMAL, 0.0, ev.K)
-    zeros = int(np.count_nonzero(K == 0))
+    tiny = ev.K < SMALLEST_NORMAL
+    zeros = int(np.count_nonzero(tiny))
+    K = np.where(tiny, 0.0, ev.K) if zeros and (ev.K[tiny] > 0).any() else ev.K  # a copy only where there is one to drop
     s, t = 1.0 / np.sqrt(ev.a), 1.0 / np.sqrt(ev.b)
     with np.errstate(all="ignore"):
         x, y = s * ev.u, t * ev.v
@@ -172,7 +173,7 @@ def _schur(B: np.ndarray, dE: np.ndarray, dK: np.ndarray, eE: np.ndarray, eK: np
             (lam * arb(exact(cc.max())) + arb(gamma(nE + 4)) * arb(exact(rest.max())) + g * arb(exact(beta.max()))) * (1 + arb(gamma(nK + 8)))
             + 4 * nE * nK * arb(ETA_MIN)
         ).upper().fmpq()
-    A = np.asfortranarray(np.outer(zeta, zeta))
+    A = np.multiply.outer(zeta, zeta, out=np.empty((nK, nK), order="F"))  # dsyrk overwrites a Fortran-order array
     i = np.arange(nK)
     A[i, i] += lK
     A = dsyrk(-1.0, C.T, beta=1.0, c=A, trans=0, lower=0, overwrite_c=1)
